@@ -1,0 +1,66 @@
+"""The resolved plan of one run: what a spec becomes once topology and streams are built.
+
+Algorithms receive a :class:`Plan` (they read it, never change it). It is built by
+:func:`experiments.runner.build_plan` from a validated spec.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """One stream: its name and the node that produces it."""
+
+    name: str
+    node: int
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """The join query: where results go, the predicate, and each stream's window.
+
+    ``windows[name]`` is a window length in time units, or ``None`` for unbounded.
+    """
+
+    node: int
+    predicate: str
+    theta: float | None
+    windows: dict[str, float | None]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a run needs, resolved and validated."""
+
+    name: str
+    seed: int
+    duration: float
+    step: float
+    backend: str
+    runtime: str
+    memory_interval: float
+    bytes_per_unit: int
+    header_bytes: int
+    synopsis_unit: float
+    topology: Any
+    dynamics: Any
+    streams: tuple[StreamSpec, ...]
+    query: QuerySpec
+    algorithm: str
+    params: dict
+    net0: Any
+    spec: dict = field(repr=False)
+    base_dir: Path = Path(".")
+
+    @property
+    def stream_nodes(self) -> dict[str, int]:
+        """``{stream name: node}``."""
+        return {s.name: s.node for s in self.streams}
+
+    @property
+    def stream_names(self) -> list[str]:
+        """Stream names in spec order (R1, R2, ...)."""
+        return [s.name for s in self.streams]

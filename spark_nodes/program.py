@@ -1,0 +1,211 @@
+"""The operator contract: node programs, their context, and one step of execution.
+
+An algorithm places one :class:`NodeProgram` per node that has a role. The program
+never reads a clock or a global: everything arrives through a :class:`NodeContext`.
+:func:`run_node_step` runs one node for one driver step ``[t0, t1)``; the in-process and
+the Spark runtimes both call it, which is why their results are identical.
+
+Example
+-------
+>>> class Echo(NodeProgram):
+...     def on_message(self, ctx, msg):
+...         ctx.emit((), echoed=msg.payload)
+>>> from emulator.messages import Message
+>>> m = Message(1, "data", 0, 1, 0.0, 1.0, 56, "hi")
+>>> out = run_node_step(Echo(), 1, [Event(0.5, 0, DELIVER, m)], 0.0, 1.0, None, seed=7)
+>>> out.results[0]["echoed"], out.results[0]["emitted_at"]
+('hi', 0.5)
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from emulator.messages import Message
+
+#: Event kinds, in the order they are processed when they share a time.
+START, TUPLE, DELIVER, TIMER, FINISH = "start", "tuple", "deliver", "timer", "finish"
+_KIND_RANK = {START: 0, DELIVER: 1, TUPLE: 2, TIMER: 3, FINISH: 4}
+
+
+class Event(NamedTuple):
+    """Something due at a node at virtual time ``time``.
+
+    ``order`` breaks ties deterministically (the driver numbers events as it creates them);
+    ``payload`` is a StreamTuple (TUPLE), a Message (DELIVER), a tag (TIMER) or None.
+    """
+
+    time: float
+    order: int
+    kind: str
+    payload: Any
+
+    def sort_key(self):
+        return (self.time, _KIND_RANK[self.kind], self.order)
+
+
+class NodeProgram:
+    """One node's share of an algorithm. Subclasses override what they need.
+
+    Programs must be picklable (the Spark runtime keeps them in its state store) and
+    deterministic given their inputs and ``ctx.rng``.
+    """
+
+    def start(self, ctx: "NodeContext") -> None:
+        """Called once at time 0."""
+
+    def on_tuple(self, ctx: "NodeContext", tup) -> None:
+        """A tuple produced by a source at this node entered the system."""
+
+    def on_message(self, ctx: "NodeContext", msg: Message) -> None:
+        """A message was delivered to this node."""
+
+    def on_timer(self, ctx: "NodeContext", tag) -> None:
+        """A timer set with ``ctx.set_timer`` fired."""
+
+    def finish(self, ctx: "NodeContext") -> None:
+        """End of the run: flush what is still buffered."""
+
+    def memory(self) -> tuple[int, int]:
+        """(tuples, bytes) this program buffers now."""
+        return (0, 0)
+
+
+@dataclass
+class Outgoing:
+    """A message a program sent, before the backend numbers and transports it."""
+
+    local_id: int
+    kind: str
+    src: int
+    dst: int
+    sent_at: float
+    size_units: float
+    payload: Any
+
+
+@dataclass
+class StepOutput:
+    """Everything one node produced in one step."""
+
+    messages: list[Outgoing] = field(default_factory=list)
+    results: list[dict] = field(default_factory=list)
+    metrics: list[tuple[float, int, str, str, float]] = field(default_factory=list)
+    timers: list[tuple[float, Any]] = field(default_factory=list)
+    memory: tuple[int, int] = (0, 0)
+    rng_state: dict | None = None
+    next_local_id: int = 0
+
+
+class NodeContext:
+    """What a program may see and do. Built by :func:`run_node_step`, one per step."""
+
+    def __init__(self, node: int, net, rng: np.random.Generator, t1: float,
+                 out: StepOutput, agenda: list, algorithm: str, next_local_id: int):
+        self.node = node
+        self.net = net
+        self.rng = rng
+        self.now = 0.0
+        self._t1 = t1
+        self._out = out
+        self._agenda = agenda
+        self._algorithm = algorithm
+        self._next_local_id = next_local_id
+        self._order = 0
+
+    def send(self, dst: int, kind: str, payload, size_units: float) -> int:
+        """Send ``payload`` to node ``dst``; returns the node-local message number.
+
+        ``dst == self.node`` is delivered at once, locally, without crossing the network.
+        """
+        local_id = self._next_local_id
+        self._next_local_id += 1
+        if dst == self.node:
+            msg = Message(-1, kind, self.node, dst, self.now, float(size_units), 0, payload)
+            self._push(Event(self.now, self._next_order(), DELIVER, msg))
+        else:
+            self._out.messages.append(Outgoing(local_id, kind, self.node, dst, self.now,
+                                               float(size_units), payload))
+        return local_id
+
+    def emit(self, members, **extra) -> None:
+        """Report one result group made of the StreamTuples in ``members``."""
+        row = {
+            "group": "|".join(sorted(f"{m.stream}:{m.seq}" for m in members)),
+            "emitted_at": self.now,
+            "node": self.node,
+            "first_entered": min((m.entered_at for m in members), default=self.now),
+            "last_entered": max((m.entered_at for m in members), default=self.now),
+        }
+        row.update(extra)
+        self._out.results.append(row)
+
+    def set_timer(self, at: float, tag) -> None:
+        """Call ``on_timer(ctx, tag)`` at virtual time ``at`` (not before now)."""
+        if at < self.now:
+            raise ValueError(f"timer at {at} is before now ({self.now})")
+        if at < self._t1:
+            self._push(Event(at, self._next_order(), TIMER, tag))
+        else:
+            self._out.timers.append((at, tag))
+
+    def record(self, metric: str, value: float) -> None:
+        """Add one row to the run's metrics (source = the algorithm's name)."""
+        self._out.metrics.append((self.now, self.node, self._algorithm, metric, float(value)))
+
+    def _next_order(self) -> int:
+        # Local events sort after the driver's events of the same time and kind.
+        self._order += 1
+        return 1_000_000_000 + self._order
+
+    def _push(self, event: Event) -> None:
+        heapq.heappush(self._agenda, (event.sort_key(), event))
+
+
+def node_rng(seed: int, node: int) -> np.random.Generator:
+    """The per-node generator a program sees as ``ctx.rng``.
+
+    >>> float(node_rng(1, 3).random()) == float(node_rng(1, 3).random())
+    True
+    """
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 7919, node])))
+
+
+def run_node_step(program: NodeProgram, node: int, events, t0: float, t1: float, net,
+                  seed: int | None = None, rng_state: dict | None = None,
+                  algorithm: str = "", next_local_id: int = 0) -> StepOutput:
+    """Run ``program`` on the ``events`` due at ``node`` in ``[t0, t1)``.
+
+    Events are processed in ``(time, kind, order)`` order together with the local sends
+    and timers the program creates inside the step. The program's generator continues
+    from ``rng_state`` (or starts from ``seed`` on the first step) and its state is
+    returned, so a runtime can keep it between steps.
+    """
+    if rng_state is None:
+        rng = node_rng(0 if seed is None else seed, node)
+    else:
+        bitgen = np.random.PCG64()
+        bitgen.state = rng_state
+        rng = np.random.Generator(bitgen)
+    out = StepOutput()
+    agenda: list = [(e.sort_key(), e) for e in events]
+    heapq.heapify(agenda)
+    ctx = NodeContext(node, net, rng, t1, out, agenda, algorithm, next_local_id)
+    handlers = {
+        START: lambda e: program.start(ctx),
+        TUPLE: lambda e: program.on_tuple(ctx, e.payload),
+        DELIVER: lambda e: program.on_message(ctx, e.payload),
+        TIMER: lambda e: program.on_timer(ctx, e.payload),
+        FINISH: lambda e: program.finish(ctx),
+    }
+    while agenda:
+        _, event = heapq.heappop(agenda)
+        ctx.now = max(event.time, t0)
+        handlers[event.kind](event)
+    out.memory = program.memory()
+    out.rng_state = rng.bit_generator.state
+    out.next_local_id = ctx._next_local_id
+    return out

@@ -1,0 +1,143 @@
+"""The registry of algorithms: names map to plug-ins; unknown or duplicate names fail loudly.
+
+An algorithm declares its parameters (type, default, help) so a spec can be validated
+before anything runs, and builds one :class:`~spark_nodes.program.NodeProgram` per node
+that has a role.
+
+>>> sorted(p for p in Algorithm.params)
+[]
+>>> validate_params(Toy(), {"batch": 4})
+{'batch': 4, 'label': 'x'}
+>>> validate_params(Toy(), {"bach": 4})
+Traceback (most recent call last):
+...
+ValueError: params.toy.bach: unknown parameter; valid: batch, label
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+#: Modules that register algorithms when imported (the registry loads them lazily so that
+#: importing one family never pays for the others).
+PLUGIN_MODULES = (
+    "spark_nodes.centralized",
+    "spark_nodes.smj.algorithms",
+    "spark_nodes.qjoin.algorithms",
+    "spark_nodes.ctr.algorithms",
+)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One algorithm parameter: accepted types, default and a line of help.
+
+    ``types`` may include ``type(None)`` where "none" is a meaningful value.
+    """
+
+    types: tuple
+    default: Any
+    help: str = ""
+
+
+class Algorithm:
+    """Base class of algorithm plug-ins (see docs/DESIGN.md)."""
+
+    name: str = ""
+    family: str = ""
+    params: dict[str, Param] = {}
+
+    def programs(self, plan) -> dict:
+        """Return ``{node: NodeProgram}`` for every node with a role."""
+        raise NotImplementedError(f"{type(self).__name__} must build its node programs")
+
+    def exact_answer(self, plan, tuples_by_stream) -> set[str]:
+        """Groups the query should produce (default: the windowed multi-way join)."""
+        from spark_nodes.oracle import exact_groups
+
+        q = plan.query
+        return exact_groups(tuples_by_stream, q.windows, q.predicate, q.theta)
+
+    def summarize(self, plan, run) -> dict:
+        """Extra summary keys computed from the finished run (default: none)."""
+        return {}
+
+
+class Toy(Algorithm):
+    """A two-parameter algorithm used by the doctest above."""
+
+    name = "toy"
+    params = {"batch": Param((int,), 1, "tuples per message"), "label": Param((str,), "x")}
+
+
+_REGISTRY: dict[str, Algorithm] = {}
+_loaded = False
+
+
+def register(algorithm: Algorithm) -> Algorithm:
+    """Add ``algorithm`` to the registry; a second one with the same name is an error."""
+    if algorithm.name in _REGISTRY and type(_REGISTRY[algorithm.name]) is not type(algorithm):
+        raise ValueError(f"algorithm {algorithm.name!r} is registered twice "
+                         f"({type(_REGISTRY[algorithm.name]).__name__} and "
+                         f"{type(algorithm).__name__})")
+    _REGISTRY[algorithm.name] = algorithm
+    return algorithm
+
+
+def _load_plugins() -> None:
+    global _loaded
+    if not _loaded:
+        for module in PLUGIN_MODULES:
+            importlib.import_module(module)
+        _loaded = True
+
+
+def names() -> list[str]:
+    """All registered algorithm names, sorted."""
+    _load_plugins()
+    return sorted(_REGISTRY)
+
+
+def get(name: str) -> Algorithm:
+    """The algorithm called ``name``; an unknown name lists the valid ones."""
+    _load_plugins()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown algorithm {name!r}; valid: {', '.join(sorted(_REGISTRY))}") \
+            from None
+
+
+def _accepts(param: Param, value) -> bool:
+    if value is None:
+        return type(None) in param.types
+    if isinstance(value, bool):
+        return bool in param.types
+    if float in param.types and isinstance(value, int):
+        return True
+    if float in param.types and isinstance(value, str) and value in ("inf", "-inf"):
+        return True
+    return isinstance(value, tuple(t for t in param.types if t is not type(None)))
+
+
+def validate_params(algorithm: Algorithm, given: dict) -> dict:
+    """Defaults overlaid with ``given``; unknown names and wrong types raise ValueError
+    naming ``params.<algorithm>.<name>``."""
+    out = {k: p.default for k, p in algorithm.params.items()}
+    for key, value in given.items():
+        field = f"params.{algorithm.name}.{key}"
+        if key not in algorithm.params:
+            raise ValueError(f"{field}: unknown parameter; valid: "
+                             f"{', '.join(sorted(algorithm.params)) or '(none)'}")
+        param = algorithm.params[key]
+        if not _accepts(param, value):
+            wanted = " or ".join("none" if t is type(None) else t.__name__ for t in param.types)
+            raise ValueError(f"{field}: expected {wanted}, got {value!r}")
+        if isinstance(value, str) and float in param.types and value in ("inf", "-inf"):
+            value = float(value)  # TOML has inf, but JSON specs spell it as a string
+        elif isinstance(value, int) and not isinstance(value, bool) \
+                and float in param.types and int not in param.types:
+            value = float(value)
+        out[key] = value
+    return out
