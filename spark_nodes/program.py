@@ -20,32 +20,12 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
+from emulator.events import DELIVER, FINISH, START, TIMER, TUPLE, Event
 from emulator.messages import Message
-
-#: Event kinds, in the order they are processed when they share a time.
-START, TUPLE, DELIVER, TIMER, FINISH = "start", "tuple", "deliver", "timer", "finish"
-_KIND_RANK = {START: 0, DELIVER: 1, TUPLE: 2, TIMER: 3, FINISH: 4}
-
-
-class Event(NamedTuple):
-    """Something due at a node at virtual time ``time``.
-
-    ``order`` breaks ties deterministically (the driver numbers events as it creates them);
-    ``payload`` is a StreamTuple (TUPLE), a Message (DELIVER), a tag (TIMER) or None.
-    """
-
-    time: float
-    order: int
-    kind: str
-    payload: Any
-
-    def sort_key(self):
-        return (self.time, _KIND_RANK[self.kind], self.order)
-
 
 class NodeProgram:
     """One node's share of an algorithm. Subclasses override what they need.

@@ -1,0 +1,30 @@
+"""Events due at a node: the unit the calendar files and the runtimes process.
+
+>>> e = Event(1.5, 3, TIMER, "tick")
+>>> sorted([e, Event(1.5, 9, DELIVER, None)], key=Event.sort_key)[0].kind
+'deliver'
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+#: Event kinds. When several share a time they run in this order.
+START, TUPLE, DELIVER, TIMER, FINISH = "start", "tuple", "deliver", "timer", "finish"
+_KIND_RANK = {START: 0, DELIVER: 1, TUPLE: 2, TIMER: 3, FINISH: 4}
+
+
+class Event(NamedTuple):
+    """Something due at a node at virtual ``time``.
+
+    ``order`` breaks ties deterministically (the calendar numbers events as it files
+    them); ``payload`` is a StreamTuple (TUPLE), a Message (DELIVER), a tag (TIMER) or None.
+    """
+
+    time: float
+    order: int
+    kind: str
+    payload: Any
+
+    def sort_key(self):
+        """(time, kind rank, order): the processing order."""
+        return (self.time, _KIND_RANK[self.kind], self.order)

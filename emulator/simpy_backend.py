@@ -1,0 +1,137 @@
+"""The simpy backend: virtual time, the event calendar, transport and the ledger.
+
+SimPy's environment is the clock and the event heap: every tuple entering the system,
+every delivery and every timer is a SimPy timeout whose callback files an event in the
+inbox of its node. The driver (``spark_nodes.driver``) asks for the inboxes of one step
+with :meth:`SimpyBackend.collect`, lets a runtime run the node programs, and hands the
+messages they sent back to :meth:`SimpyBackend.inject`.
+
+Events for a node that is down: a tuple is lost (the sensor is off), a timer waits until
+the node is up again; deliveries to a dead node are already lost in transport.
+
+Example
+-------
+>>> import networkx as nx
+>>> class Static:
+...     epochs = [0.0]
+...     def snapshot(self, t):
+...         g = nx.Graph(); g.add_edge(0, 1, cost=1.0, delay=0.5); return g
+>>> b = SimpyBackend(Static(), seed=1, bytes_per_unit=32, header_bytes=24)
+>>> b.schedule(0.2, 0, "timer", "tick")
+>>> sorted(b.collect(1.0))
+[0]
+>>> b.inject([(1.0, 0, 1, "data", 2.0, "x")])
+[0]
+>>> b.collect(1.4), sorted(b.collect(2.0))
+({}, [1])
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+
+import simpy
+
+from emulator.events import DELIVER, TIMER, TUPLE, Event
+from emulator.ledger import Ledger
+from emulator.messages import Message, wire_bytes
+from emulator.network import Network
+from emulator.transport import Transport
+
+class SimpyBackend:
+    """Network, transport, ledger and the calendar of node events, in virtual time."""
+
+    name = "simpy"
+
+    def __init__(self, dynamics, seed: int, bytes_per_unit: int, header_bytes: int):
+        self.env = simpy.Environment()
+        self.network = Network(dynamics)
+        self.ledger = Ledger()
+        self.transport = Transport(self.network, self.ledger, seed)
+        self.bytes_per_unit = bytes_per_unit
+        self.header_bytes = header_bytes
+        self._inbox: dict[int, list] = defaultdict(list)
+        self._late: list = []          # events due before env.now (iterated steps)
+        self._order = 0
+        self._next_msg_id = 0
+        self.dropped: Counter = Counter()
+
+    # -- the calendar -------------------------------------------------------------------
+    def schedule(self, time: float, node: int, kind: str, payload) -> None:
+        """File an event for ``node`` at virtual ``time``."""
+        self._order += 1
+        event = Event(float(time), self._order, kind, payload)
+        if time < self.env.now:
+            self._late.append((node, event))
+        else:
+            timeout = self.env.timeout(time - self.env.now)
+            timeout.callbacks.append(lambda _ev, node=node, event=event: self._file(node, event))
+
+    def _file(self, node: int, event) -> None:
+        self._inbox[node].append(event)
+
+    def collect(self, until: float) -> dict[int, list]:
+        """Run the clock to ``until`` and return the events due before it, by node."""
+        if until > self.env.now:
+            self.env.run(until=until)
+        for node, event in self._late:
+            self._inbox[node].append(event)
+        self._late.clear()
+        inbox, self._inbox = self._inbox, defaultdict(list)
+        due: dict[int, list] = {}
+        for node, events in inbox.items():
+            kept = [e for e in events if self._keep(node, e)]
+            if kept:
+                due[node] = kept
+        return due
+
+    def _keep(self, node: int, event) -> bool:
+        if event.kind == DELIVER or self.network.view(event.time).alive(node):
+            return True
+        if event.kind == TUPLE:
+            self.dropped["tuples_at_dead_node"] += 1
+            return False
+        up = self._next_alive(node, event.time)
+        if math.isinf(up):
+            self.dropped[f"{event.kind}_at_dead_node"] += 1
+        else:
+            self.schedule(up, node, event.kind, event.payload)
+        return False
+
+    def _next_alive(self, node: int, t: float) -> float:
+        while not math.isinf(t := self.network.next_change(t)):
+            if self.network.view(t).alive(node):
+                return t
+        return math.inf
+
+    def next_time(self) -> float:
+        """Time of the next pending event (inf when nothing is pending)."""
+        if self._late or any(self._inbox.values()):
+            return self.env.now
+        return self.env.peek()
+
+    # -- messages -----------------------------------------------------------------------
+    def inject(self, outgoing) -> list[int]:
+        """Transport messages ``(sent_at, src, dst, kind, size_units, payload)`` in the given
+        order; returns their message ids."""
+        ids = []
+        for sent_at, src, dst, kind, size_units, payload in outgoing:
+            msg = Message(self._next_msg_id, kind, src, dst, sent_at, size_units,
+                          wire_bytes(size_units, self.bytes_per_unit, self.header_bytes),
+                          payload)
+            self._next_msg_id += 1
+            ids.append(msg.msg_id)
+            arrival = self.transport.send(msg)
+            if arrival is not None:
+                self.schedule(arrival, dst, DELIVER, msg)
+        return ids
+
+    def view(self, t: float):
+        """The routing view in force at ``t``."""
+        return self.network.view(t)
+
+    def info(self) -> dict:
+        """Facts for meta.json / the summary."""
+        return {"backend": self.name, "messages": self._next_msg_id,
+                "hops": self.transport.hops, "lost": dict(self.transport.lost),
+                "dropped": dict(self.dropped), "epochs": len(self.network.epochs)}
