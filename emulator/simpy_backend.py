@@ -27,6 +27,7 @@ Example
 """
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter, defaultdict
 
@@ -53,6 +54,7 @@ class SimpyBackend:
         self._inbox: dict[int, list] = defaultdict(list)
         self._late: list = []          # events due before env.now (iterated steps)
         self._order = 0
+        self._pending: list[float] = []   # times of filed-but-not-fired timeouts (a heap)
         self._next_msg_id = 0
         self.dropped: Counter = Counter()
 
@@ -64,10 +66,13 @@ class SimpyBackend:
         if time < self.env.now:
             self._late.append((node, event))
         else:
+            heapq.heappush(self._pending, float(time))
             timeout = self.env.timeout(time - self.env.now)
             timeout.callbacks.append(lambda _ev, node=node, event=event: self._file(node, event))
 
     def _file(self, node: int, event) -> None:
+        # SimPy fires timeouts in time order, so the earliest pending time is this one's.
+        heapq.heappop(self._pending)
         self._inbox[node].append(event)
 
     def collect(self, until: float) -> dict[int, list]:
@@ -106,9 +111,10 @@ class SimpyBackend:
 
     def next_time(self) -> float:
         """Time of the next pending event (inf when nothing is pending)."""
+        # Not env.peek(): SimPy leaves the stop event of run(until=...) in its queue.
         if self._late or any(self._inbox.values()):
             return self.env.now
-        return self.env.peek()
+        return self._pending[0] if self._pending else math.inf
 
     # -- messages -----------------------------------------------------------------------
     def inject(self, outgoing) -> list[int]:
