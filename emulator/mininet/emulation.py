@@ -1,0 +1,323 @@
+"""The emulated network: Mininet hosts, host-to-host links, forwarding, shaping, routes.
+
+One Mininet host per node, one veth link per edge that exists in any epoch (no switches,
+no controller). Every interface of node ``n``'s host carries the node address
+(:meth:`RunNames.address`, /32) and the hosts forward IP. Routes are host routes towards
+each node address through the next hop of the least-cost path; :meth:`Emulation.apply`
+replaces them (and the link settings) live when the network changes.
+
+Link shaping: bandwidth with Mininet's ``TCLink`` (htb); delay, jitter and loss with netem
+when the kernel has it, otherwise with the TUN shapers of :mod:`emulator.mininet.shaper`.
+Which one is used is detected at start (``Emulation.shaping``) and never ignored: a
+setting the chosen mechanism cannot apply raises.
+
+Settings arrive in virtual units (delay/jitter in time units, bandwidth in bytes per time
+unit) and are scaled with ``time_scale`` (wall seconds per time unit).
+"""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+from emulator.mininet import cleanup
+from emulator.mininet.naming import RunNames, new_prefix
+
+#: Mininet's TCLink ignores (with only a printed error) rates outside this range.
+_MAX_MBIT = 1000.0
+_TABLE_BASE = 1000
+
+
+@dataclass(frozen=True)
+class LinkSetting:
+    """One link's settings in one direction, in wall units (seconds, Mbit/s)."""
+
+    delay: float = 0.0
+    jitter: float = 0.0
+    loss: float = 0.0
+    mbit: float | None = None   # None: unlimited
+
+    @classmethod
+    def from_attrs(cls, attrs: dict, time_scale: float) -> "LinkSetting":
+        """Scale an edge's virtual attributes (delay, jitter, bandwidth, loss).
+
+        >>> LinkSetting.from_attrs({"delay": 0.5, "bandwidth": 1000.0}, 0.02)
+        LinkSetting(delay=0.01, jitter=0.0, loss=0.0, mbit=0.4)
+        """
+        bw = attrs.get("bandwidth")
+        mbit = None
+        if bw is not None and math.isfinite(bw):
+            if bw <= 0:
+                raise ValueError(f"link bandwidth {bw}: expected > 0 bytes per time unit")
+            mbit = bw / time_scale * 8 / 1e6
+            if mbit > _MAX_MBIT:
+                raise ValueError(
+                    f"link bandwidth {bw} bytes/unit at time_scale {time_scale} is "
+                    f"{mbit:.1f} Mbit/s; TCLink shapes at most {_MAX_MBIT:g} Mbit/s "
+                    "(use bandwidth = inf for unlimited, or a larger time_scale)")
+        loss = float(attrs.get("loss", 0.0) or 0.0)
+        if not 0.0 <= loss <= 1.0:
+            raise ValueError(f"link loss {loss}: expected a probability in [0, 1]")
+        return cls(delay=float(attrs.get("delay", 0.0) or 0.0) * time_scale,
+                   jitter=float(attrs.get("jitter", 0.0) or 0.0) * time_scale,
+                   loss=loss, mbit=mbit)
+
+    @property
+    def needs_delay(self) -> bool:
+        return self.delay > 0 or self.jitter > 0 or self.loss > 0
+
+
+def next_hops(paths) -> dict[int, dict[int, int | None]]:
+    """``{u: {v: first hop of the path u -> v, or None if unreachable}}``.
+
+    ``paths`` maps ``(u, v)`` to the node list of the path (empty if unreachable).
+
+    >>> next_hops({(1, 3): [1, 2, 3], (3, 1): []})
+    {1: {3: 2}, 3: {1: None}}
+    """
+    hops: dict[int, dict[int, int | None]] = {}
+    for (u, v), path in paths.items():
+        hops.setdefault(u, {})[v] = path[1] if len(path) > 1 else None
+    return hops
+
+
+class Emulation:
+    """A live emulated network of ``nodes`` and ``edges`` (every link that may ever be up).
+
+    Parameters
+    ----------
+    nodes, edges : the node ids and the undirected links to build.
+    time_scale : wall seconds per virtual time unit.
+    seed : seeds the shapers' jitter and loss draws (shaper of node n: ``[seed, n]``).
+    shaping : ``"auto"`` (netem if the kernel has it, else TUN), ``"netem"`` or ``"tun"``.
+    prefix : the run prefix (a fresh one by default).
+    """
+
+    def __init__(self, nodes, edges, *, time_scale: float, seed: int,
+                 shaping: str = "auto", prefix: str | None = None):
+        if shaping not in ("auto", "netem", "tun"):
+            raise ValueError(f"shaping {shaping!r}: expected 'auto', 'netem' or 'tun'")
+        if not time_scale > 0:
+            raise ValueError(f"time_scale {time_scale}: expected > 0 wall seconds per unit")
+        self.nodes = sorted(int(n) for n in nodes)
+        self.edges = sorted({tuple(sorted((int(u), int(v)))) for u, v in edges})
+        self.neighbors: dict[int, list[int]] = {n: [] for n in self.nodes}
+        for u, v in self.edges:
+            self.neighbors[u].append(v)
+            self.neighbors[v].append(u)
+        self.time_scale = float(time_scale)
+        self.seed = int(seed)
+        self.requested_shaping = shaping
+        self.shaping: str | None = None
+        self.names = RunNames(prefix or new_prefix())
+        self.net = None
+        self.hosts: dict[int, object] = {}
+        self._shapers: dict[int, subprocess.Popen] = {}
+        self._settings: dict[tuple[int, int], LinkSetting] = {}
+        self._routes: dict[int, dict[int, int | None]] = {}
+        self.timings: dict[str, float] = {}
+
+    # ------------------------------------------------------------------ start / stop
+    def start(self) -> "Emulation":
+        """Remove stale runs, build hosts and links, start shapers, configure hosts."""
+        from mininet.link import TCLink
+        from mininet.log import setLogLevel
+        from mininet.net import Mininet
+
+        t0 = time.monotonic()
+        self.timings["stale_removed"] = len(cleanup.remove_stale_runs())
+        cleanup.register(self.names)
+        try:
+            setLogLevel("error")
+            self.net = Mininet(topo=None, build=False, controller=None, link=TCLink,
+                               autoSetMacs=False, autoStaticArp=False, waitConnected=False)
+            for n in self.nodes:
+                self.hosts[n] = self.net.addHost(self.names.host(n), ip=None)
+            for u, v in self.edges:
+                self.net.addLink(self.hosts[u], self.hosts[v],
+                                 intfName1=self.names.link_dev(v),
+                                 intfName2=self.names.link_dev(u))
+            self.net.build()
+            self.timings["build_s"] = time.monotonic() - t0
+            self.shaping = self._choose_shaping()
+            if self.shaping == "tun":
+                self._start_shapers()
+            for n in self.nodes:
+                self._run_script(n, self._host_setup(n))
+        except BaseException:
+            self.stop()
+            raise
+        self.timings["start_s"] = time.monotonic() - t0
+        return self
+
+    def stop(self) -> None:
+        """Stop shapers and hosts and remove the run's state; safe to call twice."""
+        t0 = time.monotonic()
+        for proc in self._shapers.values():
+            if proc.poll() is None:
+                proc.stdin.close()
+        for proc in self._shapers.values():
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._shapers.clear()
+        if self.net is not None:
+            from mininet.log import setLogLevel
+            setLogLevel("error")
+            self.net.stop()
+            self.net = None
+        # Anything still marked with our prefix (e.g. agents that ignored a stop) goes.
+        cleanup.remove_run(self.names)
+        self.timings["stop_s"] = time.monotonic() - t0
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # ------------------------------------------------------------------ shaping
+    def _choose_shaping(self) -> str:
+        host = self.hosts[self.nodes[0]]
+        out = host.cmd("tc qdisc add dev lo root netem delay 1ms 2>&1; echo rc=$?")
+        has_netem = out.strip().endswith("rc=0")
+        if has_netem:
+            host.cmd("tc qdisc del dev lo root")
+        self.netem_probe = out.strip()
+        if self.requested_shaping == "netem" and not has_netem:
+            raise RuntimeError(f"shaping='netem' but this kernel has no netem: {out.strip()}")
+        if self.requested_shaping == "auto":
+            return "netem" if has_netem else "tun"
+        return self.requested_shaping
+
+    def _start_shapers(self) -> None:
+        for n in self.nodes:
+            devs = [a for v in self.neighbors[n] for a in ("--dev", self.names.tun_dev(v))]
+            self._shapers[n] = self.hosts[n].popen(
+                [sys.executable, "-m", "emulator.mininet.shaper", "--run", self.names.prefix,
+                 "--node", str(n), "--seed", str(self.seed * 1_000_003 + n), *devs],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True)
+        for n, proc in self._shapers.items():
+            line = proc.stdout.readline()
+            if line.strip() != "ready":
+                raise RuntimeError(f"shaper of node {n} did not start: {line!r} "
+                                   f"{proc.stderr.read() if proc.poll() is not None else ''}")
+
+    def _host_setup(self, n: int) -> list[str]:
+        addr = self.names.address(n)
+        lines = ["sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.disable_ipv6=1 "
+                 "net.ipv6.conf.default.disable_ipv6=1",
+                 f"ip addr add {addr}/32 dev lo", "ip link set lo up"]
+        for v in self.neighbors[n]:
+            dev = self.names.link_dev(v)
+            lines += [f"ip addr flush dev {dev}", f"ip addr add {addr}/32 dev {dev}",
+                      f"ip link set {dev} up"]
+            if self.shaping == "tun":
+                tun = self.names.tun_dev(v)
+                table = _TABLE_BASE + v
+                lines += [f"ip link set {tun} up",
+                          f"echo 1 > /proc/sys/net/ipv4/conf/{tun}/accept_local",
+                          f"ip rule add iif {tun} lookup {table}",
+                          f"ip route add default via {self.names.address(v)} dev {dev} "
+                          f"onlink table {table}"]
+        # Asymmetric routes and packets re-entering from a TUN must not be filtered.
+        lines.append("for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > $f; done")
+        lines.append("for f in /proc/sys/net/ipv4/conf/*/send_redirects; do echo 0 > $f; "
+                     "done")
+        return lines
+
+    def _run_script(self, n: int, lines: list[str], batch: bool = False) -> None:
+        """Run shell (or ``ip -batch``) lines in host ``n``; raise with the output on error."""
+        path = self.names.state_dir / f"{self.names.host(n)}.{'ip' if batch else 'sh'}"
+        path.write_text("\n".join(lines) + "\n")
+        cmd = f"ip -force -batch {path}" if batch else f"sh -e {path}"
+        out = self.hosts[n].cmd(f"{cmd} 2>&1; echo rc=$?").strip()
+        if not out.endswith("rc=0"):
+            raise RuntimeError(f"configuring node {n} failed ({cmd}): {out}")
+
+    # ------------------------------------------------------------------ live changes
+    def apply(self, settings: dict[tuple[int, int], LinkSetting],
+              hops: dict[int, dict[int, int | None]]) -> None:
+        """Set the links (``settings[(u, v)]``: direction u -> v; missing: link down) and
+        the routes (``hops[u][v]``: next hop or None)."""
+        for (u, v) in settings:
+            if tuple(sorted((u, v))) not in self.edges:
+                raise ValueError(f"link {u}-{v} was not built; built links: {self.edges}")
+        for u, v in self.edges:
+            for a, b in ((u, v), (v, u)):
+                new = settings.get((a, b))
+                if new != self._settings.get((a, b)):
+                    self._set_link(a, b, new)
+        for u in self.nodes:
+            table = hops.get(u, {})
+            if table != self._routes.get(u):
+                self._run_script(u, self._route_lines(u, table), batch=True)
+                self._routes[u] = dict(table)
+
+    def _set_link(self, u: int, v: int, new: LinkSetting | None) -> None:
+        old = self._settings.get((u, v))
+        intf = self.hosts[u].intf(self.names.link_dev(v))
+        down = new is None
+        setting = LinkSetting(loss=1.0) if down else new
+        if self.shaping == "tun":
+            mbit_changed = (old.mbit if old else None) != setting.mbit
+            if mbit_changed:
+                self._config_intf(intf, bw=setting.mbit)
+            proc = self._shapers[u]
+            proc.stdin.write(json.dumps({"dev": self.names.tun_dev(v), "delay": setting.delay,
+                                         "jitter": setting.jitter, "loss": setting.loss})
+                             + "\n")
+            proc.stdin.flush()
+        else:
+            self._config_intf(intf, bw=setting.mbit,
+                              delay=f"{setting.delay * 1000:.3f}ms" if setting.delay else None,
+                              jitter=f"{setting.jitter * 1000:.3f}ms" if setting.jitter else None,
+                              loss=setting.loss * 100 if setting.loss else None)
+        self._settings[(u, v)] = new
+
+    @staticmethod
+    def _config_intf(intf, **params) -> None:
+        from mininet.log import setLogLevel
+        setLogLevel("error")
+        if all(p is None for p in params.values()):
+            # TCIntf.config with nothing set leaves an old qdisc in place: remove it.
+            intf.tc("%s qdisc del dev %s root")
+            return
+        result = intf.config(**params)
+        # TCIntf.config only prints tc's complaints; any output means it did not apply.
+        failed = [out for out in (result or {}).get("tcoutputs", []) if out.strip()]
+        if failed:
+            raise RuntimeError(f"tc failed on {intf.name} with {params}: {failed}")
+
+    def _route_lines(self, u: int, table: dict[int, int | None]) -> list[str]:
+        src = self.names.address(u)
+        lines = []
+        for v in sorted(table):
+            dst = self.names.address(v)
+            hop = table[v]
+            if hop is None:
+                lines.append(f"route replace unreachable {dst}/32")
+            elif self.shaping == "tun":
+                lines.append(f"route replace {dst}/32 dev {self.names.tun_dev(hop)} src {src}")
+            else:
+                lines.append(f"route replace {dst}/32 via {self.names.address(hop)} "
+                             f"dev {self.names.link_dev(hop)} onlink src {src}")
+        return lines
+
+    # ------------------------------------------------------------------ measurements
+    def tx_bytes(self) -> dict[tuple[int, int], int]:
+        """Bytes each host has sent on each veth: ``{(u, v): bytes}`` (kernel counters)."""
+        counts = {}
+        for u in self.nodes:
+            out = self.hosts[u].cmd("ip -j -s link show")
+            for link in json.loads(out[out.index("["):]):
+                name = link["ifname"]
+                if name.startswith("to"):
+                    counts[(u, int(name[2:]))] = int(link["stats64"]["tx"]["bytes"])
+        return counts
