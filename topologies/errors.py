@@ -1,0 +1,65 @@
+"""Errors raised for bad topology input: files, generators, specs.
+
+Both are ``ValueError`` subclasses, so callers that only care about "bad input" can catch
+``ValueError``; the attributes let tools point at the exact place.
+"""
+from __future__ import annotations
+
+from os import PathLike
+
+_NOTHING = object()
+
+
+class TopologyFileError(ValueError):
+    """A topology, trace or schedule file holds something it should not.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The file, shown as given.
+    where : int or str
+        A line number (shown as ``line N``) or a field path such as ``links[4].cost``.
+    expected : str
+        What should have been there.
+    got : object, optional
+        What was there (shown with ``repr``).
+
+    Examples
+    --------
+    >>> str(TopologyFileError("net.json", "links[4].cost", "a number >= 0", got="abc"))
+    "net.json: links[4].cost: expected a number >= 0, got 'abc'"
+    >>> str(TopologyFileError("net.json", 3, "valid JSON (Expecting ',' delimiter)"))
+    "net.json: line 3: expected valid JSON (Expecting ',' delimiter)"
+    """
+
+    def __init__(self, path: str | PathLike, where: int | str, expected: str,
+                 got: object = _NOTHING):
+        self.path = str(path)
+        self.where = f"line {where}" if isinstance(where, int) else str(where)
+        self.expected = expected
+        self.got = None if got is _NOTHING else got
+        message = f"{self.path}: {self.where}: expected {expected}"
+        if got is not _NOTHING:
+            message += f", got {got!r}"
+        super().__init__(message)
+
+    def __reduce__(self):
+        # ValueError pickles only ``args``; keep the structured fields instead.
+        got = _NOTHING if self.got is None else self.got
+        return (type(self), (self.path, self.where, self.expected, got))
+
+
+class DisconnectedTopologyError(ValueError):
+    """A random generator found no connected graph within its attempts.
+
+    Examples
+    --------
+    >>> str(DisconnectedTopologyError(50, 0.05, 100))  # doctest: +ELLIPSIS
+    'random_geometric(n=50, radius=0.05): no connected graph in 100 attempts; ...'
+    """
+
+    def __init__(self, n: int, radius: float, attempts: int):
+        self.n, self.radius, self.attempts = n, radius, attempts
+        super().__init__(
+            f"random_geometric(n={n}, radius={radius}): no connected graph in "
+            f"{attempts} attempts; raise the radius or the number of attempts")

@@ -1,0 +1,283 @@
+"""Node movement: piecewise-linear trajectories, random waypoint, and link epochs.
+
+:class:`Trajectories` holds, per node, waypoints ``(t, x, y)`` joined by straight lines
+(two waypoints at the same time are a jump). :func:`mobility_dynamics` samples the
+positions every ``resolution`` time units and links the nodes at most ``radius`` apart,
+costed by a link-cost model: the radio-range model of ad hoc networks.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import networkx as nx
+import numpy as np
+
+from topologies.dynamics import Dynamics
+from topologies.generators import geometric_edges
+from topologies.link_cost import check_model, link_costs
+from topologies.model import Topology
+from topologies.rng import as_generator
+
+
+class Trajectories:
+    """Piecewise-linear positions of nodes over time.
+
+    Parameters
+    ----------
+    waypoints : mapping of int to sequence of (t, x, y)
+        Per node, waypoints with non-decreasing times. Before the first waypoint a node
+        is at its first position, after the last at its last one.
+
+    Examples
+    --------
+    >>> tr = Trajectories({0: [(0, 0, 0), (2, 2, 0)], 1: [(0, 1, 1)]})
+    >>> tr.position(0, 1.5), tr.position(0, 9.0), tr.position(1, 0.5)
+    ((1.5, 0.0), (2.0, 0.0), (1.0, 1.0))
+    >>> tr.sample([0.0, 1.0]).tolist()
+    [[[0.0, 0.0], [1.0, 1.0]], [[1.0, 0.0], [1.0, 1.0]]]
+    """
+
+    def __init__(self, waypoints: Mapping[int, Sequence[tuple[float, float, float]]]):
+        self._times: dict[int, np.ndarray] = {}
+        self._xy: dict[int, np.ndarray] = {}
+        for node in sorted(waypoints):
+            points = np.asarray(waypoints[node], dtype=float).reshape(-1, 3)
+            if len(points) == 0:
+                raise ValueError(f"trajectory of node {node}: expected at least one waypoint")
+            if not np.isfinite(points).all():
+                raise ValueError(f"trajectory of node {node}: expected finite numbers")
+            if (np.diff(points[:, 0]) < 0).any():
+                raise ValueError(f"trajectory of node {node}: expected non-decreasing times")
+            self._times[node] = points[:, 0]
+            self._xy[node] = points[:, 1:]
+
+    @property
+    def nodes(self) -> list[int]:
+        """Nodes with a trajectory, sorted."""
+        return list(self._times)
+
+    @property
+    def end(self) -> float:
+        """Time of the last waypoint of any node (after it, nothing moves)."""
+        return max(float(t[-1]) for t in self._times.values()) if self._times else 0.0
+
+    def waypoints(self, node: int) -> list[tuple[float, float, float]]:
+        """The waypoints ``(t, x, y)`` of ``node``."""
+        return [(float(t), float(x), float(y))
+                for t, (x, y) in zip(self._times[node], self._xy[node])]
+
+    def _node_positions(self, node: int, times: np.ndarray) -> np.ndarray:
+        tk, xy = self._times[node], self._xy[node]
+        # Right-side search: at the time of a jump the node is already at its new place.
+        idx = np.clip(np.searchsorted(tk, times, side="right") - 1, 0, len(tk) - 1)
+        nxt = np.minimum(idx + 1, len(tk) - 1)
+        span = tk[nxt] - tk[idx]
+        frac = np.where(span > 0, (times - tk[idx]) / np.where(span > 0, span, 1.0), 0.0)
+        frac = np.clip(frac, 0.0, 1.0)[:, None]
+        return xy[idx] + frac * (xy[nxt] - xy[idx])
+
+    def position(self, node: int, t: float) -> tuple[float, float]:
+        """Position of ``node`` at time ``t``."""
+        if node not in self._times:
+            raise ValueError(f"node {node} has no trajectory")
+        x, y = self._node_positions(node, np.array([float(t)]))[0]
+        return (float(x), float(y))
+
+    def sample(self, times: Sequence[float]) -> np.ndarray:
+        """Positions at ``times``: array of shape ``(len(times), len(nodes), 2)``."""
+        times = np.asarray(times, dtype=float)
+        out = np.empty((len(times), len(self._times), 2))
+        for k, node in enumerate(self._times):
+            out[:, k, :] = self._node_positions(node, times)
+        return out
+
+
+def _positive_pair(name: str, value: object) -> tuple[float, float]:
+    if not (isinstance(value, (list, tuple)) and len(value) == 2
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                    and np.isfinite(v) and v > 0 for v in value)):
+        raise ValueError(f"{name}: expected two numbers > 0, got {value!r}")
+    return float(value[0]), float(value[1])
+
+
+def random_waypoint(nodes: int | Iterable[int], duration: float,
+                    speed: tuple[float, float], pause: float,
+                    seed: int | np.random.Generator,
+                    area: tuple[float, float] = (1.0, 1.0),
+                    start: Mapping[int, tuple[float, float]] | None = None) -> Trajectories:
+    """Random waypoint movement on ``[0, area[0]] x [0, area[1]]``.
+
+    Each node repeatedly picks a destination uniformly in the area and a speed uniformly
+    in ``speed``, moves there in a straight line, then rests ``pause`` time units, until
+    ``duration`` is covered.
+
+    Parameters
+    ----------
+    nodes : int or iterable of int
+        ``n`` (nodes ``0 .. n-1``) or the node ids.
+    duration : float
+        Time to cover (> 0).
+    speed : (low, high)
+        Speed range, ``0 < low <= high`` (a zero speed would never arrive).
+    pause : float
+        Rest at each destination (>= 0).
+    seed : int or numpy.random.Generator
+    area : (width, height)
+    start : mapping of node to (x, y), optional
+        Initial positions (e.g. the topology's); uniform in the area if not given.
+
+    Examples
+    --------
+    >>> tr = random_waypoint(3, 10.0, speed=(0.1, 0.2), pause=1.0, seed=4)
+    >>> tr.nodes, tr.end >= 10.0
+    ([0, 1, 2], True)
+    >>> x, y = tr.position(2, 5.0); 0 <= x <= 1 and 0 <= y <= 1
+    True
+    """
+    node_ids = list(range(nodes)) if isinstance(nodes, int) else sorted(nodes)
+    if not (isinstance(duration, (int, float)) and np.isfinite(duration) and duration > 0):
+        raise ValueError(f"duration: expected a number > 0, got {duration!r}")
+    low, high = _positive_pair("speed", speed)
+    if high < low:
+        raise ValueError(f"speed: expected [low, high] with low <= high, got {speed!r}")
+    if not (isinstance(pause, (int, float)) and np.isfinite(pause) and pause >= 0):
+        raise ValueError(f"pause: expected a number >= 0, got {pause!r}")
+    width, height = _positive_pair("area", area)
+    rng = as_generator(seed)
+    size = np.array([width, height], dtype=float)
+    waypoints = {}
+    for node in node_ids:
+        if start is not None and node in start:
+            pos = np.asarray(start[node], dtype=float)
+        else:
+            pos = rng.random(2) * size
+        t = 0.0
+        points = [(t, *pos)]
+        while t < duration:
+            dest = rng.random(2) * size
+            t += float(np.linalg.norm(dest - pos)) / rng.uniform(low, high)
+            points.append((t, *dest))
+            if pause > 0:
+                t += pause
+                points.append((t, *dest))
+            pos = dest
+        waypoints[node] = points
+    return Trajectories(waypoints)
+
+
+class MobilityDynamics(Dynamics):
+    """Links between nodes within radio range, re-evaluated at sampled times.
+
+    Built by :func:`mobility_dynamics`; each epoch keeps numpy arrays (link index pairs,
+    costs, liveness, positions) and becomes a graph only when asked for.
+    """
+
+    def __init__(self, topo: Topology, epochs: list[float], states: list[tuple]):
+        super().__init__(epochs)
+        self.topology = topo
+        self._states = states
+
+    def _build(self, index: int) -> nx.Graph:
+        pairs, costs, alive, positions = self._states[index]
+        nodes = self.topology.nodes
+        graph = nx.Graph()
+        graph.add_nodes_from(
+            (node, {"pos": (float(x), float(y)), "alive": bool(up)})
+            for node, (x, y), up in zip(nodes, positions, alive))
+        base, defaults = self.topology.graph, self.topology.defaults
+        for (i, j), cost in zip(pairs.tolist(), costs.tolist()):
+            u, v = nodes[i], nodes[j]
+            # Links known to the topology keep their delay/bandwidth/...; new ones
+            # (nodes that moved into range) take the topology's link defaults.
+            attrs = dict(base.edges[u, v]) if base.has_edge(u, v) else dict(defaults)
+            attrs["cost"] = cost
+            graph.add_edge(u, v, **attrs)
+        return graph
+
+
+def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: float,
+                      resolution: float = 1.0, radius: float | None = None,
+                      link_cost: str | None = None,
+                      node_events: Iterable[tuple[float, int, bool]] = ()) -> Dynamics:
+    """Link epochs from moving nodes.
+
+    Positions are sampled at ``0, resolution, 2 * resolution, ... < duration`` and at the
+    times of ``node_events``; nodes at most ``radius`` apart are linked, with the cost
+    of ``link_cost``. A sample that changes nothing (same links, costs and liveness)
+    adds no epoch.
+
+    Parameters
+    ----------
+    topo : Topology
+        Nodes, their link attributes, and ``radius``/``link_cost`` when not given here.
+        Nodes without a trajectory stay at their ``pos``.
+    trajectories : Trajectories
+    duration, resolution : float
+    radius : float, optional
+        Radio range (default ``topo.radius``; one of them is needed).
+    link_cost : str, optional
+        Cost model (default ``topo.link_cost``, else ``"hop"``).
+    node_events : iterable of (time, node, alive)
+        Nodes leaving (``False``) and joining again (``True``).
+
+    Examples
+    --------
+    >>> from topologies.generators import line
+    >>> topo = line(2)      # nodes 0 and 1, one unit apart
+    >>> tr = Trajectories({1: [(0, 1, 0), (4, 3, 0)]})   # node 1 moves away
+    >>> dyn = mobility_dynamics(topo, tr, duration=4, resolution=1, radius=1.6,
+    ...                         link_cost="distance")
+    >>> dyn.epochs
+    [0.0, 1.0, 2.0]
+    >>> [sorted(dyn.snapshot(t).edges(data="cost")) for t in dyn.epochs]
+    [[(0, 1, 1.0)], [(0, 1, 1.5)], []]
+    """
+    radius = topo.radius if radius is None else radius
+    if radius is None:
+        raise ValueError("mobility needs a radio range: give radius or a topology radius")
+    model = check_model(link_cost or topo.link_cost or "hop", radius)
+    for name, value in (("duration", duration), ("resolution", resolution)):
+        if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
+            raise ValueError(f"{name}: expected a number > 0, got {value!r}")
+    nodes = topo.nodes
+    index = {node: k for k, node in enumerate(nodes)}
+    for node in trajectories.nodes:
+        if node not in index:
+            raise ValueError(f"trajectory of node {node}: not a node of the topology")
+    still = {}
+    for node in nodes:
+        if node not in trajectories.nodes:
+            pos = topo.graph.nodes[node].get("pos")
+            if pos is None:
+                raise ValueError(f"node {node} has neither a trajectory nor a pos")
+            still[node] = pos
+    events = sorted((float(t), int(n), bool(up)) for t, n, up in node_events)
+    for t, node, _ in events:
+        if node not in index or not (t >= 0):
+            raise ValueError(f"node event ({t}, {node}): expected a time >= 0 and a node "
+                             f"of the topology")
+    times = np.unique(np.concatenate([np.arange(0.0, duration, resolution),
+                                      [t for t, _, _ in events if t < duration]]))
+    moving = [index[n] for n in trajectories.nodes]
+    paths = trajectories.sample(times)
+    alive = np.ones(len(nodes), dtype=bool)
+    epochs, states, next_event, previous = [], [], 0, None
+    for k, t in enumerate(times):
+        while next_event < len(events) and events[next_event][0] <= t:
+            _, node, up = events[next_event]
+            alive[index[node]] = up
+            next_event += 1
+        positions = np.empty((len(nodes), 2))
+        for node, pos in still.items():
+            positions[index[node]] = pos
+        positions[moving] = paths[k]
+        pairs, dist = geometric_edges(positions, radius)
+        live = alive[pairs[:, 0]] & alive[pairs[:, 1]]
+        pairs, costs = pairs[live], link_costs(model, dist[live], radius)
+        if previous is not None and np.array_equal(previous[0], pairs) \
+                and np.array_equal(previous[1], costs) and np.array_equal(previous[2], alive):
+            continue
+        previous = (pairs, costs, alive.copy(), positions)
+        epochs.append(float(t))
+        states.append(previous)
+    return MobilityDynamics(topo, epochs, states)

@@ -1,0 +1,190 @@
+"""Topologies as JSON node-link documents (the ``networkx.node_link_data`` layout).
+
+::
+
+    {"directed": false, "multigraph": false,
+     "graph": {"radius": 0.3, "link_cost": "distance", "defaults": {"delay": 0.02}},
+     "nodes": [{"id": 0, "pos": [0.1, 0.2]}, ...],
+     "links": [{"source": 0, "target": 1, "cost": 1.0, "delay": 0.01,
+                "jitter": 0.0, "bandwidth": null, "loss": 0.0}, ...]}
+
+``links`` may also be called ``edges`` (networkx >= 3.4 writes that). Link attributes are
+optional (missing ones take ``graph.defaults``, then the caller's defaults, then
+:data:`~topologies.model.LINK_DEFAULTS`); ``bandwidth: null`` means unlimited. Unknown
+keys are errors, so a misspelt attribute is never silently ignored.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
+
+import networkx as nx
+
+from topologies.errors import TopologyFileError
+from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology
+from topologies.values import BadValue, check_float, check_int, check_link_attribute, \
+    check_position
+
+_TOP_KEYS = {"directed", "multigraph", "graph", "nodes", "links", "edges"}
+_GRAPH_KEYS = {"radius", "link_cost", "defaults"}
+_NODE_KEYS = {"id", "pos"}
+_LINK_KEYS = {"source", "target"} | set(LINK_DEFAULTS)
+
+
+def _check_keys(path, where: str, obj: object, valid: set[str]) -> dict:
+    if not isinstance(obj, dict):
+        raise TopologyFileError(path, where, "an object", got=obj)
+    unknown = sorted(set(obj) - valid)
+    if unknown:
+        field = f"{where}.{unknown[0]}" if where else unknown[0]
+        raise TopologyFileError(path, field, f"one of the keys {', '.join(sorted(valid))}")
+    return obj
+
+
+def loads_topology(text: str, path: str | PathLike = "<string>", *,
+                   defaults: Mapping[str, float] | None = None) -> Topology:
+    """Parse a node-link JSON document; ``path`` is only used in error messages.
+
+    Examples
+    --------
+    >>> doc = '{"nodes": [{"id": 0}, {"id": 1}], "links": [{"source": 0, "target": 1}]}'
+    >>> loads_topology(doc, "net.json")
+    Topology(2 nodes, 1 links)
+    >>> loads_topology('{"nodes": [\\n{"id": 0},\\n]}', "net.json")
+    Traceback (most recent call last):
+    ...
+    topologies.errors.TopologyFileError: net.json: line 3: expected valid JSON (Expecting value, column 1)
+    >>> loads_topology('{"nodes": [{"id": 0}], "links": [{"source": 0, "target": 9}]}', "net.json")
+    Traceback (most recent call last):
+    ...
+    topologies.errors.TopologyFileError: net.json: links[0].target: expected a node listed in nodes, got 9
+    """
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise TopologyFileError(path, err.lineno,
+                                f"valid JSON ({err.msg}, column {err.colno})") from None
+    _check_keys(path, "", doc, _TOP_KEYS)
+    for flag in ("directed", "multigraph"):
+        if doc.get(flag, False) is not False:
+            raise TopologyFileError(path, flag, "false (undirected simple graphs only)",
+                                    got=doc[flag])
+    meta = _check_keys(path, "graph", doc.get("graph", {}), _GRAPH_KEYS)
+    radius = meta.get("radius")
+    if radius is not None:
+        try:
+            radius = check_float(radius, low=0.0, low_open=True)
+        except BadValue as bad:
+            raise TopologyFileError(path, "graph.radius", bad.expected, got=radius) from None
+    link_cost = meta.get("link_cost")
+    if link_cost is not None and link_cost not in LINK_COST_MODELS:
+        raise TopologyFileError(path, "graph.link_cost",
+                                f"one of {', '.join(LINK_COST_MODELS)}", got=link_cost)
+    file_defaults = _check_keys(path, "graph.defaults", meta.get("defaults", {}),
+                                set(LINK_DEFAULTS))
+    merged = dict(defaults or {})
+    for name, value in file_defaults.items():
+        try:
+            merged[name] = check_link_attribute(name, value)
+        except BadValue as bad:
+            raise TopologyFileError(path, f"graph.defaults.{name}", bad.expected,
+                                    got=value) from None
+    if "links" in doc and "edges" in doc:
+        raise TopologyFileError(path, "edges", "either 'links' or 'edges', not both")
+    links_key = "edges" if "edges" in doc else "links"
+    graph = nx.Graph()
+    nodes = doc.get("nodes")
+    if not isinstance(nodes, list):
+        raise TopologyFileError(path, "nodes", "a list of nodes", got=nodes)
+    for i, node in enumerate(nodes):
+        where = f"nodes[{i}]"
+        _check_keys(path, where, node, _NODE_KEYS)
+        if "id" not in node:
+            raise TopologyFileError(path, f"{where}.id", "a node id (integer)")
+        try:
+            node_id = check_int(node["id"])
+        except BadValue as bad:
+            raise TopologyFileError(path, f"{where}.id", bad.expected, got=node["id"]) from None
+        if node_id in graph:
+            raise TopologyFileError(path, f"{where}.id", "a node id not used before",
+                                    got=node_id)
+        graph.add_node(node_id)
+        if "pos" in node:
+            try:
+                graph.nodes[node_id]["pos"] = check_position(node["pos"])
+            except BadValue as bad:
+                raise TopologyFileError(path, f"{where}.pos", bad.expected,
+                                        got=node["pos"]) from None
+    links = doc.get(links_key, [])
+    if not isinstance(links, list):
+        raise TopologyFileError(path, links_key, "a list of links", got=links)
+    for i, link in enumerate(links):
+        where = f"{links_key}[{i}]"
+        _check_keys(path, where, link, _LINK_KEYS)
+        ends = []
+        for end in ("source", "target"):
+            if end not in link:
+                raise TopologyFileError(path, f"{where}.{end}", "a node id")
+            if not (isinstance(link[end], int) and not isinstance(link[end], bool)
+                    and link[end] in graph):
+                raise TopologyFileError(path, f"{where}.{end}", "a node listed in nodes",
+                                        got=link[end])
+            ends.append(link[end])
+        u, v = ends
+        if u == v:
+            raise TopologyFileError(path, where, "two different end nodes", got=[u, v])
+        if graph.has_edge(u, v):
+            raise TopologyFileError(path, where, f"one link per node pair ({u}, {v} repeats)")
+        attrs = {}
+        for name in LINK_DEFAULTS:
+            if name in link:
+                try:
+                    attrs[name] = check_link_attribute(name, link[name])
+                except BadValue as bad:
+                    raise TopologyFileError(path, f"{where}.{name}", bad.expected,
+                                            got=link[name]) from None
+        graph.add_edge(u, v, **attrs)
+    return Topology(graph, defaults=merged, radius=radius, link_cost=link_cost)
+
+
+def read_json(path: str | PathLike, *, defaults: Mapping[str, float] | None = None
+              ) -> Topology:
+    """Read a node-link JSON topology file (see the module docstring for the layout)."""
+    return loads_topology(Path(path).read_text(encoding="utf-8"), path, defaults=defaults)
+
+
+def dumps_topology(topo: Topology) -> str:
+    """The node-link JSON text of ``topo`` (every link with all five attributes).
+
+    Examples
+    --------
+    >>> from topologies.generators import line
+    >>> loads_topology(dumps_topology(line(3))) == line(3)
+    True
+    """
+    graph_meta = {k: v for k, v in (("radius", topo.radius), ("link_cost", topo.link_cost))
+                  if v is not None}
+    if topo.defaults != LINK_DEFAULTS:
+        graph_meta["defaults"] = {name: None if math.isinf(value) else value
+                                  for name, value in topo.defaults.items()}
+    nodes = []
+    for node, pos in topo.graph.nodes(data="pos"):
+        nodes.append({"id": node} if pos is None else {"id": node, "pos": list(pos)})
+    links = []
+    for u, v, attrs in topo.graph.edges(data=True):
+        link = {"source": u, "target": v}
+        for name in LINK_DEFAULTS:
+            value = attrs[name]
+            link[name] = None if math.isinf(value) else value
+        links.append(link)
+    doc = {"directed": False, "multigraph": False, "graph": graph_meta,
+           "nodes": nodes, "links": links}
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def write_json(topo: Topology, path: str | PathLike) -> None:
+    """Write ``topo`` as node-link JSON."""
+    Path(path).write_text(dumps_topology(topo), encoding="utf-8")

@@ -1,0 +1,212 @@
+"""Building topologies and dynamics from the ``[topology]`` / ``[mobility]`` spec tables.
+
+See "Spec format" in ``docs/DESIGN.md``. Every key is checked: unknown keys, keys the
+chosen generator or model does not use, and wrong values raise ``ValueError`` naming the
+dotted field (``topology.radius``) and what was expected. File errors come from the
+readers as :class:`~topologies.errors.TopologyFileError`.
+
+``[topology]`` keys: ``generator`` (line | grid | random_geometric | complete | file),
+``nodes``, ``rows``, ``cols``, ``radius`` (required by random_geometric; elsewhere the
+radio range used when nodes move or for ``etx``), ``link_cost`` (hop | distance |
+distance2 | etx; omitted: keep the generator's or file's costs), ``cost_range``
+(complete), ``file``, and link defaults ``delay``, ``jitter``, ``bandwidth``, ``loss``.
+
+``[mobility]`` keys: ``model`` (none | random_waypoint | ns2 | schedule; default none),
+``speed`` and ``pause`` (random_waypoint), ``resolution`` (random_waypoint, ns2;
+default 1.0), ``file`` (ns2, schedule).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from topologies import generators
+from topologies.dynamics import Dynamics, static_dynamics
+from topologies.files import read_topology
+from topologies.link_cost import apply_link_cost
+from topologies.mobility import mobility_dynamics, random_waypoint
+from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology
+from topologies.ns2 import read_ns2_trace
+from topologies.schedule import read_schedule, schedule_dynamics
+from topologies.values import BadValue, check_float, check_int, check_link_attribute
+
+_TOPOLOGY_COMMON = {"generator", "link_cost", "radius"} | (set(LINK_DEFAULTS) - {"cost"})
+_TOPOLOGY_KEYS = {
+    "line": {"nodes"},
+    "grid": {"rows", "cols"},
+    "random_geometric": {"nodes"},
+    "complete": {"nodes", "cost_range"},
+    "file": {"file"},
+}
+_MOBILITY_KEYS = {
+    "none": set(),
+    "random_waypoint": {"speed", "pause", "resolution"},
+    "ns2": {"file", "resolution"},
+    "schedule": {"file"},
+}
+_REQUIRED = {"random_geometric": {"nodes", "radius"}, "line": {"nodes"},
+             "grid": {"rows", "cols"}, "complete": {"nodes"}, "file": {"file"},
+             "random_waypoint": {"speed"}, "ns2": {"file"}, "schedule": {"file"}}
+
+
+def _check_keys(table: str, section: Mapping, kind_key: str, kinds: dict[str, set],
+                common: set[str]) -> str:
+    """Validate the keys of ``section``; return the generator/model it names."""
+    every = common | set().union(*kinds.values())
+    for key in section:
+        if key not in every:
+            raise ValueError(f"{table}.{key}: unknown key; valid keys: "
+                             f"{', '.join(sorted(every))}")
+    kind = section.get(kind_key, "none" if table == "mobility" else None)
+    if kind not in kinds:
+        raise ValueError(f"{table}.{kind_key}: expected one of {', '.join(kinds)}, "
+                         f"got {kind!r}")
+    used = common | kinds[kind]
+    for key in section:
+        if key not in used:
+            raise ValueError(f"{table}.{key}: not used by {kind_key} {kind!r} (it takes "
+                             f"{', '.join(sorted(used))})")
+    for key in sorted(_REQUIRED.get(kind, set())):
+        if key not in section:
+            raise ValueError(f"{table}.{key}: required by {kind_key} {kind!r}")
+    return kind
+
+
+def _value(field: str, value: object, check: Callable[[object], object]):
+    try:
+        return check(value)
+    except BadValue as bad:
+        raise ValueError(f"{field}: {bad}") from None
+
+
+def _pair(field: str, value: object, item: Callable[[object], object]) -> tuple:
+    if not (isinstance(value, (list, tuple)) and len(value) == 2):
+        raise ValueError(f"{field}: expected a list [low, high], got {value!r}")
+    low, high = (_value(f"{field}[{i}]", v, item) for i, v in enumerate(value))
+    if high < low:
+        raise ValueError(f"{field}: expected low <= high, got {value!r}")
+    return low, high
+
+
+def _path(field: str, value: object, base_dir: str | PathLike | None) -> Path:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{field}: expected a file path, got {value!r}")
+    path = Path(value)
+    return path if path.is_absolute() else Path(base_dir or ".") / path
+
+
+def topology_from_spec(section: Mapping, seed: int | np.random.Generator,
+                       base_dir: str | PathLike | None = None) -> Topology:
+    """Build the topology a ``[topology]`` table describes.
+
+    Examples
+    --------
+    >>> topology_from_spec({"generator": "grid", "rows": 2, "cols": 3}, seed=1)
+    Topology(6 nodes, 7 links)
+    >>> topo = topology_from_spec({"generator": "random_geometric", "nodes": 10,
+    ...                            "radius": 0.5, "link_cost": "etx"}, seed=1)
+    >>> topo.link_cost, topo.radius
+    ('etx', 0.5)
+    >>> topology_from_spec({"generator": "line", "nodes": 3, "colour": "red"}, seed=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: topology.colour: unknown key; valid keys: bandwidth, cols, cost_range, delay, file, generator, jitter, link_cost, loss, nodes, radius, rows
+    """
+    generator = _check_keys("topology", section, "generator", _TOPOLOGY_KEYS,
+                            _TOPOLOGY_COMMON)
+    defaults = {name: _value(f"topology.{name}", section[name],
+                             lambda v, n=name: check_link_attribute(n, v))
+                for name in LINK_DEFAULTS if name in section}
+    radius = section.get("radius")
+    if radius is not None:
+        radius = _value("topology.radius", radius,
+                        lambda v: check_float(v, low=0.0, low_open=True))
+    link_cost = section.get("link_cost")
+    if link_cost is not None and link_cost not in LINK_COST_MODELS:
+        raise ValueError(f"topology.link_cost: expected one of "
+                         f"{', '.join(LINK_COST_MODELS)}, got {link_cost!r}")
+
+    def count(key: str) -> int:
+        return _value(f"topology.{key}", section[key], lambda v: check_int(v, low=1))
+
+    if generator == "line":
+        topo = generators.line(count("nodes"), defaults=defaults)
+    elif generator == "grid":
+        topo = generators.grid(count("rows"), count("cols"), defaults=defaults)
+    elif generator == "random_geometric":
+        topo = generators.random_geometric(count("nodes"), radius, seed, defaults=defaults)
+    elif generator == "complete":
+        cost_range = (1, 10)
+        if "cost_range" in section:
+            cost_range = _pair("topology.cost_range", section["cost_range"],
+                               lambda v: check_int(v, low=0))
+        topo = generators.complete(count("nodes"), cost_range, seed=seed, defaults=defaults)
+    else:
+        topo = read_topology(_path("topology.file", section["file"], base_dir),
+                             defaults=defaults)
+    if radius is not None and radius != topo.radius:
+        topo = Topology(topo.graph, defaults=topo.defaults, radius=radius,
+                        link_cost=topo.link_cost)
+    if link_cost is not None:
+        try:
+            topo = apply_link_cost(topo, link_cost, topo.radius)
+        except ValueError as err:
+            raise ValueError(f"topology.link_cost: {err}") from None
+    return topo
+
+
+def _area(topo: Topology) -> tuple[float, float]:
+    """The unit square, grown to hold every node position (e.g. of a grid)."""
+    positions = np.array(list(topo.positions.values()) or [[1.0, 1.0]])
+    return (max(1.0, float(positions[:, 0].max())), max(1.0, float(positions[:, 1].max())))
+
+
+def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
+                       seed: int | np.random.Generator,
+                       base_dir: str | PathLike | None = None) -> Dynamics:
+    """Build the dynamics a ``[mobility]`` table describes, over ``[0, duration)``.
+
+    ``random_waypoint`` starts nodes at their topology positions (uniform if any node
+    has none) and moves them on the unit square, or on ``[0, max x] x [0, max y]`` of
+    the positions when that is larger; links follow ``topo.radius`` and
+    ``topo.link_cost`` (hop when it has none).
+
+    Examples
+    --------
+    >>> topo = topology_from_spec({"generator": "random_geometric", "nodes": 8,
+    ...                            "radius": 0.6, "link_cost": "distance"}, seed=2)
+    >>> dyn = dynamics_from_spec(topo, {"model": "random_waypoint", "speed": [0.05, 0.1],
+    ...                                 "pause": 1.0}, duration=10.0, seed=3)
+    >>> dyn.epochs[0], len(dyn.epochs) > 1
+    (0.0, True)
+    >>> dynamics_from_spec(topo, {}, duration=10.0, seed=3).epochs
+    [0.0]
+    """
+    model = _check_keys("mobility", section, "model", _MOBILITY_KEYS, {"model"})
+    duration = _value("run.duration", duration, lambda v: check_float(v, low=0.0,
+                                                                        low_open=True))
+    if model == "none":
+        return static_dynamics(topo)
+    if model == "schedule":
+        path = _path("mobility.file", section["file"], base_dir)
+        return schedule_dynamics(topo, read_schedule(path, topo))
+    if topo.radius is None:
+        raise ValueError(f"mobility.model: {model!r} needs topology.radius (the radio range)")
+    resolution = _value("mobility.resolution", section.get("resolution", 1.0),
+                        lambda v: check_float(v, low=0.0, low_open=True))
+    if model == "ns2":
+        trajectories = read_ns2_trace(_path("mobility.file", section["file"], base_dir),
+                                      topo)
+    else:
+        speed = _pair("mobility.speed", section["speed"],
+                      lambda v: check_float(v, low=0.0, low_open=True))
+        pause = _value("mobility.pause", section.get("pause", 0.0),
+                       lambda v: check_float(v, low=0.0))
+        positions = topo.positions
+        start = positions if len(positions) == len(topo.nodes) else None
+        trajectories = random_waypoint(topo.nodes, duration, speed, pause, seed,
+                                       area=_area(topo), start=start)
+    return mobility_dynamics(topo, trajectories, duration=duration, resolution=resolution)
