@@ -1,0 +1,120 @@
+"""The ``testbed topology`` subcommands: ``validate`` and ``show``.
+
+``experiments/cli.py`` calls :func:`add_subcommands` on its subparsers; each leaf
+command sets ``func(args) -> exit code``.
+
+``topology validate FILE [--topology TOPO]`` checks a topology (``.json``,
+``.graphml``), a movement trace (``.ns_movements``, ``.tcl``, ``.ns2``, ``.movements``)
+or a link schedule (``.csv``) and prints a one-line summary; traces and schedules are
+checked against ``TOPO`` when given. ``topology show FILE -o PNG`` draws a topology.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import networkx as nx
+
+from topologies.draw import draw_topology
+from topologies.files import read_topology
+from topologies.ns2 import read_ns2_trace
+from topologies.schedule import read_schedule
+
+TOPOLOGY_SUFFIXES = (".json", ".graphml")
+TRACE_SUFFIXES = (".ns_movements", ".tcl", ".ns2", ".movements")
+SCHEDULE_SUFFIXES = (".csv",)
+
+
+def _kind(path: str) -> str:
+    suffix = Path(path).suffix.lower()
+    for kind, suffixes in (("topology", TOPOLOGY_SUFFIXES), ("trace", TRACE_SUFFIXES),
+                           ("schedule", SCHEDULE_SUFFIXES)):
+        if suffix in suffixes:
+            return kind
+    raise ValueError(f"{path}: file name: expected one of the extensions "
+                     f"{', '.join(TOPOLOGY_SUFFIXES + TRACE_SUFFIXES + SCHEDULE_SUFFIXES)}")
+
+
+def describe_file(path: str, topology_path: str | None = None) -> str:
+    """Read and check ``path``; return its one-line summary (raises on bad input).
+
+    Examples
+    --------
+    >>> from importlib.resources import files
+    >>> data = files("topologies") / "data"
+    >>> describe_file(str(data / "five_nodes.json")).split(": ")[1]
+    'topology, 5 nodes, 6 links, connected'
+    """
+    kind = _kind(path)
+    if kind == "topology":
+        if topology_path is not None:
+            raise ValueError("--topology applies to traces and schedules only")
+        topo = read_topology(path)
+        parts = nx.number_connected_components(topo.graph)
+        shape = "connected" if parts == 1 else f"disconnected ({parts} components)"
+        return (f"{path}: topology, {topo.graph.number_of_nodes()} nodes, "
+                f"{topo.graph.number_of_edges()} links, {shape}")
+    topo = None if topology_path is None else read_topology(topology_path)
+    against = "" if topo is None else f", nodes checked against {topology_path}"
+    if kind == "trace":
+        trajectories = read_ns2_trace(path, topo)
+        return (f"{path}: ns-2 trace, {len(trajectories.nodes)} nodes, moving until "
+                f"t={trajectories.end:g}{against}")
+    schedule = read_schedule(path, topo)
+    links = {frozenset((r.u, r.v)) for r in schedule.rows if r.v is not None}
+    node_rows = sum(r.v is None for r in schedule.rows)
+    times = {r.time for r in schedule.rows}
+    return (f"{path}: schedule, {len(schedule.rows)} rows, {len(links)} links, "
+            f"{node_rows} node changes, {len(times)} change times{against}")
+
+
+def validate_command(args: argparse.Namespace) -> int:
+    """``topology validate``: print the summary (exit 0) or the error (exit 1)."""
+    try:
+        print(describe_file(args.file, args.topology))
+    except (ValueError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def show_command(args: argparse.Namespace) -> int:
+    """``topology show``: draw a topology file into ``args.output``."""
+    try:
+        if _kind(args.file) != "topology":
+            raise ValueError(f"{args.file}: expected a topology file "
+                             f"({', '.join(TOPOLOGY_SUFFIXES)})")
+        draw_topology(read_topology(args.file), args.output, title=Path(args.file).name)
+    except (ValueError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.output}")
+    return 0
+
+
+def add_subcommands(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``topology validate`` and ``topology show`` to a CLI's subparsers.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser(prog="testbed")
+    >>> add_subcommands(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["topology", "validate", "net.json"])
+    >>> args.func is validate_command, args.topology is None
+    (True, True)
+    """
+    topology = subparsers.add_parser(
+        "topology", help="check and draw topology, movement trace and schedule files")
+    commands = topology.add_subparsers(dest="topology_command", required=True)
+    validate = commands.add_parser(
+        "validate", help="check a topology (.json/.graphml), ns-2 trace or schedule (.csv)")
+    validate.add_argument("file", help="the file to check")
+    validate.add_argument("--topology", metavar="FILE",
+                          help="topology whose nodes a trace or schedule must use")
+    validate.set_defaults(func=validate_command)
+    show = commands.add_parser("show", help="draw a topology file to an image")
+    show.add_argument("file", help="topology file (.json or .graphml)")
+    show.add_argument("-o", "--output", required=True, metavar="PNG",
+                      help="image to write (format from the extension)")
+    show.set_defaults(func=show_command)
