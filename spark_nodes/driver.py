@@ -9,7 +9,8 @@ handled by iterating the step until no event is left before ``t1``. Steps with n
 to do are skipped.
 
 At ``plan.duration`` every program gets ``finish``; the run then drains messages still in
-flight (timers after the end are not fired) for at most ``drain`` more time units.
+flight for at most ``drain`` more time units. Timers set for after the end are not filed
+(one set inside the last step for a time within that step still fires).
 """
 from __future__ import annotations
 
@@ -59,8 +60,6 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
         t1 = t0 + step
         state.sample_memory_until(t0)
         while (events := backend.collect(t1)):
-            if t0 >= plan.duration:
-                events = _without_timers(events)
             outputs = runtime.run_step(t0, t1, events, backend.view(t0))
             state.absorb(outputs, backend, plan.duration)
         bar.update(round(min(t1, plan.duration) - bar.n, 6))
@@ -76,11 +75,6 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
              info["hops"], len(state.results))
     return RunOutput(backend.ledger.frame(), metrics_frame(metrics),
                      results_frame(state.results), info)
-
-
-def _without_timers(events: dict) -> dict:
-    kept = {n: [e for e in evs if e.kind != TIMER] for n, evs in events.items()}
-    return {n: evs for n, evs in kept.items() if evs}
 
 
 class _RunState:

@@ -1,0 +1,117 @@
+"""The ``testbed`` command line.
+
+``testbed run SPEC``, ``testbed sweep SPEC``, ``testbed report DIR``,
+``testbed topology validate|show FILE``, ``testbed algorithms``.
+A spec error prints ``file: field: what was expected`` and exits with status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+
+def _cmd_run(args) -> int:
+    from experiments.runner import run
+
+    result = run(args.spec, out=args.out, seed=args.seed, runtime=args.runtime,
+                 backend=args.backend, spark_master=args.spark_master, progress=True,
+                 force=args.force)
+    s = result.summary
+    print(f"{result.path}\n  recall {s['recall']:.3f}  cost/time {s['comm_cost_per_time']:.2f}  "
+          f"messages {s['messages']}  results {s['results']}/{s['expected_results']}  "
+          f"latency p50 {s['latency_p50']:.3f}  memory peak {s['memory_peak_tuples']}")
+    if args.report:
+        from analysis.report import write_report
+
+        print(f"report: {write_report(result.path)}")
+    return 0
+
+
+def _cmd_sweep(args) -> int:
+    from experiments.sweep import sweep
+
+    frame = sweep(args.spec, out=args.out, engine=args.engine, spark_master=args.spark_master)
+    out = Path(args.out) if args.out else Path("runs") / Path(args.spec).stem
+    print(f"{out / 'runs.parquet'}: {len(frame)} runs")
+    if args.report:
+        from analysis.report import write_report
+
+        print(f"report: {write_report(out)}")
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from analysis.report import write_report
+
+    print(write_report(Path(args.dir), out=args.out))
+    return 0
+
+
+def _cmd_algorithms(args) -> int:
+    from spark_nodes import registry
+
+    for name in registry.names():
+        algorithm = registry.get(name)
+        print(name)
+        for key, param in sorted(algorithm.params.items()):
+            print(f"    {key} = {param.default!r}  {param.help}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of ``testbed``."""
+    from topologies.cli import add_subcommands
+
+    p = argparse.ArgumentParser(prog="testbed", description=__doc__.splitlines()[0])
+    p.add_argument("-v", "--verbose", action="store_true", help="log what is being done")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run one spec into a run folder")
+    r.add_argument("spec")
+    r.add_argument("--out", default="runs", help="folder of run folders (default: runs)")
+    r.add_argument("--seed", type=int)
+    r.add_argument("--runtime", choices=("inproc", "spark"))
+    r.add_argument("--backend", choices=("simpy", "mininet"))
+    r.add_argument("--spark-master", help="Spark master URL (default: local[*])")
+    r.add_argument("--force", action="store_true", help="run again even if complete")
+    r.add_argument("--report", action="store_true", help="also write the run's report")
+    r.set_defaults(func=_cmd_run)
+
+    s = sub.add_parser("sweep", help="run the missing points of a sweep spec")
+    s.add_argument("spec")
+    s.add_argument("--out", help="sweep folder (default: runs/<spec name>)")
+    s.add_argument("--engine", choices=("local", "spark"), default="local")
+    s.add_argument("--spark-master", help="Spark master URL for --engine spark")
+    s.add_argument("--report", action="store_true", help="also write the sweep's report")
+    s.set_defaults(func=_cmd_sweep)
+
+    rep = sub.add_parser("report", help="write report.html, plots and tables for a folder")
+    rep.add_argument("dir")
+    rep.add_argument("--out", help="report folder (default: DIR/report)")
+    rep.set_defaults(func=_cmd_report)
+
+    a = sub.add_parser("algorithms", help="list algorithms and their parameters")
+    a.set_defaults(func=_cmd_algorithms)
+
+    add_subcommands(sub)
+    return p
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``testbed`` console script."""
+    from experiments.spec import SpecError
+
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except SpecError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

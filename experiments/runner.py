@@ -1,0 +1,250 @@
+"""One run: spec → plan → programs → backend and runtime → run folder.
+
+>>> # doctest: +SKIP
+>>> result = run("experiments/specs/quickstart.toml", out="runs")
+>>> result.summary["recall"]
+1.0
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import platform
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from emulator.network import Network
+from experiments import spec as specs
+from experiments.plan import Plan, QuerySpec, StreamSpec
+from experiments.store import is_complete, write_run
+from experiments.summary import common_summary
+
+log = logging.getLogger(__name__)
+
+#: Packages whose versions every run records.
+RECORDED_PACKAGES = ("numpy", "pandas", "pyarrow", "simpy", "networkx", "pyspark", "matplotlib")
+
+
+def derived_seed(seed: int, purpose: str) -> int:
+    """An independent seed for one purpose (topology, mobility, streams...) of a run.
+
+    >>> derived_seed(1, "streams") == derived_seed(1, "streams") != derived_seed(1, "topology")
+    True
+    """
+    words = [seed] + [ord(c) for c in purpose]
+    return int(np.random.SeedSequence(words).generate_state(1)[0])
+
+
+def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -> Plan:
+    """Build topology, dynamics and stream placement and check everything the spec names.
+
+    Every problem is a :class:`experiments.spec.SpecError` naming the field.
+    """
+    import topologies
+    from spark_nodes import registry, sources
+
+    run_cfg, query_cfg = spec["run"], spec["query"]
+    seed, duration = run_cfg["seed"], run_cfg["duration"]
+
+    def checked(field, build):
+        try:
+            return build()
+        except specs.SpecError:
+            raise
+        except (ValueError, KeyError, TypeError, OSError) as err:
+            text = str(err)
+            raise specs.SpecError(source, field, text) from err
+
+    topology = checked("topology", lambda: topologies.topology_from_spec(
+        spec["topology"], derived_seed(seed, "topology"), base_dir))
+    dynamics = checked("mobility", lambda: topologies.dynamics_from_spec(
+        topology, spec["mobility"], duration, derived_seed(seed, "mobility"), base_dir))
+    nodes = sorted(topology.graph.nodes)
+    if query_cfg["node"] not in topology.graph:
+        raise specs.SpecError(source, "query.node", f"node {query_cfg['node']} is not in the "
+                              f"topology (nodes {nodes[0]}..{nodes[-1]})")
+    placement = checked("streams", lambda: sources.place_streams(
+        spec["streams"], nodes, [query_cfg["node"]], derived_seed(seed, "placement")))
+    streams = tuple(StreamSpec(name, node) for name, node in placement.items())
+    windows = {}
+    for s in streams:
+        windows[s.name] = query_cfg["windows"].get(s.name, query_cfg["window"])
+    unknown = sorted(set(query_cfg["windows"]) - set(windows))
+    if unknown:
+        raise specs.SpecError(source, f"query.windows.{unknown[0]}",
+                              f"no such stream; streams: {', '.join(windows)}")
+    if query_cfg["predicate"] == "distance" and query_cfg["theta"] is None:
+        raise specs.SpecError(source, "query.theta", "expected a number: the distance "
+                              "predicate needs a threshold")
+    query = QuerySpec(query_cfg["node"], query_cfg["predicate"], query_cfg["theta"], windows)
+
+    algorithm = checked("algorithm.name", lambda: registry.get(spec["algorithm"]["name"]))
+    for name in spec["params"]:
+        checked(f"params.{name}", lambda name=name: registry.get(name))
+    params = checked(f"params.{algorithm.name}", lambda: registry.validate_params(
+        algorithm, spec["params"].get(algorithm.name, {})))
+    net0 = Network(dynamics).view(0.0)
+    return Plan(name=run_cfg["name"], seed=seed, duration=duration, step=run_cfg["step"],
+                backend=run_cfg["backend"], runtime=run_cfg["runtime"],
+                memory_interval=run_cfg["memory_interval"],
+                bytes_per_unit=run_cfg["bytes_per_unit"], header_bytes=run_cfg["header_bytes"],
+                synopsis_unit=run_cfg["synopsis_unit"], topology=topology, dynamics=dynamics,
+                streams=streams, query=query, algorithm=algorithm.name, params=params,
+                net0=net0, spec=spec, base_dir=Path(base_dir))
+
+
+@dataclass
+class RunData:
+    """What an algorithm's ``summarize`` sees of a finished run."""
+
+    ledger: pd.DataFrame
+    results: pd.DataFrame
+    metrics: pd.DataFrame
+    expected: set
+    duration: float
+    tuples: dict = field(repr=False, default_factory=dict)
+
+
+@dataclass
+class RunResult:
+    """A finished run: its folder and summary; tables are read on first use."""
+
+    path: Path
+    summary: dict
+    spec: dict
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    def _table(self, name: str) -> pd.DataFrame:
+        return pd.read_parquet(self.path / f"{name}.parquet")
+
+    @property
+    def ledger(self) -> pd.DataFrame:
+        return self._table("ledger")
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        return self._table("metrics")
+
+    @property
+    def results(self) -> pd.DataFrame:
+        return self._table("results")
+
+    @property
+    def expected(self) -> pd.DataFrame:
+        return self._table("expected")
+
+
+def _make_runtime(plan: Plan):
+    if plan.runtime == "spark":
+        from spark_nodes.runtime_spark import SparkRuntime
+
+        return SparkRuntime(master=plan.spec["run"]["spark_master"])
+    from spark_nodes.runtime_inproc import InprocRuntime
+
+    return InprocRuntime()
+
+
+def _execute(plan: Plan, programs: dict, tuples: dict, progress: bool):
+    if plan.backend == "mininet":
+        from emulator import mininet
+
+        return mininet.execute(plan, programs, tuples)
+    from spark_nodes.driver import execute
+
+    return execute(plan, programs, tuples, _make_runtime(plan), drain=plan.spec["run"]["drain"],
+                   progress=progress)
+
+
+def provenance() -> dict:
+    """Versions of Python, the platform, the recorded packages and the git commit."""
+    versions = {"python": platform.python_version()}
+    for package in RECORDED_PACKAGES:
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = None
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).parent, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        commit = None
+    return {"versions": versions, "git_commit": commit, "platform": platform.platform(),
+            "host": platform.node()}
+
+
+def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<spec>",
+             progress: bool = False, force: bool = False) -> Path:
+    """Run a resolved spec into ``out/<run_id>`` unless that folder is already complete."""
+    from spark_nodes import registry, sources
+
+    run_dir = Path(out) / specs.run_id(spec)
+    if is_complete(run_dir) and not force:
+        log.info("%s: complete already, skipped", run_dir.name)
+        return run_dir
+    started = time.time()   # wall clock for provenance only; the run itself is virtual
+    plan = build_plan(spec, base_dir, source)
+    algorithm = registry.get(plan.algorithm)
+    tuples = sources.generate_streams(spec["streams"], plan.stream_nodes, plan.duration,
+                                      derived_seed(plan.seed, "streams"), base_dir=base_dir)
+    programs = algorithm.programs(plan)
+    log.info("%s: %s on %s/%s, %d nodes, %d streams, %d tuples", run_dir.name, plan.algorithm,
+             plan.backend, plan.runtime, plan.topology.graph.number_of_nodes(),
+             len(plan.streams), sum(len(v) for v in tuples.values()))
+    output = _execute(plan, programs, tuples, progress)
+    expected = algorithm.exact_answer(plan, tuples)
+    data = RunData(output.ledger, output.results, output.metrics, set(expected), plan.duration,
+                   tuples)
+    summary = common_summary(output.ledger, output.results, data.expected, output.metrics,
+                             plan.duration, output.info.get("messages", 0))
+    summary["memory_peak_tuples"] = output.info.get("memory_peak_total_tuples",
+                                                    summary["memory_peak_sampled_tuples"])
+    summary["memory_peak_bytes"] = output.info.get("memory_peak_total_bytes", 0)
+    summary["tuples_generated"] = sum(len(v) for v in tuples.values())
+    summary["lost_messages"] = sum(output.info.get("lost", {}).values())
+    summary.update(algorithm.summarize(plan, data))
+    wall = time.time() - started
+    summary["wall_seconds"] = wall
+    meta = {"status": "complete", "run_id": run_dir.name, "seed": plan.seed,
+            "algorithm": plan.algorithm, "backend": plan.backend, "runtime": plan.runtime,
+            "wall_seconds": wall, "started_unix": started, "backend_info": output.info,
+            "stream_nodes": plan.stream_nodes, **provenance()}
+    expected_frame = pd.DataFrame({"group": sorted(expected)}, dtype="string")
+    path = write_run(Path(out), run_dir.name,
+                     {"ledger.parquet": output.ledger, "metrics.parquet": output.metrics,
+                      "results.parquet": output.results, "expected.parquet": expected_frame},
+                     {"spec.json": spec, "summary.json": summary, "meta.json": meta})
+    log.info("%s: recall %.3f, cost/time %.2f, %.1f s", run_dir.name, summary["recall"],
+             summary["comm_cost_per_time"], wall)
+    return path
+
+
+def run(spec, out="runs", seed: int | None = None, runtime: str | None = None,
+        backend: str | None = None, spark_master: str | None = None, progress: bool = False,
+        force: bool = False) -> RunResult:
+    """Run a spec (a TOML path or a dict) and return its :class:`RunResult`.
+
+    ``seed``, ``runtime``, ``backend`` and ``spark_master`` override the spec's ``[run]``.
+    """
+    if isinstance(spec, (str, Path)):
+        resolved, base_dir = specs.load(spec)
+        source = str(spec)
+    else:
+        resolved, base_dir, source = specs.resolve(spec), Path("."), "<spec>"
+    overrides = {"seed": seed, "runtime": runtime, "backend": backend,
+                 "spark_master": spark_master}
+    raw = dict(resolved)
+    raw["run"] = dict(resolved["run"])
+    raw["run"].update({k: v for k, v in overrides.items() if v is not None})
+    resolved = specs.resolve(raw, source)
+    path = run_spec(resolved, Path(out), base_dir, source, progress=progress, force=force)
+    import json
+
+    return RunResult(path, json.loads((path / "summary.json").read_text()), resolved)

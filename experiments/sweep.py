@@ -1,0 +1,83 @@
+"""Sweeps: a grid of spec values times seeds, run only where a result is missing.
+
+Each point runs into its own folder (named by the hash of its resolved spec), so a sweep
+that is stopped and started again only runs what is missing. ``runs.parquet`` gets one
+row per run: ``run_id``, ``algorithm``, ``seed``, every swept dotted path, and every
+summary key.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from experiments import spec as specs
+from experiments.runner import run_spec
+from experiments.store import is_complete
+
+log = logging.getLogger(__name__)
+
+
+def plan_sweep(spec_path) -> tuple[list[tuple[dict, dict]], Path, str]:
+    """``([(resolved spec, swept values)], base_dir, source)`` of a sweep spec file."""
+    spec, base_dir = specs.load(spec_path)
+    return specs.expand(spec, str(spec_path)), base_dir, str(spec_path)
+
+
+def run_table(out: Path, points: list[tuple[dict, dict]]) -> pd.DataFrame:
+    """One row per complete run among ``points`` (swept values + summary)."""
+    rows = []
+    for spec, point in points:
+        run_dir = Path(out) / specs.run_id(spec)
+        if not is_complete(run_dir):
+            continue
+        summary = json.loads((run_dir / "summary.json").read_text())
+        row = {"run_id": run_dir.name, "algorithm": spec["algorithm"]["name"],
+               **{k: v for k, v in point.items()}, **summary}
+        row["seed"] = spec["run"]["seed"]
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    for column in frame.columns:   # swept values may mix types (3.0 and "none")
+        if frame[column].dtype == object:
+            frame[column] = frame[column].map(lambda v: "none" if v is None else v)
+            if frame[column].map(type).nunique() > 1:
+                frame[column] = frame[column].astype(str)
+    return frame
+
+
+def write_table(out: Path, frame: pd.DataFrame) -> Path:
+    """Write ``runs.parquet`` atomically."""
+    path = Path(out) / "runs.parquet"
+    tmp = path.with_name(f".runs-{os.getpid()}.parquet")
+    frame.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+    return path
+
+
+def sweep(spec_path, out=None, engine: str = "local", spark_master: str | None = None,
+          progress: bool = True) -> pd.DataFrame:
+    """Run every missing point of the sweep in ``spec_path``; return ``runs.parquet``'s frame.
+
+    ``engine="spark"`` runs the points as Spark tasks (see ``experiments.sweep_spark``).
+    """
+    points, base_dir, source = plan_sweep(spec_path)
+    out = Path(out) if out is not None else Path("runs") / Path(spec_path).stem
+    out.mkdir(parents=True, exist_ok=True)
+    missing = [(s, p) for s, p in points if not is_complete(out / specs.run_id(s))]
+    log.info("%s: %d runs, %d missing, engine %s", source, len(points), len(missing), engine)
+    if engine == "spark":
+        from experiments.sweep_spark import run_on_spark
+
+        run_on_spark([s for s, _ in missing], out, base_dir, source, master=spark_master)
+    elif engine == "local":
+        for spec, _ in tqdm(missing, desc=Path(source).stem, unit="run", disable=not progress):
+            run_spec(spec, out, base_dir, source)
+    else:
+        raise ValueError(f"unknown sweep engine {engine!r}; valid: local, spark")
+    frame = run_table(out, points)
+    write_table(out, frame)
+    return frame

@@ -1,0 +1,75 @@
+"""Routing views: least path costs, next hops, dead nodes, epochs."""
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from emulator.network import NetView, Network
+
+
+def diamond():
+    g = nx.Graph()
+    g.add_edge(0, 1, cost=1.0)
+    g.add_edge(1, 3, cost=1.0)
+    g.add_edge(0, 2, cost=1.0)
+    g.add_edge(2, 3, cost=3.0)
+    g.add_edge(3, 4, cost=2.0)
+    return g
+
+
+def test_costs_and_paths_match_dijkstra():
+    g = diamond()
+    view = NetView.from_graph(g)
+    for u in g:
+        lengths = nx.single_source_dijkstra_path_length(g, u, weight="cost")
+        for v, d in lengths.items():
+            assert view.cost(u, v) == pytest.approx(d)
+    assert view.path(0, 4) == [0, 1, 3, 4]
+    # 2-0-1-3-4 and 2-3-4 both cost 5: ties go to the neighbour with the smaller id
+    assert view.path(2, 4) == [2, 0, 1, 3, 4] and view.hops(2, 4) == 4
+    np.testing.assert_allclose(view.cost_matrix([0, 4]), [[0, 4], [4, 0]])
+
+
+def test_dead_node_neither_forwards_nor_is_reachable():
+    g = diamond()
+    g.nodes[1]["alive"] = False
+    view = NetView.from_graph(g)
+    assert view.path(0, 4) == [0, 2, 3, 4]
+    assert view.cost(0, 4) == 6.0
+    assert math.isinf(view.cost(0, 1))
+    assert view.next_hop(0, 1) is None and view.path(0, 1) == []
+
+
+def test_link_down_and_partition():
+    g = diamond()
+    g.edges[3, 4]["up"] = False
+    view = NetView.from_graph(g)
+    assert math.isinf(view.cost(0, 4)) and view.hops(0, 4) == -1
+
+
+def test_center_minimises_sum_of_costs():
+    # the SMJ worked example: W12 = 18, W23 = 20, W13 = 25 -> center is site 2
+    g = nx.Graph()
+    g.add_edge(1, 2, cost=18.0)
+    g.add_edge(2, 3, cost=20.0)
+    g.add_edge(1, 3, cost=25.0)
+    assert NetView.from_graph(g).center([1, 2, 3]) == 2
+
+
+class TwoEpochs:
+    epochs = [0.0, 5.0]
+
+    def snapshot(self, t):
+        g = diamond()
+        if t >= 5.0:
+            g.edges[0, 1]["cost"] = 10.0
+        return g
+
+
+def test_network_switches_views_at_epochs():
+    net = Network(TwoEpochs())
+    assert net.view(4.99).path(0, 3) == [0, 1, 3]
+    assert net.view(5.0).path(0, 3) == [0, 2, 3]
+    assert net.view(7.0) is net.view(5.5)
+    assert net.next_change(1.0) == 5.0 and math.isinf(net.next_change(5.0))
