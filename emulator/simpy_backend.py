@@ -33,7 +33,7 @@ from collections import Counter, defaultdict
 
 import simpy
 
-from emulator.events import DELIVER, TIMER, TUPLE, Event
+from emulator.events import DELIVER, TUPLE, Event
 from emulator.ledger import Ledger
 from emulator.messages import Message, wire_bytes
 from emulator.network import Network
