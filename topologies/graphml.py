@@ -58,9 +58,9 @@ def read_graphml(path: str | PathLike, *, defaults: Mapping[str, float] | None =
                                     got=domain)
         if domain != "all" and name not in _VALID[domain]:
             # for="all" keys are checked where they are used, against that element.
-            raise TopologyFileError(path, f"key[{i}].attr.name", f"a {domain} attribute "
-                                    f"named one of {', '.join(sorted(_VALID[domain]))}",
-                                    got=name)
+            valid = ", ".join(sorted(_VALID[domain]))
+            raise TopologyFileError(path, f"key[{i}].attr.name",
+                                    f"{domain} attribute named one of {valid}", got=name)
         keys[key.get("id")] = (domain, name)
         default = next((el for el in key if _local(el.tag) == "default"), None)
         if default is not None:
@@ -85,7 +85,7 @@ def read_graphml(path: str | PathLike, *, defaults: Mapping[str, float] | None =
             name = keys[key_id][1]
             if name not in _VALID[domain]:
                 raise TopologyFileError(path, f"{where}.data",
-                                        f"a {domain} attribute named one of "
+                                        f"{domain} attribute named one of "
                                         f"{', '.join(sorted(_VALID[domain]))}", got=name)
             values[name] = data.text
         return values

@@ -1,0 +1,176 @@
+"""JSON node-link and GraphML files: round trips and every kind of bad input."""
+import json
+import math
+from importlib.resources import files
+
+import networkx as nx
+import pytest
+
+from topologies import (Topology, TopologyFileError, complete, random_geometric,
+                        read_topology, write_topology)
+
+DATA = files("topologies") / "data"
+
+
+def test_sample_files_hold_the_same_topology():
+    topo = read_topology(DATA / "five_nodes.json")
+    assert topo == read_topology(DATA / "five_nodes.graphml")
+    assert topo.nodes == [0, 1, 2, 3, 4]
+    assert topo.graph.edges[0, 2] == {"cost": 0.5, "delay": 0.02, "jitter": 0.005,
+                                      "bandwidth": 1000.0, "loss": 0.01}
+    assert topo.graph.edges[2, 4]["bandwidth"] == math.inf
+    assert topo.graph.nodes[4]["pos"] == (0.8, 0.5)
+    assert (topo.radius, topo.link_cost) == (0.5, "distance")
+
+
+@pytest.mark.parametrize("suffix", [".json", ".graphml"])
+@pytest.mark.parametrize("make", [
+    lambda: random_geometric(25, 0.35, seed=5),
+    lambda: complete(6, (1, 10), seed=2),
+    lambda: read_topology(DATA / "five_nodes.json"),
+])
+def test_round_trip_equality(tmp_path, suffix, make):
+    topo = make()
+    path = tmp_path / f"net{suffix}"
+    write_topology(topo, path)
+    back = read_topology(path)
+    assert back == topo
+    assert dict(back.graph.edges) == dict(topo.graph.edges)
+
+
+def test_json_round_trip_keeps_link_defaults(tmp_path):
+    topo = complete(3, seed=1, defaults={"delay": 0.3, "bandwidth": 50})
+    write_topology(topo, tmp_path / "net.json")
+    assert read_topology(tmp_path / "net.json").defaults["delay"] == 0.3
+    with pytest.raises(ValueError, match="GraphML cannot hold non-default link defaults"):
+        write_topology(topo, tmp_path / "net.graphml")
+
+
+def test_missing_attributes_take_caller_defaults(tmp_path):
+    path = tmp_path / "net.json"
+    path.write_text(json.dumps({"nodes": [{"id": 1}, {"id": 2}],
+                                "links": [{"source": 1, "target": 2, "cost": 3}]}))
+    topo = read_topology(path, defaults={"delay": 0.25})
+    assert topo.graph.edges[1, 2] == {"cost": 3.0, "delay": 0.25, "jitter": 0.0,
+                                      "bandwidth": math.inf, "loss": 0.0}
+
+
+def test_reads_what_networkx_writes(tmp_path):
+    g = nx.Graph()
+    g.add_edge(3, 7, cost=2.5, delay=0.1)
+    g.add_edge(7, 9, cost=1.0)
+    nx.write_graphml(g, tmp_path / "nx.graphml")
+    topo = read_topology(tmp_path / "nx.graphml")
+    assert topo.nodes == [3, 7, 9]
+    assert topo.graph.edges[3, 7]["cost"] == 2.5 and topo.graph.edges[3, 7]["delay"] == 0.1
+    (tmp_path / "nx.json").write_text(json.dumps(nx.node_link_data(g, edges="edges")))
+    assert read_topology(tmp_path / "nx.json") == topo
+    # and networkx reads what we write
+    write_topology(topo, tmp_path / "ours.graphml")
+    assert nx.read_graphml(tmp_path / "ours.graphml", node_type=int).edges[3, 7]["cost"] == 2.5
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_malformed_json_reports_line(tmp_path):
+    path = write(tmp_path, "net.json", '{\n "nodes": [\n  {"id": 0}\n  {"id": 1}\n ]\n}\n')
+    with pytest.raises(TopologyFileError) as info:
+        read_topology(path)
+    assert info.value.where == "line 4"
+    assert str(info.value).startswith(f"{path}: line 4: expected valid JSON")
+
+
+GOOD_NODES = [{"id": 0, "pos": [0, 0]}, {"id": 1, "pos": [1, 0]}, {"id": 2}]
+
+
+@pytest.mark.parametrize("doc, where, expected", [
+    ({"nodes": GOOD_NODES, "links": [{"source": 0, "target": 1},
+                                     {"source": 1, "target": 2, "cost": "abc"}]},
+     "links[1].cost", "expected a number >= 0, got 'abc'"),
+    ({"nodes": GOOD_NODES, "links": [{"source": 0, "target": 1, "cost": -2}]},
+     "links[0].cost", "expected a number >= 0, got -2"),
+    ({"nodes": GOOD_NODES, "links": [{"source": 0, "target": 5}]},
+     "links[0].target", "expected a node listed in nodes, got 5"),
+    ({"nodes": GOOD_NODES, "links": [{"source": 0}]},
+     "links[0].target", "expected a node id"),
+    ({"nodes": GOOD_NODES + [{"id": 1}], "links": []},
+     "nodes[3].id", "expected a node id not used before, got 1"),
+    ({"nodes": [{"id": "a"}], "links": []}, "nodes[0].id", "expected an integer, got 'a'"),
+    ({"nodes": [{"id": 0, "pos": [1]}], "links": []}, "nodes[0].pos", "expected a position"),
+    ({"nodes": GOOD_NODES, "links": [{"source": 0, "target": 1, "cots": 1}]},
+     "links[0].cots", "expected one of the keys bandwidth, cost"),
+    ({"nodes": GOOD_NODES, "links": [{"source": 0, "target": 1},
+                                     {"source": 1, "target": 0}]},
+     "links[1]", "expected one link per node pair"),
+    ({"nodes": GOOD_NODES, "links": [{"source": 0, "target": 1, "loss": 1.5}]},
+     "links[0].loss", "expected a number >= 0 and <= 1, got 1.5"),
+    ({"nodes": GOOD_NODES, "links": [{"source": 0, "target": 1, "bandwidth": 0}]},
+     "links[0].bandwidth", "expected a number > 0 (or inf), got 0"),
+    ({"directed": True, "nodes": GOOD_NODES, "links": []}, "directed", "expected false"),
+    ({"nodes": GOOD_NODES, "graph": {"link_cost": "far"}}, "graph.link_cost",
+     "expected one of hop"),
+    ({"nodes": "all"}, "nodes", "expected a list of nodes"),
+])
+def test_bad_json_fields_are_named(tmp_path, doc, where, expected):
+    path = write(tmp_path, "net.json", json.dumps(doc))
+    with pytest.raises(TopologyFileError) as info:
+        read_topology(path)
+    assert info.value.where == where
+    assert f"{path}: {where}: {expected}" in str(info.value)
+
+
+GRAPHML_HEAD = """<?xml version="1.0" encoding="UTF-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns">
+  <key id="c" for="edge" attr.name="cost" attr.type="double"/>
+  <graph edgedefault="undirected">
+"""
+
+
+def test_malformed_graphml_reports_line(tmp_path):
+    path = write(tmp_path, "net.graphml",
+                 GRAPHML_HEAD + '    <node id="0">\n    <node id="1"/>\n  </graph>\n</graphml>\n')
+    with pytest.raises(TopologyFileError) as info:
+        read_topology(path)
+    assert info.value.where == "line 7"   # the </graph> that closes nothing
+    assert "expected well-formed GraphML XML (mismatched tag" in str(info.value)
+
+
+@pytest.mark.parametrize("body, where, expected", [
+    ('<node id="0"/><node id="1"/><edge source="0" target="1"><data key="c">abc</data>'
+     '</edge>', "edge[0].cost", "expected a number >= 0, got 'abc'"),
+    ('<node id="0"/><node id="1"/><edge source="0" target="2"/>', "edge[0].target",
+     "expected the id of a <node>, got '2'"),
+    ('<node id="0"/><node id="0"/>', "node[1].id", "expected a node id not used before"),
+    ('<node id="n0"/>', "node[0].id", "expected an integer, got 'n0'"),
+    ('<node id="0"/><node id="1"/><edge source="0" target="1"><data key="w">1</data>'
+     '</edge>', "edge[0].data", "expected a key declared by <key>, got 'w'"),
+])
+def test_bad_graphml_fields_are_named(tmp_path, body, where, expected):
+    path = write(tmp_path, "net.graphml", GRAPHML_HEAD + body + "</graph></graphml>")
+    with pytest.raises(TopologyFileError) as info:
+        read_topology(path)
+    assert info.value.where == where
+    assert expected in str(info.value)
+
+
+def test_graphml_unknown_attribute_and_directed_graph(tmp_path):
+    path = write(tmp_path, "a.graphml", GRAPHML_HEAD.replace('"cost"', '"weight"')
+                 + "</graph></graphml>")
+    with pytest.raises(TopologyFileError, match=r"key\[0\].attr.name: expected edge "
+                                                r"attribute named one of bandwidth"):
+        read_topology(path)
+    path = write(tmp_path, "b.graphml", GRAPHML_HEAD.replace("undirected", "directed")
+                 + "</graph></graphml>")
+    with pytest.raises(TopologyFileError, match="graph.edgedefault: expected 'undirected'"):
+        read_topology(path)
+
+
+def test_unknown_extension(tmp_path):
+    with pytest.raises(TopologyFileError, match=r"file name: expected a .json"):
+        read_topology(tmp_path / "net.yaml")
+    with pytest.raises(TopologyFileError):
+        write_topology(Topology(nx.Graph([(0, 1)])), tmp_path / "net.txt")
