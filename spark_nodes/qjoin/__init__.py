@@ -1,0 +1,16 @@
+"""QJoin: quality-driven join of two out-of-order streams, with its baselines.
+
+Modules, one job each:
+
+- :mod:`~spark_nodes.qjoin.estimator` — the per-``L`` target ``Q_L*``, basic windows,
+  the estimate ``Q_L(dx, dy)`` and Algorithm 1 (pure functions);
+- :mod:`~spark_nodes.qjoin.statistics` — statistics over the last ``L`` and the per-``L``
+  counts of the user period ``P``;
+- :mod:`~spark_nodes.qjoin.operator` — the symmetric join core (per tuple, and the exact
+  vectorized equivalent on a whole arrival sequence);
+- :mod:`~spark_nodes.qjoin.kslack`, :mod:`~spark_nodes.qjoin.mpkslack` — reorder buffers;
+- :mod:`~spark_nodes.qjoin.programs` — the node programs placed in the network;
+- :mod:`~spark_nodes.qjoin.spark_join` — Spark's built-in stream-stream join on an
+  arrival sequence;
+- :mod:`~spark_nodes.qjoin.algorithms` — the registered plug-ins.
+"""

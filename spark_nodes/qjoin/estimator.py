@@ -1,0 +1,318 @@
+"""QJoin's quality model: ``Q_L*``, basic windows, ``Q_L(dx, dy)`` and Algorithm 1.
+
+Everything here is a pure function of the statistics of the last adaptation interval
+``L`` (see ``ALGORITHMS.md`` §2). The formulas of the source were figures that did not
+survive; what is implemented is the reconstruction of ``ALGORITHMS.md``:
+
+- ``Q_L* = (Q_user (N_true(P-L) + N_L) - N_prod(P-L)) / N_L`` (Ji et al.'s Gamma_L),
+  **[recon]**;
+- coarse delay ``D``: 0 for a delay in ``[0, g]``, 1 in ``(g, 2g]``, ... (the source's
+  definition; ``ALGORITHMS.md`` writes ``ceil(delay / g)`` beside it, which disagrees on
+  ``(0, g]`` — kept as ``coarse_delay="ceil"``);
+- ``|W'_S(dy)| = sum_l Vs b_l F_S(floor((dy + (l-1) b) / g))`` over ``n = ceil(w / b)``
+  basic windows **[recon]**;
+- ``N_L = sel(Max) N_x(Maxdx, Maxdy)`` with the basic-window ``N_x`` (``ideal="basic"``,
+  **[recon]**) or the source's literal formula (10), ``Vr L Vs (w + Maxdy) +
+  Vs L Vr (w + Maxdx)`` (``ideal="literal"``), which is inconsistent with (7).
+
+Examples
+--------
+>>> round(q_target_raw(0.9, 900, 820, 100), 6)
+0.8
+>>> basic_windows(4.0, 1.5).tolist()
+[1.5, 1.5, 1.0]
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Slack on float comparisons of grid points (``dy + (l-1) b`` divided by ``g``).
+_EPS = 1e-9
+
+COARSE_DELAY_RULES = ("paper", "ceil")
+IDEAL_RULES = ("basic", "literal")
+
+
+def q_target_raw(q_user: float, n_true_prev: float, n_prod_prev: float,
+                 n_l: float) -> float:
+    """The unclamped target recall of the next ``L``.
+
+    Parameters
+    ----------
+    q_user : float
+        The user's recall requirement over a period ``P``.
+    n_true_prev, n_prod_prev : float
+        True and produced result counts over the latest ``P - L``.
+    n_l : float
+        Estimated true result count of the next ``L``.
+
+    Returns
+    -------
+    float
+        ``(q_user (n_true_prev + n_l) - n_prod_prev) / n_l``; above 1 means the period
+        cannot reach ``q_user`` any more. With ``n_l == 0`` it is 0 when the period already
+        meets ``q_user`` and ``inf`` otherwise.
+
+    Examples
+    --------
+    >>> round(q_target_raw(0.9, 900, 790, 100), 6)
+    1.1
+    >>> q_target_raw(0.9, 900, 900, 100)
+    0.0
+    >>> q_target_raw(0.9, 100, 50, 0)
+    inf
+    """
+    need = q_user * (n_true_prev + n_l) - n_prod_prev
+    if n_l <= 0:
+        return 0.0 if need <= _EPS else math.inf
+    return need / n_l
+
+
+def q_target(q_user: float, n_true_prev: float, n_prod_prev: float,
+             n_l: float) -> tuple[float, bool]:
+    """``(Q_L* clamped to [0, 1], feasible)``; infeasible means "use the largest buffers".
+
+    Examples
+    --------
+    >>> q_target(0.9, 900, 820, 100)[1], q_target(0.9, 900, 790, 100)
+    (True, (1.0, False))
+    """
+    raw = q_target_raw(q_user, n_true_prev, n_prod_prev, n_l)
+    feasible = raw <= 1.0 + _EPS
+    return float(min(1.0, max(0.0, raw))), bool(feasible)
+
+
+def coarse_delay(delay, g: float, rule: str = "paper") -> np.ndarray:
+    """Coarse delays ``D`` of the given delays at granularity ``g``.
+
+    ``"paper"``: ``D = 0`` on ``[0, g]``, ``1`` on ``(g, 2g]``, ...; ``"ceil"``:
+    ``D = ceil(delay / g)``.
+
+    Examples
+    --------
+    >>> coarse_delay([0.0, 0.01, 0.015, 0.02, 0.021], 0.01).tolist()
+    [0, 0, 1, 1, 2]
+    >>> coarse_delay([0.0, 0.01, 0.015], 0.01, "ceil").tolist()
+    [0, 1, 2]
+    """
+    if rule not in COARSE_DELAY_RULES:
+        raise ValueError(f"coarse_delay rule: expected one of {COARSE_DELAY_RULES}, "
+                         f"got {rule!r}")
+    if not g > 0:
+        raise ValueError(f"coarse_delay: granularity g must be > 0, got {g!r}")
+    units = np.ceil(np.asarray(delay, dtype=float) / g - _EPS)
+    units = np.maximum(units, 0)
+    if rule == "paper":
+        units = np.maximum(units - 1, 0)
+    return units.astype(np.int64)
+
+
+def basic_windows(w: float, b: float) -> np.ndarray:
+    """Lengths ``b_l`` of the ``n = ceil(w / b)`` basic windows splitting ``w``.
+
+    Examples
+    --------
+    >>> basic_windows(4.0, 1.0).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    >>> len(basic_windows(2.0, 0.01))
+    200
+    """
+    if not (w > 0 and b > 0):
+        raise ValueError(f"basic_windows: w and b must be > 0, got w={w!r}, b={b!r}")
+    n = max(1, math.ceil(w / b - _EPS))
+    out = np.full(n, float(b))
+    out[-1] = w - (n - 1) * b
+    return out
+
+
+def delay_cdf(coarse, k) -> np.ndarray:
+    """Empirical ``F(k) = P[D <= k]`` of the coarse delays ``coarse`` at integers ``k``.
+
+    No observation gives ``F = 1`` (nothing is known to be late).
+
+    Examples
+    --------
+    >>> delay_cdf([0, 0, 1, 2], [0, 1, 2, 5]).tolist()
+    [0.5, 0.75, 1.0, 1.0]
+    """
+    d = np.sort(np.asarray(coarse))
+    k = np.asarray(k)
+    if d.size == 0:
+        return np.ones(k.shape)
+    return np.searchsorted(d, k, side="right") / d.size
+
+
+def window_counts(rate: float, cdf, allowances, w: float, b: float, g: float) -> np.ndarray:
+    """``|W'(d)|`` for each allowance ``d``: tuples of a stream found in one window.
+
+    Parameters
+    ----------
+    rate : float
+        Tuples per time unit of the stream.
+    cdf : callable
+        ``cdf(k)`` = ``F(k)`` of the stream's coarse delays (vectorized over ``k``).
+    allowances : array_like
+        Delay allowances ``d``.
+    w, b, g : float
+        Window, basic window and delay granularity.
+
+    Examples
+    --------
+    >>> f = {0: .6, 1: .8}
+    >>> cdf = lambda k: np.array([f.get(int(i), 1.0) for i in np.ravel(k)]).reshape(np.shape(k))
+    >>> window_counts(20, cdf, [0, 1, 2], 4, 1, 1).round(6).tolist()
+    [68.0, 76.0, 80.0]
+    """
+    bl = basic_windows(w, b)
+    offsets = np.arange(bl.size) * b
+    d = np.asarray(allowances, dtype=float)
+    k = np.floor((d[:, None] + offsets[None, :]) / g + _EPS).astype(np.int64)
+    return rate * (np.asarray(cdf(k), dtype=float) * bl[None, :]).sum(axis=1)
+
+
+def delay_grid(max_delay: float, g: float) -> np.ndarray:
+    """Allowances ``0, g, 2g, ...`` up to the first one covering ``max_delay``.
+
+    Examples
+    --------
+    >>> delay_grid(2.0, 1.0).tolist(), delay_grid(0.025, 0.01).round(3).tolist()
+    ([0.0, 1.0, 2.0], [0.0, 0.01, 0.02, 0.03])
+    """
+    steps = max(0, math.ceil(max(max_delay, 0.0) / g - _EPS))
+    return np.arange(steps + 1) * g
+
+
+@dataclass(frozen=True)
+class StreamStats:
+    """What the estimator needs of one stream over the last ``L``.
+
+    ``delays`` are the per-tuple delays, ``results`` and ``comparisons`` the results a
+    tuple produced and the window-qualified tuples it was compared with on arrival.
+    """
+
+    rate: float
+    delays: np.ndarray
+    results: np.ndarray
+    comparisons: np.ndarray
+    max_delay: float
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Algorithm 1's outcome."""
+
+    dx: float
+    dy: float
+    x: float
+    y: float
+    q_estimate: float
+    n_ideal: float
+    feasible: bool
+
+
+def _cumulative(delays, values, grid) -> np.ndarray:
+    # sum of values over tuples with delay <= each grid allowance
+    order = np.argsort(delays, kind="stable")
+    cum = np.concatenate([[0.0], np.cumsum(np.asarray(values, dtype=float)[order])])
+    idx = np.searchsorted(np.asarray(delays, dtype=float)[order], grid + _EPS, side="right")
+    return cum[idx]
+
+
+def quality_grid(r: StreamStats, s: StreamStats, w: float, L: float, b: float, g: float,
+                 coarse_rule: str = "paper", ideal: str = "basic"):
+    """``Q_L(dx, dy)`` on the allowance grid, and ``N_L``.
+
+    Returns
+    -------
+    dx_grid, dy_grid : numpy.ndarray
+        Allowances searched (steps of ``g`` up to the maximum delays).
+    q : numpy.ndarray
+        ``q[i, j] = Q_L(dx_grid[i], dy_grid[j])``.
+    n_ideal : float
+        ``N_L``, the estimated ideal result count of an interval ``L``.
+    """
+    if ideal not in IDEAL_RULES:
+        raise ValueError(f"ideal: expected one of {IDEAL_RULES}, got {ideal!r}")
+    dx_grid = delay_grid(r.max_delay, g)
+    dy_grid = delay_grid(s.max_delay, g)
+    cr = coarse_delay(r.delays, g, coarse_rule)
+    cs = coarse_delay(s.delays, g, coarse_rule)
+    w_r = window_counts(r.rate, lambda k: delay_cdf(cr, k), dx_grid, w, b, g)
+    w_s = window_counts(s.rate, lambda k: delay_cdf(cs, k), dy_grid, w, b, g)
+    cross = r.rate * L * w_s[None, :] + s.rate * L * w_r[:, None]
+    res = _cumulative(r.delays, r.results, dx_grid)[:, None] \
+        + _cumulative(s.delays, s.results, dy_grid)[None, :]
+    cmp_ = _cumulative(r.delays, r.comparisons, dx_grid)[:, None] \
+        + _cumulative(s.delays, s.comparisons, dy_grid)[None, :]
+    total_cmp = float(np.sum(r.comparisons) + np.sum(s.comparisons))
+    sel_max = float(np.sum(r.results) + np.sum(s.results)) / total_cmp if total_cmp else 0.0
+    # A delay class with no comparison says nothing about selectivity: use sel(Max).
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sel = np.where(cmp_ > 0, res / np.where(cmp_ > 0, cmp_, 1.0), sel_max)
+    if ideal == "basic":
+        n_ideal = sel_max * float(cross[-1, -1])
+    else:
+        n_ideal = sel_max * (r.rate * L * s.rate * (w + s.max_delay)
+                             + s.rate * L * r.rate * (w + r.max_delay))
+    if n_ideal > 0:
+        q = np.minimum(1.0, sel * cross / n_ideal)
+    else:
+        q = np.ones_like(cross)  # nothing expected: any buffer meets any target
+    return dx_grid, dy_grid, q, n_ideal
+
+
+def algorithm1(q, target: float, dx_grid, dy_grid, v_r: float, v_s: float,
+               w: float) -> tuple[float, float, float, float, bool]:
+    """Algorithm 1: the cheapest ``(dx, dy)`` whose estimate meets ``target``.
+
+    For each ``dy`` the smallest ``dx`` with ``q >= target`` is recorded; the record with
+    the least ``(dx + w) Vr + (dy + w) Vs`` wins (ties: smaller ``dy``); no record gives
+    the largest allowances.
+
+    Returns
+    -------
+    tuple
+        ``(dx, dy, x, y, found)`` with ``x = (dx + w) Vr`` and ``y = (dy + w) Vs``.
+
+    Examples
+    --------
+    >>> q = np.array([[0.5, 0.9], [0.95, 1.0]])
+    >>> algorithm1(q, 0.9, [0.0, 1.0], [0.0, 1.0], 10, 1, 1)
+    (0.0, 1.0, 10.0, 2.0, True)
+    """
+    q = np.asarray(q, dtype=float)
+    dx_grid = np.asarray(dx_grid, dtype=float)
+    dy_grid = np.asarray(dy_grid, dtype=float)
+    ok = q >= target - _EPS
+    has = ok.any(axis=0)
+    if not has.any():
+        dx, dy = float(dx_grid[-1]), float(dy_grid[-1])
+        return dx, dy, (dx + w) * v_r, (dy + w) * v_s, False
+    first = np.argmax(ok, axis=0)              # smallest dx meeting the target, per dy
+    cost = np.where(has, (dx_grid[first] + w) * v_r + (dy_grid + w) * v_s, np.inf)
+    j = int(np.argmin(cost))                   # first minimum: the smaller dy wins ties
+    dx, dy = float(dx_grid[first[j]]), float(dy_grid[j])
+    return dx, dy, (dx + w) * v_r, (dy + w) * v_s, True
+
+
+def choose_buffers(r: StreamStats, s: StreamStats, w: float, L: float, b: float, g: float,
+                   q_user: float, n_true_prev: float, n_prod_prev: float,
+                   coarse_rule: str = "paper", ideal: str = "basic") -> tuple[Choice, float]:
+    """Run one adaptation: ``Q_L*`` then Algorithm 1 on the statistics of the last ``L``.
+
+    Returns the :class:`Choice` and the clamped target. An infeasible target gives the
+    largest allowances (``feasible=False``).
+    """
+    dx_grid, dy_grid, q, n_ideal = quality_grid(r, s, w, L, b, g, coarse_rule, ideal)
+    target, feasible = q_target(q_user, n_true_prev, n_prod_prev, n_ideal)
+    if feasible:
+        dx, dy, x, y, found = algorithm1(q, target, dx_grid, dy_grid, r.rate, s.rate, w)
+    else:
+        dx, dy, found = float(dx_grid[-1]), float(dy_grid[-1]), False
+        x, y = (dx + w) * r.rate, (dy + w) * s.rate
+    i = int(np.searchsorted(dx_grid, dx - _EPS))
+    j = int(np.searchsorted(dy_grid, dy - _EPS))
+    return Choice(dx, dy, x, y, float(q[i, j]), n_ideal, feasible and found), target
