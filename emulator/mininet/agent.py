@@ -1,0 +1,294 @@
+"""A node agent: one process per Mininet host running that node's program in wall-clock time.
+
+The agent connects to the driver's Unix socket, receives its setup (the pickled program,
+the tuples its sources produce, the run's constants and the first routing view), listens
+on its node address, and reports ``ready``. After ``go`` (a ``time.monotonic`` instant
+shared by all agents, since the clock is the same in every namespace) virtual time is
+``(monotonic() - t0) / time_scale``. Events run in that time: ``start`` at 0, each tuple at
+its ``entered_at``, timers the program set (those before the end of the run), ``finish``
+at the run's duration, and every message delivered by the network at the virtual time it
+arrived. Each event goes through :func:`spark_nodes.program.run_node_step` — the same
+operator code as the simpy backend — and the messages it sends go out over TCP, one
+persistent connection per destination, in order ``(sent_at, local id)``.
+
+The ledger is written here, on the sending side: one row per hop of the least-cost path
+in the agent's current view, all stamped with ``sent_at`` (the hop times inside the kernel
+are not observable from the application). A message to an unreachable node is one lost
+row and is not sent. Message ids are ``src * 1_000_000_000 + local id``.
+
+Run as ``python -m emulator.mininet.agent --run PREFIX --node N --ctl SOCKET``.
+"""
+from __future__ import annotations
+
+import argparse
+import heapq
+import pickle
+import queue
+import socket
+import threading
+import time
+import traceback
+
+from emulator.events import DELIVER, FINISH, START, TIMER, TUPLE, Event
+from emulator.messages import Message, wire_bytes
+from emulator.mininet.protocol import encode, recv_frame, send_frame
+
+# Memory samples see the state before the events of their instant, as on the simpy backend.
+_RANK = {"sample": -1, START: 0, DELIVER: 1, TUPLE: 2, TIMER: 3, FINISH: 4}
+MSG_ID_BASE = 1_000_000_000
+
+
+class _Peer:
+    """A persistent TCP connection to one destination agent, fed from a queue."""
+
+    def __init__(self, addr: tuple[str, int], stopping: threading.Event):
+        self.addr = addr
+        self.queue: queue.Queue = queue.Queue()
+        self._stopping = stopping
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _connect(self) -> socket.socket | None:
+        delay = 0.01
+        while not self._stopping.is_set():
+            try:
+                sock = socket.create_connection(self.addr, timeout=5.0)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                sock.settimeout(None)
+                return sock
+            except OSError:
+                # No route yet (links change) or the peer is busy: try again shortly.
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+        return None
+
+    def _run(self) -> None:
+        sock = None
+        while True:
+            frame = self.queue.get()
+            while not self._stopping.is_set():
+                if sock is None:
+                    sock = self._connect()
+                    if sock is None:
+                        return
+                try:
+                    sock.sendall(frame)
+                    break
+                except OSError:
+                    # Only possible if the peer went away mid-run; resend on a new connection.
+                    sock.close()
+                    sock = None
+
+
+class Agent:
+    """Runs one node's program; see the module docstring."""
+
+    def __init__(self, node: int, ctl: socket.socket, setup: dict):
+        self.node = node
+        self.ctl = ctl
+        self.ctl_lock = threading.Lock()
+        self.program = pickle.loads(setup["program"])
+        self.seed = setup["seed"]
+        self.algorithm = setup["algorithm"]
+        self.scale = setup["time_scale"]
+        self.duration = setup["duration"]
+        self.interval = setup["memory_interval"]
+        self.addresses = setup["addresses"]
+        self.port = setup["port"]
+        self.bytes_per_unit = setup["bytes_per_unit"]
+        self.header_bytes = setup["header_bytes"]
+        self.view = setup["view"]
+        self.tuples = setup["tuples"]
+        self.inbox: queue.Queue = queue.Queue()
+        self.stopping = threading.Event()
+        self.peers: dict[int, _Peer] = {}
+        self.agenda: list = []
+        self.order = 0
+        self.rng_state = None
+        self.next_local_id = 0
+        self.last_vt = 0.0
+        self.memory = (0, 0)
+        self.ledger: list[tuple] = []
+        self.results: list[dict] = []
+        self.metrics: list[tuple] = []
+        self.sent = 0
+        self.received = 0
+        self.finished = False
+        self.t0 = None
+
+    # ------------------------------------------------------------------ sockets
+    def listen(self) -> None:
+        """Bind the data listener on the node address and start accepting."""
+        server = socket.create_server((self.addresses[self.node], self.port), backlog=256)
+        threading.Thread(target=self._accept, args=(server,), daemon=True).start()
+        threading.Thread(target=self._read_control, daemon=True).start()
+
+    def _accept(self, server: socket.socket) -> None:
+        while True:
+            conn, _ = server.accept()
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=self._read_peer, args=(conn,), daemon=True).start()
+
+    def _read_peer(self, conn: socket.socket) -> None:
+        while (frame := recv_frame(conn)) is not None:
+            self.inbox.put(("deliver", frame[1], time.monotonic()))
+
+    def _read_control(self) -> None:
+        while (frame := recv_frame(self.ctl)) is not None:
+            self.inbox.put(("ctl", frame, None))
+        self.inbox.put(("ctl", ("lost",), None))
+
+    def tell(self, frame) -> None:
+        with self.ctl_lock:
+            send_frame(self.ctl, frame)
+
+    # ------------------------------------------------------------------ events
+    def schedule(self, vt: float, kind: str, payload) -> None:
+        self.order += 1
+        heapq.heappush(self.agenda, (vt, _RANK[kind], self.order, kind, payload))
+
+    def wall(self, vt: float) -> float:
+        return self.t0 + vt * self.scale
+
+    def virtual(self, wall: float) -> float:
+        return (wall - self.t0) / self.scale
+
+    def begin(self, t0: float) -> None:
+        """Schedule the run's own events; virtual time 0 is ``t0``."""
+        self.t0 = t0
+        self.schedule(0.0, START, None)
+        for tup in self.tuples:
+            self.schedule(tup.entered_at, TUPLE, tup)
+        self.schedule(self.duration, FINISH, None)
+        self.schedule(0.0, "sample", 0)
+
+    def run(self) -> None:
+        """The event loop, until the driver says stop (or disappears)."""
+        while True:
+            timeout = None
+            if self.agenda:
+                timeout = max(0.0, self.wall(self.agenda[0][0]) - time.monotonic())
+            try:
+                kind, frame, at = self.inbox.get(timeout=timeout)
+            except queue.Empty:
+                self.run_due(time.monotonic())
+                continue
+            if kind == "deliver":
+                vt = self.virtual(at)
+                self.run_due(at)
+                self.received += 1
+                self.process(max(vt, self.last_vt), DELIVER, frame)
+            elif not self.control(frame):
+                return
+            self.run_due(time.monotonic())
+
+    def run_due(self, wall: float) -> None:
+        vt_now = self.virtual(wall)
+        while self.agenda and self.agenda[0][0] <= vt_now:
+            vt, _, _, kind, payload = heapq.heappop(self.agenda)
+            if kind == "sample":
+                self.metrics.append((vt, self.node, "testbed", "tuples", self.memory[0]))
+                self.metrics.append((vt, self.node, "testbed", "bytes", self.memory[1]))
+                self.schedule((payload + 1) * self.interval, "sample", payload + 1)
+                continue
+            self.process(vt, kind, payload)
+            if kind == FINISH:
+                self.finished = True
+
+    def control(self, frame) -> bool:
+        """Handle a driver frame; False ends the agent."""
+        what = frame[0]
+        if what == "net":
+            self.view = frame[1]
+        elif what == "status":
+            self.tell(("counts", self.node, self.sent, self.received, self.finished))
+        elif what == "stop":
+            self.stopping.set()
+            self.tell(("outputs", self.node, {
+                "ledger": self.ledger, "results": self.results, "metrics": self.metrics,
+                "sent": self.sent, "received": self.received}))
+            return False
+        elif what == "lost":
+            self.stopping.set()
+            return False
+        else:
+            raise ValueError(f"agent {self.node}: unknown control frame {what!r}")
+        return True
+
+    def process(self, vt: float, kind: str, payload) -> None:
+        """Run one event through the program and ship what it produced."""
+        from spark_nodes.program import run_node_step
+
+        self.last_vt = max(self.last_vt, vt)
+        self.order += 1
+        out = run_node_step(self.program, self.node, [Event(vt, self.order, kind, payload)],
+                            vt, vt, self.view, seed=self.seed, rng_state=self.rng_state,
+                            algorithm=self.algorithm, next_local_id=self.next_local_id)
+        self.rng_state = out.rng_state
+        self.next_local_id = out.next_local_id
+        self.memory = out.memory
+        self.results.extend(out.results)
+        self.metrics.extend(out.metrics)
+        for at, tag in out.timers:
+            # As on the simpy backend, timers at or after the end are not fired.
+            if at < self.duration:
+                self.schedule(at, TIMER, tag)
+        for m in sorted(out.messages, key=lambda m: (m.sent_at, m.local_id)):
+            self.send(m)
+
+    def send(self, m) -> None:
+        msg = Message(self.node * MSG_ID_BASE + m.local_id, m.kind, m.src, m.dst, m.sent_at,
+                      m.size_units, wire_bytes(m.size_units, self.bytes_per_unit,
+                                               self.header_bytes), m.payload)
+        path = self.view.path(msg.src, msg.dst) if self.view.alive(msg.dst) else []
+        row = (msg.sent_at, msg.msg_id, msg.kind, msg.src, msg.dst)
+        if len(path) < 2:
+            self.ledger.append(row + (msg.src, msg.dst, msg.size_units, msg.size_bytes,
+                                      float("inf"), True))
+            return
+        for a, b in zip(path, path[1:]):
+            self.ledger.append(row + (a, b, msg.size_units, msg.size_bytes,
+                                      self.view.cost(a, b), False))
+        peer = self.peers.get(msg.dst)
+        if peer is None:
+            peer = self.peers[msg.dst] = _Peer((self.addresses[msg.dst], self.port),
+                                               self.stopping)
+        peer.queue.put(encode(("msg", msg)))
+        self.sent += 1
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", required=True, help="run prefix (marks the process)")
+    parser.add_argument("--node", type=int, required=True)
+    parser.add_argument("--ctl", required=True, help="the driver's Unix socket")
+    args = parser.parse_args(argv)
+    ctl = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ctl.connect(args.ctl)
+    send_frame(ctl, ("hello", args.node))
+    agent = None
+    try:
+        frame = recv_frame(ctl)
+        if frame is None:
+            return
+        agent = Agent(args.node, ctl, frame[1])
+        agent.listen()
+        agent.tell(("ready", args.node))
+        while True:
+            kind, frame, _ = agent.inbox.get()
+            if frame[0] == "go":
+                break
+            if frame[0] == "lost":
+                return
+            agent.control(frame)
+        agent.begin(frame[1])
+        agent.run()
+    except Exception:
+        try:
+            send_frame(ctl, ("error", args.node, traceback.format_exc()))
+        except OSError:
+            pass
+        raise
+
+
+if __name__ == "__main__":
+    main()

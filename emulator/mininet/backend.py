@@ -1,0 +1,213 @@
+"""Run a plan on the emulated network: the Mininet backend's ``execute``.
+
+1. Build the network: every node a host, every link that is up in some epoch a veth
+   (:class:`~emulator.mininet.emulation.Emulation`), with the links and routes of epoch 0.
+2. Start one agent per node that runs a program and hand each its program, its tuples
+   and the first routing view (:mod:`emulator.mininet.agent`).
+3. Start all agents at one wall-clock instant; a SimPy real-time environment
+   (``factor = time_scale``) then replaces links and routes at every later epoch of the
+   mobility / schedule, and gives the agents the new routing view.
+4. After ``duration`` the agents' ``finish`` has run; the run drains until no message is in
+   flight (the same total sent and received on two polls in a row) or ``drain`` more
+   time units have passed (default: ``duration``, as on the simpy backend).
+5. Collect ledger, results and metrics from the agents; read the kernel's byte counters.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import pickle
+import time
+
+from emulator.ledger import Ledger
+from emulator.mininet.control import Agents
+from emulator.mininet.emulation import Emulation, LinkSetting
+from emulator.mininet.options import MininetOptions
+from emulator.network import Network
+from emulator.outputs import RunOutput, metrics_frame, results_frame
+
+log = logging.getLogger(__name__)
+
+#: Wall seconds between the last agent's ``go`` and virtual time 0.
+_LEAD = 0.3
+#: Wall seconds between two quiescence polls while draining.
+_POLL = 0.05
+
+
+def epoch_state(view, edges, time_scale: float):
+    """Link settings (both directions; missing = down) and next hops of one routing view.
+
+    >>> import networkx as nx
+    >>> from emulator.network import NetView
+    >>> g = nx.path_graph(3)
+    >>> nx.set_edge_attributes(g, 0.5, "delay")
+    >>> settings, hops = epoch_state(NetView.from_graph(g), [(0, 1), (1, 2)], 0.01)
+    >>> settings[(1, 0)].delay, hops[0]
+    (0.005, {1: 1, 2: 1})
+    """
+    settings = {}
+    for u, v in edges:
+        for a, b in ((u, v), (v, u)):
+            link = view.link(a, b)
+            if link is not None:
+                settings[(a, b)] = LinkSetting.from_attrs(
+                    {"delay": link.delay, "jitter": link.jitter,
+                     "bandwidth": link.bandwidth, "loss": link.loss}, time_scale)
+    hops = {u: {v: view.next_hop(u, v) for v in view.nodes if v != u} for u in view.nodes}
+    return settings, hops
+
+
+def _edges(dynamics, epochs) -> list[tuple[int, int]]:
+    """Every link that is up in at least one of ``epochs``."""
+    edges = set()
+    for t in epochs:
+        for u, v, d in dynamics.snapshot(t).edges(data=True):
+            if d.get("up", True):
+                edges.add((min(u, v), max(u, v)))
+    return sorted(edges)
+
+
+def _setups(plan, programs, tuples_by_stream, view, names, opts) -> dict[int, dict]:
+    per_node: dict[int, list] = {n: [] for n in programs}
+    for name in sorted(tuples_by_stream):
+        for tup in tuples_by_stream[name]:
+            if tup.origin not in programs:
+                raise ValueError(f"stream {name}: tuple {tup.seq} comes from node {tup.origin}, "
+                                 f"which runs no program of {plan.algorithm!r}")
+            per_node[tup.origin].append(tup)
+    addresses = {n: names.address(n) for n in view.nodes}
+    common = {"seed": plan.seed, "algorithm": plan.algorithm, "time_scale": opts.time_scale,
+              "duration": plan.duration, "memory_interval": plan.memory_interval,
+              "addresses": addresses, "port": opts.port, "bytes_per_unit": plan.bytes_per_unit,
+              "header_bytes": plan.header_bytes, "view": view}
+    setups = {}
+    for n, program in programs.items():
+        try:
+            blob = pickle.dumps(program)
+        except Exception as exc:
+            raise TypeError(f"program of node {n} ({type(program).__name__}) cannot be "
+                            f"pickled for its agent: {exc}") from exc
+        # Tuples of one node keep the simpy calendar's order: stream name, then sequence.
+        setups[n] = dict(common, program=blob, tuples=per_node[n])
+    return setups
+
+
+def execute(plan, programs: dict, tuples_by_stream: dict,
+            options: MininetOptions | None = None) -> RunOutput:
+    """Run ``programs`` on an emulated network built from ``plan``; return the raw tables.
+
+    ``options`` defaults to the spec's ``[mininet]`` table. Needs root and Mininet.
+    ``info`` carries the shaping mechanism, time scale, set-up/tear-down times and the
+    kernel's bytes per link (``bytes_on_wire``) beside the ledger's bytes (``bytes``).
+    """
+    if os.geteuid() != 0:
+        raise PermissionError("the mininet backend needs root (network namespaces, tc)")
+    if options is None:
+        options = MininetOptions.from_table(plan.spec.get("mininet"),
+                                            source=f"spec of run {plan.name!r}")
+    drain = plan.spec.get("run", {}).get("drain")
+    end = plan.duration + (plan.duration if drain is None else drain)
+    network = Network(plan.dynamics)
+    epochs = [t for t in network.epochs if t < end]
+    edges = _edges(plan.dynamics, epochs)
+    view0 = network.view(0.0)
+    em = Emulation(view0.nodes, edges, time_scale=options.time_scale, seed=plan.seed,
+                   shaping=options.shaping)
+    setups = _setups(plan, programs, tuples_by_stream, view0, em.names, options)
+    wall0 = time.monotonic()
+    agents = None
+    try:
+        em.start()
+        em.apply(*epoch_state(view0, edges, options.time_scale))
+        agents = Agents(em, programs)
+        agents.spawn()
+        agents.handshake(setups, options.agent_timeout)
+        setup_s = time.monotonic() - wall0
+        counters0 = em.tx_bytes()
+        log.info("%s: %d hosts, %d links, shaping %s, set up in %.2f s", plan.name,
+                 len(view0.nodes), len(edges), em.shaping, setup_s)
+        applied = _run_clock(plan, network, epochs, end, em, agents, edges, options)
+        agents.broadcast(("stop",))
+        outputs = agents.collect("outputs", timeout=60.0)
+        counters1 = em.tx_bytes()
+    finally:
+        t_stop = time.monotonic()
+        if agents is not None:
+            agents.close()
+        em.stop()
+        teardown_s = time.monotonic() - t_stop
+    return _output(plan, em, outputs, counters0, counters1, applied,
+                   {"setup_s": setup_s, "teardown_s": teardown_s,
+                    "wall_s": time.monotonic() - wall0}, options)
+
+
+def _run_clock(plan, network, epochs, end, em, agents, edges, opts) -> int:
+    """Start the agents, replay the epochs in real time, drain; returns epochs applied."""
+    import simpy.rt
+
+    t0 = time.monotonic() + _LEAD
+    agents.broadcast(("go", t0))
+    env = simpy.rt.RealtimeEnvironment(factor=opts.time_scale, strict=False)
+    time.sleep(max(0.0, t0 - time.monotonic()))
+    env.sync()
+    applied = [1]
+
+    def dynamics():
+        for t in epochs[1:]:
+            yield env.timeout(t - env.now)
+            view = network.view(t)
+            em.apply(*epoch_state(view, edges, opts.time_scale))
+            agents.broadcast(("net", view))
+            applied[0] += 1
+
+    def drain():
+        yield env.timeout(plan.duration)
+        previous = None
+        while env.now < end:
+            sent, received, finished = agents.counts()
+            if finished and sent == received and previous == (sent, received):
+                return
+            previous = (sent, received) if finished else None
+            yield env.timeout(_POLL / opts.time_scale)
+        log.warning("%s: drain ended at %.3g with messages still in flight", plan.name, end)
+
+    env.process(dynamics())
+    env.run(until=env.process(drain()))
+    return applied[0]
+
+
+def _output(plan, em, outputs, counters0, counters1, epochs_applied, timings, opts):
+    ledger = Ledger()
+    results, metrics = [], []
+    for node in sorted(outputs):
+        out = outputs[node][2]
+        for row in out["ledger"]:
+            ledger.add(*row)
+        results.extend(out["results"])
+        metrics.extend(out["metrics"])
+    led = ledger.frame()
+    wire = {f"{u}-{v}": counters1[(u, v)] - counters0.get((u, v), 0)
+            for (u, v) in sorted(counters1)}
+    lost = int(led.groupby("msg_id")["lost"].any().sum()) if len(led) else 0
+    info = {
+        "backend": "mininet",
+        "messages": int(led["msg_id"].nunique()),
+        "hops": int((~led["lost"]).sum()),
+        "lost": {"no_route": lost} if lost else {},
+        "epochs": len(plan.dynamics.epochs),
+        "epochs_applied": epochs_applied,
+        "shaping": em.shaping,
+        "netem_probe": em.netem_probe,
+        "time_scale": opts.time_scale,
+        "run_prefix": em.names.prefix,
+        "hosts": len(em.nodes),
+        "links": len(em.edges),
+        "bytes": int(led.loc[~led["lost"], "size_bytes"].sum()),
+        "bytes_on_wire": int(sum(wire.values())),
+        "bytes_on_wire_by_link": wire,
+        "delivered": sum(o[2]["received"] for o in outputs.values()),
+        **{k: round(v, 3) for k, v in timings.items()},
+        "build_s": round(em.timings.get("build_s", math.nan), 3),
+    }
+    return RunOutput(led, metrics_frame(metrics), results_frame(results), info)

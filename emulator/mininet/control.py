@@ -1,0 +1,154 @@
+"""The driver's side of the node agents: start them in their hosts and talk to them.
+
+Agents connect to a Unix socket in the run's state folder (Unix sockets cross network
+namespaces; the emulated network carries only the agents' own traffic). Each agent says
+``hello``, gets its setup and answers ``ready``; one that has not done so within the
+timeout fails the run with its exit status and the end of its stderr.
+"""
+from __future__ import annotations
+
+import queue
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from emulator.mininet.protocol import recv_frame, send_frame
+
+
+class AgentError(RuntimeError):
+    """An agent failed to start, crashed, or reported an error."""
+
+
+class Agents:
+    """The agents of one run (one per node that runs a program)."""
+
+    def __init__(self, em, nodes):
+        self.em = em
+        self.nodes = sorted(nodes)
+        self.path = em.names.state_dir / "ctl.sock"
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(self.path))
+        self.server.listen(len(self.nodes) + 8)
+        self.frames: queue.Queue = queue.Queue()
+        self.conns: dict[int, socket.socket] = {}
+        self.procs: dict[int, subprocess.Popen] = {}
+        self._stderr = {}
+        self.done: set[int] = set()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(target=self._read, args=(conn,), daemon=True).start()
+
+    def _read(self, conn: socket.socket) -> None:
+        node = None
+        try:
+            while (frame := recv_frame(conn)) is not None:
+                if frame[0] == "hello":
+                    node = frame[1]
+                    self.conns[node] = conn
+                self.frames.put(frame)
+        except OSError:
+            pass
+        self.frames.put(("closed", node))
+
+    def spawn(self) -> None:
+        """Start one agent process per node in its host."""
+        for n in self.nodes:
+            err_path = self.em.names.state_dir / f"agent{n}.err"
+            self._stderr[n] = err_path
+            with open(err_path, "wb") as err:
+                self.procs[n] = self.em.hosts[n].popen(
+                    [sys.executable, "-m", "emulator.mininet.agent", "--run",
+                     self.em.names.prefix, "--node", str(n), "--ctl", str(self.path)],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+
+    def handshake(self, setups: dict[int, dict], timeout: float) -> None:
+        """Send each agent its setup; return when all are ready, else raise AgentError."""
+        deadline = time.monotonic() + timeout
+        ready: set[int] = set()
+        while len(ready) < len(self.nodes):
+            frame = self._next(deadline)
+            if frame is None:
+                missing = [n for n in self.nodes if n not in ready]
+                raise AgentError(f"agents of nodes {missing} did not start within "
+                                 f"{timeout:g} s:\n" + self.describe(missing))
+            if frame[0] == "hello":
+                send_frame(self.conns[frame[1]], ("setup", setups[frame[1]]))
+            elif frame[0] == "ready":
+                ready.add(frame[1])
+
+    def _next(self, deadline: float):
+        """The next frame before ``deadline`` (None on timeout); raises on agent errors."""
+        while True:
+            try:
+                frame = self.frames.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return None
+            if frame[0] == "error":
+                raise AgentError(f"agent of node {frame[1]} failed:\n{frame[2]}")
+            if frame[0] == "outputs":
+                self.done.add(frame[1])
+            if frame[0] != "closed":
+                return frame
+            if frame[1] not in self.done:  # an agent that finished may hang up
+                raise AgentError(f"agent of node {frame[1]} closed its connection:\n"
+                                 + self.describe([frame[1]] if frame[1] is not None else []))
+
+    def describe(self, nodes) -> str:
+        """Exit status and stderr tail of the given nodes' agents."""
+        lines = []
+        for n in nodes:
+            proc = self.procs.get(n)
+            code = None if proc is None else proc.poll()
+            tail = ""
+            if n in self._stderr and self._stderr[n].exists():
+                tail = self._stderr[n].read_text(errors="replace")[-800:]
+            state = "still running" if code is None else f"exit code {code}"
+            lines.append(f"  node {n}: {state}; stderr: {tail.strip() or '(empty)'}")
+        return "\n".join(lines)
+
+    def broadcast(self, frame) -> None:
+        """Send ``frame`` to every agent."""
+        for n in self.nodes:
+            send_frame(self.conns[n], frame)
+
+    def collect(self, what: str, timeout: float) -> dict[int, tuple]:
+        """Wait for one ``what`` frame from every agent: ``{node: frame}``."""
+        deadline = time.monotonic() + timeout
+        got: dict[int, tuple] = {}
+        while len(got) < len(self.nodes):
+            frame = self._next(deadline)
+            if frame is None:
+                missing = [n for n in self.nodes if n not in got]
+                raise AgentError(f"no {what!r} from agents {missing} within {timeout:g} s:\n"
+                                 + self.describe(missing))
+            if frame[0] == what:
+                got[frame[1]] = frame
+        return got
+
+    def counts(self, timeout: float = 10.0) -> tuple[int, int, bool]:
+        """(messages sent, messages received, all finished) over all agents."""
+        self.broadcast(("status",))
+        frames = self.collect("counts", timeout).values()
+        return (sum(f[2] for f in frames), sum(f[3] for f in frames),
+                all(f[4] for f in frames))
+
+    def close(self) -> None:
+        """Stop the agent processes (by pid) and the socket."""
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for conn in self.conns.values():
+            conn.close()
+        self.server.close()
+        self.path.unlink(missing_ok=True)
