@@ -1,1 +1,28 @@
-"""analysis package."""
+"""Analysis of testbed runs: load into pandas, derive metrics, aggregate seeds, report.
+
+Examples
+--------
+>>> import analysis
+>>> round(analysis.t_quantile(0.975, 9), 3)
+2.262
+
+Typical use::
+
+    runs = analysis.load("out/sweep")                 # one row per run
+    table = analysis.aggregate(runs, by=["algorithm", "streams.count"],
+                               metrics=["comm_cost_per_time", "recall"])
+    run = analysis.load_run(runs["run_dir"][0])       # raw tables, read lazily
+    cost = analysis.cost_series(run.ledger, bin=1.0)
+    analysis.report.write_report("out/sweep")         # out/sweep/report/report.html
+"""
+from analysis import report
+from analysis.families import FAMILIES, MissingFamilySection
+from analysis.loading import Run, RunFolderError, load, load_run, param_columns
+from analysis.series import (cost_series, duplicates, latencies, latency_cdf, latency_stats,
+                             memory_series, recall_series)
+from analysis.stats import aggregate, ci_halfwidth, t_quantile
+
+__all__ = ["FAMILIES", "MissingFamilySection", "Run", "RunFolderError", "aggregate",
+           "ci_halfwidth", "cost_series", "duplicates", "latencies", "latency_cdf",
+           "latency_stats", "load", "load_run", "memory_series", "param_columns",
+           "recall_series", "report", "t_quantile"]

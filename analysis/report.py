@@ -1,0 +1,429 @@
+"""HTML report of a run folder or a sweep folder.
+
+:func:`write_report` writes ``report.html`` (self-contained: inline style, images by
+relative links), ``figures/*.png`` and ``*.pdf``, and ``tables/*.csv`` into
+``DIR/report`` (or ``out``). Sections:
+
+1. overview (runs, algorithms, seeds, swept parameters);
+2. summary table per algorithm × swept parameters, mean ± 95 % CI half-width over
+   seeds (``tables/aggregates.csv`` has every numeric metric with mean, std, n, CI);
+3. each plotted metric against each swept parameter (or per algorithm when nothing is
+   swept);
+4. over time — communication cost per time, buffered tuples, cumulative recall — and the
+   latency CDF, from the raw tables of each algorithm's *reference setting*: the first
+   combination of swept parameter values in sorted order, over all its seeds (mean and
+   95 % band). A single run shows cost per message kind and memory per node instead;
+5. one section per algorithm family present (see :mod:`analysis.families`).
+
+Run it as ``python -m analysis DIR``.
+
+Examples
+--------
+>>> nice_step(0.61), nice_step(3.0), nice_step(0.0004)
+(1.0, 5.0, 0.0005)
+"""
+from __future__ import annotations
+
+import html
+import json
+import logging
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from analysis import plots
+from analysis.families import FAMILIES, families_present, section_module
+from analysis.loading import PROGRESS_MIN_RUNS, Run, load, load_run, param_columns
+from analysis.series import (cost_series, latencies, memory_series, recall_series,
+                             step_values)
+from analysis.stats import aggregate, mean_band
+
+log = logging.getLogger(__name__)
+
+TABLE_METRICS = ["comm_cost_per_time", "comm_cost_total", "messages", "bytes", "results",
+                 "expected_results", "recall", "duplicates", "latency_mean", "latency_p95",
+                 "memory_mean_tuples", "memory_peak_tuples", "wall_seconds"]
+PLOT_METRICS = ["comm_cost_per_time", "memory_mean_tuples", "memory_peak_tuples", "recall",
+                "latency_mean", "latency_p95", "duplicates"]
+TIME_BINS = 50          # windows over the run for cost and recall series
+MEMORY_POINTS = 200     # grid on which memory samples of different runs are compared
+
+CSS = """
+body{font-family:Helvetica,Arial,sans-serif;margin:2em auto;max-width:70em;color:#222}
+h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ccc;padding-bottom:.2em}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right}
+th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
+.figs{display:flex;flex-wrap:wrap;gap:1em}
+figure{margin:0;flex:0 1 31em}figure img{width:100%}
+figcaption{font-size:.85em;color:#444}.note{color:#666;font-size:.9em}
+pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:.8em}
+"""
+
+
+def nice_step(raw: float) -> float:
+    """Smallest of 1, 2, 5 × 10^k that is >= ``raw`` (readable bin widths)."""
+    if not raw > 0:
+        raise ValueError(f"nice_step: need a positive number, got {raw}")
+    power = 10.0 ** math.floor(math.log10(raw))
+    for factor in (1.0, 2.0, 5.0, 10.0):
+        if factor * power >= raw * (1 - 1e-12):
+            return float(f"{factor * power:.12g}")
+    raise AssertionError("unreachable: 10 * power >= raw")
+
+
+def _fmt(value: float) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else f"{value:.4g}"
+
+
+def _mean_ci(mean: float, half: float) -> str:
+    if math.isnan(mean):
+        return "–"
+    return _fmt(mean) if math.isnan(half) else f"{_fmt(mean)} ± {_fmt(half)}"
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text))
+
+
+def _figure_html(png: Path, out: Path, caption: str) -> str:
+    rel = png.relative_to(out).as_posix()
+    pdf = png.with_suffix(".pdf").relative_to(out).as_posix()
+    return (f'<figure><img src="{_e(rel)}" alt="{_e(caption)}">'
+            f'<figcaption>{_e(caption)} (<a href="{_e(pdf)}">PDF</a>)</figcaption></figure>')
+
+
+def swept_params(runs: pd.DataFrame) -> list[str]:
+    """Parameter columns that take more than one value in ``runs``."""
+    return [c for c in param_columns(runs) if runs[c].nunique(dropna=True) > 1]
+
+
+def _present(runs: pd.DataFrame, metrics: list[str]) -> list[str]:
+    return [m for m in metrics if m in runs.columns and runs[m].notna().any()]
+
+
+def _overview(directory: Path, runs: pd.DataFrame, params: list[str]) -> str:
+    counts = runs.groupby("algorithm").size()
+    items = [f"<li>source: <code>{_e(directory)}</code></li>",
+             f"<li>{len(runs)} run(s); algorithms: "
+             + ", ".join(f"{_e(a)} ({n})" for a, n in counts.items()) + "</li>",
+             f"<li>seeds: {_e(', '.join(map(str, sorted(runs['seed'].unique()))))}</li>"]
+    for p in params:
+        values = sorted(runs[p].dropna().unique(), key=str)
+        items.append(f"<li>swept <code>{_e(p)}</code>: {_e(', '.join(map(str, values)))}</li>")
+    body = "<ul>" + "".join(items) + "</ul>"
+    if len(runs) == 1 and isinstance(runs["run_dir"].iloc[0], str):
+        run = Run(Path(runs["run_dir"].iloc[0]))
+        body += ("<details><summary>resolved spec</summary><pre>"
+                 + _e(json.dumps(run.spec, indent=2)) + "</pre></details>")
+    body += '<p>All rows: <a href="tables/runs.csv">tables/runs.csv</a>.</p>'
+    return body
+
+
+def _summary_table(agg: pd.DataFrame, by: list[str], metrics: list[str]) -> str:
+    if not metrics:
+        return '<p class="note">No summary metrics in these runs.</p>'
+    rows = agg[agg["metric"].isin(metrics)]
+    records = []
+    for key, group in rows.groupby(by, dropna=False, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        record = dict(zip(by, key))
+        record["seeds"] = int(group["n"].max())
+        per_metric = group.set_index("metric")
+        for m in metrics:
+            record[m] = _mean_ci(float(per_metric.at[m, "mean"]),
+                                 float(per_metric.at[m, "ci95"]))
+        records.append(record)
+    table = pd.DataFrame(records)
+    table.columns = [plots.metric_label(c) if c in metrics else c for c in table.columns]
+    return (table.to_html(index=False, escape=True, na_rep="–", border=0)
+            + '<p class="note">mean ± half-width of the 95 % Student-t confidence interval '
+              'over seeds (no ± with one seed). Every metric with std and n: '
+              '<a href="tables/aggregates.csv">tables/aggregates.csv</a>.</p>')
+
+
+def _param_figures(agg: pd.DataFrame, params: list[str], metrics: list[str],
+                   figures: Path, out: Path) -> str:
+    parts = []
+    for param in params:
+        for metric in metrics:
+            fig = plots.metric_vs_param(agg, param, metric)
+            png = plots.save(fig, figures, f"{metric}_vs_{param}".replace(".", "_"))
+            parts.append(_figure_html(png, out, f"{plots.metric_label(metric)} vs {param}; "
+                                      "mean over seeds, bars: 95 % CI"))
+    return '<div class="figs">' + "".join(parts) + "</div>"
+
+
+def _bar_figures(agg: pd.DataFrame, metrics: list[str], figures: Path, out: Path) -> str:
+    parts = []
+    for metric in metrics:
+        png = plots.save(plots.bars(agg, metric), figures, f"{metric}_by_algorithm")
+        parts.append(_figure_html(png, out, f"{plots.metric_label(metric)} per algorithm; "
+                                  "bars: 95 % CI over seeds"))
+    return '<div class="figs">' + "".join(parts) + "</div>"
+
+
+def reference_runs(runs: pd.DataFrame, params: list[str]) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Rows of each algorithm's first parameter combination (all seeds), with captions.
+
+    Only rows with a run folder count. Parameters an algorithm lacks (missing) are
+    ignored for it.
+    """
+    chosen, captions = [], {}
+    with_dirs = runs[runs["run_dir"].map(lambda p: isinstance(p, str))]
+    for algorithm, rows in with_dirs.groupby("algorithm", sort=True):
+        mine = [p for p in params if rows[p].notna().any()]
+        if mine:
+            first = rows.sort_values(mine, key=lambda s: s.map(_sort_key)).iloc[0]
+            mask = np.ones(len(rows), dtype=bool)
+            for p in mine:
+                mask &= (rows[p] == first[p]).to_numpy()
+            rows = rows[mask]
+            captions[algorithm] = ", ".join(f"{p}={first[p]}" for p in mine)
+        else:
+            captions[algorithm] = ""
+        chosen.append(rows)
+    frame = pd.concat(chosen) if chosen else with_dirs.iloc[0:0]
+    return frame, captions
+
+
+def _sort_key(value: Any) -> tuple:
+    # Numbers before strings, numbers numerically: a stable order for mixed columns.
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return (0, float(value), "")
+    return (1, 0.0, str(value))
+
+
+def _step_curve(t_start: np.ndarray, t_end: np.ndarray, mean: np.ndarray,
+                half: np.ndarray | None = None) -> pd.DataFrame:
+    # A window's value holds until its end: repeat the last value at the final edge.
+    frame = pd.DataFrame({"time": np.r_[t_start, t_end[-1:]], "mean": np.r_[mean, mean[-1:]]})
+    if half is not None:
+        frame["half"] = np.r_[half, half[-1:]]
+    return frame
+
+
+class _Loaded:
+    """Raw tables of the reference runs, read once, with a common time span."""
+
+    def __init__(self, rows: pd.DataFrame):
+        paths = [Path(p) for p in rows["run_dir"]]
+        self.runs: dict[str, list[Run]] = {}
+        for algorithm, path in tqdm(list(zip(rows["algorithm"], paths)), desc="reading runs",
+                                    unit="run", disable=len(paths) < PROGRESS_MIN_RUNS):
+            run = load_run(path)
+            _ = run.ledger, run.results, run.expected, run.metrics
+            self.runs.setdefault(algorithm, []).append(run)
+        all_runs = [r for rs in self.runs.values() for r in rs]
+        last = [r.duration for r in all_runs]
+        last += [float(r.ledger["time"].max()) for r in all_runs if len(r.ledger)]
+        last += [float(r.results["emitted_at"].max()) for r in all_runs if len(r.results)]
+        self.end = max(last)
+        self.bin = nice_step(self.end / TIME_BINS)
+
+    @property
+    def single(self) -> Run | None:
+        runs = [r for rs in self.runs.values() for r in rs]
+        return runs[0] if len(runs) == 1 else None
+
+
+def _band_by_algorithm(loaded: _Loaded, series) -> dict[str, pd.DataFrame]:
+    curves = {}
+    for algorithm, runs in loaded.runs.items():
+        frames = [series(run) for run in runs]
+        matrix = np.vstack([f["value"].to_numpy(dtype=float) for f in frames])
+        mean, half = mean_band(matrix)
+        curves[algorithm] = _step_curve(frames[0]["t_start"].to_numpy(),
+                                        frames[0]["t_end"].to_numpy(), mean, half)
+    return curves
+
+
+def _cost_section(loaded: _Loaded, figures: Path, tables: Path, out: Path) -> str:
+    rows = []
+    for algorithm, runs in loaded.runs.items():
+        for run in runs:
+            s = cost_series(run.ledger, loaded.bin, end=loaded.end)
+            s.insert(0, "run_id", run.run_id)
+            s.insert(0, "algorithm", algorithm)
+            rows.append(s)
+    pd.concat(rows, ignore_index=True).to_csv(tables / "cost_over_time.csv", index=False)
+    ylabel = plots.with_unit("cost per time", "data units·link cost / time unit")
+    single = loaded.single
+    if single is not None:
+        total = cost_series(single.ledger, loaded.bin, end=loaded.end)
+        curves = {"all messages": _step_curve(total["t_start"].to_numpy(),
+                                              total["t_end"].to_numpy(),
+                                              total["cost_per_time"].to_numpy())}
+        colors = {"all messages": "black"}
+        by_kind = cost_series(single.ledger, loaded.bin, end=loaded.end, by="kind")
+        spare = iter(plots._SPARE_COLORS * 2)
+        for kind, part in by_kind.groupby("kind", sort=True):
+            curves[f"{kind}"] = _step_curve(part["t_start"].to_numpy(), part["t_end"].to_numpy(),
+                                            part["cost_per_time"].to_numpy())
+            colors[f"{kind}"] = next(spare)
+        fig = plots.time_bands(curves, ylabel, colors=colors, step=True)
+        caption = (f"Communication cost per time unit over windows of {loaded.bin:g} "
+                   "time units, in total and per message kind")
+    else:
+        curves = _band_by_algorithm(loaded, lambda run: cost_series(
+            run.ledger, loaded.bin, end=loaded.end).rename(columns={"cost_per_time": "value"}))
+        fig = plots.time_bands(curves, ylabel, step=True)
+        caption = (f"Communication cost per time unit over windows of {loaded.bin:g} time "
+                   "units; mean over seeds, band: 95 % CI")
+    png = plots.save(fig, figures, "cost_over_time")
+    return _figure_html(png, out, caption)
+
+
+def _memory_section(loaded: _Loaded, figures: Path, out: Path) -> str:
+    single = loaded.single
+    try:
+        if single is not None:
+            wide = memory_series(single.metrics)
+            png = plots.save(plots.memory_per_node(wide), figures, "memory_over_time")
+            return _figure_html(png, out, "Buffered tuples over time, in total and per node "
+                                "(testbed samples)")
+        grid = np.linspace(0.0, loaded.end, MEMORY_POINTS)
+        curves = {}
+        for algorithm, runs in loaded.runs.items():
+            matrix = np.vstack([step_values(memory_series(r.metrics)["total"], grid)
+                                for r in runs])
+            mean, half = mean_band(matrix)
+            curves[algorithm] = pd.DataFrame({"time": grid, "mean": mean, "half": half})
+    except ValueError as exc:
+        log.warning("memory plot skipped: %s", exc)
+        return f'<p class="note">No memory samples: {_e(exc)}</p>'
+    fig = plots.time_bands(curves, "buffered tuples, all nodes [tuples]", step=True)
+    png = plots.save(fig, figures, "memory_over_time")
+    return _figure_html(png, out, "Buffered tuples over time, summed over nodes; mean over "
+                        "seeds, band: 95 % CI")
+
+
+def _recall_section(loaded: _Loaded, figures: Path, tables: Path, out: Path) -> str:
+    rows = []
+
+    matrices: dict[str, list[np.ndarray]] = {}
+    for algorithm, runs in loaded.runs.items():
+        for run in runs:
+            s = recall_series(run.results, run.expected, loaded.bin, end=loaded.end)
+            rows.append(s.assign(algorithm=algorithm, run_id=run.run_id))
+            matrices.setdefault(algorithm, []).append(s["cumulative_recall"].to_numpy())
+    # Cumulative recall is reached at the end of each window, starting from 0.
+    t = np.r_[rows[0]["t_start"].iloc[0], rows[0]["t_end"].to_numpy()]
+    curves = {}
+    for algorithm, series in matrices.items():
+        mean, half = mean_band(np.vstack([np.r_[0.0, s] for s in series]))
+        curves[algorithm] = pd.DataFrame({"time": t, "mean": mean, "half": half})
+    pd.concat(rows, ignore_index=True).to_csv(tables / "recall_over_time.csv", index=False)
+    fig = plots.time_bands(curves, "cumulative recall [fraction]")
+    fig.axes[0].set_ylim(0, 1.05)
+    png = plots.save(fig, figures, "recall_over_time")
+    return _figure_html(png, out, "Cumulative recall: distinct expected result groups "
+                        "emitted so far / all expected groups" +
+                        ("" if loaded.single else "; mean over seeds, band: 95 % CI"))
+
+
+def _latency_section(loaded: _Loaded, figures: Path, out: Path) -> str:
+    samples = {a: np.concatenate([latencies(r.results).to_numpy(dtype=float) for r in runs])
+               for a, runs in loaded.runs.items()}
+    if not any(len(v) for v in samples.values()):
+        return '<p class="note">No results, so no latency distribution.</p>'
+    fig = plots.cdf(samples, "latency: emitted − last member entered [time units]")
+    png = plots.save(fig, figures, "latency_cdf")
+    return _figure_html(png, out, "Latency distribution of result groups (pooled over seeds)")
+
+
+def _time_sections(runs: pd.DataFrame, params: list[str], figures: Path, tables: Path,
+                   out: Path) -> str:
+    rows, captions = reference_runs(runs, params)
+    if rows.empty:
+        return '<p class="note">No run folders beside the runs table: no series over time.</p>'
+    loaded = _Loaded(rows)
+    settings = "; ".join(f"{_e(a)}: {_e(c)}" for a, c in captions.items() if c)
+    intro = (f'<p class="note">Reference setting per algorithm — {settings}.</p>'
+             if settings else "")
+    blocks = [_cost_section(loaded, figures, tables, out), _memory_section(loaded, figures, out),
+              _recall_section(loaded, figures, tables, out),
+              _latency_section(loaded, figures, out)]
+    return intro + '<div class="figs">' + "".join(blocks) + "</div>"
+
+
+def _page(title: str, sections: list[tuple[str, str, str]]) -> str:
+    toc = "".join(f'<li><a href="#{_e(i)}">{_e(h)}</a></li>' for i, h, _ in sections)
+    body = "".join(f'<section id="{_e(i)}"><h2>{_e(h)}</h2>{b}</section>'
+                   for i, h, b in sections)
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}'
+            f'</title><style>{CSS}</style></head><body><h1>{_e(title)}</h1>'
+            f'<ul>{toc}</ul>{body}</body></html>\n')
+
+
+def write_report(directory: Any, out: Any = None, *,
+                 families: Mapping[str, frozenset[str]] = FAMILIES) -> Path:
+    """Write the HTML report of a run folder or a sweep folder.
+
+    Parameters
+    ----------
+    directory : path-like
+        Anything :func:`analysis.load` accepts.
+    out : path-like, optional
+        Report folder; default ``directory/report``.
+    families : mapping
+        Family name -> algorithm names; a family present in the runs needs the module
+        ``analysis.<family>_section``.
+
+    Returns
+    -------
+    Path
+        The written ``report.html``.
+
+    Raises
+    ------
+    analysis.families.MissingFamilySection
+        Before anything is written, if a present family has no section module.
+    """
+    directory = Path(directory)
+    out = directory / "report" if out is None else Path(out)
+    runs = load(directory)
+    present = families_present(runs["algorithm"], families)
+    modules = {family: section_module(family) for family in present}
+    figures, tables = out / "figures", out / "tables"
+    figures.mkdir(parents=True, exist_ok=True)
+    tables.mkdir(parents=True, exist_ok=True)
+    log.info("writing report of %d run(s) from %s into %s", len(runs), directory, out)
+
+    params = swept_params(runs)
+    by = ["algorithm", *params]
+    runs.to_csv(tables / "runs.csv", index=False)
+    agg = aggregate(runs, by=by)
+    agg.to_csv(tables / "aggregates.csv", index=False)
+
+    sections = [("overview", "Overview", _overview(directory, runs, params)),
+                ("summary", "Summary", _summary_table(agg, by, _present(runs, TABLE_METRICS)))]
+    plotted = _present(runs, PLOT_METRICS)
+    if params:
+        log.info("plotting %d metrics against %s", len(plotted), params)
+        sections.append(("parameters", "Metrics vs swept parameters",
+                         _param_figures(agg, params, plotted, figures, out)))
+    elif runs["algorithm"].nunique() > 1:
+        sections.append(("algorithms", "Metrics per algorithm",
+                         _bar_figures(agg, plotted, figures, out)))
+    log.info("plotting series over time")
+    sections.append(("time", "Over time", _time_sections(runs, params, figures, tables, out)))
+    for family, module in modules.items():
+        mine = runs[runs["algorithm"].isin(families[family])]
+        dirs = [Path(p) for p in mine["run_dir"] if isinstance(p, str)]
+        log.info("family section %s: %d runs", family, len(mine))
+        fragment = module.section(mine.reset_index(drop=True), dirs, out)
+        if not isinstance(fragment, str):
+            raise TypeError(f"{module.__name__}.section returned {type(fragment).__name__}, "
+                            "expected an HTML fragment (str)")
+        sections.append((f"family-{family}", f"{family} family", fragment))
+
+    report = out / "report.html"
+    report.write_text(_page(f"Report: {directory.name}", sections), encoding="utf-8")
+    log.info("wrote %s", report)
+    return report

@@ -1,0 +1,303 @@
+"""Tests of analysis/: loading, derived metrics, statistics, plots and the report.
+
+Run folders are written here with known numbers (the input); the tests check the values
+computed from them.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import analysis
+from analysis.families import MissingFamilySection, families_present
+from analysis.loading import RunFolderError
+from analysis.report import reference_runs, write_report
+from analysis.stats import aggregate, ci_halfwidth, t_cdf, t_quantile
+
+SUMMARY_KEYS = ["comm_cost_total", "comm_cost_per_time", "messages", "bytes", "results",
+                "expected_results", "recall", "duplicates", "latency_mean", "latency_p50",
+                "latency_p95", "latency_p99", "memory_mean_tuples", "memory_peak_tuples",
+                "wall_seconds"]
+
+
+def make_run(root: Path, name: str, algorithm: str = "centralized", seed: int = 1, *,
+             duration: float = 10.0, count: int = 3, cost_scale: float = 1.0,
+             status: str = "complete", extra_summary: dict | None = None) -> Path:
+    """A run folder with small, fully known tables.
+
+    Ledger: one hop per time unit at t = 0.5, 1.5, ..., cost ``cost_scale * (k + 1)``.
+    Metrics: nodes 1 and 2 sampled every time unit, node 1 holds ``t`` tuples, node 2
+    holds 2. Results: groups g0..g3 (g1 twice) out of expected g0..g4.
+    """
+    path = root / name
+    path.mkdir(parents=True)
+    spec = {"run": {"name": name.split("-")[0], "seed": seed, "duration": duration,
+                    "step": 0.01},
+            "topology": {"generator": "line", "nodes": 3, "cost_range": [1, 10]},
+            "streams": {"count": count, "rate": 5.0},
+            "query": {"node": 0, "predicate": "equality"},
+            "algorithm": {"name": algorithm}, "params": {}}
+    (path / "spec.json").write_text(json.dumps(spec))
+    (path / "meta.json").write_text(json.dumps({"seed": seed, "status": status,
+                                                "git_commit": "abc", "wall_seconds": 0.1}))
+    hops = int(duration)
+    times = np.arange(hops) + 0.5
+    cost = cost_scale * (np.arange(hops) + 1.0)
+    pd.DataFrame({"time": times, "msg_id": np.arange(hops), "kind": ["data", "synopsis"] * (hops // 2),
+                  "src": 1, "dst": 0, "hop_u": 1, "hop_v": 0, "size_units": cost,
+                  "size_bytes": 10 * np.ones(hops, dtype=int), "link_cost": 1.0,
+                  "cost": cost, "lost": False}).to_parquet(path / "ledger.parquet")
+    sample_t = np.arange(hops + 1, dtype=float)
+    pd.DataFrame({"time": np.r_[sample_t, sample_t], "node": [1] * len(sample_t) + [2] * len(sample_t),
+                  "source": "testbed", "metric": "tuples",
+                  "value": np.r_[sample_t, 2 * np.ones(len(sample_t))]}
+                 ).to_parquet(path / "metrics.parquet")
+    pd.DataFrame({"group": ["g0", "g1", "g1", "g2", "g3"],
+                  "emitted_at": [1.0, 2.0, 2.5, 6.0, 9.0], "node": 0,
+                  "first_entered": [0.5, 1.0, 1.0, 5.0, 7.0],
+                  "last_entered": [0.8, 1.5, 1.5, 5.5, 8.0]}).to_parquet(path / "results.parquet")
+    pd.DataFrame({"group": ["g0", "g1", "g2", "g3", "g4"]}).to_parquet(path / "expected.parquet")
+    summary = dict.fromkeys(SUMMARY_KEYS, 0.0)
+    summary.update({"comm_cost_total": float(cost.sum()),
+                    "comm_cost_per_time": float(cost.sum()) / duration, "recall": 0.8,
+                    "results": 5, "expected_results": 5, "duplicates": 1,
+                    "memory_mean_tuples": 7.0, "messages": hops, "latency_mean": 0.74})
+    summary.update(extra_summary or {})
+    (path / "summary.json").write_text(json.dumps(summary))
+    return path
+
+
+@pytest.fixture
+def sweep(tmp_path: Path) -> Path:
+    """Two algorithms × streams.count in {3, 4} × seeds 1..3; cost scales are known."""
+    root = tmp_path / "sweep"
+    root.mkdir()
+    for algorithm, scale in (("centralized", 1.0), ("flood", 3.0)):
+        for count in (3, 4):
+            for seed in (1, 2, 3):
+                make_run(root, f"{algorithm}-c{count}s{seed}", algorithm, seed, count=count,
+                         cost_scale=scale * count * seed)
+    return root
+
+
+# --- statistics ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("df, expected", [(4, 2.776), (9, 2.262), (29, 2.045), (1, 12.706),
+                                          (2, 4.303), (100, 1.984)])
+def test_t_quantile_matches_tables(df, expected):
+    assert t_quantile(0.975, df) == pytest.approx(expected, abs=5e-4)
+
+
+def test_t_quantile_inverts_cdf_and_is_symmetric():
+    for df in (1, 3, 7.5, 40):
+        for p in (0.6, 0.9, 0.995):
+            q = t_quantile(p, df)
+            assert t_cdf(q, df) == pytest.approx(p, abs=1e-10)
+            assert t_quantile(1 - p, df) == pytest.approx(-q, rel=1e-9)
+    assert t_quantile(0.975, math.inf) == pytest.approx(1.959964, abs=1e-6)
+    with pytest.raises(ValueError, match="p must be in"):
+        t_quantile(1.0, 3)
+    with pytest.raises(ValueError, match="df must be"):
+        t_quantile(0.9, 0)
+
+
+def test_ci_halfwidth_known_values():
+    # s = sqrt(2.5), n = 5: 2.7764 * 1.5811 / 2.2361
+    assert ci_halfwidth([1, 2, 3, 4, 5]) == pytest.approx(1.96321, abs=1e-4)
+    assert ci_halfwidth([1, 2, 3, 4, 5, np.nan]) == pytest.approx(1.96321, abs=1e-4)
+    assert math.isnan(ci_halfwidth([7.0]))
+
+
+def test_aggregate_means_and_ci():
+    runs = pd.DataFrame({"algorithm": ["a", "a", "a", "b", "b"], "seed": [1, 2, 3, 1, 2],
+                         "streams.count": [3, 3, 3, 3, 3],
+                         "cost": [10.0, 12.0, 14.0, 1.0, np.nan], "recall": [1, 1, 1, 0.5, 0.7]})
+    agg = aggregate(runs).set_index(["algorithm", "metric"])
+    assert list(agg.columns[:1]) == ["streams.count"]
+    a = agg.loc[("a", "cost")]
+    assert (a["n"], a["mean"], a["std"]) == (3, 12.0, 2.0)
+    assert a["ci95"] == pytest.approx(4.303 * 2 / math.sqrt(3), abs=1e-3)
+    b = agg.loc[("b", "cost")]
+    assert b["n"] == 1 and b["mean"] == 1.0 and math.isnan(b["ci95"])
+    assert agg.loc[("b", "recall"), "mean"] == pytest.approx(0.6)
+    with pytest.raises(KeyError, match="nope"):
+        aggregate(runs, metrics=["nope"])
+
+
+# --- derived metrics -------------------------------------------------------------------
+
+def test_cost_series_bins_and_sums(tmp_path):
+    run = analysis.load_run(make_run(tmp_path, "r-1", duration=10.0))
+    series = analysis.cost_series(run.ledger, 2.0, end=run.duration)
+    # hops at 0.5..9.5 cost 1..10: bins of two hops each
+    assert series["cost"].tolist() == [3.0, 7.0, 11.0, 15.0, 19.0]
+    assert series["cost_per_time"].tolist() == [1.5, 3.5, 5.5, 7.5, 9.5]
+    assert series["cost"].sum() == run.ledger["cost"].sum() == 55.0
+    assert series["hops"].tolist() == [2] * 5
+    by_kind = analysis.cost_series(run.ledger, 5.0, by="kind")
+    assert by_kind.set_index(["kind", "t_start"])["cost"].to_dict() == {
+        ("data", 0.0): 9.0, ("data", 5.0): 16.0, ("synopsis", 0.0): 6.0, ("synopsis", 5.0): 24.0}
+    # A hop after the nominal end extends the bins instead of being dropped.
+    late = pd.DataFrame({"time": [0.0, 12.0], "cost": [1.0, 2.0], "size_bytes": [1, 1]})
+    extended = analysis.cost_series(late, 5.0, end=10.0)
+    assert extended["t_end"].iloc[-1] == 15.0 and extended["cost"].sum() == 3.0
+    with pytest.raises(ValueError, match="bin width"):
+        analysis.cost_series(late, 0.0)
+
+
+def test_memory_series_carries_samples_forward():
+    metrics = pd.DataFrame({"time": [0.0, 1.0, 1.5, 3.0], "node": [1, 2, 1, 2],
+                            "source": ["testbed"] * 3 + ["spark"], "metric": "tuples",
+                            "value": [4.0, 2.0, 1.0, 9.0]})
+    wide = analysis.memory_series(metrics)
+    assert wide.index.tolist() == [0.0, 1.0, 1.5]
+    assert wide[1].tolist() == [4.0, 4.0, 1.0]
+    assert wide[2].tolist() == [0.0, 2.0, 2.0]
+    assert wide["total"].tolist() == [4.0, 6.0, 3.0]
+    with pytest.raises(ValueError, match="'testbed', 'tuples'"):
+        analysis.memory_series(metrics, metric="bytes")
+
+
+def test_recall_latency_duplicates(tmp_path):
+    run = analysis.load_run(make_run(tmp_path, "r-1"))
+    recall = analysis.recall_series(run.results, run.expected, 5.0, end=10.0)
+    # first emissions g0@1, g1@2, g2@6, g3@9; 5 expected groups
+    assert recall["found"].tolist() == [2, 2]
+    assert recall["recall"].tolist() == [0.4, 0.4]
+    assert recall["cumulative_recall"].iloc[-1] == pytest.approx(0.8)
+    assert analysis.duplicates(run.results) == 1
+    assert analysis.latencies(run.results).tolist() == pytest.approx([0.2, 0.5, 1.0, 0.5, 1.0])
+    stats = analysis.latency_stats(run.results)
+    assert stats["latency_mean"] == pytest.approx(0.64)
+    assert stats["latency_p50"] == pytest.approx(0.5)
+
+
+# --- loading ---------------------------------------------------------------------------
+
+def test_load_single_run_folder(tmp_path):
+    path = make_run(tmp_path, "quick-0123456789ab", seed=7)
+    runs = analysis.load(path)
+    assert len(runs) == 1
+    row = runs.iloc[0]
+    assert (row["run_id"], row["algorithm"], row["seed"]) == ("quick-0123456789ab", "centralized", 7)
+    assert row["comm_cost_total"] == 55.0
+    assert analysis.param_columns(runs) == []
+
+
+def test_load_scans_complete_runs_and_infers_swept_params(sweep):
+    make_run(sweep, "broken-1", status="running")
+    make_run(sweep, ".tmp-centralized-x")
+    (sweep / "notes").mkdir()
+    runs = analysis.load(sweep)
+    assert len(runs) == 12
+    assert "broken-1" not in set(runs["run_id"])
+    assert analysis.param_columns(runs) == ["run.name", "streams.count"]
+    assert sorted(runs["streams.count"].unique()) == [3, 4]
+
+
+def test_load_runs_table_adds_run_dirs(sweep):
+    scanned = analysis.load(sweep).drop(columns=["run_dir", "run.name"])
+    scanned["topology.cost_range"] = [np.array([1, 10])] * len(scanned)
+    scanned.to_parquet(sweep / "runs.parquet")
+    runs = analysis.load(sweep)
+    assert runs["run_dir"].map(lambda p: Path(p).is_dir()).all()
+    assert runs["topology.cost_range"].iloc[0] == "[1, 10]"
+
+
+def test_load_errors_name_the_file(tmp_path):
+    with pytest.raises(RunFolderError, match="contents"):
+        analysis.load(tmp_path)
+    path = make_run(tmp_path, "r-1")
+    (path / "summary.json").write_text("{\n  \"recall\": ,\n}")
+    with pytest.raises(RunFolderError, match=r"summary.json: line 2"):
+        analysis.load(path)
+    pd.DataFrame({"time": [0.0]}).to_parquet(path / "ledger.parquet")
+    with pytest.raises(RunFolderError, match=r"ledger.parquet: columns \['msg_id'"):
+        analysis.load_run(path).ledger
+    unfinished = make_run(tmp_path, "r-2", status="running")
+    with pytest.raises(RunFolderError, match="status"):
+        analysis.load_run(unfinished)
+
+
+# --- report ----------------------------------------------------------------------------
+
+def _linked_pngs(report: Path) -> list[Path]:
+    links = re.findall(r'src="([^"]+\.png)"', report.read_text())
+    assert links, "report links no figure"
+    return [report.parent / link for link in links]
+
+
+def test_report_of_single_run(tmp_path):
+    path = make_run(tmp_path, "quick-0123456789ab")
+    report = write_report(path)
+    assert report == path / "report" / "report.html"
+    pngs = _linked_pngs(report)
+    names = {p.stem for p in pngs}
+    assert {"cost_over_time", "memory_over_time", "recall_over_time", "latency_cdf"} <= names
+    for png in pngs:
+        assert png.stat().st_size > 1000
+        assert png.with_suffix(".pdf").stat().st_size > 1000
+    text = report.read_text()
+    assert "55" in text and "0.8" in text  # total cost and recall in the summary table
+    cost = pd.read_csv(report.parent / "tables" / "cost_over_time.csv")
+    assert cost["cost"].sum() == pytest.approx(55.0)
+
+
+@pytest.mark.slow
+def test_report_of_sweep(sweep):
+    report = write_report(sweep)
+    pngs = _linked_pngs(report)
+    assert all(p.is_file() and p.stat().st_size > 1000 for p in pngs)
+    assert (report.parent / "figures" / "comm_cost_per_time_vs_streams_count.png") in pngs
+    agg = pd.read_csv(report.parent / "tables" / "aggregates.csv")
+    row = agg[(agg["algorithm"] == "flood") & (agg["streams.count"] == 4)
+              & (agg["metric"] == "comm_cost_total")].iloc[0]
+    # cost_scale = 3 * 4 * seed, total = 55 * scale: seeds 1..3 -> 660, 1320, 1980
+    assert row["mean"] == pytest.approx(1320.0)
+    assert row["ci95"] == pytest.approx(4.303 * 660.0 / math.sqrt(3), rel=1e-3)
+    # Reference setting: streams.count = 3 for both algorithms, all three seeds.
+    rows, captions = reference_runs(analysis.load(sweep), ["streams.count"])
+    assert len(rows) == 6 and set(rows["streams.count"]) == {3}
+    assert captions["flood"] == "streams.count=3"
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    """One algorithm, two seeds, nothing swept: the cheapest report."""
+    root = tmp_path / "small"
+    root.mkdir()
+    for seed in (1, 2):
+        make_run(root, f"flood-s{seed}", "flood", seed)
+    return root
+
+
+def test_family_section_is_called(small, monkeypatch):
+    calls = []
+
+    def section(runs, run_dirs, out_dir):
+        calls.append((sorted(set(runs["algorithm"])), len(run_dirs), out_dir))
+        (out_dir / "fake_note.txt").write_text("x")
+        return "<p>fake family fragment</p>"
+
+    module = types.ModuleType("analysis.fake_section")
+    module.section = section
+    monkeypatch.setitem(sys.modules, "analysis.fake_section", module)
+    report = write_report(small, families={"fake": frozenset({"flood"})})
+    assert calls == [(["flood"], 2, report.parent)]
+    assert (report.parent / "fake_note.txt").is_file()
+    assert "<p>fake family fragment</p>" in report.read_text()
+
+
+def test_missing_family_module_raises(small):
+    assert families_present(["flood", "smj-h"]) == ["smj"]
+    with pytest.raises(MissingFamilySection, match=r"analysis/nosuch_section.py"):
+        write_report(small, families={"nosuch": frozenset({"flood"})})
+    assert not (small / "report").exists()
