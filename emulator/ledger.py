@@ -22,35 +22,25 @@ _DTYPES = {"time": "float64", "msg_id": "int64", "kind": "string", "src": "int64
 
 
 class Ledger:
-    """Append-only, column-wise store of hop rows (cheap to append in the hot path)."""
+    """Append-only store of hop rows: one tuple per hop (the cheapest append in the hot
+    path); columns are built once, at the end."""
 
     def __init__(self):
-        self._cols: dict[str, list] = {c: [] for c in COLUMNS}
+        self._rows: list[tuple] = []
 
     def add(self, time, msg_id, kind, src, dst, hop_u, hop_v, size_units, size_bytes,
             link_cost, lost):
         """Record one hop; ``cost`` is derived."""
-        c = self._cols
-        c["time"].append(time)
-        c["msg_id"].append(msg_id)
-        c["kind"].append(kind)
-        c["src"].append(src)
-        c["dst"].append(dst)
-        c["hop_u"].append(hop_u)
-        c["hop_v"].append(hop_v)
-        c["size_units"].append(size_units)
-        c["size_bytes"].append(size_bytes)
-        c["link_cost"].append(link_cost)
-        c["cost"].append(size_units * link_cost)
-        c["lost"].append(lost)
+        self._rows.append((time, msg_id, kind, src, dst, hop_u, hop_v, size_units, size_bytes,
+                           link_cost, size_units * link_cost, lost))
 
     def __len__(self) -> int:
-        return len(self._cols["time"])
+        return len(self._rows)
 
     def frame(self) -> pd.DataFrame:
         """The ledger as a DataFrame sorted by (time, msg_id) — stable, so hops of one
         message keep their order."""
-        df = pd.DataFrame(self._cols, columns=list(COLUMNS)).astype(_DTYPES)
+        df = pd.DataFrame.from_records(self._rows, columns=list(COLUMNS)).astype(_DTYPES)
         return df.sort_values(["time", "msg_id"], kind="stable").reset_index(drop=True)
 
 

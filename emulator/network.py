@@ -53,6 +53,12 @@ class NetView:
         self.dist = dist
         self.next_hop_index = next_hop
         self._links = links
+        # Plain-Python tables for the transport's per-hop lookups (numpy scalar indexing
+        # costs more than the rest of a hop).
+        ids = np.asarray(self.nodes + (-1,))
+        self._next_rows = {u: dict(zip(self.nodes, ids[next_hop[i]].tolist()))
+                           for i, u in enumerate(self.nodes)}
+        self._alive_map = dict(zip(self.nodes, self._alive.tolist()))
 
     @classmethod
     def from_graph(cls, graph: nx.Graph, epoch_start: float = 0.0) -> "NetView":
@@ -76,7 +82,7 @@ class NetView:
 
     def alive(self, u: int) -> bool:
         """Whether node ``u`` is up in this epoch."""
-        return bool(self._alive[self._index[u]])
+        return self._alive_map[u]
 
     def cost(self, u: int, v: int) -> float:
         """Least path cost from ``u`` to ``v`` (0 for u == v, inf if unreachable)."""
@@ -89,8 +95,8 @@ class NetView:
 
     def next_hop(self, u: int, v: int) -> int | None:
         """The neighbour of ``u`` on the least-cost path to ``v``, or None."""
-        j = self.next_hop_index[self._index[u], self._index[v]]
-        return None if j < 0 else self.nodes[j]
+        nxt = self._next_rows[u][v]
+        return None if nxt < 0 else nxt
 
     def path(self, u: int, v: int) -> list[int]:
         """Nodes on the least-cost path from ``u`` to ``v`` ([] if unreachable)."""
@@ -148,6 +154,7 @@ class Network:
         self.dynamics = dynamics
         self.epochs = list(dynamics.epochs)
         self._views: dict[int, NetView] = {}
+        self._current = (math.inf, -math.inf, None)   # (start, end, view) last returned
 
     def epoch_index(self, t: float) -> int:
         """Index of the epoch in force at time ``t``."""
@@ -155,10 +162,15 @@ class Network:
 
     def view(self, t: float) -> NetView:
         """The routing view in force at time ``t``."""
+        start, end, view = self._current
+        if start <= t < end:
+            return view
         k = self.epoch_index(t)
         if k not in self._views:
             start = self.epochs[k]
             self._views[k] = NetView.from_graph(self.dynamics.snapshot(start), start)
+        end = self.epochs[k + 1] if k + 1 < len(self.epochs) else math.inf
+        self._current = (self.epochs[k], end, self._views[k])
         return self._views[k]
 
     def next_change(self, t: float) -> float:

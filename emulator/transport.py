@@ -49,17 +49,25 @@ class Transport:
         self.network = network
         self.ledger = ledger
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 1013])))
+        self._uniforms: list[float] = []
         self.link_free: dict[tuple[int, int], float] = {}
         #: Messages lost, by reason: "dead_node", "no_route", "link_loss".
         self.lost: Counter = Counter()
         self.hops = 0
 
+    def _uniform(self) -> float:
+        """The next U(0, 1) draw; drawn from the generator in blocks (a scalar numpy draw
+        costs as much as a whole hop)."""
+        if not self._uniforms:
+            self._uniforms = self.rng.random(4096).tolist()[::-1]
+        return self._uniforms.pop()
+
     def send(self, msg: Message) -> float | None:
         """Walk ``msg`` from ``src`` to ``dst``; its arrival time, or None if lost."""
         t, u, dst = msg.sent_at, msg.src, msg.dst
-        ledger_add, rng = self.ledger.add, self.rng
+        ledger_add, view_at, link_free = self.ledger.add, self.network.view, self.link_free
         while u != dst:
-            view = self.network.view(t)
+            view = view_at(t)
             if not view.alive(u):
                 self.lost["dead_node"] += 1
                 return None
@@ -68,12 +76,13 @@ class Transport:
                 self.lost["no_route"] += 1
                 return None
             link = view.link(u, v)
-            start = max(t, self.link_free.get((u, v), t))
+            free = link_free.get((u, v), t)
+            start = free if free > t else t
             done = start + (msg.size_bytes / link.bandwidth if link.bandwidth > 0 else 0.0)
-            self.link_free[(u, v)] = done
-            arrive = done + link.delay + (rng.uniform(0.0, link.jitter) if link.jitter > 0 else 0.0)
-            dropped = link.loss > 0 and rng.random() < link.loss
-            reached = dropped or self.network.view(arrive).alive(v)
+            link_free[(u, v)] = done
+            arrive = done + link.delay + (self._uniform() * link.jitter if link.jitter > 0 else 0.0)
+            dropped = link.loss > 0 and self._uniform() < link.loss
+            reached = dropped or view_at(arrive).alive(v)
             ledger_add(start, msg.msg_id, msg.kind, msg.src, dst, u, v, msg.size_units,
                        msg.size_bytes, link.cost, dropped or not reached)
             self.hops += 1

@@ -1,0 +1,113 @@
+"""Emulator throughput against a bare SimPy loop, measured in the same process.
+
+Scenario (issue "Foundation", §3): a 200-node random geometric network with random-waypoint
+mobility, 20 sources x 50 tuples per time unit, one message per tuple to one sink over
+multi-hop least-cost paths, 100 time units. Prints hop-deliveries per second of the whole
+stack (driver, in-process runtime, routing, transport, ledger), the timeout events per
+second of a bare SimPy loop, and their ratio (target >= 0.5).
+
+Run: ``python benchmarks/bench_emulator.py [--duration 100] [--nodes 200]``
+"""
+from __future__ import annotations
+
+import argparse
+import time
+import types
+
+import numpy as np
+import simpy
+
+import topologies
+from spark_nodes.driver import execute
+from spark_nodes.program import NodeProgram
+from spark_nodes.runtime_inproc import InprocRuntime
+from spark_nodes.tuples import StreamTuple
+
+
+class Source(NodeProgram):
+    """Sends every tuple it produces to the sink."""
+
+    def __init__(self, sink):
+        self.sink = sink
+
+    def on_tuple(self, ctx, tup):
+        ctx.send(self.sink, "data", tup, 1.0)
+
+
+class Sink(NodeProgram):
+    """Counts what arrives."""
+
+    def __init__(self):
+        self.received = 0
+
+    def on_message(self, ctx, msg):
+        self.received += 1
+
+
+def bare_simpy_rate(events: int) -> float:
+    """Timeout events per second of a bare SimPy process loop."""
+    env = simpy.Environment()
+
+    def loop():
+        for _ in range(events):
+            yield env.timeout(0.001)
+
+    env.process(loop())
+    start = time.perf_counter()
+    env.run()
+    return events / (time.perf_counter() - start)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, default=200)
+    ap.add_argument("--sources", type=int, default=20)
+    ap.add_argument("--rate", type=float, default=50.0)
+    ap.add_argument("--duration", type=float, default=100.0)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+
+    t_build = time.perf_counter()
+    topo = topologies.topology_from_spec(
+        {"generator": "random_geometric", "nodes": args.nodes, "radius": 0.13,
+         "link_cost": "distance", "delay": 0.01, "jitter": 0.002}, seed=args.seed)
+    dynamics = topologies.dynamics_from_spec(
+        topo, {"model": "random_waypoint", "speed": [0.002, 0.01], "pause": 1.0,
+               "resolution": 1.0}, args.duration, seed=args.seed)
+    rng = np.random.default_rng(args.seed)
+    nodes = sorted(topo.graph.nodes)
+    sink = nodes[0]
+    origins = rng.choice(nodes[1:], size=args.sources, replace=False)
+    tuples = {}
+    for i, origin in enumerate(origins):
+        n = rng.poisson(args.rate * args.duration)
+        ts = np.sort(rng.uniform(0, args.duration, n))
+        tuples[f"R{i}"] = [StreamTuple(f"R{i}", k, float(t), 0, None, None, int(origin), 1.0,
+                                       float(t)) for k, t in enumerate(ts)]
+    programs = {int(o): Source(sink) for o in origins}
+    programs[sink] = Sink()
+    plan = types.SimpleNamespace(dynamics=dynamics, seed=args.seed, bytes_per_unit=32,
+                                 header_bytes=24, duration=args.duration, step=0.01,
+                                 memory_interval=1.0, name="bench", algorithm="bench")
+    build = time.perf_counter() - t_build
+
+    start = time.perf_counter()
+    out = execute(plan, programs, tuples, InprocRuntime(), progress=True)
+    wall = time.perf_counter() - start
+    hops = out.info["hops"]
+    delivered = programs[sink].received
+    hop_rate = hops / wall
+    simpy_rate = bare_simpy_rate(1_000_000)
+    print(f"network: {args.nodes} nodes, {len(dynamics.epochs)} epochs, "
+          f"{sum(len(v) for v in tuples.values())} tuples from {args.sources} sources "
+          f"(set-up {build:.1f} s)")
+    print(f"messages: {out.info['messages']}, delivered {delivered}, lost {out.info['lost']}, "
+          f"hops {hops}, mean hops/message {hops / max(1, out.info['messages']):.2f}")
+    print(f"emulation wall time: {wall:.2f} s")
+    print(f"hop-deliveries per second:     {hop_rate:12,.0f}")
+    print(f"bare SimPy timeouts per second: {simpy_rate:12,.0f}")
+    print(f"ratio (target >= 0.5):          {hop_rate / simpy_rate:12.2f}")
+
+
+if __name__ == "__main__":
+    main()
