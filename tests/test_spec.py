@@ -1,0 +1,58 @@
+"""Spec validation: defaults, field-named errors, sweeps, run ids."""
+import math
+
+import pytest
+
+from experiments import spec as specs
+from experiments.spec import SpecError
+
+
+def test_defaults_fill_every_known_field():
+    s = specs.resolve({})
+    assert s["run"]["runtime"] == "inproc" and s["run"]["backend"] == "simpy"
+    assert s["query"]["window"] is None and s["algorithm"]["name"] == "centralized"
+
+
+@pytest.mark.parametrize("raw, field, expected", [
+    ({"run": {"duration": -1}}, "run.duration", "a number > 0"),
+    ({"run": {"seed": 1.5}}, "run.seed", "an integer"),
+    ({"run": {"runtime": "gpu"}}, "run.runtime", "one of inproc, spark"),
+    ({"query": {"predicate": "like"}}, "query.predicate", "one of equality, distance"),
+    ({"query": {"windows": {"R1": "wide"}}}, "query.windows.R1", "a number"),
+    ({"stream": {}}, "stream", "unknown section"),
+    ({"run": {"name": "x", "colour": 1}}, "run.colour", "unknown key"),
+    ({"sweep": {"grid": {"streams.count": 3}}}, "sweep.grid.streams.count", "a non-empty list"),
+    ({"sweep": {"grid": {"count": [3]}}}, "sweep.grid.count", "a dotted path"),
+    ({"sweep": {"seeds": [1, "2"]}}, "sweep.seeds", "a list of integers"),
+])
+def test_bad_fields_are_named(raw, field, expected):
+    with pytest.raises(SpecError) as err:
+        specs.resolve(raw, source="bad.toml")
+    assert err.value.field == field
+    assert str(err.value).startswith(f"bad.toml: {field}: ") and expected in str(err.value)
+
+
+def test_toml_syntax_error_names_the_file_and_line(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text("[run]\nname = \"x\"\nduration = = 3\n")
+    with pytest.raises(SpecError) as err:
+        specs.load(path)
+    assert "broken.toml" in str(err.value) and "line 3" in str(err.value)
+
+
+def test_infinite_and_none_windows():
+    s = specs.resolve({"query": {"window": math.inf, "windows": {"R2": "none"}}})
+    assert s["query"]["window"] == math.inf and s["query"]["windows"]["R2"] is None
+    assert '"window":"inf"' in specs.canonical_json(s)
+
+
+def test_sweep_expansion_and_stable_run_ids():
+    s = specs.resolve({"run": {"name": "sw"}, "sweep": {
+        "seeds": [1, 2], "grid": {"algorithm.name": ["a", "b"], "query.window": [3.0, "none"]}}})
+    runs = specs.expand(s)
+    assert len(runs) == 8
+    ids = [specs.run_id(r) for r, _ in runs]
+    assert len(set(ids)) == 8 and all(i.startswith("sw-") for i in ids)
+    assert ids == [specs.run_id(r) for r, _ in specs.expand(s)]
+    none_run = next(r for r, p in runs if p["query.window"] == "none")
+    assert none_run["query"]["window"] is None and none_run["sweep"] == {"seeds": [], "grid": {}}
