@@ -73,7 +73,8 @@ def apply_link_cost(graph: nx.Graph | Topology, model: str,
     """A copy of ``graph`` whose link costs follow ``model``.
 
     Distances come from the node attribute ``pos``; ``hop`` needs none. A ``Topology``
-    gives a ``Topology`` (remembering ``model`` and ``radius``), a graph a graph.
+    gives a ``Topology`` (remembering ``model`` and ``radius``; ``radius`` defaults to
+    the topology's), a graph a graph.
 
     Raises
     ------
@@ -87,8 +88,10 @@ def apply_link_cost(graph: nx.Graph | Topology, model: str,
     >>> apply_link_cost(g, "distance").edges[0, 1]["cost"]
     5.0
     """
-    check_model(model, radius)
     topo = graph if isinstance(graph, Topology) else None
+    if topo is not None and radius is None:
+        radius = topo.radius
+    check_model(model, radius)
     result = nx.Graph(graph.graph if topo is not None else graph)
     edges = list(result.edges)
     if model == "hop":
@@ -105,5 +108,4 @@ def apply_link_cost(graph: nx.Graph | Topology, model: str,
         result.edges[u, v]["cost"] = float(cost)
     if topo is None:
         return result
-    radius = topo.radius if radius is None else radius
     return Topology(result, defaults=topo.defaults, radius=radius, link_cost=model)

@@ -184,14 +184,16 @@ class MobilityDynamics(Dynamics):
         graph.add_nodes_from(
             (node, {"pos": (float(x), float(y)), "alive": bool(up)})
             for node, (x, y), up in zip(nodes, positions, alive))
-        base, defaults = self.topology.graph, self.topology.defaults
+        adjacency, defaults = self.topology.graph.adj, self.topology.defaults
+        links = []
         for (i, j), cost in zip(pairs.tolist(), costs.tolist()):
             u, v = nodes[i], nodes[j]
             # Links known to the topology keep their delay/bandwidth/...; new ones
             # (nodes that moved into range) take the topology's link defaults.
-            attrs = dict(base.edges[u, v]) if base.has_edge(u, v) else dict(defaults)
+            attrs = dict(adjacency[u].get(v, defaults))
             attrs["cost"] = cost
-            graph.add_edge(u, v, **attrs)
+            links.append((u, v, attrs))
+        graph.add_edges_from(links)
         return graph
 
 
