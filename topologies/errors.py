@@ -37,6 +37,7 @@ class TopologyFileError(ValueError):
         self.path = str(path)
         self.where = f"line {where}" if isinstance(where, int) else str(where)
         self.expected = expected
+        self._got = got
         self.got = None if got is _NOTHING else got
         message = f"{self.path}: {self.where}: expected {expected}"
         if got is not _NOTHING:
@@ -45,8 +46,8 @@ class TopologyFileError(ValueError):
 
     def __reduce__(self):
         # ValueError pickles only ``args``; keep the structured fields instead.
-        got = _NOTHING if self.got is None else self.got
-        return (type(self), (self.path, self.where, self.expected, got))
+        args = (self.path, self.where, self.expected)
+        return (type(self), args if self._got is _NOTHING else args + (self._got,))
 
 
 class DisconnectedTopologyError(ValueError):

@@ -169,6 +169,18 @@ def test_graphml_unknown_attribute_and_directed_graph(tmp_path):
         read_topology(path)
 
 
+@pytest.mark.parametrize("got", [None, "abc"])
+def test_file_error_survives_pickling(got):
+    import pickle
+    err = TopologyFileError("net.json", "links[4].cost", "a number >= 0", got=got)
+    back = pickle.loads(pickle.dumps(err))
+    assert str(back) == str(err)
+    assert str(err) == f"net.json: links[4].cost: expected a number >= 0, got {got!r}"
+    assert (back.path, back.where, back.got) == ("net.json", "links[4].cost", got)
+    bare = pickle.loads(pickle.dumps(TopologyFileError("net.json", 3, "valid JSON")))
+    assert str(bare) == "net.json: line 3: expected valid JSON"
+
+
 def test_unknown_extension(tmp_path):
     with pytest.raises(TopologyFileError, match=r"file name: expected a .json"):
         read_topology(tmp_path / "net.yaml")
