@@ -11,7 +11,7 @@ Snapshots are built once per epoch, cached and frozen (``networkx.freeze``), so 
 """
 from __future__ import annotations
 
-import math
+import numbers
 from bisect import bisect_right
 from collections.abc import Sequence
 
@@ -56,7 +56,7 @@ class Dynamics:
 
     def epoch_index(self, t: float) -> int:
         """Index of the epoch in force at time ``t`` (``t >= 0``)."""
-        if not (isinstance(t, (int, float)) and t >= 0) or math.isnan(t):
+        if not (isinstance(t, numbers.Real) and not isinstance(t, bool) and t >= 0):
             raise ValueError(f"snapshot time: expected a number >= 0, got {t!r}")
         return bisect_right(self._epochs, t) - 1
 

@@ -9,7 +9,6 @@ the line.
 """
 from __future__ import annotations
 
-import math
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from os import PathLike
