@@ -64,6 +64,27 @@ METRIC_LABELS: dict[str, tuple[str, str]] = {
     "memory_mean_tuples": ("mean buffered tuples", "tuples"),
     "memory_peak_tuples": ("peak buffered tuples", "tuples"),
     "wall_seconds": ("wall-clock time", "s"),
+    "precision": ("precision", "fraction"),
+    "false_results": ("false result groups", "count"),
+    "hops": ("message hops", "count"),
+    "lost_messages": ("lost messages", "count"),
+    "memory_peak_bytes": ("peak buffered bytes", "B"),
+}
+
+# Swept spec path -> (axis label, unit); other paths are shown as they are.
+PARAM_LABELS: dict[str, tuple[str, str]] = {
+    "streams.count": ("number of streams", ""),
+    "streams.rate": ("stream rate", "tuples / time unit"),
+    "streams.key_domain": ("key domain size", "keys"),
+    "streams.disorder_mean": ("mean disorder delay", "time units"),
+    "query.window": ("window length", "time units"),
+    "query.theta": ("distance threshold", "distance units"),
+    "topology.nodes": ("network size", "nodes"),
+    "topology.radius": ("radio range", "unit-square widths"),
+    "topology.loss": ("loss probability per hop", ""),
+    "topology.delay": ("link delay", "time units"),
+    "topology.bandwidth": ("link bandwidth", "B / time unit"),
+    "run.duration": ("run length", "time units"),
 }
 
 
@@ -82,6 +103,20 @@ def metric_label(metric: str) -> str:
         name, unit = METRIC_LABELS[metric]
         return with_unit(name, unit)
     return metric
+
+
+def param_label(path: str) -> str:
+    """Axis label for a swept spec path: a name with unit, followed by the path.
+
+    >>> param_label("query.window"), param_label("streams.count")
+    ('window length [time units] (query.window)', 'number of streams (streams.count)')
+    >>> param_label("params.qjoin.L")
+    'params.qjoin.L'
+    """
+    if path in PARAM_LABELS:
+        name, unit = PARAM_LABELS[path]
+        return f"{name} [{unit}] ({path})" if unit else f"{name} ({path})"
+    return path
 
 
 def with_unit(name: str, unit: str, width: int = 32) -> str:
@@ -201,7 +236,8 @@ def metric_vs_param(agg: pd.DataFrame, param: str, metric: str, *,
                 x = line[param].to_numpy(dtype=float)
             else:
                 # Side by side within a category so error bars do not overlap.
-                x = np.array([categories.index(v) for v in line[param]]) + (a - (len(algorithms) - 1) / 2) * width
+                offset = (a - (len(algorithms) - 1) / 2) * width
+                x = np.array([categories.index(v) for v in line[param]]) + offset
             label = algorithm + ("" if not others else
                                  " (" + ", ".join(f"{o}={v}" for o, v in zip(others, key)) + ")")
             style = styles[algorithm]
@@ -218,7 +254,7 @@ def metric_vs_param(agg: pd.DataFrame, param: str, metric: str, *,
         # Few swept values: tick exactly those (no 2.5 streams between 2 and 3).
         if len(values) <= 12:
             ax.set_xticks(values, [f"{v:g}" for v in values])
-    _style_axes(ax, param, metric_label(metric), title)
+    _style_axes(ax, param_label(param), metric_label(metric), title)
     _legend(ax)
     return fig
 

@@ -220,11 +220,14 @@ class _Loaded:
             _ = run.ledger, run.results, run.expected, run.metrics
             self.runs.setdefault(algorithm, []).append(run)
         all_runs = [r for rs in self.runs.values() for r in rs]
-        last = [r.duration for r in all_runs]
-        last += [float(r.ledger["time"].max()) for r in all_runs if len(r.ledger)]
-        last += [float(r.results["emitted_at"].max()) for r in all_runs if len(r.results)]
-        self.end = max(last)
-        self.bin = nice_step(self.end / TIME_BINS)
+        duration = max(r.duration for r in all_runs)
+        # Traffic and results may continue after the nominal end (flushes, messages in
+        # flight); the series reach them, each only as far as its own data goes.
+        self.cost_end = max([duration] + [float(r.ledger["time"].max())
+                                          for r in all_runs if len(r.ledger)])
+        self.end = max([duration] + [float(r.results["emitted_at"].max())
+                                     for r in all_runs if len(r.results)])
+        self.bin = nice_step(duration / TIME_BINS)
 
     @property
     def single(self) -> Run | None:
@@ -247,7 +250,7 @@ def _cost_section(loaded: _Loaded, figures: Path, tables: Path, out: Path) -> st
     rows = []
     for algorithm, runs in loaded.runs.items():
         for run in runs:
-            s = cost_series(run.ledger, loaded.bin, end=loaded.end)
+            s = cost_series(run.ledger, loaded.bin, end=loaded.cost_end)
             s.insert(0, "run_id", run.run_id)
             s.insert(0, "algorithm", algorithm)
             rows.append(s)
@@ -255,12 +258,12 @@ def _cost_section(loaded: _Loaded, figures: Path, tables: Path, out: Path) -> st
     ylabel = plots.with_unit("cost per time", "data units·link cost / time unit")
     single = loaded.single
     if single is not None:
-        total = cost_series(single.ledger, loaded.bin, end=loaded.end)
+        total = cost_series(single.ledger, loaded.bin, end=loaded.cost_end)
         curves = {"all messages": _step_curve(total["t_start"].to_numpy(),
                                               total["t_end"].to_numpy(),
                                               total["cost_per_time"].to_numpy())}
         colors = {"all messages": "black"}
-        by_kind = cost_series(single.ledger, loaded.bin, end=loaded.end, by="kind")
+        by_kind = cost_series(single.ledger, loaded.bin, end=loaded.cost_end, by="kind")
         spare = iter(plots._SPARE_COLORS * 2)
         for kind, part in by_kind.groupby("kind", sort=True):
             curves[f"{kind}"] = _step_curve(part["t_start"].to_numpy(), part["t_end"].to_numpy(),
@@ -271,7 +274,8 @@ def _cost_section(loaded: _Loaded, figures: Path, tables: Path, out: Path) -> st
                    "time units, in total and per message kind")
     else:
         curves = _band_by_algorithm(loaded, lambda run: cost_series(
-            run.ledger, loaded.bin, end=loaded.end).rename(columns={"cost_per_time": "value"}))
+            run.ledger, loaded.bin, end=loaded.cost_end
+        ).rename(columns={"cost_per_time": "value"}))
         fig = plots.time_bands(curves, ylabel, step=True)
         caption = (f"Communication cost per time unit over windows of {loaded.bin:g} time "
                    "units; mean over seeds, band: 95 % CI")
@@ -287,7 +291,10 @@ def _memory_section(loaded: _Loaded, figures: Path, out: Path) -> str:
             png = plots.save(plots.memory_per_node(wide), figures, "memory_over_time")
             return _figure_html(png, out, "Buffered tuples over time, in total and per node "
                                 "(testbed samples)")
-        grid = np.linspace(0.0, loaded.end, MEMORY_POINTS)
+        runs = [r for rs in loaded.runs.values() for r in rs]
+        end = max(float(r.metrics["time"].max()) if len(r.metrics) else r.duration
+                  for r in runs)
+        grid = np.linspace(0.0, end, MEMORY_POINTS)
         curves = {}
         for algorithm, runs in loaded.runs.items():
             matrix = np.vstack([step_values(memory_series(r.metrics)["total"], grid)

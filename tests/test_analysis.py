@@ -51,12 +51,14 @@ def make_run(root: Path, name: str, algorithm: str = "centralized", seed: int = 
     hops = int(duration)
     times = np.arange(hops) + 0.5
     cost = cost_scale * (np.arange(hops) + 1.0)
-    pd.DataFrame({"time": times, "msg_id": np.arange(hops), "kind": ["data", "synopsis"] * (hops // 2),
-                  "src": 1, "dst": 0, "hop_u": 1, "hop_v": 0, "size_units": cost,
+    pd.DataFrame({"time": times, "msg_id": np.arange(hops),
+                  "kind": ["data", "synopsis"] * (hops // 2), "src": 1, "dst": 0,
+                  "hop_u": 1, "hop_v": 0, "size_units": cost,
                   "size_bytes": 10 * np.ones(hops, dtype=int), "link_cost": 1.0,
                   "cost": cost, "lost": False}).to_parquet(path / "ledger.parquet")
     sample_t = np.arange(hops + 1, dtype=float)
-    pd.DataFrame({"time": np.r_[sample_t, sample_t], "node": [1] * len(sample_t) + [2] * len(sample_t),
+    pd.DataFrame({"time": np.r_[sample_t, sample_t],
+                  "node": [1] * len(sample_t) + [2] * len(sample_t),
                   "source": "testbed", "metric": "tuples",
                   "value": np.r_[sample_t, 2 * np.ones(len(sample_t))]}
                  ).to_parquet(path / "metrics.parquet")
@@ -187,7 +189,8 @@ def test_load_single_run_folder(tmp_path):
     runs = analysis.load(path)
     assert len(runs) == 1
     row = runs.iloc[0]
-    assert (row["run_id"], row["algorithm"], row["seed"]) == ("quick-0123456789ab", "centralized", 7)
+    assert (row["run_id"], row["algorithm"], row["seed"]) == (
+        "quick-0123456789ab", "centralized", 7)
     assert row["comm_cost_total"] == 55.0
     assert analysis.param_columns(runs) == []
 
@@ -301,3 +304,15 @@ def test_missing_family_module_raises(small):
     with pytest.raises(MissingFamilySection, match=r"analysis/nosuch_section.py"):
         write_report(small, families={"nosuch": frozenset({"flood"})})
     assert not (small / "report").exists()
+
+
+def test_report_from_runs_table_without_run_folders(small, tmp_path):
+    table_only = tmp_path / "table-only"
+    table_only.mkdir()
+    analysis.load(small).drop(columns=["run_dir"]).to_parquet(table_only / "runs.parquet")
+    report = write_report(table_only)
+    text = report.read_text()
+    assert "No run folders beside the runs table" in text
+    agg = pd.read_csv(report.parent / "tables" / "aggregates.csv").set_index("metric")
+    assert agg.loc["comm_cost_total", "mean"] == 55.0 and agg.loc["comm_cost_total", "n"] == 2
+    assert agg.loc["comm_cost_total", "ci95"] == 0.0
