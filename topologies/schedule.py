@@ -57,6 +57,16 @@ class Schedule:
     path: str
     rows: tuple[ScheduleRow, ...]
 
+    def node_events(self) -> list[tuple[float, int, bool]]:
+        """The node rows as ``(time, node, alive)``, e.g. for ``mobility_dynamics``.
+
+        Examples
+        --------
+        >>> loads_schedule("time,u,v,cost,up\\n9,2,,,0\\n1,0,1,3,\\n").node_events()
+        [(9.0, 2, False)]
+        """
+        return [(r.time, r.u, r.up) for r in self.rows if r.v is None]
+
     def check_nodes(self, topology: Topology) -> None:
         """Raise :class:`TopologyFileError` for a row naming a node not in ``topology``."""
         for row in self.rows:

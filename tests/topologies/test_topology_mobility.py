@@ -102,6 +102,20 @@ def test_node_events_drop_links_and_add_epochs():
     assert dyn.snapshot(7.0).number_of_edges() == 2
 
 
+def test_node_liveness_from_a_schedule_file():
+    from importlib.resources import files
+
+    from topologies import read_schedule, read_topology
+    data = files("topologies") / "data"
+    topo = read_topology(data / "five_nodes.json")
+    events = read_schedule(data / "five_nodes_schedule.csv", topo).node_events()
+    assert events == [(8.0, 3, False), (12.0, 3, True)]
+    dyn = mobility_dynamics(topo, Trajectories({}), duration=20, resolution=10,
+                            node_events=events)
+    assert dyn.epochs == [0.0, 8.0, 12.0]
+    assert dyn.snapshot(9).degree(3) == 0 and dyn.snapshot(12).degree(3) == 3   # 0, 1 and 2 within 0.5
+
+
 def test_mobility_errors():
     topo = line(3)
     with pytest.raises(ValueError, match="needs a radio range"):
