@@ -1,0 +1,129 @@
+"""End to end: spec → run folder, determinism, atomic writes, bad input, the CLI."""
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import experiments
+from experiments import spec as specs
+from experiments.cli import main
+from experiments.runner import run_spec
+from experiments.spec import SpecError
+from experiments.store import is_complete
+
+SMALL = {
+    "run": {"name": "small", "seed": 3, "duration": 6.0, "step": 0.05, "memory_interval": 1.0},
+    "topology": {"generator": "random_geometric", "nodes": 12, "radius": 0.45,
+                 "link_cost": "distance", "delay": 0.05, "jitter": 0.03},
+    "mobility": {"model": "random_waypoint", "speed": [0.02, 0.08], "pause": 0.5,
+                 "resolution": 0.5},
+    "streams": {"count": 3, "rate": 4.0, "keys": "uniform", "key_domain": 6},
+    "query": {"node": 0, "predicate": "equality", "window": 1.5},
+    "algorithm": {"name": "centralized"},
+}
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    return experiments.run(SMALL, out=tmp_path_factory.mktemp("runs"))
+
+
+def test_run_folder_holds_every_table_and_a_complete_summary(small_run):
+    path = small_run.path
+    for name in ("spec.json", "meta.json", "ledger.parquet", "metrics.parquet",
+                 "results.parquet", "expected.parquet", "summary.json"):
+        assert (path / name).is_file(), name
+    s = small_run.summary
+    for key in ("comm_cost_total", "comm_cost_per_time", "messages", "bytes", "results",
+                "expected_results", "recall", "duplicates", "latency_mean", "latency_p50",
+                "latency_p95", "latency_p99", "memory_mean_tuples", "memory_peak_tuples",
+                "wall_seconds"):
+        assert key in s, key
+    meta = json.loads((path / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["seed"] == 3
+    assert meta["versions"]["simpy"] and meta["versions"]["pyspark"]
+
+
+def test_centralized_join_is_exact_and_costs_what_the_ledger_says(small_run):
+    s, ledger = small_run.summary, small_run.ledger
+    assert s["expected_results"] > 0
+    assert s["recall"] == 1.0 and s["duplicates"] == 0 and s["false_results"] == 0
+    assert s["comm_cost_total"] == pytest.approx((ledger.size_units * ledger.link_cost).sum())
+    assert s["comm_cost_per_time"] == pytest.approx(s["comm_cost_total"] / 6.0)
+    assert s["messages"] == ledger.msg_id.nunique() == s["tuples_generated"]
+    assert set(small_run.results.group) == set(small_run.expected.group)
+    assert (small_run.results.emitted_at >= small_run.results.last_entered).all()
+
+
+def test_same_spec_and_seed_give_identical_ledger_and_results(small_run, tmp_path):
+    again = experiments.run(SMALL, out=tmp_path, force=True)
+    assert again.run_id == small_run.run_id
+    pd.testing.assert_frame_equal(again.ledger, small_run.ledger)
+    pd.testing.assert_frame_equal(again.results, small_run.results)
+    other = experiments.run(SMALL, out=tmp_path, seed=4)
+    assert other.run_id != small_run.run_id
+    assert not other.ledger.equals(small_run.ledger)
+
+
+def test_a_complete_run_is_not_run_again(small_run):
+    before = (small_run.path / "meta.json").stat().st_mtime_ns
+    experiments.run(SMALL, out=small_run.path.parent)
+    assert (small_run.path / "meta.json").stat().st_mtime_ns == before
+
+
+def test_an_interrupted_run_leaves_nothing_that_looks_complete(tmp_path, monkeypatch):
+    import experiments.store as store
+
+    def crash(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    spec = specs.resolve(SMALL)
+    monkeypatch.setattr(store.os, "replace", crash)
+    with pytest.raises(KeyboardInterrupt):
+        run_spec(spec, tmp_path)
+    monkeypatch.undo()
+    assert not is_complete(tmp_path / specs.run_id(spec))
+    assert not any(p.name == specs.run_id(spec) for p in tmp_path.iterdir())
+    assert is_complete(run_spec(spec, tmp_path))    # a rerun completes and replaces it
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"streams": {"count": 2, "nodes": [1, 99]}}, "streams"),
+    ({"query": {"node": 40}}, "query.node"),
+    ({"topology": {"generator": "random_geometric", "nodes": 30, "radius": 0.01}}, "topology"),
+    ({"algorithm": {"name": "smj-x"}}, "algorithm.name"),
+    ({"params": {"centralized": {"bach": 3}}}, "params.centralized"),
+    ({"query": {"predicate": "distance"}}, "query.theta"),
+])
+def test_bad_specs_fail_before_running_naming_the_field(tmp_path, change, field):
+    raw = {**SMALL, **change}
+    with pytest.raises(SpecError) as err:
+        experiments.run(raw, out=tmp_path)
+    assert err.value.field == field
+    assert not any(tmp_path.iterdir())
+
+
+def test_stream_at_missing_node_message_names_the_node(tmp_path):
+    with pytest.raises(SpecError, match="99"):
+        experiments.run({**SMALL, "streams": {"count": 2, "nodes": [1, 99]}}, out=tmp_path)
+
+
+def test_cli_run_and_bad_spec_exit_codes(tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text('[run]\nname = "cli"\nduration = 2.0\nstep = 0.05\n'
+                    '[topology]\ngenerator = "line"\nnodes = 4\ndelay = 0.05\n'
+                    '[streams]\ncount = 2\nrate = 3.0\nkey_domain = 3\n'
+                    '[query]\nnode = 0\nwindow = 1.0\n')
+    assert main(["run", str(spec), "--out", str(tmp_path / "runs")]) == 0
+    assert "recall 1.000" in capsys.readouterr().out
+    spec.write_text('[run]\nname = "cli"\ndurration = 2.0\n')
+    assert main(["run", str(spec), "--out", str(tmp_path / "runs")]) == 2
+    assert "s.toml: run.durration: unknown key" in capsys.readouterr().err
+
+
+def test_console_script_is_installed():
+    out = subprocess.run([sys.executable, "-m", "experiments.cli", "--help"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "sweep" in out and "topology" in out
