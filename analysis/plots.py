@@ -41,7 +41,7 @@ ALGORITHM_COLORS = {
     "no-buffer": "#bcbd22", "spark-join": "#17becf",
     "atr": "#e377c2", "ctr": "#1f4e79", "single-host": "#a6761d",
 }
-_SPARE_COLORS = ["#66a61e", "#e7298a", "#7570b3", "#d95f02", "#1b9e77", "#666666"]
+SPARE_COLORS = ["#66a61e", "#e7298a", "#7570b3", "#d95f02", "#1b9e77", "#666666"]
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
 _LINESTYLES = ["-", "--", ":", "-."]
 
@@ -142,7 +142,7 @@ def algorithm_styles(names: Sequence[str]) -> dict[str, dict[str, str]]:
         ``{name: {"color": ..., "marker": ...}}``.
     """
     known = list(ALGORITHM_COLORS)
-    spare = itertools.cycle(_SPARE_COLORS)
+    spare = itertools.cycle(SPARE_COLORS)
     styles = {}
     unknown = sorted(n for n in set(names) if n not in ALGORITHM_COLORS)
     for name in sorted(set(names), key=lambda n: (n not in ALGORITHM_COLORS, n)):
@@ -326,7 +326,7 @@ def memory_per_node(wide: pd.DataFrame, *, unit: str = "tuples", highlight: int 
     nodes = [c for c in wide.columns if c != "total"]
     peaks = wide[nodes].max().sort_values(ascending=False)
     loud = list(peaks.index[:highlight])
-    colors = itertools.cycle(_SPARE_COLORS)
+    colors = itertools.cycle(SPARE_COLORS)
     with matplotlib.rc_context(STYLE):
         top.step(t, wide["total"].to_numpy(dtype=float), where="post", color="black",
                  label="all nodes")

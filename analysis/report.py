@@ -25,6 +25,7 @@ Examples
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import logging
 import math
@@ -235,47 +236,36 @@ class _Loaded:
         return runs[0] if len(runs) == 1 else None
 
 
-def _band_by_algorithm(loaded: _Loaded, series) -> dict[str, pd.DataFrame]:
-    curves = {}
-    for algorithm, runs in loaded.runs.items():
-        frames = [series(run) for run in runs]
-        matrix = np.vstack([f["value"].to_numpy(dtype=float) for f in frames])
-        mean, half = mean_band(matrix)
-        curves[algorithm] = _step_curve(frames[0]["t_start"].to_numpy(),
-                                        frames[0]["t_end"].to_numpy(), mean, half)
-    return curves
-
-
 def _cost_section(loaded: _Loaded, figures: Path, tables: Path, out: Path) -> str:
-    rows = []
-    for algorithm, runs in loaded.runs.items():
-        for run in runs:
-            s = cost_series(run.ledger, loaded.bin, end=loaded.cost_end)
-            s.insert(0, "run_id", run.run_id)
-            s.insert(0, "algorithm", algorithm)
-            rows.append(s)
-    pd.concat(rows, ignore_index=True).to_csv(tables / "cost_over_time.csv", index=False)
+    per_run = {algorithm: [cost_series(run.ledger, loaded.bin, end=loaded.cost_end)
+                           for run in runs] for algorithm, runs in loaded.runs.items()}
+    pd.concat([s.assign(algorithm=a, run_id=run.run_id)
+               for a, runs in loaded.runs.items() for run, s in zip(runs, per_run[a])],
+              ignore_index=True).to_csv(tables / "cost_over_time.csv", index=False)
     ylabel = plots.with_unit("cost per time", "data units·link cost / time unit")
     single = loaded.single
     if single is not None:
-        total = cost_series(single.ledger, loaded.bin, end=loaded.cost_end)
+        total = next(iter(per_run.values()))[0]
         curves = {"all messages": _step_curve(total["t_start"].to_numpy(),
                                               total["t_end"].to_numpy(),
                                               total["cost_per_time"].to_numpy())}
         colors = {"all messages": "black"}
         by_kind = cost_series(single.ledger, loaded.bin, end=loaded.cost_end, by="kind")
-        spare = iter(plots._SPARE_COLORS * 2)
+        spare = itertools.cycle(plots.SPARE_COLORS)
         for kind, part in by_kind.groupby("kind", sort=True):
-            curves[f"{kind}"] = _step_curve(part["t_start"].to_numpy(), part["t_end"].to_numpy(),
+            curves[str(kind)] = _step_curve(part["t_start"].to_numpy(),
+                                            part["t_end"].to_numpy(),
                                             part["cost_per_time"].to_numpy())
-            colors[f"{kind}"] = next(spare)
+            colors[str(kind)] = next(spare)
         fig = plots.time_bands(curves, ylabel, colors=colors, step=True)
         caption = (f"Communication cost per time unit over windows of {loaded.bin:g} "
                    "time units, in total and per message kind")
     else:
-        curves = _band_by_algorithm(loaded, lambda run: cost_series(
-            run.ledger, loaded.bin, end=loaded.cost_end
-        ).rename(columns={"cost_per_time": "value"}))
+        curves = {}
+        for algorithm, series in per_run.items():
+            mean, half = mean_band(np.vstack([s["cost_per_time"].to_numpy() for s in series]))
+            curves[algorithm] = _step_curve(series[0]["t_start"].to_numpy(),
+                                            series[0]["t_end"].to_numpy(), mean, half)
         fig = plots.time_bands(curves, ylabel, step=True)
         caption = (f"Communication cost per time unit over windows of {loaded.bin:g} time "
                    "units; mean over seeds, band: 95 % CI")
