@@ -310,6 +310,8 @@ def load(directory: Any) -> pd.DataFrame:
     table = root / RUNS_TABLE
     if table.is_file():
         runs = pd.read_parquet(table)
+        if runs.empty:
+            raise RunFolderError(table, "rows", "at least one run (the sweep has none yet)")
         missing = [c for c in ("run_id", "algorithm", "seed") if c not in runs.columns]
         if missing:
             raise RunFolderError(table, f"columns {missing}",

@@ -225,6 +225,11 @@ def test_load_errors_name_the_file(tmp_path):
     pd.DataFrame({"time": [0.0]}).to_parquet(path / "ledger.parquet")
     with pytest.raises(RunFolderError, match=r"ledger.parquet: columns \['msg_id'"):
         analysis.load_run(path).ledger
+    empty = tmp_path / "empty-sweep"
+    empty.mkdir()
+    pd.DataFrame(columns=["run_id", "algorithm", "seed"]).to_parquet(empty / "runs.parquet")
+    with pytest.raises(RunFolderError, match="runs.parquet: rows"):
+        analysis.load(empty)
     unfinished = make_run(tmp_path, "r-2", status="running")
     with pytest.raises(RunFolderError, match="status"):
         analysis.load_run(unfinished)
