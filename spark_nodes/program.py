@@ -156,17 +156,20 @@ def node_rng(seed: int, node: int) -> np.random.Generator:
 
 def run_node_step(program: NodeProgram, node: int, events, t0: float, t1: float, net,
                   seed: int | None = None, rng_state: dict | None = None,
-                  algorithm: str = "", next_local_id: int = 0) -> StepOutput:
+                  algorithm: str = "", next_local_id: int = 0,
+                  rng: np.random.Generator | None = None) -> StepOutput:
     """Run ``program`` on the ``events`` due at ``node`` in ``[t0, t1)``.
 
     Events are processed in ``(time, kind, order)`` order together with the local sends
-    and timers the program creates inside the step. The program's generator continues
-    from ``rng_state`` (or starts from ``seed`` on the first step) and its state is
-    returned, so a runtime can keep it between steps.
+    and timers the program creates inside the step. The program's generator is ``rng``
+    when the caller keeps it alive between steps (the in-process runtime); otherwise it
+    continues from ``rng_state`` (or starts from ``seed`` on the first step) and its state
+    is returned in ``StepOutput.rng_state``, so a runtime can store it (the Spark runtime).
     """
-    if rng_state is None:
+    keep_state = rng is None
+    if rng is None and rng_state is None:
         rng = node_rng(0 if seed is None else seed, node)
-    else:
+    elif rng is None:
         bitgen = np.random.PCG64()
         bitgen.state = rng_state
         rng = np.random.Generator(bitgen)
@@ -174,18 +177,19 @@ def run_node_step(program: NodeProgram, node: int, events, t0: float, t1: float,
     agenda: list = [(e.sort_key(), e) for e in events]
     heapq.heapify(agenda)
     ctx = NodeContext(node, net, rng, t1, out, agenda, algorithm, next_local_id)
-    handlers = {
-        START: lambda e: program.start(ctx),
-        TUPLE: lambda e: program.on_tuple(ctx, e.payload),
-        DELIVER: lambda e: program.on_message(ctx, e.payload),
-        TIMER: lambda e: program.on_timer(ctx, e.payload),
-        FINISH: lambda e: program.finish(ctx),
-    }
+    with_payload = {TUPLE: program.on_tuple, DELIVER: program.on_message,
+                    TIMER: program.on_timer}
     while agenda:
         _, event = heapq.heappop(agenda)
-        ctx.now = max(event.time, t0)
-        handlers[event.kind](event)
+        ctx.now = event.time if event.time > t0 else t0
+        handler = with_payload.get(event.kind)
+        if handler is not None:
+            handler(ctx, event.payload)
+        elif event.kind == START:
+            program.start(ctx)
+        else:
+            program.finish(ctx)
     out.memory = program.memory()
-    out.rng_state = rng.bit_generator.state
+    out.rng_state = rng.bit_generator.state if keep_state else None
     out.next_local_id = ctx._next_local_id
     return out

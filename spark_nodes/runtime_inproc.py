@@ -5,21 +5,20 @@ It is the reference for results and speed; the Spark runtime must give the same
 """
 from __future__ import annotations
 
-from spark_nodes.program import StepOutput, run_node_step
+from spark_nodes.program import StepOutput, node_rng, run_node_step
 
 
 class InprocRuntime:
-    """Runs each node's program with :func:`run_node_step`, keeping its generator state
-    and message numbering between steps."""
+    """Runs each node's program with :func:`run_node_step`, keeping its generator alive
+    and its message numbering between steps."""
 
     name = "inproc"
 
     def open(self, plan, programs: dict) -> None:
         """Take the programs of a run."""
         self.programs = programs
-        self.seed = plan.seed
         self.algorithm = plan.algorithm
-        self._rng_state: dict[int, dict] = {}
+        self._rng = {node: node_rng(plan.seed, node) for node in programs}
         self._next_local_id: dict[int, int] = {}
 
     def run_step(self, t0: float, t1: float, events_by_node: dict, net) -> dict[int, StepOutput]:
@@ -27,10 +26,8 @@ class InprocRuntime:
         outputs = {}
         for node in sorted(events_by_node):
             out = run_node_step(self.programs[node], node, events_by_node[node], t0, t1, net,
-                                seed=self.seed, rng_state=self._rng_state.get(node),
-                                algorithm=self.algorithm,
+                                algorithm=self.algorithm, rng=self._rng[node],
                                 next_local_id=self._next_local_id.get(node, 0))
-            self._rng_state[node] = out.rng_state
             self._next_local_id[node] = out.next_local_id
             outputs[node] = out
         return outputs
