@@ -1,0 +1,241 @@
+"""The registered algorithms "atr", "ctr" and "single-host" (ALGORITHMS.md §3).
+
+All three run the same pipeline: sources send every tuple to the diffusion node
+(``diffusion_node``, default: least total path cost to the sources), hosts join, the
+fusion node (the query node) emits. "single-host" is the baseline: the centralized
+join on one host fed in event-time order.
+
+Examples
+--------
+>>> from spark_nodes import registry
+>>> sorted(n for n in registry.names() if n in ("atr", "ctr", "single-host"))
+['atr', 'ctr', 'single-host']
+>>> registry.validate_params(registry.get("ctr"), {"hosts": 8})["store"]
+'cover'
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from spark_nodes.ctr.ctr import STORE_MODES
+from spark_nodes.ctr.load import check_weights
+from spark_nodes.ctr.overhead import atr_overhead, ctr_overhead
+from spark_nodes.ctr.placement import diffusion_node, host_nodes
+from spark_nodes.ctr.programs import DistributedJoinNode, Setup
+from spark_nodes.registry import Algorithm, Param, register
+
+NONE = type(None)
+
+_PLACEMENT = {
+    "diffusion_node": Param((int, NONE), None, "node of the diffusion operator "
+                            "(default: least total path cost to the sources)"),
+    "host_nodes": Param((list, NONE), None, "host nodes (default: a seeded draw)"),
+    "slack": Param((float,), 0.5, "time the diffusion node waits past a range's end "
+                   "before closing it; later tuples are late (dropped, counted)"),
+}
+_HOSTS = {
+    "hosts": Param((int,), 4, "number of hosts"),
+    "segment": Param((float,), 1.0, "segment length T"),
+    "weights": Param((list,), [0.4, 0.4, 0.2], "load weights [cpu, memory, bandwidth]"),
+    "capacity": Param((list,), [10000.0, 1000.0, 1000.0],
+                      "host capacity [probes/time, tuples, units/time] for the load"),
+    "report_interval": Param((float, NONE), None, "host load report period "
+                             "(default: the segment length)"),
+}
+
+
+def _check(name: str, params: dict, key: str, ok: bool, expected: str) -> None:
+    if not ok:
+        raise ValueError(f"params.{name}.{key}: expected {expected}, got {params[key]!r}")
+
+
+class _DistributedJoin(Algorithm):
+    """Shared placement, validation and summary of the three algorithms."""
+
+    family = "ctr"
+    scheme = ""
+
+    def setup(self, plan) -> Setup:
+        p = plan.params
+        name = self.name
+        _check(name, p, "slack", p["slack"] >= 0, "a number >= 0")
+        net = plan.net0
+        sources = [s.node for s in plan.streams]
+        diff = p["diffusion_node"]
+        if diff is None:
+            diff = diffusion_node(net, sources)
+        _check(name, p, "diffusion_node", diff in net.nodes, "a node of the topology")
+        count = p.get("hosts", 1)
+        _check(name, p, "hosts", isinstance(count, int) and count >= 1, "an integer >= 1")
+        hosts = host_nodes(net, count, p["host_nodes"], plan.seed,
+                           field=f"params.{name}.host_nodes")
+        segment = p.get("segment", 1.0)
+        if "segment" in p:
+            _check(name, p, "segment", segment > 0, "a number > 0")
+        flush = self.flush_period(p)
+        report = p.get("report_interval")
+        if report is None:
+            report = segment
+        else:
+            _check(name, p, "report_interval", report > 0, "a number > 0")
+        weights = p.get("weights", [1.0, 0.0, 0.0])
+        _check(name, p, "weights", isinstance(weights, list) and len(weights) == 3 and all(
+            isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights),
+            "three numbers")
+        weights = check_weights(weights, f"params.{name}.weights")
+        capacity = p.get("capacity", [1.0, 1.0, 1.0])
+        _check(name, p, "capacity", len(capacity) == 3 and all(
+            isinstance(c, (int, float)) and not isinstance(c, bool) and c > 0
+            for c in capacity), "three numbers > 0")
+        q = plan.query
+        windows = {s: math.inf if q.windows[s] is None else float(q.windows[s])
+                   for s in plan.stream_names}
+        return Setup(
+            scheme=self.scheme, streams=tuple(plan.stream_names), windows=windows,
+            predicate=q.predicate, theta=q.theta, diffusion=diff, fusion=q.node,
+            hosts=hosts, segment=segment, flush=flush, slack=float(p["slack"]),
+            report_interval=float(report), weights=weights,
+            capacity=tuple(float(c) for c in capacity),
+            bytes_per_unit=plan.bytes_per_unit, synopsis_unit=plan.synopsis_unit,
+            **self.extra(p))
+
+    def flush_period(self, p: dict) -> float:
+        return p["segment"]
+
+    def extra(self, p: dict) -> dict:
+        return {}
+
+    def programs(self, plan) -> dict:
+        setup = self.setup(plan)
+        sources = {s.node for s in plan.streams}
+        nodes = sources | {setup.diffusion, setup.fusion} | set(setup.hosts)
+        return {u: DistributedJoinNode(setup, u, u in sources) for u in sorted(nodes)}
+
+    def summarize(self, plan, run) -> dict:
+        setup = self.setup(plan)
+        duration = float(run.duration)
+        m = run.metrics
+        mine = m[m["source"] == plan.algorithm] if not m.empty else m
+        out = self.overhead(mine, setup, duration)
+        out["late_tuples"] = float(mine.loc[mine["metric"] == "late", "value"].sum()) \
+            if not mine.empty else 0.0
+        out.update(host_summary(m, mine, run.results, setup.hosts, duration))
+        out["diffusion_node"] = setup.diffusion
+        out["host_nodes"] = list(setup.hosts)
+        return out
+
+    def overhead(self, metrics, setup: Setup, duration: float) -> dict:
+        extra = sum(metrics.loc[metrics["metric"].str.startswith("copies:"), "value"]) - \
+            sum(metrics.loc[metrics["metric"].str.startswith("closed:"), "value"]) \
+            if not metrics.empty else 0.0
+        return {"overhead_measured": float(extra) / duration, "overhead_predicted": 0.0}
+
+
+def host_summary(metrics: pd.DataFrame, mine: pd.DataFrame, results: pd.DataFrame,
+                 hosts, duration: float) -> dict:
+    """Per-host load and memory: imbalance = max / mean over the hosts.
+
+    Load is the join work (``probes``) and, separately, the results each host produced;
+    memory is the testbed's sampled ``tuples`` at the host nodes (every role there).
+    """
+    hosts = list(hosts)
+    probes = mine[mine["metric"] == "probes"].groupby("node")["value"].sum() \
+        if not mine.empty else pd.Series(dtype=float)
+    work = [float(probes.get(h, 0.0)) for h in hosts]
+    produced = results["host"].value_counts() if "host" in results and len(results) \
+        else pd.Series(dtype=float)
+    made = [float(produced.get(h, 0.0)) for h in hosts]
+    mem = metrics[(metrics["source"] == "testbed") & (metrics["metric"] == "tuples")] \
+        if not metrics.empty else metrics
+    per_host = mem[mem["node"].isin(hosts)].groupby("node")["value"]
+    mean_mem = [float(per_host.mean().get(h, 0.0)) for h in hosts] if len(mem) else \
+        [0.0] * len(hosts)
+    peak_mem = [float(per_host.max().get(h, 0.0)) for h in hosts] if len(mem) else \
+        [0.0] * len(hosts)
+
+    def ratio(v):
+        mean = sum(v) / len(v)
+        return max(v) / mean if mean > 0 else 1.0
+
+    return {
+        "host_load_imbalance": ratio(work),
+        "host_results_imbalance": ratio(made),
+        "host_probes_total": sum(work),
+        "host_memory_mean_tuples": sum(mean_mem) / len(mean_mem),
+        "host_memory_peak_tuples": max(peak_mem),
+        "host_memory_imbalance": ratio(mean_mem),
+        "results_per_time": float(len(results)) / duration,
+    }
+
+
+class Atr(_DistributedJoin):
+    """Aligned tuple routing (:mod:`spark_nodes.ctr.atr`)."""
+
+    name = "atr"
+    scheme = "atr"
+    params = {**_PLACEMENT, **_HOSTS,
+              "flush": Param((float, NONE), None, "flush period of closed tuples "
+                             "(default: segment / 2)"),
+              "delta_T": Param((float,), 0.25, "segment adaptation step ΔT"),
+              "adapt": Param((bool,), False, "adapt T by probing T ± ΔT"),
+              "adapt_every": Param((int,), 4, "segments between two probes of T ± ΔT"),
+              "master_switch": Param((bool,), True, "switch the master when rates change"),
+              "switch_margin": Param((float,), 0.1, "rate lead needed to switch master")}
+
+    def flush_period(self, p: dict) -> float:
+        f = p["flush"] if p["flush"] is not None else p["segment"] / 2
+        _check(self.name, p, "flush", f > 0, "a number > 0")
+        return f
+
+    def extra(self, p: dict) -> dict:
+        _check(self.name, p, "delta_T", p["delta_T"] >= 0, "a number >= 0")
+        _check(self.name, p, "adapt_every", p["adapt_every"] >= 1, "an integer >= 1")
+        _check(self.name, p, "switch_margin", p["switch_margin"] >= 0, "a number >= 0")
+        return {"delta_T": p["delta_T"], "adapt": p["adapt"], "adapt_every": p["adapt_every"],
+                "master_switch": p["master_switch"], "switch_margin": p["switch_margin"]}
+
+    def overhead(self, metrics, setup: Setup, duration: float) -> dict:
+        out = atr_overhead(metrics, setup.streams, setup.windows, duration)
+        segs = metrics[metrics["metric"].str.startswith("segment:")]
+        masters = [name.split(":")[1] for name in segs["metric"]]
+        out["atr_segments"] = float(len(segs))
+        out["atr_master_switches"] = float(sum(1 for a, b in zip(masters, masters[1:]) if a != b))
+        out["atr_segment_mean"] = float(segs["value"].mean()) if len(segs) else 0.0
+        return out
+
+
+class Ctr(_DistributedJoin):
+    """Constrained tuple routing (:mod:`spark_nodes.ctr.ctr`)."""
+
+    name = "ctr"
+    scheme = "ctr"
+    params = {**_PLACEMENT, **_HOSTS,
+              "store": Param((str,), "cover", "where a segment is stored: 'cover' (its "
+                             "hop-1 hosts, as the source) or 'llf' (least-loaded host)")}
+
+    def extra(self, p: dict) -> dict:
+        _check(self.name, p, "store", p["store"] in STORE_MODES,
+               f"one of {', '.join(STORE_MODES)}")
+        return {"store": p["store"]}
+
+    def overhead(self, metrics, setup: Setup, duration: float) -> dict:
+        return ctr_overhead(metrics, setup.streams, setup.windows, duration)
+
+
+class SingleHost(_DistributedJoin):
+    """The centralized join on one host (the baseline of the ATR/CTR experiments)."""
+
+    name = "single-host"
+    scheme = "single"
+    params = {**_PLACEMENT,
+              "flush": Param((float,), 0.5, "period at which closed tuples are forwarded")}
+
+    def flush_period(self, p: dict) -> float:
+        _check(self.name, p, "flush", p["flush"] > 0, "a number > 0")
+        return p["flush"]
+
+
+for _alg in (Atr(), Ctr(), SingleHost()):
+    register(_alg)

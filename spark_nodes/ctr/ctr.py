@@ -1,0 +1,208 @@
+"""CTR — constrained tuple routing, the diffusion node's part (ALGORITHMS.md §3).
+
+[source] Every stream is cut into segments of length ``T``; each segment ``η = S_i[t,
+t+T)`` gets a whole route (source routing) along its probe sequence ``S_i1 .. S_i(n-1)``:
+hop 1 is a greedy weighted set cover of the segments of ``S_i1`` in window, found in the
+routing table; hop ``k`` first reuses the hosts of hop ``k-1`` for the segments they hold
+and covers the rest with a new greedy cover; each segment is probed by exactly one host
+of its hop (duplicate avoidance). Intermediate results travel hop to hop and are not
+stored; ``η`` is stored for later segments and recorded in the routing table.
+
+How the testbed makes every group come out exactly once:
+
+- **Owner of a group.** Segments are routed in *rank* order ``(g, stream position)``
+  (grid index first). A group is produced by the route of its member segment of highest
+  rank: that route's hops cover, in the table, every already-routed segment of the other
+  streams in window with ``η``; segments routed later are not in the table yet and own
+  the groups they share with ``η`` themselves.
+- **Intermediates** are sent from every host of hop ``k`` to every host of hop ``k+1``
+  (to itself locally), even when empty, so a host knows how many probe tasks touch each
+  copy it stores: the table counts them and the release of a dead segment carries the
+  count (:mod:`.routing_table`). A host drops the copy after that many probes, whatever
+  the arrival order.
+- **Closing** as in ATR: a flush at watermark ``wm`` routes every segment that ends at
+  or before ``wm``; a tuple arriving below the routed watermark is late (dropped,
+  counted).
+- **Storage** (option ``store``): ``"cover"`` [source] stores ``η`` on every host of its
+  hop 1 (the least-loaded host when ``η`` has nothing to probe). Because a cover only
+  uses hosts that already hold segments, this never spreads data to a new host;
+  ``"llf"`` [recon] stores ``η`` on the least-loaded host instead (hop 1 still receives it
+  to probe), which spreads storage and lets the covers use every host.
+
+Examples
+--------
+>>> from spark_nodes.ctr.load import LoadBoard
+>>> from spark_nodes.tuples import StreamTuple as T
+>>> board = LoadBoard([1, 2], (0.0, 1.0, 0.0), (1.0, 100.0, 1.0), 1.0)
+>>> r = CtrRouter(["A", "B"], {"A": 1.0, "B": 1.0}, 1.0, board, store="llf")
+>>> for t in [T("A", 0, 0.2, 1, None, None, 0), T("B", 0, 0.5, 1, None, None, 0)]:
+...     _ = r.add(t)
+>>> [(rt.seg, rt.store, rt.hops) for rt, _ in r.flush(1.0)]
+[(('A', 0), (1,), ()), (('B', 0), (2,), (((1, (('A', 0),)),),))]
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, NamedTuple, Sequence
+
+from spark_nodes.ctr.probe import probe_sequence
+from spark_nodes.ctr.routing_table import RoutingTable
+from spark_nodes.ctr.segments import segment_index, widen
+from spark_nodes.ctr.set_cover import assign_probers, greedy_cover
+
+STORE_MODES = ("cover", "llf")
+
+
+class Route(NamedTuple):
+    """The route of segment ``seg = (stream, g)``.
+
+    ``store``: hosts that keep the segment; ``hops[k]``: ``((host, (seg, ...)), ...)`` —
+    the hosts of hop ``k+1`` and the segments each of them probes.
+    """
+
+    seg: tuple
+    sequence: tuple
+    store: tuple
+    hops: tuple
+
+    def receivers(self) -> tuple:
+        """Hosts that get the segment itself: storage hosts and hop-1 hosts."""
+        first = {h for h, _ in self.hops[0]} if self.hops else set()
+        return tuple(sorted(first | set(self.store)))
+
+
+class CtrRouter:
+    """The CTR diffusion logic: buffer, cut, route segments, expire the table.
+
+    Parameters
+    ----------
+    streams : sequence of str
+    windows : mapping of str to float
+        Windows (``inf`` = unbounded).
+    length : float
+        Segment length ``T``.
+    board : LoadBoard
+        Host loads (set-cover weights, LLF).
+    store : {"cover", "llf"}
+        Where a segment is stored (see the module docstring).
+    """
+
+    def __init__(self, streams: Sequence[str], windows: Mapping[str, float], length: float,
+                 board, store: str = "cover"):
+        if not length > 0:
+            raise ValueError(f"segment length must be > 0, got {length!r}")
+        if store not in STORE_MODES:
+            raise ValueError(f"store: expected one of {', '.join(STORE_MODES)}, got {store!r}")
+        self.streams = list(streams)
+        self.windows = {s: float(windows[s]) for s in self.streams}
+        self.length = float(length)
+        self.board = board
+        self.store = store
+        self.table = RoutingTable(self.length)
+        self.stats: dict[tuple, list] = {}
+        self._pending: dict[tuple, list] = {}        # (g, stream position) -> tuples
+        self._pos = {s: i for i, s in enumerate(self.streams)}
+        self.wm = -math.inf
+        self.late = 0
+        self.closed = {s: 0 for s in self.streams}
+
+    # -- statistics ---------------------------------------------------------------------
+    def observe(self, stats: Mapping[tuple, Sequence[int]]) -> None:
+        """Add hosts' probe counts ``{(a, b): (comparisons, matches)}``."""
+        for pair, (c, m) in stats.items():
+            st = self.stats.setdefault(tuple(pair), [0, 0])
+            st[0] += c
+            st[1] += m
+
+    def selectivity(self, a: str, b: str) -> float:
+        """Observed match rate between ``a`` and ``b`` (1.0 if never observed)."""
+        c1, m1 = self.stats.get((a, b), (0, 0))
+        c2, m2 = self.stats.get((b, a), (0, 0))
+        return (m1 + m2) / (c1 + c2) if c1 + c2 else 1.0
+
+    # -- input --------------------------------------------------------------------------
+    def add(self, tup) -> bool:
+        """Buffer ``tup``; False (and counted as late) if its segment was already routed."""
+        if tup.ts < self.wm:
+            self.late += 1
+            return False
+        key = (segment_index(tup.ts, self.length), self._pos[tup.stream])
+        self._pending.setdefault(key, []).append(tup)
+        return True
+
+    def buffered(self) -> int:
+        """Tuples waiting for their segment to close."""
+        return sum(len(v) for v in self._pending.values())
+
+    def flush(self, wm: float) -> list[tuple[Route, list]]:
+        """Route every buffered segment ending at or before ``wm``, in rank order."""
+        if not wm > self.wm:
+            return []
+        self.wm = wm
+        ready = sorted(k for k in self._pending if (k[0] + 1) * self.length <= wm)
+        out = []
+        for g, i in ready:
+            tuples = sorted(self._pending.pop((g, i)), key=lambda t: (t.ts, t.seq))
+            self.closed[self.streams[i]] += len(tuples)
+            out.append((self.route(self.streams[i], g, tuples), tuples))
+        return out
+
+    def close(self) -> list[tuple[Route, list]]:
+        """End of the run: route every buffered segment."""
+        return self.flush(math.inf)
+
+    def expire(self):
+        """Remove and return the table entries no segment still to route can need.
+
+        Segments still to route start at or after the watermark (later tuples are late)
+        or at the start of a buffered segment, whichever is earlier.
+        """
+        t_next = min([self.wm] + [g * self.length for g, _ in self._pending])
+        return self.table.expire(t_next, self.windows)
+
+    # -- routing ------------------------------------------------------------------------
+    def route(self, stream: str, g: int, tuples: Sequence) -> Route:
+        """Route segment ``g`` of ``stream`` and record it in the table."""
+        seg = (stream, g)
+        start = g * self.length
+        seq = probe_sequence(stream, self.streams, self.selectivity)
+        hosts = self.board.hosts
+        w = {h: self.board.load(h) for h in hosts}
+        hops = []
+        prev: set = set()
+        for s in seq:
+            lo = start - self.windows[s]
+            segs = self.table.lookup(s, lo - widen(lo))
+            if not segs:
+                hops = []          # no group can have this segment as its owner
+                break
+            holders = {z: self.table.hosts(z) for z in segs}
+            assign = {}
+            rest = []
+            for z in segs:
+                common = [h for h in holders[z] if h in prev]
+                if common:
+                    assign[z] = min(common, key=lambda h: (w[h], h))
+                else:
+                    rest.append(z)
+            if rest:
+                assign.update(assign_probers(rest, holders, greedy_cover(rest, holders, w), w))
+            by_host: dict[int, list] = {}
+            for z, h in assign.items():
+                by_host.setdefault(h, []).append(z)
+            tasks = 1 if not hops else len(prev)
+            for h, zs in by_host.items():
+                for z in zs:
+                    self.table.add_probes(h, z, tasks)
+            hops.append(tuple((h, tuple(sorted(by_host[h]))) for h in sorted(by_host)))
+            prev = set(by_host)
+        if self.store == "cover" and hops:
+            store = tuple(h for h, _ in hops[0])
+        else:
+            store = (min(hosts, key=lambda h: (w[h], h)),)
+        route = Route(seg, tuple(seq), store, tuple(hops))
+        units = sum(t.size for t in tuples)
+        for h in route.receivers():
+            self.board.sent(h, len(tuples), units)
+        self.table.add(stream, g, store, len(tuples))
+        return route

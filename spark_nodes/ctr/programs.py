@@ -1,0 +1,524 @@
+"""Node programs of ATR, CTR and the single-host baseline.
+
+A node may hold several roles (a stream source, the diffusion node, a host, the fusion
+node); :class:`DistributedJoinNode` holds them and dispatches on the payload type
+(:mod:`.messages`) and on the timer tag's first element (the role name).
+
+Roles
+-----
+- source: sends each tuple of its streams to the diffusion node (kind ``data``).
+- diffusion: buffers, closes and routes (:class:`AtrDiffusion`, :class:`CtrDiffusion`,
+  :class:`SingleDiffusion`); ticks every ``flush`` time units with watermark
+  ``tick time - slack``; at the end of the run (``finish``) it closes everything. Tuples
+  arriving after their range closed are late: dropped, counted in metric ``late``.
+- host: joins (:class:`AtrHost`, :class:`CtrHost`, :class:`SingleHost`); reports its
+  measured load to the diffusion node every ``report_interval`` (kind ``report``).
+- fusion: emits every group it receives, once per received copy (so a duplicate would
+  show in the run's ``duplicates``), with the producing host in column ``host``.
+
+Metrics (source = the algorithm's name), used by :mod:`.overhead`: at the diffusion
+node ``closed:<stream>`` (tuples closed), ``copies:<stream>`` (base tuples sent to
+hosts), ``late``; ATR ``segment:<master>:<kind>`` (value: its length, one per segment);
+at hosts ``probes`` (comparisons), ``cmp:<a>:<b>`` / ``match:<a>:<b>``, and CTR
+``inter_made:<stream>:<k>`` / ``inter_sent:<stream>:<k>`` (partials produced for hop
+``k``, and copies sent to its hosts).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from spark_nodes.ctr.atr import AtrRouter
+from spark_nodes.ctr.ctr import CtrRouter
+from spark_nodes.ctr.load import LoadBoard
+from spark_nodes.ctr.messages import (AtrPart, CtrBase, CtrPartial, Flush, LoadReport,
+                                      Release, Results, units_of)
+from spark_nodes.ctr.probe import StoredSegment, extend
+from spark_nodes.multiway import MultiwayJoin
+from spark_nodes.oracle import joinable
+from spark_nodes.program import NodeProgram
+from spark_nodes.tuples import StreamTuple
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything the roles of one run share (built by :mod:`.algorithms`)."""
+
+    scheme: str                  # "atr" | "ctr" | "single"
+    streams: tuple
+    windows: dict                # stream -> float (inf = unbounded)
+    predicate: str
+    theta: float | None
+    diffusion: int
+    fusion: int
+    hosts: tuple
+    segment: float
+    flush: float
+    slack: float
+    report_interval: float
+    weights: tuple
+    capacity: tuple
+    bytes_per_unit: int
+    synopsis_unit: float
+    delta_T: float = 0.0
+    adapt: bool = False
+    master_switch: bool = True
+    switch_margin: float = 0.1
+    adapt_every: int = 4
+    store: str = "cover"
+
+    def board(self) -> LoadBoard:
+        return LoadBoard(self.hosts, self.weights, self.capacity, self.report_interval)
+
+
+# -- sources and fusion -------------------------------------------------------------------
+class Source:
+    """Forwards every tuple produced here to the diffusion node."""
+
+    def __init__(self, setup: Setup):
+        self.diffusion = setup.diffusion
+
+    def on_tuple(self, ctx, tup) -> None:
+        ctx.send(self.diffusion, "data", tup, tup.size)
+
+
+class Fusion:
+    """Emits each received group (members = StreamTuples), tagged with its host."""
+
+    def on_results(self, ctx, msg) -> None:
+        for g in msg.payload.groups:
+            ctx.emit(g, host=msg.src)
+
+
+# -- diffusion ----------------------------------------------------------------------------
+class _Diffusion:
+    """Ticks, tuple intake and load reports; subclasses route."""
+
+    def __init__(self, setup: Setup):
+        self.s = setup
+        self.board = setup.board()
+        self._closed = {name: 0 for name in setup.streams}
+
+    def start(self, ctx) -> None:
+        ctx.set_timer(self.s.flush + self.s.slack, ("diffusion", 1))
+
+    def on_timer(self, ctx, tag) -> None:
+        k = tag[1]
+        self.flush(ctx, k * self.s.flush)
+        ctx.set_timer((k + 1) * self.s.flush + self.s.slack, ("diffusion", k + 1))
+
+    def on_tuple_message(self, ctx, tup) -> None:
+        if not self.router.add(tup):
+            ctx.record("late", 1)
+
+    def on_report(self, ctx, msg) -> None:
+        r = msg.payload
+        self.board.report(msg.src, r.probes_rate, r.tuples, r.units_rate)
+
+    def finish(self, ctx) -> None:
+        self.flush(ctx, math.inf)
+
+    def _record_closed(self, ctx) -> None:
+        for name, n in self.router.closed.items():
+            if n > self._closed[name]:
+                ctx.record(f"closed:{name}", n - self._closed[name])
+                self._closed[name] = n
+
+    def memory(self) -> tuple[int, int]:
+        n = self.router.buffered()
+        return n, n * self.s.bytes_per_unit
+
+
+class AtrDiffusion(_Diffusion):
+    """ATR at the diffusion node (:class:`~spark_nodes.ctr.atr.AtrRouter`)."""
+
+    def __init__(self, setup: Setup):
+        super().__init__(setup)
+        self.router = AtrRouter(setup.streams, setup.windows, setup.segment, self.board,
+                                setup.delta_T, setup.adapt, setup.master_switch,
+                                setup.switch_margin, setup.adapt_every)
+
+    def flush(self, ctx, wm: float) -> None:
+        parts = self.router.flush(wm)
+        for seg in self.router.new_segments:
+            ctx.record(f"segment:{seg.master}:{seg.kind}", seg.end - seg.start)
+        self.router.new_segments.clear()
+        for p in parts:
+            ctx.send(p.host, "data", AtrPart(p.batch, p.seq, p.last, p.tuples),
+                     sum(t.size for t in p.tuples))
+            _record_copies(ctx, p.tuples, 1)
+        self._record_closed(ctx)
+
+
+class CtrDiffusion(_Diffusion):
+    """CTR at the diffusion node (:class:`~spark_nodes.ctr.ctr.CtrRouter`).
+
+    Ticks every segment length, so that each tick routes the segments that just closed.
+    """
+
+    def __init__(self, setup: Setup):
+        super().__init__(setup)
+        self.router = CtrRouter(setup.streams, setup.windows, setup.segment, self.board,
+                                setup.store)
+
+    def on_report(self, ctx, msg) -> None:
+        super().on_report(ctx, msg)
+        self.router.observe({(a, b): (c, m) for a, b, c, m in msg.payload.stats})
+
+    def flush(self, ctx, wm: float) -> None:
+        for route, tuples in self.router.flush(wm):
+            tuples = tuple(tuples)
+            units = sum(t.size for t in tuples)
+            # the route annotation travels as synopsis-sized entries, one per (host, segment)
+            notes = self.s.synopsis_unit * sum(len(zs) for hop in route.hops for _, zs in hop)
+            receivers = route.receivers()
+            for h in receivers:
+                ctx.send(h, "data", CtrBase(route, h in route.store, tuples), units + notes)
+            _record_copies(ctx, tuples, len(receivers))
+        gone = self.router.table.drain() if math.isinf(wm) else self.router.expire()
+        for entry, probes in gone:
+            for h in entry.hosts:
+                ctx.send(h, "control", Release(entry.seg, probes.get(h, 0)),
+                         self.s.synopsis_unit)
+        self._record_closed(ctx)
+
+
+class SingleDiffusion(_Diffusion):
+    """Forwards closed tuples, in event-time order, to the one host."""
+
+    def __init__(self, setup: Setup):
+        super().__init__(setup)
+        self.router = _InOrder(setup.streams)
+        self._seq = 0
+
+    def flush(self, ctx, wm: float) -> None:
+        tuples = self.router.flush(wm)
+        if tuples:
+            host = self.s.hosts[0]
+            ctx.send(host, "data", Flush(self._seq, tuple(tuples)),
+                     sum(t.size for t in tuples))
+            self.board.sent(host, len(tuples), sum(t.size for t in tuples))
+            self._seq += 1
+            _record_copies(ctx, tuples, 1)
+        self._record_closed(ctx)
+
+
+class _InOrder:
+    """Buffers tuples and releases those below a watermark in ``(ts, stream, seq)`` order."""
+
+    def __init__(self, streams):
+        self._pos = {name: i for i, name in enumerate(streams)}
+        self._pending: list = []
+        self.wm = -math.inf
+        self.late = 0
+        self.closed = {name: 0 for name in streams}
+
+    def add(self, tup) -> bool:
+        if tup.ts < self.wm:
+            self.late += 1
+            return False
+        self._pending.append(tup)
+        return True
+
+    def flush(self, wm: float) -> list:
+        if not wm > self.wm:
+            return []
+        self.wm = wm
+        done = sorted((t for t in self._pending if t.ts < wm),
+                      key=lambda t: (t.ts, self._pos[t.stream], t.seq))
+        self._pending = [t for t in self._pending if t.ts >= wm]
+        for t in done:
+            self.closed[t.stream] += 1
+        return done
+
+    def buffered(self) -> int:
+        return len(self._pending)
+
+
+def _record_copies(ctx, tuples, receivers: int) -> None:
+    counts: dict[str, int] = {}
+    for t in tuples:
+        counts[t.stream] = counts.get(t.stream, 0) + 1
+    for name, n in sorted(counts.items()):
+        ctx.record(f"copies:{name}", n * receivers)
+
+
+# -- hosts --------------------------------------------------------------------------------
+class _Host:
+    """Load measurement and reports; subclasses join."""
+
+    def __init__(self, setup: Setup):
+        self.s = setup
+        self._probes = 0.0          # since the last report
+        self._units = 0.0
+        self._stats: dict[tuple, list] = {}
+
+    def start(self, ctx) -> None:
+        ctx.set_timer(self.s.report_interval, ("host", 1))
+
+    def on_timer(self, ctx, tag) -> None:
+        self.report(ctx)
+        ctx.set_timer((tag[1] + 1) * self.s.report_interval, ("host", tag[1] + 1))
+
+    def received(self, units: float) -> None:
+        self._units += units
+
+    def count(self, ctx, probes: float, stats: dict | None = None) -> None:
+        """Record work done now (metrics) and keep it for the next load report."""
+        self._probes += probes
+        ctx.record("probes", probes)
+        for (a, b), (c, m) in sorted((stats or {}).items()):
+            ctx.record(f"cmp:{a}:{b}", c)
+            ctx.record(f"match:{a}:{b}", m)
+            st = self._stats.setdefault((a, b), [0, 0])
+            st[0] += c
+            st[1] += m
+
+    def report(self, ctx) -> None:
+        stats = tuple((a, b, c, m) for (a, b), (c, m) in sorted(self._stats.items()))
+        tuples, _ = self.memory()
+        payload = LoadReport(self._probes / self.s.report_interval, tuples,
+                             self._units / self.s.report_interval, stats)
+        ctx.send(self.s.diffusion, "report", payload,
+                 self.s.synopsis_unit * (3 + len(stats)))
+        self._probes = 0.0
+        self._units = 0.0
+        self._stats = {}
+
+    def finish(self, ctx) -> None:
+        """Nothing to flush: work is recorded as it happens."""
+
+    def send_results(self, ctx, groups) -> None:
+        if groups:
+            ctx.send(self.s.fusion, "result", Results(tuple(groups)), units_of(groups))
+
+
+class AtrHost(_Host):
+    """Joins each ATR batch on its own (parts in order), then drops it.
+
+    Work is counted as the tuples of the other streams buffered when a tuple is inserted
+    (what a nested-loop probe would compare).
+    """
+
+    def __init__(self, setup: Setup):
+        super().__init__(setup)
+        self._batches: dict[int, list] = {}     # batch -> [next seq, parked parts, join]
+
+    def on_part(self, ctx, part: AtrPart) -> None:
+        self.received(sum(t.size for t in part.tuples))
+        b = self._batches.get(part.batch)
+        if b is None:
+            b = self._batches[part.batch] = [0, {}, MultiwayJoin(
+                self.s.streams, self.s.windows, self.s.predicate, self.s.theta,
+                bytes_per_unit=self.s.bytes_per_unit)]
+        b[1][part.seq] = part
+        groups = []
+        while b[0] in b[1]:
+            p = b[1].pop(b[0])
+            b[0] += 1
+            join = b[2]
+            probes = 0
+            for t in p.tuples:
+                probes += join.buffered()[0]
+                groups.extend(join.insert(t))
+            self.count(ctx, probes)
+            if p.last:
+                del self._batches[part.batch]
+                break
+        self.send_results(ctx, groups)
+
+    def memory(self) -> tuple[int, int]:
+        n = 0
+        units = 0.0
+        for _, parked, join in self._batches.values():
+            n += join.buffered()[0]
+            units += join.buffered()[1] / self.s.bytes_per_unit
+            for p in parked.values():
+                n += len(p.tuples)
+                units += sum(t.size for t in p.tuples)
+        return n, int(round(units * self.s.bytes_per_unit))
+
+
+class SingleHost(_Host):
+    """The centralized join on one host, fed in event-time order."""
+
+    def __init__(self, setup: Setup):
+        super().__init__(setup)
+        self._join = MultiwayJoin(setup.streams, setup.windows, setup.predicate, setup.theta,
+                                  retention=0.0, bytes_per_unit=setup.bytes_per_unit)
+        self._next = 0
+        self._parked: dict[int, Flush] = {}
+
+    def on_flush(self, ctx, flush: Flush) -> None:
+        self.received(sum(t.size for t in flush.tuples))
+        self._parked[flush.seq] = flush
+        groups = []
+        probes = 0
+        while self._next in self._parked:
+            for t in self._parked.pop(self._next).tuples:
+                probes += self._join.buffered()[0]
+                groups.extend(self._join.insert(t))
+            self._next += 1
+        self.count(ctx, probes)
+        self.send_results(ctx, groups)
+
+    def memory(self) -> tuple[int, int]:
+        n, nbytes = self._join.buffered()
+        parked = [t for f in self._parked.values() for t in f.tuples]
+        return n + len(parked), nbytes + int(round(
+            sum(t.size for t in parked) * self.s.bytes_per_unit))
+
+
+class CtrHost(_Host):
+    """Stores CTR segments, probes partial groups hop by hop, forwards or reports them.
+
+    A probe task (the segment's own tuples at hop 1, a received set of partials later)
+    waits until every segment it must probe here has arrived.
+    """
+
+    def __init__(self, setup: Setup):
+        super().__init__(setup)
+        self._segs: dict[tuple, StoredSegment] = {}
+        self._done: dict[tuple, int] = {}
+        self._release: dict[tuple, int] = {}
+        self._parked: list[tuple] = []           # (route, hop, partials)
+
+    def on_base(self, ctx, base: CtrBase) -> None:
+        self.received(sum(t.size for t in base.tuples))
+        seg = base.route.seg
+        if base.store:
+            self._segs[seg] = StoredSegment(base.tuples)
+        if base.route.hops and ctx.node in dict(base.route.hops[0]):
+            seeds = tuple((t,) for t in base.tuples if joinable(t, self.s.predicate))
+            self._run_or_park(ctx, base.route, 0, seeds)
+        if base.store:
+            self._retry(ctx)
+            self._maybe_drop(seg)
+
+    def on_partial(self, ctx, msg: CtrPartial) -> None:
+        self.received(units_of(msg.partials))
+        self._run_or_park(ctx, msg.route, msg.hop, msg.partials)
+
+    def on_release(self, ctx, rel: Release) -> None:
+        self._release[rel.seg] = rel.probes
+        self._maybe_drop(rel.seg)
+
+    def _run_or_park(self, ctx, route, hop: int, partials) -> None:
+        mine = dict(route.hops[hop])[ctx.node]
+        if all(z in self._segs for z in mine):
+            self._run(ctx, route, hop, partials, mine)
+        else:
+            self._parked.append((route, hop, partials))
+
+    def _retry(self, ctx) -> None:
+        parked, self._parked = self._parked, []
+        for route, hop, partials in parked:
+            self._run_or_park(ctx, route, hop, partials)
+
+    def _run(self, ctx, route, hop: int, partials, mine) -> None:
+        out = []
+        stats: dict = {}
+        for z in mine:
+            out.extend(extend(partials, self._segs[z], z[0], self.s.windows,
+                              self.s.predicate, self.s.theta, stats))
+            self._done[z] = self._done.get(z, 0) + 1
+            self._maybe_drop(z)
+        self.count(ctx, sum(c for c, _ in stats.values()), stats)
+        nxt = hop + 1
+        stream = route.seg[0]
+        if nxt < len(route.hops):
+            targets = [h for h, _ in route.hops[nxt]]
+            if out:
+                ctx.record(f"inter_made:{stream}:{nxt + 1}", len(out))
+                ctx.record(f"inter_sent:{stream}:{nxt + 1}", len(out) * len(targets))
+            payload = CtrPartial(route, nxt, tuple(out))
+            for h in targets:
+                ctx.send(h, "intermediate", payload, units_of(out))
+        else:
+            self.send_results(ctx, out)
+
+    def _maybe_drop(self, seg) -> None:
+        if seg in self._segs and seg in self._release and \
+                self._done.get(seg, 0) >= self._release[seg]:
+            del self._segs[seg]
+            del self._release[seg]
+            self._done.pop(seg, None)
+
+    def memory(self) -> tuple[int, int]:
+        n = sum(len(z) for z in self._segs.values())
+        units = sum(z.units for z in self._segs.values())
+        for _, _, partials in self._parked:
+            n += len(partials)
+            units += units_of(partials)
+        return n, int(round(units * self.s.bytes_per_unit))
+
+
+# -- the node program ---------------------------------------------------------------------
+_DIFFUSION = {"atr": AtrDiffusion, "ctr": CtrDiffusion, "single": SingleDiffusion}
+_HOST = {"atr": AtrHost, "ctr": CtrHost, "single": SingleHost}
+
+
+class DistributedJoinNode(NodeProgram):
+    """One node's roles in a distributed join run.
+
+    Parameters
+    ----------
+    setup : Setup
+    node : int
+        The node this program runs on (decides its roles).
+    sources : bool
+        Whether a stream is produced here.
+    """
+
+    def __init__(self, setup: Setup, node: int, sources: bool):
+        self.source = Source(setup) if sources else None
+        self.diffusion = _DIFFUSION[setup.scheme](setup) if node == setup.diffusion else None
+        self.host = _HOST[setup.scheme](setup) if node in setup.hosts else None
+        self.fusion = Fusion() if node == setup.fusion else None
+
+    def _roles(self):
+        return [r for r in (self.diffusion, self.host) if r is not None]
+
+    def start(self, ctx) -> None:
+        for role in self._roles():
+            role.start(ctx)
+
+    def on_tuple(self, ctx, tup) -> None:
+        self.source.on_tuple(ctx, tup)
+
+    def on_message(self, ctx, msg) -> None:
+        p = msg.payload
+        if isinstance(p, StreamTuple):
+            self.diffusion.on_tuple_message(ctx, p)
+        elif isinstance(p, LoadReport):
+            self.diffusion.on_report(ctx, msg)
+        elif isinstance(p, Results):
+            self.fusion.on_results(ctx, msg)
+        elif isinstance(p, AtrPart):
+            self.host.on_part(ctx, p)
+        elif isinstance(p, CtrBase):
+            self.host.on_base(ctx, p)
+        elif isinstance(p, CtrPartial):
+            self.host.on_partial(ctx, p)
+        elif isinstance(p, Release):
+            self.host.on_release(ctx, p)
+        elif isinstance(p, Flush):
+            self.host.on_flush(ctx, p)
+        else:
+            raise TypeError(f"node {ctx.node}: unexpected payload {type(p).__name__}")
+
+    def on_timer(self, ctx, tag) -> None:
+        getattr(self, tag[0]).on_timer(ctx, tag)
+
+    def finish(self, ctx) -> None:
+        # the diffusion node closes first, so a host on the same node reports after it
+        for role in self._roles():
+            role.finish(ctx)
+
+    def memory(self) -> tuple[int, int]:
+        n = b = 0
+        for role in self._roles():
+            tn, tb = role.memory()
+            n += tn
+            b += tb
+        return n, b
