@@ -1,9 +1,13 @@
 """One run: spec → plan → programs → backend and runtime → run folder.
 
->>> # doctest: +SKIP
->>> result = run("experiments/specs/quickstart.toml", out="runs")
->>> result.summary["recall"]
-1.0
+>>> import tempfile
+>>> spec = {"run": {"name": "doc", "duration": 3.0, "step": 0.05},
+...         "topology": {"generator": "line", "nodes": 4, "delay": 0.05},
+...         "streams": {"count": 2, "rate": 4.0, "key_domain": 3},
+...         "query": {"node": 0, "window": 1.0}}
+>>> result = run(spec, out=tempfile.mkdtemp())
+>>> result.summary["recall"], result.summary["duplicates"]
+(1.0, 0)
 """
 from __future__ import annotations
 
