@@ -16,15 +16,19 @@ in the agent's current view, all stamped with ``sent_at`` (the hop times inside 
 are not observable from the application). A message to an unreachable node is one lost
 row and is not sent. Message ids are ``src * 1_000_000_000 + local id``.
 
-Run as ``python -m emulator.mininet.agent --run PREFIX --node N --ctl SOCKET``.
+Agents are forked from one *zygote* process the driver starts in the root namespace
+(``python -m emulator.mininet.agent --run PREFIX --ctl SOCKET --state-dir DIR``); each
+child enters its host's network namespace (``setns``) before it opens a socket.
 """
 from __future__ import annotations
 
 import argparse
 import heapq
+import os
 import pickle
 import queue
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -256,25 +260,20 @@ class Agent:
         self.sent += 1
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", required=True, help="run prefix (marks the process)")
-    parser.add_argument("--node", type=int, required=True)
-    parser.add_argument("--ctl", required=True, help="the driver's Unix socket")
-    args = parser.parse_args(argv)
+def run_agent(node: int, ctl_path: str) -> None:
+    """Be the agent of ``node``: connect to the driver, set up, run until stopped."""
     ctl = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    ctl.connect(args.ctl)
-    send_frame(ctl, ("hello", args.node))
-    agent = None
+    ctl.connect(ctl_path)
+    send_frame(ctl, ("hello", node))
     try:
         frame = recv_frame(ctl)
         if frame is None:
             return
-        agent = Agent(args.node, ctl, frame[1])
+        agent = Agent(node, ctl, frame[1])
         agent.listen()
-        agent.tell(("ready", args.node))
+        agent.tell(("ready", node))
         while True:
-            kind, frame, _ = agent.inbox.get()
+            _, frame, _ = agent.inbox.get()
             if frame[0] == "go":
                 break
             if frame[0] == "lost":
@@ -284,10 +283,74 @@ def main(argv=None) -> None:
         agent.run()
     except Exception:
         try:
-            send_frame(ctl, ("error", args.node, traceback.format_exc()))
+            send_frame(ctl, ("error", node, traceback.format_exc()))
         except OSError:
             pass
         raise
+
+
+_CLONE_NEWNET = 0x40000000
+
+
+def enter_netns(pid: int) -> None:
+    """Move this (single-threaded) process into the network namespace of ``pid``."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    try:
+        if libc.setns(fd, _CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns into the network namespace of pid {pid}: "
+                               f"{os.strerror(err)}")
+    finally:
+        os.close(fd)
+
+
+def zygote(ctl_path: str, preload: list[str], state_dir: str) -> None:
+    """Fork one agent per ``node host_pid`` line of stdin, each in its host's namespace.
+
+    Importing numpy, pandas and the programs' modules once, here, and forking is what
+    makes a 50-node run start in seconds: each fork inherits the imports. Prints each
+    child's ``node pid``; after stdin ends, waits for the children.
+    """
+    import importlib
+
+    for module in preload:
+        importlib.import_module(module)
+    children = []
+    for line in sys.stdin:
+        node, host_pid = (int(x) for x in line.split())
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                err = os.open(os.path.join(state_dir, f"agent{node}.err"),
+                              os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(err, 2)
+                enter_netns(host_pid)
+                run_agent(node, ctl_path)
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            finally:
+                sys.stderr.flush()
+                os._exit(code)
+        children.append(pid)
+        print(node, pid, flush=True)
+    for pid in children:
+        os.waitpid(pid, 0)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", required=True, help="run prefix (marks the process)")
+    parser.add_argument("--ctl", required=True, help="the driver's Unix socket")
+    parser.add_argument("--state-dir", required=True, help="where agents write stderr")
+    parser.add_argument("--preload", action="append", default=[],
+                        help="module to import before forking (repeatable)")
+    args = parser.parse_args(argv)
+    zygote(args.ctl, args.preload, args.state_dir)
 
 
 if __name__ == "__main__":

@@ -7,13 +7,16 @@ timeout fails the run with its exit status and the end of its stderr.
 """
 from __future__ import annotations
 
+import os
 import queue
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
 
+from emulator.mininet.naming import process_argv
 from emulator.mininet.protocol import recv_frame, send_frame
 
 
@@ -33,7 +36,8 @@ class Agents:
         self.server.listen(len(self.nodes) + 8)
         self.frames: queue.Queue = queue.Queue()
         self.conns: dict[int, socket.socket] = {}
-        self.procs: dict[int, subprocess.Popen] = {}
+        self.pids: dict[int, int] = {}
+        self.zygote = None
         self._stderr = {}
         self.done: set[int] = set()
         threading.Thread(target=self._accept, daemon=True).start()
@@ -58,16 +62,29 @@ class Agents:
             pass
         self.frames.put(("closed", node))
 
-    def spawn(self) -> None:
-        """Start one agent process per node in its host."""
+    def spawn(self, preload=()) -> None:
+        """Start one agent per node in its host, forked from one zygote process that has
+        imported ``preload`` (module names) once."""
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+        cmd = [sys.executable, "-m", "emulator.mininet.agent", "--run", self.em.names.prefix,
+               "--ctl", str(self.path), "--state-dir", str(self.em.names.state_dir)]
+        for module in sorted(set(preload)):
+            cmd += ["--preload", module]
+        self.zygote = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=open(self.em.names.state_dir / "zygote.err", "wb"),
+                                       text=True, env=env)
         for n in self.nodes:
-            err_path = self.em.names.state_dir / f"agent{n}.err"
-            self._stderr[n] = err_path
-            with open(err_path, "wb") as err:
-                self.procs[n] = self.em.hosts[n].popen(
-                    [sys.executable, "-m", "emulator.mininet.agent", "--run",
-                     self.em.names.prefix, "--node", str(n), "--ctl", str(self.path)],
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+            self._stderr[n] = self.em.names.state_dir / f"agent{n}.err"
+            self.zygote.stdin.write(f"{n} {self.em.hosts[n].pid}\n")
+        self.zygote.stdin.close()
+        # The zygote reports each child as it forks it; read that beside the handshake, so
+        # a slow or failed zygote is caught by the start timeout.
+        threading.Thread(target=self._read_pids, daemon=True).start()
+
+    def _read_pids(self) -> None:
+        for line in self.zygote.stdout:
+            node, pid = (int(x) for x in line.split())
+            self.pids[node] = pid
 
     def handshake(self, setups: dict[int, dict], timeout: float) -> None:
         """Send each agent its setup; return when all are ready, else raise AgentError."""
@@ -102,17 +119,28 @@ class Agents:
                                  + self.describe([frame[1]] if frame[1] is not None else []))
 
     def describe(self, nodes) -> str:
-        """Exit status and stderr tail of the given nodes' agents."""
+        """State and stderr tail of the given nodes' agents."""
         lines = []
         for n in nodes:
-            proc = self.procs.get(n)
-            code = None if proc is None else proc.poll()
+            pid = self.pids.get(n)
+            if pid is None:
+                state = "not forked (see zygote.err: " + self._zygote_err() + ")"
+            else:
+                state = f"pid {pid} " + ("running" if self._alive(pid) else "exited")
             tail = ""
             if n in self._stderr and self._stderr[n].exists():
                 tail = self._stderr[n].read_text(errors="replace")[-800:]
-            state = "still running" if code is None else f"exit code {code}"
             lines.append(f"  node {n}: {state}; stderr: {tail.strip() or '(empty)'}")
         return "\n".join(lines)
+
+    def _zygote_err(self) -> str:
+        path = self.em.names.state_dir / "zygote.err"
+        return (path.read_text(errors="replace")[-400:].strip() or "empty") \
+            if path.exists() else "missing"
+
+    def _alive(self, pid: int) -> bool:
+        argv = process_argv(pid)
+        return argv is not None and self.em.names.owns_process(argv)
 
     def broadcast(self, frame) -> None:
         """Send ``frame`` to every agent."""
@@ -140,14 +168,22 @@ class Agents:
         return (sum(f[2] for f in frames), sum(f[3] for f in frames),
                 all(f[4] for f in frames))
 
-    def close(self) -> None:
-        """Stop the agent processes (by pid) and the socket."""
-        for proc in self.procs.values():
+    def close(self, timeout: float = 3.0) -> None:
+        """Wait for the agents to exit (they do after ``stop``), kill stragglers by pid,
+        close the socket."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(self._alive(p) for p in self.pids.values()):
+            time.sleep(0.02)
+        for pid in self.pids.values():
+            if self._alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if self.zygote is not None:
             try:
-                proc.wait(timeout=2.0)
+                self.zygote.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                self.zygote.kill()
+                self.zygote.wait()
+            self.zygote.stdout.close()
         for conn in self.conns.values():
             conn.close()
         self.server.close()

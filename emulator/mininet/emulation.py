@@ -145,8 +145,7 @@ class Emulation:
             self.shaping = self._choose_shaping()
             if self.shaping == "tun":
                 self._start_shapers()
-            for n in self.nodes:
-                self._run_script(n, self._host_setup(n))
+            self._run_scripts({n: self._host_setup(n) for n in self.nodes})
         except BaseException:
             self.stop()
             raise
@@ -210,36 +209,48 @@ class Emulation:
                                    f"{proc.stderr.read() if proc.poll() is not None else ''}")
 
     def _host_setup(self, n: int) -> list[str]:
+        """Shell lines that configure host ``n`` (few processes: one sysctl, one ip)."""
         addr = self.names.address(n)
-        lines = ["sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.disable_ipv6=1 "
-                 "net.ipv6.conf.default.disable_ipv6=1",
-                 f"ip addr add {addr}/32 dev lo", "ip link set lo up"]
+        batch = [f"addr add {addr}/32 dev lo", "link set lo up"]
+        procs = []
         for v in self.neighbors[n]:
             dev = self.names.link_dev(v)
-            lines += [f"ip addr flush dev {dev}", f"ip addr add {addr}/32 dev {dev}",
-                      f"ip link set {dev} up"]
+            batch += [f"addr flush dev {dev}", f"addr add {addr}/32 dev {dev}",
+                      f"link set {dev} up"]
             if self.shaping == "tun":
                 tun = self.names.tun_dev(v)
                 table = _TABLE_BASE + v
-                lines += [f"ip link set {tun} up",
-                          f"echo 1 > /proc/sys/net/ipv4/conf/{tun}/accept_local",
-                          f"ip rule add iif {tun} lookup {table}",
-                          f"ip route add default via {self.names.address(v)} dev {dev} "
+                batch += [f"link set {tun} up", f"rule add iif {tun} lookup {table}",
+                          f"route add default via {self.names.address(v)} dev {dev} "
                           f"onlink table {table}"]
-        # Asymmetric routes and packets re-entering from a TUN must not be filtered.
-        lines.append("for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > $f; done")
-        lines.append("for f in /proc/sys/net/ipv4/conf/*/send_redirects; do echo 0 > $f; "
-                     "done")
-        return lines
+                # A packet coming back out of the shaper has a local source when this
+                # host sent it: accept it on the TUN device.
+                procs.append(f"echo 1 > /proc/sys/net/ipv4/conf/{tun}/accept_local")
+        batch_file = self.names.state_dir / f"{self.names.host(n)}.setup.ip"
+        batch_file.write_text("\n".join(batch) + "\n")
+        return ["sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.disable_ipv6=1 "
+                "net.ipv6.conf.default.disable_ipv6=1",
+                f"ip -force -batch {batch_file}", *procs,
+                # Asymmetric routes and packets re-entering from a TUN must not be filtered.
+                "for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > $f; done",
+                "for f in /proc/sys/net/ipv4/conf/*/send_redirects; do echo 0 > $f; done"]
 
-    def _run_script(self, n: int, lines: list[str], batch: bool = False) -> None:
-        """Run shell (or ``ip -batch``) lines in host ``n``; raise with the output on error."""
-        path = self.names.state_dir / f"{self.names.host(n)}.{'ip' if batch else 'sh'}"
-        path.write_text("\n".join(lines) + "\n")
-        cmd = f"ip -force -batch {path}" if batch else f"sh -e {path}"
-        out = self.hosts[n].cmd(f"{cmd} 2>&1; echo rc=$?").strip()
-        if not out.endswith("rc=0"):
-            raise RuntimeError(f"configuring node {n} failed ({cmd}): {out}")
+    def _run_scripts(self, scripts: dict[int, list[str]], batch: bool = False) -> None:
+        """Run shell (or ``ip -batch``) lines in several hosts at once; raise with the
+        output of any that failed."""
+        cmds = {}
+        for n, lines in scripts.items():
+            path = self.names.state_dir / f"{self.names.host(n)}.{'ip' if batch else 'sh'}"
+            path.write_text("\n".join(lines) + "\n")
+            cmds[n] = f"ip -force -batch {path}" if batch else f"sh -e {path}"
+            self.hosts[n].sendCmd(f"{cmds[n]} 2>&1; echo rc=$?")
+        failed = []
+        for n in scripts:
+            out = self.hosts[n].waitOutput().strip()
+            if not out.endswith("rc=0"):
+                failed.append(f"node {n} ({cmds[n]}): {out}")
+        if failed:
+            raise RuntimeError("configuring hosts failed:\n" + "\n".join(failed))
 
     # ------------------------------------------------------------------ live changes
     def apply(self, settings: dict[tuple[int, int], LinkSetting],
@@ -254,11 +265,11 @@ class Emulation:
                 new = settings.get((a, b))
                 if new != self._settings.get((a, b)):
                     self._set_link(a, b, new)
-        for u in self.nodes:
-            table = hops.get(u, {})
-            if table != self._routes.get(u):
-                self._run_script(u, self._route_lines(u, table), batch=True)
-                self._routes[u] = dict(table)
+        changed = {u: hops.get(u, {}) for u in self.nodes
+                   if hops.get(u, {}) != self._routes.get(u)}
+        self._run_scripts({u: self._route_lines(u, t) for u, t in changed.items()}, batch=True)
+        for u, table in changed.items():
+            self._routes[u] = dict(table)
 
     def _set_link(self, u: int, v: int, new: LinkSetting | None) -> None:
         old = self._settings.get((u, v))
