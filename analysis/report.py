@@ -252,14 +252,20 @@ def _cost_section(loaded: _Loaded, figures: Path, tables: Path, out: Path) -> st
         colors = {"all messages": "black"}
         by_kind = cost_series(single.ledger, loaded.bin, end=loaded.cost_end, by="kind")
         spare = itertools.cycle(plots.SPARE_COLORS)
-        for kind, part in by_kind.groupby("kind", sort=True):
+        kinds = by_kind.groupby("kind", sort=True)
+        # One kind only would draw a second copy of the total exactly on top of it.
+        for kind, part in (kinds if kinds.ngroups > 1 else []):
             curves[str(kind)] = _step_curve(part["t_start"].to_numpy(),
                                             part["t_end"].to_numpy(),
                                             part["cost_per_time"].to_numpy())
             colors[str(kind)] = next(spare)
         fig = plots.time_bands(curves, ylabel, colors=colors, step=True)
         caption = (f"Communication cost per time unit over windows of {loaded.bin:g} "
-                   "time units, in total and per message kind")
+                   "time units")
+        if kinds.ngroups > 1:
+            caption += ", in total and per message kind"
+        elif kinds.ngroups == 1:
+            caption += f" (all messages are of kind {by_kind['kind'].iloc[0]})"
     else:
         curves = {}
         for algorithm, series in per_run.items():
