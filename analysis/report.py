@@ -78,8 +78,14 @@ def nice_step(raw: float) -> float:
 
 
 def _fmt(value: float) -> str:
-    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) \
-        else f"{value:.4g}"
+    """Four significant digits; whole numbers from 1000 up with thousands separators.
+
+    >>> _fmt(23520.0), _fmt(0.16544), _fmt(float("nan"))
+    ('23,520', '0.1654', '–')
+    """
+    if math.isnan(value):
+        return "–"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 def _mean_ci(mean: float, half: float) -> str:
