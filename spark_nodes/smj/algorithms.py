@@ -1,0 +1,145 @@
+"""Registers ``smj-e``, ``smj-h``, ``lottery`` and ``naive`` with the algorithm registry.
+
+>>> [a.name for a in ALGORITHMS]
+['smj-e', 'smj-h', 'lottery', 'naive']
+>>> sorted(SmjH.params)
+['drain', 'filter', 'grace', 'include_final', 'period']
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from spark_nodes.registry import Algorithm, Param, register
+from spark_nodes.smj.config import SmjConfig
+from spark_nodes.smj.node import SmjNode
+from spark_nodes.smj.semantics import exact_groups
+
+_COMMON = {
+    "period": Param((float,), 1.0, "period length: blocks close every `period` time units"),
+    "drain": Param((float,), 1.0, "only periods closing by duration - drain are processed "
+                                  "(time left for the last blocks to travel)"),
+    "grace": Param((float,), 2.0, "tuples are kept this long after leaving the window, "
+                                  "for blocks still on their way"),
+}
+_SMJ = {
+    "include_final": Param((bool,), True, "count the final hop to the query node when "
+                                          "choosing an order"),
+    "filter": Param((str,), "mask", "mask | product (the literal ΔS ⊙ Π S)"),
+}
+#: Ledger kinds counted as synopsis traffic and as data traffic.
+SYNOPSIS_KINDS = ("synopsis", "filter", "order")
+DATA_KINDS = ("data", "intermediate", "result")
+
+
+class SmjFamily(Algorithm):
+    """Shared plumbing: configuration from the plan, exact answer, summary keys."""
+
+    family = "smj"
+
+    def config(self, plan) -> SmjConfig:
+        """The :class:`SmjConfig` of ``plan``."""
+        p = plan.params
+        names = plan.stream_names
+        center = plan.net0.center(sorted(set(plan.stream_nodes.values()))) \
+            if self.name in ("smj-e", "smj-h") else None
+        return SmjConfig.of(
+            mode=self.name, streams=names,
+            stream_nodes=[plan.stream_nodes[s] for s in names],
+            query_node=plan.query.node,
+            windows=[plan.query.windows.get(s) for s in names],
+            duration=plan.duration, period=p["period"], drain=p["drain"],
+            grace=p["grace"], synopsis_unit=plan.synopsis_unit,
+            include_final=p.get("include_final", True), filter=p.get("filter", "mask"),
+            lottery_draw=p.get("lottery_draw", "argmax"), initial_center=center,
+            bytes_per_unit=plan.bytes_per_unit)
+
+    def nodes_with_roles(self, plan, cfg) -> list[int]:
+        """Sources and the query node."""
+        return sorted(set(cfg.stream_nodes) | {cfg.query_node})
+
+    def programs(self, plan) -> dict:
+        if plan.query.predicate != "equality":
+            raise ValueError(f"query.predicate: {self.name} joins on equal keys; "
+                             f"expected 'equality', got {plan.query.predicate!r}")
+        cfg = self.config(plan)
+        return {v: SmjNode(cfg, v, center=(v == cfg.initial_center))
+                for v in self.nodes_with_roles(plan, cfg)}
+
+    def exact_answer(self, plan, tuples_by_stream) -> set[str]:
+        """Groups under :mod:`spark_nodes.smj.semantics` (not the sliding-window oracle)."""
+        cfg = self.config(plan)
+        if isinstance(tuples_by_stream, pd.DataFrame):
+            from spark_nodes.tuples import frame_to_tuples
+            grouped: dict = {}
+            for t in frame_to_tuples(tuples_by_stream):
+                grouped.setdefault(t.stream, []).append(t)
+            tuples_by_stream = grouped
+        return exact_groups(tuples_by_stream, list(cfg.streams),
+                            dict(zip(cfg.streams, cfg.windows)), cfg.period, cfg.periods)
+
+    def summarize(self, plan, run) -> dict:
+        return summary_extras(run.ledger, run.metrics)
+
+
+def summary_extras(ledger: pd.DataFrame, metrics: pd.DataFrame) -> dict:
+    """``synopsis_cost``, ``data_cost``, ``report_cost``, ``filtered_tuples``,
+    ``center_moves`` and, where a center decided, ``hindsight_cost`` with the ratios of
+    the total and the data cost to it.
+
+    >>> led = pd.DataFrame({"kind": ["data", "synopsis", "result"], "cost": [6., 1., 3.]})
+    >>> met = pd.DataFrame({"metric": ["filtered", "hindsight_cost"], "value": [2., 6.]})
+    >>> summary_extras(led, met)["cost_to_hindsight"]
+    1.6666666666666667
+    """
+    cost = ledger.groupby("kind")["cost"].sum() if len(ledger) else pd.Series(dtype=float)
+    out = {
+        "synopsis_cost": float(cost.reindex(SYNOPSIS_KINDS).fillna(0).sum()),
+        "data_cost": float(cost.reindex(DATA_KINDS).fillna(0).sum()),
+        "report_cost": float(cost.get("report", 0.0)),
+    }
+    m = metrics.groupby("metric")["value"].sum() if len(metrics) else pd.Series(dtype=float)
+    out["filtered_tuples"] = float(m.get("filtered", 0.0))
+    out["center_moves"] = float(m.get("center_move", 0.0))
+    if "hindsight_cost" in m.index:
+        lb = float(m["hindsight_cost"])
+        total = float(cost.sum())
+        out["hindsight_cost"] = lb
+        out["cost_to_hindsight"] = total / lb if lb > 0 else float("nan")
+        out["data_cost_to_hindsight"] = out["data_cost"] / lb if lb > 0 else float("nan")
+    return out
+
+
+class SmjE(SmjFamily):
+    """SMJ with exact order choice (SMJE)."""
+
+    name = "smj-e"
+    params = {**_COMMON, **_SMJ}
+
+    def nodes_with_roles(self, plan, cfg):
+        # the center may move to any node, so every node runs the program
+        return sorted(plan.net0.nodes)
+
+
+class SmjH(SmjE):
+    """SMJ with the O(n²) look-ahead heuristic (SMJH)."""
+
+    name = "smj-h"
+
+
+class Lottery(SmjFamily):
+    """Lottery routing baseline."""
+
+    name = "lottery"
+    params = {**_COMMON, "lottery_draw": Param((str,), "argmax", "argmax | proportional")}
+
+
+class Naive(SmjFamily):
+    """Every block to the query node."""
+
+    name = "naive"
+    params = dict(_COMMON)
+
+
+ALGORITHMS = (SmjE(), SmjH(), Lottery(), Naive())
+for _alg in ALGORITHMS:
+    register(_alg)

@@ -1,0 +1,205 @@
+"""The node program of the SMJ family: one class, the roles a node plays.
+
+A node may be a *site* (one per stream it produces), the *synopsis center* (smj-e,
+smj-h; the role moves), the *query node*, or only a relay for the center. Messages
+(payload tag → handler):
+
+=========  ==============  ==========================================================
+kind       tag             meaning
+=========  ==============  ==========================================================
+synopsis   ``delta``       site → center: ``ΔS`` and ``∇S`` of one period
+synopsis   ``state``       old center → new center: the whole :class:`Center`
+filter     ``filter``      center → site: the keys the filter keeps and the order
+data       ``hop``/``lot`` a block's first hop (smj / lottery)
+intermed.  ``hop``/``lot`` a partial result on to the next site
+report     ``report``      lottery: result count back to the sender
+result     ``result``      final results to the query node
+data       ``block``       naive: a whole block to the query node
+=========  ==============  ==========================================================
+
+Sizes: a tuple or a (partial) result tuple is one unit; a synopsis entry, an order
+position and a lottery report count ``synopsis_unit`` each; a period message carries at
+least one entry (the center needs it even when the block is empty).
+"""
+from __future__ import annotations
+
+from spark_nodes.program import NodeProgram
+from spark_nodes.smj.center import Center
+from spark_nodes.smj.lottery import LotteryCounters
+from spark_nodes.smj.naive import QueryJoin
+from spark_nodes.smj.semantics import close_of
+from spark_nodes.smj.site import Site, by_key, count
+from spark_nodes.smj.synopsis import Sparse
+
+
+class SmjNode(NodeProgram):
+    """All SMJ-family roles of one node (see the module docstring)."""
+
+    def __init__(self, cfg, node: int, center: bool = False):
+        self.cfg = cfg
+        self.node = node
+        self.sites = {k: Site(cfg, k) for k in range(cfg.n) if cfg.stream_nodes[k] == node}
+        self.by_stream = {s.stream: s for s in self.sites.values()}
+        self.counters = {k: LotteryCounters() for k in self.sites}
+        self.query = QueryJoin(cfg) if cfg.mode == "naive" and node == cfg.query_node \
+            else None
+        self.center = Center(cfg) if center else None
+        self.center_at = cfg.initial_center    # where this node's sites send synopses
+        self.center_next = None                # where the center went from here
+        self.center_pending: list = []         # center messages that arrived before it
+        self.center_epoch = None               # epoch of the last placement check
+
+    # ---- events -------------------------------------------------------------------
+    def start(self, ctx):
+        if self.sites and self.cfg.periods > 0:
+            ctx.set_timer(close_of(0, self.cfg.period), ("close", 0))
+
+    def on_tuple(self, ctx, tup):
+        site = self.by_stream.get(tup.stream)
+        if site is None:
+            raise ValueError(f"node {self.node} got a tuple of {tup.stream}, which it "
+                             f"does not produce")
+        site.add(tup)
+
+    def on_timer(self, ctx, tag):
+        _, j = tag
+        for k in sorted(self.sites):
+            self._close(ctx, self.sites[k], j)
+        if j + 1 < self.cfg.periods:
+            ctx.set_timer(close_of(j + 1, self.cfg.period), ("close", j + 1))
+
+    def on_message(self, ctx, msg):
+        tag = msg.payload[0]
+        if tag in ("delta", "state"):
+            self._center_message(ctx, msg)
+        elif tag == "filter":
+            self._filtered(ctx, msg)
+        elif tag == "hop":
+            self._hop(ctx, *msg.payload[1:])
+        elif tag == "lot":
+            self._lottery_hop(ctx, *msg.payload[1:])
+        elif tag == "report":
+            _, sender, target, n_out = msg.payload
+            self.counters[sender].reported(target, n_out)
+        elif tag == "result":
+            for combos in msg.payload[1].values():
+                for combo in combos:
+                    ctx.emit(combo)
+        elif tag == "block":
+            self.query.expire(ctx.now)
+            for t in msg.payload[3]:
+                for combo in self.query.add(t):
+                    ctx.emit(combo)
+        else:
+            raise ValueError(f"SMJ node {self.node}: unknown message {tag!r}")
+
+    def memory(self):
+        tuples = sum(s.tuples() for s in self.sites.values())
+        if self.query is not None:
+            tuples += self.query.tuples()
+        units = tuples
+        if self.center is not None:
+            units += self.center.entries() * self.cfg.synopsis_unit
+        return tuples, int(units * self.cfg.bytes_per_unit)
+
+    # ---- sites ----------------------------------------------------------------------
+    def _close(self, ctx, site, j):
+        cfg = self.cfg
+        block = site.close(j)
+        site.expire(ctx.now)
+        if cfg.uses_center:
+            dec = site.decrement(j, block)
+            delta = Sparse.of_keys(t.key for t in block)
+            if delta.entries:
+                site.blocks[j] = block
+            size = max(1, delta.entries + dec.entries) * cfg.synopsis_unit
+            ctx.send(self.center_at, "synopsis", ("delta", site.index, j, delta, dec), size)
+        elif not block:
+            return
+        elif cfg.mode == "lottery":
+            others = frozenset(k for k in range(cfg.n) if k != site.index)
+            self._lottery_forward(ctx, site.index, j, others, by_key(block), site.index,
+                                  "data")
+        else:
+            ctx.send(cfg.query_node, "data", ("block", site.index, j, block), len(block))
+
+    def _filtered(self, ctx, msg):
+        _, k, j, keep, order = msg.payload
+        self.center_at = msg.src      # the center may have moved: answer comes from it
+        block = self.sites[k].blocks.pop(j)
+        keep = set(int(a) for a in keep)
+        kept = [t for t in block if t.key in keep]
+        ctx.record("filtered", len(block) - len(kept))
+        if kept:
+            ctx.send(self.cfg.stream_nodes[order[0]], "data",
+                     ("hop", k, j, order, by_key(kept)), len(kept))
+
+    def _hop(self, ctx, origin, j, route, partial):
+        out = self.sites[route[0]].join(partial, j, origin)
+        if not out:
+            return
+        rest = route[1:]
+        if rest:
+            ctx.send(self.cfg.stream_nodes[rest[0]], "intermediate",
+                     ("hop", origin, j, rest, out), count(out))
+        else:
+            ctx.send(self.cfg.query_node, "result", ("result", out), count(out))
+
+    def _lottery_hop(self, ctx, origin, j, remaining, partial, sender, target):
+        out = self.sites[target].join(partial, j, origin)
+        ctx.send(self.cfg.stream_nodes[sender], "report",
+                 ("report", sender, target, count(out)), self.cfg.synopsis_unit)
+        if not out:
+            return
+        if remaining:
+            self._lottery_forward(ctx, origin, j, remaining, out, target, "intermediate")
+        else:
+            ctx.send(self.cfg.query_node, "result", ("result", out), count(out))
+
+    def _lottery_forward(self, ctx, origin, j, remaining, partial, at, kind):
+        nxt = self.counters[at].choose(remaining, ctx.rng, self.cfg.lottery_draw)
+        n = count(partial)
+        self.counters[at].sent_to(nxt, n)
+        ctx.send(self.cfg.stream_nodes[nxt], kind,
+                 ("lot", origin, j, remaining - {nxt}, partial, at, nxt), n)
+
+    # ---- synopsis center ------------------------------------------------------------
+    def _center_message(self, ctx, msg):
+        if msg.payload[0] == "state":
+            self.center, self.center_next, self.center_epoch = msg.payload[1], None, None
+            pending, self.center_pending = self.center_pending, []
+            for m in pending:
+                self._center_file(m)
+        elif self.center is not None:
+            self._center_file(msg)
+        elif self.center_next is not None:      # the center moved on: pass it along
+            ctx.send(self.center_next, msg.kind, msg.payload, msg.size_units)
+            return
+        else:                                    # the center is on its way here
+            self.center_pending.append(msg)
+            return
+        self._center_run(ctx)
+
+    def _center_file(self, msg):
+        _, k, j, delta, dec = msg.payload
+        self.center.receive(k, j, delta, dec)
+
+    def _center_run(self, ctx):
+        cfg = self.cfg
+        center = self.center
+        while center.ready():
+            w = ctx.net.cost_matrix(list(cfg.stream_nodes) + [cfg.query_node])
+            for d in center.decide(w):
+                ctx.record("hindsight_cost", d.hindsight)
+                ctx.record("estimated_cost", d.estimate)
+                size = (len(d.keep) + len(d.order) or 1) * cfg.synopsis_unit
+                ctx.send(cfg.stream_nodes[d.site], "filter",
+                         ("filter", d.site, d.period, d.keep, d.order), size)
+        if ctx.net.epoch_start != self.center_epoch:
+            self.center_epoch = ctx.net.epoch_start
+            best = ctx.net.center(sorted(set(cfg.stream_nodes)))
+            if best != self.node:
+                size = max(1, center.entries()) * cfg.synopsis_unit
+                ctx.send(best, "synopsis", ("state", center), size)
+                ctx.record("center_move", 1)
+                self.center, self.center_next = None, best
