@@ -1,7 +1,10 @@
 """A node agent: one process per Mininet host running that node's program in wall-clock time.
 
 The agent connects to the driver's Unix socket, receives its setup (the pickled program,
-the tuples its sources produce, the run's constants and the first routing view), listens
+the tuples its sources produce, the run's constants and the routing view of every epoch
+of the run — the same views the driver installs as kernel routes at those instants, so
+``ctx.net`` at virtual time t is the view of the epoch in force at t, as on the simpy
+backend, however long the kernel update takes), listens
 on its node address, and reports ``ready``. After ``go`` (a ``time.monotonic`` instant
 shared by all agents, since the clock is the same in every namespace) virtual time is
 ``(monotonic() - t0) / time_scale``. Events run in that time: ``start`` at 0, each tuple at
@@ -12,7 +15,7 @@ operator code as the simpy backend — and the messages it sends go out over TCP
 persistent connection per destination, in order ``(sent_at, local id)``.
 
 The ledger is written here, on the sending side: one row per hop of the least-cost path
-in the agent's current view, all stamped with ``sent_at`` (the hop times inside the kernel
+in the view in force at ``sent_at``, all stamped with ``sent_at`` (the hop times inside the kernel
 are not observable from the application). A message to an unreachable node is one lost
 row and is not sent. Message ids are ``src * 1_000_000_000 + local id``.
 
@@ -23,6 +26,7 @@ child enters its host's network namespace (``setns``) before it opens a socket.
 from __future__ import annotations
 
 import argparse
+import bisect
 import heapq
 import os
 import pickle
@@ -100,7 +104,8 @@ class Agent:
         self.port = setup["port"]
         self.bytes_per_unit = setup["bytes_per_unit"]
         self.header_bytes = setup["header_bytes"]
-        self.view = setup["view"]
+        self.epochs = [v.epoch_start for v in setup["views"]]
+        self.views = setup["views"]
         self.tuples = setup["tuples"]
         self.inbox: queue.Queue = queue.Queue()
         self.stopping = threading.Event()
@@ -198,12 +203,14 @@ class Agent:
             if kind == FINISH:
                 self.finished = True
 
+    def view_at(self, vt: float):
+        """The routing view of the epoch in force at virtual time ``vt``."""
+        return self.views[max(0, bisect.bisect_right(self.epochs, vt) - 1)]
+
     def control(self, frame) -> bool:
         """Handle a driver frame; False ends the agent."""
         what = frame[0]
-        if what == "net":
-            self.view = frame[1]
-        elif what == "status":
+        if what == "status":
             self.tell(("counts", self.node, self.sent, self.received, self.finished))
         elif what == "stop":
             self.stopping.set()
@@ -225,7 +232,7 @@ class Agent:
         self.last_vt = max(self.last_vt, vt)
         self.order += 1
         out = run_node_step(self.program, self.node, [Event(vt, self.order, kind, payload)],
-                            vt, vt, self.view, seed=self.seed, rng_state=self.rng_state,
+                            vt, vt, self.view_at(vt), seed=self.seed, rng_state=self.rng_state,
                             algorithm=self.algorithm, next_local_id=self.next_local_id)
         self.rng_state = out.rng_state
         self.next_local_id = out.next_local_id
@@ -243,7 +250,8 @@ class Agent:
         msg = Message(self.node * MSG_ID_BASE + m.local_id, m.kind, m.src, m.dst, m.sent_at,
                       m.size_units, wire_bytes(m.size_units, self.bytes_per_unit,
                                                self.header_bytes), m.payload)
-        path = self.view.path(msg.src, msg.dst) if self.view.alive(msg.dst) else []
+        view = self.view_at(msg.sent_at)
+        path = view.path(msg.src, msg.dst) if view.alive(msg.dst) else []
         row = (msg.sent_at, msg.msg_id, msg.kind, msg.src, msg.dst)
         if len(path) < 2:
             self.ledger.append(row + (msg.src, msg.dst, msg.size_units, msg.size_bytes,
@@ -251,7 +259,7 @@ class Agent:
             return
         for a, b in zip(path, path[1:]):
             self.ledger.append(row + (a, b, msg.size_units, msg.size_bytes,
-                                      self.view.cost(a, b), False))
+                                      view.cost(a, b), False))
         peer = self.peers.get(msg.dst)
         if peer is None:
             peer = self.peers[msg.dst] = _Peer((self.addresses[msg.dst], self.port),

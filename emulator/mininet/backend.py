@@ -3,10 +3,10 @@
 1. Build the network: every node a host, every link that is up in some epoch a veth
    (:class:`~emulator.mininet.emulation.Emulation`), with the links and routes of epoch 0.
 2. Start one agent per node that runs a program and hand each its program, its tuples
-   and the first routing view (:mod:`emulator.mininet.agent`).
+   and the routing view of every epoch (:mod:`emulator.mininet.agent`).
 3. Start all agents at one wall-clock instant; a SimPy real-time environment
    (``factor = time_scale``) then replaces links and routes at every later epoch of the
-   mobility / schedule, and gives the agents the new routing view.
+   mobility / schedule.
 4. After ``duration`` the agents' ``finish`` has run; the run drains until no message is in
    flight (the same total sent and received on two polls in a row) or ``drain`` more
    time units have passed (default: ``duration``, as on the simpy backend).
@@ -68,7 +68,7 @@ def _edges(dynamics, epochs) -> list[tuple[int, int]]:
     return sorted(edges)
 
 
-def _setups(plan, programs, tuples_by_stream, view, names, opts) -> dict[int, dict]:
+def _setups(plan, programs, tuples_by_stream, views, names, opts) -> dict[int, dict]:
     per_node: dict[int, list] = {n: [] for n in programs}
     for name in sorted(tuples_by_stream):
         for tup in tuples_by_stream[name]:
@@ -76,11 +76,11 @@ def _setups(plan, programs, tuples_by_stream, view, names, opts) -> dict[int, di
                 raise ValueError(f"stream {name}: tuple {tup.seq} comes from node {tup.origin}, "
                                  f"which runs no program of {plan.algorithm!r}")
             per_node[tup.origin].append(tup)
-    addresses = {n: names.address(n) for n in view.nodes}
+    addresses = {n: names.address(n) for n in views[0].nodes}
     common = {"seed": plan.seed, "algorithm": plan.algorithm, "time_scale": opts.time_scale,
               "duration": plan.duration, "memory_interval": plan.memory_interval,
               "addresses": addresses, "port": opts.port, "bytes_per_unit": plan.bytes_per_unit,
-              "header_bytes": plan.header_bytes, "view": view}
+              "header_bytes": plan.header_bytes, "views": views}
     setups = {}
     for n, program in programs.items():
         try:
@@ -111,10 +111,11 @@ def execute(plan, programs: dict, tuples_by_stream: dict,
     network = Network(plan.dynamics)
     epochs = [t for t in network.epochs if t < end]
     edges = _edges(plan.dynamics, epochs)
-    view0 = network.view(0.0)
+    views = [network.view(t) for t in epochs]
+    view0 = views[0]
     em = Emulation(view0.nodes, edges, time_scale=options.time_scale, seed=plan.seed,
                    shaping=options.shaping)
-    setups = _setups(plan, programs, tuples_by_stream, view0, em.names, options)
+    setups = _setups(plan, programs, tuples_by_stream, views, em.names, options)
     wall0 = time.monotonic()
     agents = None
     try:
@@ -131,7 +132,7 @@ def execute(plan, programs: dict, tuples_by_stream: dict,
         counters0 = em.tx_bytes()
         log.info("%s: %d hosts, %d links, shaping %s, set up in %.2f s (network %.2f s)",
                  plan.name, len(view0.nodes), len(edges), em.shaping, setup_s, network_s)
-        applied = _run_clock(plan, network, epochs, end, em, agents, edges, options)
+        applied = _run_clock(plan, views, end, em, agents, edges, options)
         agents.broadcast(("stop",))
         outputs = agents.collect("outputs", timeout=60.0)
         counters1 = em.tx_bytes()
@@ -146,7 +147,7 @@ def execute(plan, programs: dict, tuples_by_stream: dict,
                     "wall_s": time.monotonic() - wall0}, options)
 
 
-def _run_clock(plan, network, epochs, end, em, agents, edges, opts) -> int:
+def _run_clock(plan, views, end, em, agents, edges, opts) -> int:
     """Start the agents, replay the epochs in real time, drain; returns epochs applied."""
     import simpy.rt
 
@@ -158,11 +159,9 @@ def _run_clock(plan, network, epochs, end, em, agents, edges, opts) -> int:
     applied = [1]
 
     def dynamics():
-        for t in epochs[1:]:
-            yield env.timeout(t - env.now)
-            view = network.view(t)
+        for view in views[1:]:
+            yield env.timeout(view.epoch_start - env.now)
             em.apply(*epoch_state(view, edges, opts.time_scale))
-            agents.broadcast(("net", view))
             applied[0] += 1
 
     def drain():

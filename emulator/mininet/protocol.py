@@ -2,7 +2,7 @@
 
 Frames are tuples whose first item names them. Driver -> agent (over a Unix socket, which
 crosses network namespaces): ``("setup", dict)``, ``("go", t0_monotonic)``,
-``("net", NetView)``, ``("status",)``, ``("stop",)``. Agent -> driver: ``("hello", node)``,
+``("status",)``, ``("stop",)``. Agent -> driver: ``("hello", node)``,
 ``("ready", node)``, ``("counts", node, sent, received, finished)``,
 ``("outputs", node, dict)``, ``("error", node, text)``. Agent -> agent (TCP over the
 emulated network): ``("msg", Message)``.
