@@ -31,6 +31,8 @@ import math
 from bisect import bisect_left, bisect_right
 from typing import Iterator, Mapping, Sequence
 
+import numpy as np
+
 from spark_nodes.tuples import StreamTuple, group_id
 
 PREDICATES = ("equality", "distance")
@@ -221,8 +223,10 @@ def count_groups(tuples_by_stream: Mapping[str, Sequence[StreamTuple]], windows:
                  predicate: str, theta: float | None = None) -> int:
     """Return the number of result groups without building them.
 
-    For equality (and for distance with two streams) each sweep step contributes the
-    product of its candidate counts; distance with more streams still checks the pairs.
+    Equality joins are counted with vectorised searches per key (each tuple, as the last
+    member in sweep order, contributes the product over the other streams of its
+    same-key tuples in window); distance joins sweep as :func:`exact_groups` does and
+    check the pairs among candidates only with three or more streams.
 
     Examples
     --------
@@ -231,16 +235,72 @@ def count_groups(tuples_by_stream: Mapping[str, Sequence[StreamTuple]], windows:
     >>> count_groups(data, {"A": 1.0, "B": 1.0}, "equality")
     10
     """
+    if predicate == "equality":
+        return _count_equality(tuples_by_stream, windows)
     total = 0
     for members, cands in _sweep(tuples_by_stream, windows, predicate, theta):
-        if predicate == "equality" or len(cands) <= 1:
-            n = 1
-            for c in cands:
-                n *= len(c)
-            total += n
+        if len(cands) <= 1:
+            total += len(cands[0]) if cands else 1
         else:
             total += sum(1 for _ in _expand(members, cands, predicate, theta))
     return total
+
+
+def _count_equality(tuples_by_stream, windows) -> int:
+    streams = list(tuples_by_stream)
+    w = check_query(streams, windows, "equality", None)
+    cols = {"ts": [], "stream": [], "seq": [], "key": []}
+    seen = set()
+    for i, s in enumerate(streams):
+        for t in tuples_by_stream[s]:
+            if t.stream != s:
+                raise ValueError(f"tuple {t.stream}:{t.seq} listed under stream {s!r}")
+            if (s, t.seq) in seen:
+                raise ValueError(f"duplicate tuple {s}:{t.seq}")
+            seen.add((s, t.seq))
+            if t.key is not None:
+                cols["ts"].append(t.ts)
+                cols["stream"].append(i)
+                cols["seq"].append(t.seq)
+                cols["key"].append(t.key)
+    ts = np.asarray(cols["ts"], dtype=float)
+    sid = np.asarray(cols["stream"], dtype=np.int64)
+    order = np.lexsort((np.asarray(cols["seq"]), sid, ts))     # sweep order
+    ts, sid = ts[order], sid[order]
+    keys = np.asarray(cols["key"], dtype=object)[order]
+    rank = np.arange(len(ts))
+    total = 0
+    for key in set(keys.tolist()):
+        mine = keys == key
+        k_ts, k_sid, k_rank = ts[mine], sid[mine], rank[mine]
+        counts = np.ones(len(k_ts), dtype=object)          # exact big-integer products
+        for i, s in enumerate(streams):
+            on = k_sid == i
+            other = ~on
+            if not other.any():
+                continue
+            s_ts, s_rank = k_ts[on], k_rank[on]
+            t, t_rank = k_ts[other], k_rank[other]
+            hi = np.searchsorted(s_rank, t_rank)            # swept before t
+            lo = _first_in_window(s_ts, t, w[s])
+            counts[other] *= np.maximum(hi - lo, 0)
+        total += int(counts.sum())
+    return total
+
+
+def _first_in_window(s_ts: np.ndarray, t: np.ndarray, back: float) -> np.ndarray:
+    """Per ``t``, the first index of the sorted ``s_ts`` with ``t - s <= back``, settled
+    by exact comparisons (as :func:`window_slice`)."""
+    if back == INF or len(s_ts) == 0:
+        return np.zeros(len(t), dtype=np.int64)
+    lo = np.searchsorted(s_ts, t - back)
+    n = len(s_ts)
+    while True:
+        down = (lo > 0) & (t - s_ts[np.maximum(lo - 1, 0)] <= back)
+        up = (lo < n) & (t - s_ts[np.minimum(lo, n - 1)] > back)
+        if not (down.any() or up.any()):
+            return lo
+        lo = lo - down + up
 
 
 def _sweep(tuples_by_stream, windows, predicate, theta):
