@@ -20,7 +20,6 @@ member kept by its window at the close of the latest period among the members).
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
 
 from spark_nodes.smj.semantics import close_of, keeps, period_of
 
@@ -31,14 +30,14 @@ class QueryJoin:
     def __init__(self, cfg):
         self.cfg = cfg
         self.index = {s: k for k, s in enumerate(cfg.streams)}
-        self.store: dict = defaultdict(lambda: defaultdict(list))  # key -> k -> [(p, t)]
+        self.store: dict = {}          # key -> per stream index: [(period, tuple)]
 
     def add(self, t) -> list[tuple]:
         """Store ``t``; return the combinations it completes."""
         cfg = self.cfg
         k = self.index[t.stream]
         p = period_of(t.entered_at, cfg.period)
-        per = self.store[t.key]
+        per = self.store.setdefault(t.key, [[] for _ in range(cfg.n)])
         cands = []
         for o in range(cfg.n):
             if o == k:
@@ -63,11 +62,11 @@ class QueryJoin:
     def expire(self, now: float) -> None:
         """Drop tuples more than ``window + grace`` old."""
         for key in list(self.store):
-            for k, lst in self.store[key].items():
+            for k, lst in enumerate(self.store[key]):
                 horizon = self.cfg.windows[k] + self.cfg.grace
                 if horizon != float("inf"):
                     lst[:] = [(p, t) for p, t in lst if now - t.ts <= horizon]
 
     def tuples(self) -> int:
         """Tuples stored now."""
-        return sum(len(v) for per in self.store.values() for v in per.values())
+        return sum(len(v) for per in self.store.values() for v in per)
