@@ -188,6 +188,22 @@ def _legend(ax, **kwargs) -> None:
             ax.legend(**kwargs)
 
 
+def value_order(value) -> tuple:
+    """Sort key for parameter values: numbers (also numeric strings) first, numerically.
+
+    Sweeps store mixed-type columns as strings, so ``"10"`` must still follow ``"2"``.
+
+    >>> sorted(["10", "none", "2", 3.5], key=value_order)
+    ['2', 3.5, '10', 'none']
+    """
+    if isinstance(value, bool):
+        return (1, 0.0, str(value))
+    try:
+        return (0, float(value), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(value))
+
+
 def _is_numeric(values: pd.Series) -> bool:
     return bool(pd.api.types.is_numeric_dtype(values)) and not pd.api.types.is_bool_dtype(values)
 
@@ -219,7 +235,7 @@ def metric_vs_param(agg: pd.DataFrame, param: str, metric: str, *,
     fig, axes = _figure()
     ax = axes[0, 0]
     numeric = _is_numeric(rows[param].dropna())
-    categories = sorted(rows[param].dropna().unique(), key=str) if not numeric else []
+    categories = sorted(rows[param].dropna().unique(), key=value_order) if not numeric else []
     styles = algorithm_styles(rows["algorithm"].unique())
     combos = rows[others].drop_duplicates().sort_values(others).itertuples(index=False) \
         if others else [()]
@@ -231,7 +247,7 @@ def metric_vs_param(agg: pd.DataFrame, param: str, metric: str, *,
         groups = mine.groupby(others, dropna=False, sort=True) if others else [((), mine)]
         for key, line in groups:
             key = key if isinstance(key, tuple) else (key,)
-            line = line.sort_values(param, key=None if numeric else lambda s: s.astype(str))
+            line = line.sort_values(param, key=None if numeric else lambda s: s.map(value_order))
             if numeric:
                 x = line[param].to_numpy(dtype=float)
             else:

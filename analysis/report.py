@@ -121,7 +121,7 @@ def _overview(directory: Path, runs: pd.DataFrame, params: list[str]) -> str:
              + ", ".join(f"{_e(a)} ({n})" for a, n in counts.items()) + "</li>",
              f"<li>seeds: {_e(', '.join(map(str, sorted(runs['seed'].unique()))))}</li>"]
     for p in params:
-        values = sorted(runs[p].dropna().unique(), key=str)
+        values = sorted(runs[p].dropna().unique(), key=plots.value_order)
         items.append(f"<li>swept <code>{_e(p)}</code>: {_e(', '.join(map(str, values)))}</li>")
     body = "<ul>" + "".join(items) + "</ul>"
     if len(runs) == 1 and isinstance(runs["run_dir"].iloc[0], str):
@@ -186,7 +186,7 @@ def reference_runs(runs: pd.DataFrame, params: list[str]) -> tuple[pd.DataFrame,
     for algorithm, rows in with_dirs.groupby("algorithm", sort=True):
         mine = [p for p in params if rows[p].notna().any()]
         if mine:
-            first = rows.sort_values(mine, key=lambda s: s.map(_sort_key)).iloc[0]
+            first = rows.sort_values(mine, key=lambda s: s.map(plots.value_order)).iloc[0]
             mask = np.ones(len(rows), dtype=bool)
             for p in mine:
                 mask &= (rows[p] == first[p]).to_numpy()
@@ -197,13 +197,6 @@ def reference_runs(runs: pd.DataFrame, params: list[str]) -> tuple[pd.DataFrame,
         chosen.append(rows)
     frame = pd.concat(chosen) if chosen else with_dirs.iloc[0:0]
     return frame, captions
-
-
-def _sort_key(value: Any) -> tuple:
-    # Numbers before strings, numbers numerically: a stable order for mixed columns.
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-        return (0, float(value), "")
-    return (1, 0.0, str(value))
 
 
 def _step_curve(t_start: np.ndarray, t_end: np.ndarray, mean: np.ndarray,

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 import analysis
+from analysis import plots
 from analysis.families import MissingFamilySection, families_present
 from analysis.loading import RunFolderError
 from analysis.report import reference_runs, write_report
@@ -321,3 +322,16 @@ def test_report_from_runs_table_without_run_folders(small, tmp_path):
     agg = pd.read_csv(report.parent / "tables" / "aggregates.csv").set_index("metric")
     assert agg.loc["comm_cost_total", "mean"] == 55.0 and agg.loc["comm_cost_total", "n"] == 2
     assert agg.loc["comm_cost_total", "ci95"] == 0.0
+
+
+def test_metric_vs_param_plots_means_with_ci_in_value_order():
+    # Sweeps store mixed-type parameter columns as strings: "10" must follow "2".
+    runs = pd.DataFrame({"algorithm": ["a"] * 6, "seed": [1, 2] * 3,
+                         "streams.disorder_mean": ["2", "2", "10", "10", "none", "none"],
+                         "recall": [0.9, 1.0, 0.5, 0.7, 1.0, 1.0]})
+    fig = plots.metric_vs_param(aggregate(runs), "streams.disorder_mean", "recall")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "10", "none"]
+    line = ax.lines[0]
+    assert line.get_ydata().tolist() == pytest.approx([0.95, 0.6, 1.0])
+    assert ax.get_ylabel() == "recall [fraction]"
