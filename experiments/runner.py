@@ -146,6 +146,24 @@ class RunResult:
         return self._table("expected")
 
 
+def expected_table(groups, tuples_by_stream: dict) -> pd.DataFrame:
+    """The exact answer as a table: ``group`` and when its last member entered the system
+    (``last_entered``) — the earliest time the group could have been produced.
+
+    >>> from spark_nodes.tuples import StreamTuple
+    >>> t = {"R": [StreamTuple("R", 0, 1.0, 1, None, None, 0, 1.0, 1.5)],
+    ...      "S": [StreamTuple("S", 4, 2.0, 1, None, None, 1, 1.0, 2.25)]}
+    >>> expected_table({"R:0|S:4"}, t).to_dict("records")
+    [{'group': 'R:0|S:4', 'last_entered': 2.25}]
+    """
+    entered = {f"{t.stream}:{t.seq}": t.entered_at
+               for stream in tuples_by_stream.values() for t in stream}
+    ordered = sorted(groups)
+    last = [max(entered[m] for m in g.split("|")) if g else float("nan") for g in ordered]
+    return pd.DataFrame({"group": pd.array(ordered, dtype="string"),
+                         "last_entered": pd.array(last, dtype="float64")})
+
+
 def _make_runtime(plan: Plan):
     if plan.runtime == "spark":
         from spark_nodes.runtime_spark import SparkRuntime
@@ -220,7 +238,7 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
             "algorithm": plan.algorithm, "backend": plan.backend, "runtime": plan.runtime,
             "wall_seconds": wall, "started_unix": started, "backend_info": output.info,
             "stream_nodes": plan.stream_nodes, **provenance()}
-    expected_frame = pd.DataFrame({"group": sorted(expected)}, dtype="string")
+    expected_frame = expected_table(expected, tuples)
     path = write_run(Path(out), run_dir.name,
                      {"ledger.parquet": output.ledger, "metrics.parquet": output.metrics,
                       "results.parquet": output.results, "expected.parquet": expected_frame},
