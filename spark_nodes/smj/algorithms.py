@@ -3,7 +3,7 @@
 >>> [a.name for a in ALGORITHMS]
 ['smj-e', 'smj-h', 'lottery', 'naive']
 >>> sorted(SmjH.params)
-['drain', 'filter', 'grace', 'include_final', 'period']
+['filter', 'grace', 'include_final', 'margin', 'period']
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from spark_nodes.smj.semantics import exact_groups
 
 _COMMON = {
     "period": Param((float,), 1.0, "period length: blocks close every `period` time units"),
-    "drain": Param((float,), 1.0, "only periods closing by duration - drain are processed "
-                                  "(time left for the last blocks to travel)"),
+    "margin": Param((float,), 0.0, "only periods closing by duration - margin are processed "
+                                   "(the run's drain lets the last blocks arrive)"),
     "grace": Param((float,), 2.0, "tuples are kept this long after leaving the window, "
                                   "for blocks still on their way"),
 }
@@ -47,7 +47,7 @@ class SmjFamily(Algorithm):
             stream_nodes=[plan.stream_nodes[s] for s in names],
             query_node=plan.query.node,
             windows=[plan.query.windows.get(s) for s in names],
-            duration=plan.duration, period=p["period"], drain=p["drain"],
+            duration=plan.duration, period=p["period"], margin=p["margin"],
             grace=p["grace"], synopsis_unit=plan.synopsis_unit,
             include_final=p.get("include_final", True), filter=p.get("filter", "mask"),
             lottery_draw=p.get("lottery_draw", "argmax"), initial_center=center,

@@ -3,7 +3,7 @@
 >>> cfg = SmjConfig.of(mode="smj-h", streams=("R1", "R2"), stream_nodes=(4, 7),
 ...                    query_node=0, windows=(3.0, None), duration=30.0)
 >>> cfg.n, cfg.periods, cfg.windows
-(2, 29, (3.0, inf))
+(2, 30, (3.0, inf))
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class SmjConfig:
 
     @classmethod
     def of(cls, *, mode, streams, stream_nodes, query_node, windows, duration,
-           period=1.0, drain=1.0, grace=2.0, synopsis_unit=0.25, include_final=True,
+           period=1.0, margin=0.0, grace=2.0, synopsis_unit=0.25, include_final=True,
            filter="mask", lottery_draw="argmax", initial_center=None, bytes_per_unit=32):
         """Validate and build; ``windows`` entries may be None (no window)."""
         for name, value, allowed in (("mode", mode, MODES), ("filter", filter, FILTERS),
@@ -48,12 +48,12 @@ class SmjConfig:
         if len(streams) < 2:
             raise ValueError(f"streams.count: a multi-join needs >= 2 streams, "
                              f"got {len(streams)}")
-        if period <= 0 or grace < 0 or drain < 0:
-            raise ValueError(f"params.{mode}: period must be > 0 and drain, grace >= 0 "
-                             f"(got period={period}, drain={drain}, grace={grace})")
+        if period <= 0 or grace < 0 or margin < 0:
+            raise ValueError(f"params.{mode}: period must be > 0 and margin, grace >= 0 "
+                             f"(got period={period}, margin={margin}, grace={grace})")
         return cls(mode, tuple(streams), tuple(int(v) for v in stream_nodes),
                    int(query_node), tuple(window_value(w) for w in windows), float(period),
-                   n_periods(duration, drain, period), float(grace), float(synopsis_unit),
+                   n_periods(duration, margin, period), float(grace), float(synopsis_unit),
                    bool(include_final), filter, lottery_draw, initial_center,
                    int(bytes_per_unit))
 

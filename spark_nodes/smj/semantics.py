@@ -12,7 +12,7 @@ Definitions
 * Period ``j = 0, 1, ...`` covers entry times ``[j·P, (j+1)·P)`` and *closes* at
   ``c_j = (j+1)·P`` (``P`` = param ``period``). A tuple belongs to the period of its
   ``entered_at`` (:func:`period_of`). Only periods closing at or before
-  ``duration - drain`` are processed (:func:`n_periods`); later tuples take no part.
+  ``duration - margin`` are processed (:func:`n_periods`); later tuples take no part.
 * The *rank* of a tuple of stream ``R_k`` in period ``p`` is ``(p, k)``.
 * A stream's window ``W_k`` (``None`` or ``inf`` = none) keeps a tuple ``r`` *for a
   block that closed at* ``c`` when ``c - r.ts <= W_k``.
@@ -72,15 +72,22 @@ def close_of(j: int, period: float) -> float:
     return (j + 1) * period
 
 
-def n_periods(duration: float, drain: float, period: float) -> int:
-    """Number of processed periods: those closing at or before ``duration - drain``.
+def n_periods(duration: float, margin: float, period: float) -> int:
+    """Number of processed periods: those closing at or before ``duration - margin``
+    (as :func:`close_of` computes the closing time in floating point).
 
     >>> n_periods(30.0, 1.0, 1.0), n_periods(30.0, 0.0, 1.0), n_periods(0.5, 1.0, 1.0)
     (29, 30, 0)
+    >>> n_periods(0.3, 0.0, 0.1)      # close_of(2, 0.1) = 0.30000000000000004 > 0.3
+    2
     """
     if period <= 0:
         raise ValueError(f"period must be > 0, got {period}")
-    return max(0, int(math.floor((duration - drain) / period + 1e-9)))
+    limit = duration - margin
+    j = max(0, int(math.floor(limit / period + 1e-9)))
+    while j > 0 and close_of(j - 1, period) > limit:
+        j -= 1
+    return j
 
 
 def window_value(w) -> float:
