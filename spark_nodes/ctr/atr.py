@@ -157,7 +157,6 @@ class AtrRouter:
         self._rates: dict[str, float] | None = None
         self.master: str | None = None
         self.wm = -math.inf
-        self.max_ts = -math.inf
         self._active: list[_Batch] = []
         self._cur: _Batch | None = None
         self._next_id = 0
@@ -198,20 +197,23 @@ class AtrRouter:
                 h.ts.extend(t.ts for t in done)
                 h.tups.extend(done)
                 self.closed[s] += len(done)
-                self.max_ts = max(self.max_ts, done[-1].ts)
         self.wm = wm
         # parts of existing batches first, and each new batch's parts before the next
         # one is placed, so that LLF sees what was just sent
         parts = self._emit(wm)
-        limit = wm if math.isfinite(wm) else self.max_ts
-        while self._create_segment(limit):
+        while self._create_segment(wm if math.isfinite(wm) else self._last_master_ts()):
             parts += self._emit(wm)
         self._trim()
         return parts
 
     def close(self) -> list[Part]:
-        """End of the run: close everything and finish every batch."""
+        """End of the run: close everything and finish every batch (segments are made
+        up to the master's last tuple: a segment without master tuples has no results)."""
         return self.flush(math.inf)
+
+    def _last_master_ts(self) -> float:
+        h = self._hist[self.master].ts if self.master is not None else []
+        return h[-1] if h else -math.inf
 
     # -- segments -----------------------------------------------------------------------
     def _create_segment(self, limit: float) -> bool:

@@ -19,7 +19,7 @@ from topologies import grid, random_geometric, static_dynamics
 
 def make_streams(rng, names, nodes, rates, horizon, key_domain=4, positions=False,
                  disorder=0.0):
-    """Poisson streams with ``ts < horizon``; ``entered_at = ts + Exp(disorder)``."""
+    """Poisson streams with ``ts < horizon``; ``entered_at = ts + U(0, disorder)``."""
     out = {}
     for name, node, rate in zip(names, nodes, rates):
         n = rng.poisson(rate * horizon)
@@ -28,7 +28,7 @@ def make_streams(rng, names, nodes, rates, horizon, key_domain=4, positions=Fals
         for seq, t in enumerate(ts):
             key = None if positions else int(rng.integers(key_domain))
             x, y = (float(v) for v in rng.uniform(0, 3, 2)) if positions else (None, None)
-            lag = float(rng.exponential(disorder)) if disorder > 0 else 0.0
+            lag = float(rng.uniform(0.0, disorder))
             tups.append(StreamTuple(name, seq, float(t), key, x, y, node, 1.0, float(t) + lag))
         out[name] = tups
     return out
