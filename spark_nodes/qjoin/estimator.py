@@ -298,21 +298,29 @@ def algorithm1(q, target: float, dx_grid, dy_grid, v_r: float, v_s: float,
     return dx, dy, (dx + w) * v_r, (dy + w) * v_s, True
 
 
-def choose_buffers(r: StreamStats, s: StreamStats, w: float, L: float, b: float, g: float,
-                   q_user: float, n_true_prev: float, n_prod_prev: float,
-                   coarse_rule: str = "paper", ideal: str = "basic") -> tuple[Choice, float]:
-    """Run one adaptation: ``Q_L*`` then Algorithm 1 on the statistics of the last ``L``.
+def decide(grid, q_user: float, n_true_prev: float, n_prod_prev: float, v_r: float,
+           v_s: float, w: float) -> tuple[Choice, float]:
+    """``Q_L*`` then Algorithm 1 on a :func:`quality_grid` result.
 
     Returns the :class:`Choice` and the clamped target. An infeasible target gives the
     largest allowances (``feasible=False``).
     """
-    dx_grid, dy_grid, q, n_ideal = quality_grid(r, s, w, L, b, g, coarse_rule, ideal)
+    dx_grid, dy_grid, q, n_ideal = grid
     target, feasible = q_target(q_user, n_true_prev, n_prod_prev, n_ideal)
     if feasible:
-        dx, dy, x, y, found = algorithm1(q, target, dx_grid, dy_grid, r.rate, s.rate, w)
+        dx, dy, x, y, found = algorithm1(q, target, dx_grid, dy_grid, v_r, v_s, w)
     else:
         dx, dy, found = float(dx_grid[-1]), float(dy_grid[-1]), False
-        x, y = (dx + w) * r.rate, (dy + w) * s.rate
+        x, y = (dx + w) * v_r, (dy + w) * v_s
     i = int(np.searchsorted(dx_grid, dx - _EPS))
     j = int(np.searchsorted(dy_grid, dy - _EPS))
     return Choice(dx, dy, x, y, float(q[i, j]), n_ideal, feasible and found), target
+
+
+def choose_buffers(r: StreamStats, s: StreamStats, w: float, L: float, b: float, g: float,
+                   q_user: float, n_true_prev: float, n_prod_prev: float,
+                   coarse_rule: str = "paper", ideal: str = "basic") -> tuple[Choice, float]:
+    """One adaptation from the statistics of the last ``L``: :func:`quality_grid`, then
+    :func:`decide`."""
+    grid = quality_grid(r, s, w, L, b, g, coarse_rule, ideal)
+    return decide(grid, q_user, n_true_prev, n_prod_prev, r.rate, s.rate, w)

@@ -13,7 +13,7 @@ Semantics (``ALGORITHMS.md`` §2), for streams ``0`` (R) and ``1`` (S):
    that stream".
 3. ``t`` probes the other buffer: partners are the buffered tuples with
    ``|u.ts - t.ts| <= w`` (these are the *comparisons*) and the predicate (equal keys,
-   or Euclidean distance ``<= theta``). Results are reported at once, partners in their
+   or ``hypot(dx, dy) <= theta`` as the oracle). Results are reported at once, partners in their
    arrival order.
 4. ``t`` is stored if it is above its buffer's horizon; if the buffer then holds more
    than its capacity, the oldest tuples (smallest ``ts``, then earliest arrival) leave.
@@ -142,7 +142,7 @@ class SymmetricJoin:
         _check(w, predicate, theta, purge)
         self.w = float(w)
         self.predicate = predicate
-        self.theta2 = None if theta is None else float(theta) ** 2
+        self.theta = None if theta is None else float(theta)
         self.purge = purge
         self.allowance: list = [0.0, 0.0]
         self.capacity = [math.inf, math.inf]
@@ -211,9 +211,7 @@ class SymmetricJoin:
         else:
             if tup.x is None or tup.y is None:
                 raise ValueError(f"distance join: tuple {tup.stream}:{tup.seq} has no x/y")
-            dx = buf.x[:n] - tup.x
-            dy = buf.y[:n] - tup.y
-            hit = inwin & (dx * dx + dy * dy <= self.theta2)
+            hit = inwin & (np.hypot(buf.x[:n] - tup.x, buf.y[:n] - tup.y) <= self.theta)
         tuples = buf.tuples
         return [tuples[i] for i in np.flatnonzero(hit)], int(inwin.sum())
 
@@ -341,9 +339,7 @@ def join_arrivals(side, ts, w: float, predicate: str = "equality", key=None, x=N
             keep &= keys[u] == keys[i]
         else:
             px, py = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-            dx = px[u] - px[i]
-            dy = py[u] - py[i]
-            keep &= dx * dx + dy * dy <= float(theta) ** 2
+            keep &= np.hypot(px[u] - px[i], py[u] - py[i]) <= float(theta)
         later_parts.append(i[keep])
         earlier_parts.append(u[keep])
     if not later_parts:

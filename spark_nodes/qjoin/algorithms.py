@@ -1,0 +1,281 @@
+"""Registered plug-ins of the QJoin family: qjoin, k-slack, mp-k-slack, no-buffer, spark-join.
+
+All five run the same query — a two-stream window join (``plan.query``: window ``w``,
+equality or distance ``<= theta``) at the join node ``plan.query.node`` — on the tuples
+the two source nodes ship there through the emulated network. The first stream of the
+spec is ``R``, the second ``S``. Each also takes ``P`` and ``q_user``, which QJoin acts
+on and every algorithm is judged by (``recall_target_met_fraction``).
+
+QJoin's reconstruction options (``ALGORITHMS.md`` §2) are parameters: ``purge``
+(``window``: ``T - (w + d)``; ``literal``: ``T - d``), ``ideal`` (``basic``: ``N_L`` from
+the basic windows; ``literal``: formula (10)), ``coarse_delay`` (``paper``: 0 on
+``[0, g]``; ``ceil``), ``evict_over_size`` (evict oldest beyond ``x``/``y``) and
+``max_delay_scope`` (Algorithm 1 searches up to the largest delay of the whole history
+or of the last interval).
+
+Examples
+--------
+>>> from spark_nodes import registry
+>>> sorted(registry.get("qjoin").params)[:4]
+['L', 'P', 'b', 'coarse_delay']
+>>> registry.get("k-slack").params["K"].default
+0.1
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from spark_nodes.program import NodeProgram
+from spark_nodes.qjoin import evaluation as ev
+from spark_nodes.qjoin.programs import (JoinNode, NoBufferNode, QJoinNode, SlackJoinNode,
+                                        SourceNode, make_slack)
+from spark_nodes.registry import Algorithm, Param, register
+
+_COMMON = {
+    "P": Param((float,), 60.0, "user period P over which recall is judged (time units)"),
+    "q_user": Param((float,), 0.9, "recall the user requires over every period P"),
+}
+
+
+def _choice(name: str, value, options) -> None:
+    if value not in options:
+        raise ValueError(f"{name}: expected one of {', '.join(options)}, got {value!r}")
+
+
+def _positive(name: str, value) -> None:
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{name}: expected a finite number > 0, got {value!r}")
+
+
+class QJoinFamily(Algorithm):
+    """Shared placement (sources → join node), query checks and run summary."""
+
+    family = "qjoin"
+    params = dict(_COMMON)
+
+    def query(self, plan) -> tuple[tuple[str, str], float]:
+        """``((R, S), w)`` of the plan; anything but a two-stream finite window fails."""
+        names = tuple(plan.stream_names)
+        if len(names) != 2:
+            raise ValueError(f"streams.count: {self.name} joins exactly two streams, "
+                             f"the spec has {len(names)} ({', '.join(names)})")
+        wins = {plan.query.windows[n] for n in names}
+        if len(wins) != 1 or None in wins:
+            raise ValueError(f"query.window: {self.name} needs one finite window for both "
+                             f"streams, got {plan.query.windows}")
+        p = plan.params
+        _positive(f"params.{self.name}.P", p["P"])
+        if not 0 <= p["q_user"] <= 1:
+            raise ValueError(f"params.{self.name}.q_user: expected a number in [0, 1], "
+                             f"got {p['q_user']!r}")
+        return names, float(wins.pop())
+
+    def join_program(self, plan, streams, w, source) -> JoinNode:
+        """The join node's program (subclasses)."""
+        raise NotImplementedError
+
+    def programs(self, plan) -> dict:
+        """A :class:`SourceNode` at each source node; the join program at the query node."""
+        streams, w = self.query(plan)
+        join = plan.query.node
+        progs: dict[int, NodeProgram] = {}
+        for s in plan.streams:
+            if s.node != join:
+                progs[s.node] = SourceNode(join)
+        source = SourceNode(join) if join in plan.stream_nodes.values() else None
+        progs[join] = self.join_program(plan, streams, w, source)
+        return progs
+
+    def summarize(self, plan, run) -> dict:
+        """Recall per period, the share of periods meeting ``q_user``, and the
+        algorithm's own figures (:meth:`extra`)."""
+        p = plan.params
+        arrivals = ev.arrival_times(run.metrics)
+        produced = set(run.results["group"]) if len(run.results) else set()
+        table = ev.period_recall(run.expected, produced, arrivals, p["P"], run.duration)
+        recall = table["recall"].dropna()
+        out = {
+            "periods": int(len(recall)),
+            "recall_period_mean": float(recall.mean()) if len(recall) else math.nan,
+            "recall_period_min": float(recall.min()) if len(recall) else math.nan,
+            "recall_target_met_fraction": ev.target_met_fraction(table, p["q_user"]),
+            "tuples_arrived": len(arrivals),
+        }
+        out.update(self.extra(plan, run, arrivals, produced))
+        return out
+
+    def extra(self, plan, run, arrivals, produced) -> dict:
+        """Algorithm-specific summary keys (default none)."""
+        return {}
+
+
+def _series(metrics, name):
+    m = metrics[metrics["metric"] == name]
+    return m["value"].to_numpy(dtype=float)
+
+
+def memory_by_period(metrics, period: float, duration: float) -> np.ndarray:
+    """Mean buffered tuples (testbed samples, all nodes) in each whole period."""
+    m = metrics[(metrics["metric"] == "tuples")]
+    if "source" in m:
+        m = m[m["source"] == "testbed"]
+    per = m.groupby("time")["value"].sum()
+    n = max(1, int(math.floor(duration / period + 1e-9)))
+    idx = np.floor(per.index.to_numpy(dtype=float) / period + 1e-9).astype(np.int64)
+    out = np.full(n, np.nan)
+    for k in range(n):
+        sel = idx == k
+        if sel.any():
+            out[k] = float(per.to_numpy()[sel].mean())
+    return out
+
+
+class QJoin(QJoinFamily):
+    """QJoin: symmetric join on arrival, buffers chosen by Algorithm 1 every ``L``."""
+
+    name = "qjoin"
+    params = {
+        **_COMMON,
+        "L": Param((float,), 1.0, "adaptation interval L (time units)"),
+        "b": Param((float,), 0.01, "basic window length b"),
+        "g": Param((float,), 0.01, "delay granularity g"),
+        "purge": Param((str,), "window", "purge horizon: window = T-(w+d), literal = T-d"),
+        "ideal": Param((str,), "basic", "N_L: basic (basic windows) or literal (formula 10)"),
+        "coarse_delay": Param((str,), "paper", "coarse delay D: paper (0 on [0,g]) or ceil"),
+        "evict_over_size": Param((bool,), True, "evict oldest tuples beyond sizes x, y"),
+        "max_delay_scope": Param((str,), "history",
+                                 "Algorithm 1 searches up to the max delay of: history | "
+                                 "interval"),
+        "hindsight": Param((bool,), True, "compute the hindsight memory bound per period"),
+    }
+
+    def join_program(self, plan, streams, w, source):
+        p = plan.params
+        for key in ("L", "b", "g"):
+            _positive(f"params.qjoin.{key}", p[key])
+        if p["L"] > p["P"]:
+            raise ValueError(f"params.qjoin.L: must not exceed P ({p['P']}), got {p['L']}")
+        _choice("params.qjoin.purge", p["purge"], ("window", "literal"))
+        _choice("params.qjoin.ideal", p["ideal"], ("basic", "literal"))
+        _choice("params.qjoin.coarse_delay", p["coarse_delay"], ("paper", "ceil"))
+        _choice("params.qjoin.max_delay_scope", p["max_delay_scope"], ("history", "interval"))
+        q = plan.query
+        return QJoinNode(streams, w, q.predicate, q.theta, p, plan.bytes_per_unit, source)
+
+    def extra(self, plan, run, arrivals, produced) -> dict:
+        p = plan.params
+        streams, w = self.query(plan)
+        table = ev.interval_quality(run.metrics, run.expected, produced, arrivals, p["L"],
+                                    run.duration)
+        both = table.dropna(subset=["q_estimate", "recall"])
+        gap = both["q_estimate"] - both["recall"]
+        out = {
+            "intervals_estimated": int(len(both)),
+            "q_estimate_error_mean": float(gap.mean()) if len(both) else math.nan,
+            "q_estimate_error_abs_mean": float(gap.abs().mean()) if len(both) else math.nan,
+            "feasible_fraction": float(np.mean(_series(run.metrics, "feasible")))
+            if len(_series(run.metrics, "feasible")) else math.nan,
+            "buffer_model_mean_tuples": _finite_mean(_series(run.metrics, "x")
+                                                     + _series(run.metrics, "y")),
+        }
+        if p["hindsight"] and arrivals and run.tuples:
+            seq = ev.arrival_sequence(run.tuples, arrivals, streams)
+            h = ev.hindsight(seq, w, plan.query.predicate, plan.query.theta, p["q_user"],
+                             p["P"], p["g"], run.duration, p["purge"])
+            mem = memory_by_period(run.metrics, p["P"], run.duration)
+            ok = (h["results"].to_numpy() > 0) & np.isfinite(mem[:len(h)])
+            bound = h["tuples"].to_numpy()[ok]
+            out["hindsight_memory_tuples"] = float(bound.mean()) if ok.any() else math.nan
+            out["memory_vs_hindsight"] = float(mem[:len(h)][ok].mean() / bound.mean()) \
+                if ok.any() and bound.mean() > 0 else math.nan
+        return out
+
+
+def _finite_mean(a) -> float:
+    a = np.asarray(a, dtype=float)
+    a = a[np.isfinite(a) & (a < 1e299)]
+    return float(a.mean()) if a.size else math.nan
+
+
+class KSlackJoin(QJoinFamily):
+    """K-slack with a fixed ``K`` in front of the symmetric join."""
+
+    name = "k-slack"
+    params = {**_COMMON, "K": Param((float,), 0.1, "fixed slack K (time units)")}
+
+    def join_program(self, plan, streams, w, source):
+        K = plan.params["K"]
+        if not (K >= 0 and math.isfinite(K)):
+            raise ValueError(f"params.k-slack.K: expected a finite number >= 0, got {K!r}")
+        q = plan.query
+        return SlackJoinNode(streams, w, q.predicate, q.theta, make_slack("k-slack", K),
+                             plan.bytes_per_unit, source)
+
+
+class MPKSlackJoin(QJoinFamily):
+    """MP-K-slack (K grows to the largest observed delay) in front of the symmetric join."""
+
+    name = "mp-k-slack"
+    params = dict(_COMMON)
+
+    def join_program(self, plan, streams, w, source):
+        q = plan.query
+        return SlackJoinNode(streams, w, q.predicate, q.theta, make_slack("mp-k-slack"),
+                             plan.bytes_per_unit, source)
+
+    def extra(self, plan, run, arrivals, produced) -> dict:
+        k = _series(run.metrics, "K")
+        return {"K_final": float(k[-1]) if k.size else math.nan}
+
+
+class NoBuffer(QJoinFamily):
+    """The symmetric join with no delay allowance."""
+
+    name = "no-buffer"
+    params = {**_COMMON, "purge": Param((str,), "window", "window = T-w, literal = T")}
+
+    def join_program(self, plan, streams, w, source):
+        _choice("params.no-buffer.purge", plan.params["purge"], ("window", "literal"))
+        q = plan.query
+        return NoBufferNode(streams, w, q.predicate, q.theta, plan.params["purge"],
+                            plan.bytes_per_unit, source)
+
+
+class SparkJoin(QJoinFamily):
+    """Spark's built-in stream-stream join (watermark + time range) on the arrivals."""
+
+    name = "spark-join"
+    params = {
+        **_COMMON,
+        "watermark": Param((float,), 0.1, "watermark delay threshold (time units = s)"),
+        "trigger": Param((float,), 0.1, "virtual length of one micro-batch"),
+        "master": Param((str,), "local[1]", "Spark master of the embedded session"),
+    }
+
+    def join_program(self, plan, streams, w, source):
+        from spark_nodes.qjoin.spark_join import SparkJoinNode
+
+        p = plan.params
+        _positive("params.spark-join.trigger", p["trigger"])
+        if not (p["watermark"] >= 0 and math.isfinite(p["watermark"])):
+            raise ValueError(f"params.spark-join.watermark: expected a finite number >= 0, "
+                             f"got {p['watermark']!r}")
+        q = plan.query
+        return SparkJoinNode(streams, w, q.predicate, q.theta, p["watermark"], p["trigger"],
+                             p["master"], plan.bytes_per_unit, source)
+
+    def extra(self, plan, run, arrivals, produced) -> dict:
+        rows = _series(run.metrics, "spark_state_rows")
+        nbytes = _series(run.metrics, "spark_state_bytes")
+        late = _series(run.metrics, "spark_late_arrivals")
+        return {"spark_state_rows_mean": float(rows.mean()) if rows.size else math.nan,
+                "spark_state_rows_peak": float(rows.max()) if rows.size else math.nan,
+                "spark_state_bytes_mean": float(nbytes.mean()) if nbytes.size else math.nan,
+                "spark_state_bytes_peak": float(nbytes.max()) if nbytes.size else math.nan,
+                "spark_late_arrivals": float(late.sum()) if late.size else 0.0}
+
+
+for _algorithm in (QJoin(), KSlackJoin(), MPKSlackJoin(), NoBuffer(), SparkJoin()):
+    register(_algorithm)
