@@ -8,7 +8,7 @@ backend, however long the kernel update takes), listens
 on its node address, and reports ``ready``. After ``go`` (a ``time.monotonic`` instant
 shared by all agents, since the clock is the same in every namespace) virtual time is
 ``(monotonic() - t0) / time_scale``. Events run in that time: ``start`` at 0, each tuple at
-its ``entered_at``, timers the program set (those before the end of the run), ``finish``
+its ``entered_at``, timers the program set (those due by the end of the run), ``finish``
 at the run's duration, and every message delivered by the network at the virtual time it
 arrived. Each event goes through :func:`spark_nodes.program.run_node_step` — the same
 operator code as the simpy backend — and the messages it sends go out over TCP, one
@@ -240,8 +240,8 @@ class Agent:
         self.results.extend(out.results)
         self.metrics.extend(out.metrics)
         for at, tag in out.timers:
-            # As on the simpy backend, timers at or after the end are not fired.
-            if at < self.duration:
+            # As on the simpy backend, timers after the end of the run are not fired.
+            if at <= self.duration:
                 self.schedule(at, TIMER, tag)
         for m in sorted(out.messages, key=lambda m: (m.sent_at, m.local_id)):
             self.send(m)
