@@ -39,8 +39,11 @@ def mask_filter(x: np.ndarray, synopses: np.ndarray, origin: int) -> np.ndarray:
     >>> mask_filter(np.array([1., 2, 3]), np.array([[5., 0, 1], [9, 9, 9], [1, 1, 0]]), 1)
     array([1., 0., 0.])
     """
-    others = np.delete(synopses, origin, axis=0)
-    return np.where(np.all(others > 0, axis=0), x, 0.0)
+    idx, others = _others_on_support(x, synopses, origin)
+    out = np.zeros(len(x))
+    ok = idx[np.all(others > 0, axis=0)]
+    out[ok] = x[ok]
+    return out
 
 
 def product_filter(x: np.ndarray, synopses: np.ndarray, origin: int) -> np.ndarray:
@@ -52,8 +55,17 @@ def product_filter(x: np.ndarray, synopses: np.ndarray, origin: int) -> np.ndarr
     >>> product_filter(np.array([1., 2, 3]), np.array([[5., 0, 1], [9, 9, 9], [1, 1, 0]]), 1)
     array([5., 0., 0.])
     """
-    others = np.delete(synopses, origin, axis=0)
-    return x * np.prod(others, axis=0)
+    idx, others = _others_on_support(x, synopses, origin)
+    out = np.zeros(len(x))
+    out[idx] = x[idx] * np.prod(others, axis=0)
+    return out
+
+
+def _others_on_support(x, synopses, origin):
+    """The keys where ``x`` is non-zero and the other sites' counts there (touching only
+    those columns keeps a decision cheap when the key domain is large)."""
+    idx = np.flatnonzero(x)
+    return idx, np.delete(synopses[:, idx], origin, axis=0)
 
 
 def _term(w, size):
