@@ -146,9 +146,10 @@ class MultiwayJoin:
         dropped = 0
         for s in self.streams:
             w = self.windows[s]
-            if w == INF:
-                continue
-            gone = self._all[s].drop_before(horizon_ts, w)
+            everything = self._all[s]
+            if w == INF or not everything.ts or horizon_ts - everything.ts[0] <= w:
+                continue                    # nothing old enough (the usual case)
+            gone = everything.drop_before(horizon_ts, w)
             if not gone:
                 continue
             dropped += len(gone)
