@@ -3,7 +3,7 @@
 >>> [a.name for a in ALGORITHMS]
 ['smj-e', 'smj-h', 'lottery', 'naive']
 >>> sorted(SmjH.params)
-['filter', 'grace', 'include_final', 'margin', 'period']
+['filter', 'grace', 'include_final', 'lookahead', 'margin', 'period']
 """
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ class SmjFamily(Algorithm):
             grace=p["grace"], synopsis_unit=plan.synopsis_unit,
             include_final=p.get("include_final", True), filter=p.get("filter", "mask"),
             lottery_draw=p.get("lottery_draw", "argmax"), initial_center=center,
-            bytes_per_unit=plan.bytes_per_unit)
+            bytes_per_unit=plan.bytes_per_unit, lookahead=p.get("lookahead", 1))
 
     def nodes_with_roles(self, plan, cfg) -> list[int]:
         """Sources and the query node."""
@@ -124,6 +124,9 @@ class SmjH(SmjE):
     """SMJ with the O(n²) look-ahead heuristic (SMJH)."""
 
     name = "smj-h"
+    params = {**_COMMON, **_SMJ,
+              "lookahead": Param((int,), 1, "sites looked ahead per stage (1 = the source's "
+                                            "O(n²) heuristic; option)")}
 
 
 class Lottery(SmjFamily):

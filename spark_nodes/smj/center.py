@@ -71,7 +71,11 @@ class Center:
         self.next_period += 1
         for site in range(self.cfg.n):
             self.table.add(site, msgs[site][1], sign=-1)
-        chooser = smje if self.cfg.mode == "smj-e" else smjh
+        if self.cfg.mode == "smj-e":
+            chooser = smje
+        else:
+            def chooser(problem):
+                return smjh(problem, self.cfg.lookahead)
         out = []
         for i in range(self.cfg.n):
             delta = msgs[i][0]

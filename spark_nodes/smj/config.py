@@ -34,11 +34,13 @@ class SmjConfig:
     lottery_draw: str
     initial_center: int | None
     bytes_per_unit: int
+    lookahead: int = 1
 
     @classmethod
     def of(cls, *, mode, streams, stream_nodes, query_node, windows, duration,
            period=1.0, margin=0.0, grace=2.0, synopsis_unit=0.25, include_final=True,
-           filter="mask", lottery_draw="argmax", initial_center=None, bytes_per_unit=32):
+           filter="mask", lottery_draw="argmax", initial_center=None, bytes_per_unit=32,
+           lookahead=1):
         """Validate and build; ``windows`` entries may be None (no window)."""
         for name, value, allowed in (("mode", mode, MODES), ("filter", filter, FILTERS),
                                      ("lottery_draw", lottery_draw, DRAWS)):
@@ -51,11 +53,14 @@ class SmjConfig:
         if period <= 0 or grace < 0 or margin < 0:
             raise ValueError(f"params.{mode}: period must be > 0 and margin, grace >= 0 "
                              f"(got period={period}, margin={margin}, grace={grace})")
+        if lookahead < 1:
+            raise ValueError(f"params.{mode}.lookahead: expected an integer >= 1, "
+                             f"got {lookahead}")
         return cls(mode, tuple(streams), tuple(int(v) for v in stream_nodes),
                    int(query_node), tuple(window_value(w) for w in windows), float(period),
                    n_periods(duration, margin, period), float(grace), float(synopsis_unit),
                    bool(include_final), filter, lottery_draw, initial_center,
-                   int(bytes_per_unit))
+                   int(bytes_per_unit), int(lookahead))
 
     @property
     def n(self) -> int:

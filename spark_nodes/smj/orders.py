@@ -191,7 +191,7 @@ def smje(problem: OrderProblem) -> tuple[float, tuple[int, ...]]:
     return problem.cost(order), tuple(order)
 
 
-def smjh(problem: OrderProblem) -> tuple[float, tuple[int, ...]]:
+def smjh(problem: OrderProblem, lookahead: int = 1) -> tuple[float, tuple[int, ...]]:
     """The ``O(n²)`` one-step look-ahead heuristic [body recon].
 
     At each stage the next site ``p`` minimises ``W[cur][p]·ΣV + Σ(V⊙S_p)·nxt(p)`` where
@@ -199,29 +199,23 @@ def smjh(problem: OrderProblem) -> tuple[float, tuple[int, ...]]:
     or 0, when ``p`` would be last). Ties: smaller hop, then smaller index. ``V`` is kept
     on its non-zero keys only, so a stage costs ``O(n · nnz(V))``.
 
+    ``lookahead = d > 1`` (option, not in the source) replaces the ``nxt`` estimate by the
+    best continuation over the next ``d - 1`` sites, then ``nxt``: ``O(n^(d+1))``;
+    ``d >= n - 1`` is exact.
+
     >>> p = OrderProblem(np.ones(2), np.array([[1., 1], [0, 0], [1, 0]]),
     ...                  np.array([[0, 1, 9, 0], [1, 0, 1, 0], [9, 1, 0, 0], [0] * 4], float),
     ...                  origin=1, final=False)
-    >>> smjh(p)
-    (11.0, (2, 0))
+    >>> smjh(p), smjh(p, lookahead=2)
+    ((11.0, (2, 0)), (11.0, (2, 0)))
     """
-    w = problem.w
+    if lookahead < 1:
+        raise ValueError(f"lookahead must be >= 1, got {lookahead}")
     v, s = problem.x, problem.s
     cur, rem, order = problem.origin, list(problem.others), []
     while rem:
         ids = np.array(rem)
-        size_now = float(v.sum())
-        after = s[ids] @ v
-        hop = _term(w[cur, ids], size_now)
-        if len(rem) > 1:
-            wr = w[np.ix_(ids, ids)].copy()
-            np.fill_diagonal(wr, np.inf)
-            nxt = wr.min(axis=1)
-        elif problem.final:
-            nxt = w[ids, problem.n]
-        else:
-            nxt = np.zeros(1)
-        score = hop + _term(nxt, after)
+        score, hop = _scores(problem, cur, v, s, ids, lookahead)
         k = np.lexsort((ids, hop, score))[0]
         p = rem.pop(int(k))
         order.append(p)
@@ -230,6 +224,32 @@ def smjh(problem: OrderProblem) -> tuple[float, tuple[int, ...]]:
         keep = np.flatnonzero(v)
         v, s = v[keep], s[:, keep]
     return problem.cost(order), tuple(order)
+
+
+def _scores(problem, cur, v, s, ids, depth):
+    """Look-ahead score and hop cost of moving from ``cur`` to each site in ``ids``."""
+    w = problem.w
+    hop = _term(w[cur, ids], float(v.sum()))
+    if depth == 1:
+        if len(ids) > 1:
+            wr = w[np.ix_(ids, ids)].copy()
+            np.fill_diagonal(wr, np.inf)
+            nxt = wr.min(axis=1)
+        elif problem.final:
+            nxt = w[ids, problem.n]
+        else:
+            nxt = np.zeros(1)
+        return hop + _term(nxt, s[ids] @ v), hop
+    future = np.empty(len(ids))
+    for k, p in enumerate(ids):
+        v2 = v * s[p]
+        rest = np.delete(ids, k)
+        if len(rest) == 0:
+            future[k] = float(_term(w[p, problem.n], float(v2.sum()))) if problem.final \
+                else 0.0
+        else:
+            future[k] = _scores(problem, p, v2, s, rest, depth - 1)[0].min()
+    return hop + future, hop
 
 
 def hop_greedy(problem: OrderProblem) -> tuple[float, tuple[int, ...]]:

@@ -8,6 +8,7 @@ from emulator.network import NetView
 from smj_minidriver import algorithm, make_plan, make_tuples, run_algorithm
 
 VARIANTS = [("smj-e", {}), ("smj-h", {}), ("smj-h", {"filter": "product"}),
+            ("smj-h", {"lookahead": 2}),
             ("smj-e", {"include_final": False}), ("lottery", {}),
             ("lottery", {"lottery_draw": "proportional"}), ("naive", {})]
 

@@ -35,6 +35,7 @@ def test_smje_equals_enumeration_and_bounds_smjh(seed):
     bf = brute_force(p)
     assert cost == pytest.approx(bf[0]) and order == bf[1]
     assert smjh(p)[0] >= cost - 1e-9
+    assert smjh(p, lookahead=max(1, n - 1))[0] == pytest.approx(cost)   # full depth: exact
 
 
 def test_unreachable_site_costs_inf_only_if_data_must_cross():
