@@ -84,10 +84,12 @@ def _simulate(rng: np.random.Generator, duration: float, players: int):
     for k in range(steps):
         # wandering homes keep players spread over the field but moving
         home += rng.normal(0, 0.3 * math.sqrt(_DT), home.shape)
+        np.clip(home, [-0.9 * hx, -0.9 * hy], [0.9 * hx, 0.9 * hy], out=home)
         pull = 0.15 * (home - pos)
         if target is not None:                  # the receiver runs to meet the ball
             pull[target] += 1.5 * (ball[:2] - pos[target])
-        acc = pull - 0.8 * vel + rng.normal(0, 3.0 / math.sqrt(_DT) * _DT, vel.shape) / _DT
+        # white-noise acceleration: velocity changes ~3 m/s per sqrt(second)
+        acc = pull - 0.8 * vel + rng.normal(0, 3.0 / math.sqrt(_DT), vel.shape)
         vel += acc * _DT
         speed = np.linalg.norm(vel, axis=1, keepdims=True)
         vel *= np.minimum(1.0, 8.0 / np.maximum(speed, 1e-9))   # players top out at 8 m/s
