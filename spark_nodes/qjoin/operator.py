@@ -238,31 +238,27 @@ def horizons(side, ts, w: float, allowance_r=0.0, allowance_s=0.0,
     """
     side = np.asarray(side)
     ts = np.asarray(ts, dtype=float)
-    maxes, delays = [], np.zeros(ts.size)
+    delays = np.zeros(ts.size)
+    if ts.size == 0:
+        return delays, delays.copy(), delays.copy()
+    maxes = []
     for k in (0, 1):
-        m = np.where(side == k, ts, -np.inf)
-        cm = np.maximum.accumulate(m) if ts.size else m
-        prev = np.concatenate([[-np.inf], cm[:-1]])
         own = side == k
-        delays[own] = np.maximum(0.0, np.where(np.isfinite(prev[own]), prev[own] - ts[own], 0))
-        maxes.append(cm)
+        tk = ts[own]
+        if tk.size:
+            prev = np.concatenate([[-np.inf], np.maximum.accumulate(tk)[:-1]])
+            delays[own] = np.maximum(0.0, prev - tk)        # -inf - t: first tuple, 0
+        maxes.append(np.maximum.accumulate(np.where(own, ts, -np.inf)))
     T = np.minimum(maxes[0], maxes[1])
     out = []
     for k, allow in ((0, allowance_r), (1, allowance_s)):
         if allow is None:
-            dk = np.where(side == k, delays, 0.0)
-            allow = np.maximum.accumulate(dk) if ts.size else dk
-        allow = np.broadcast_to(np.asarray(allow, dtype=float), ts.shape)
-        with np.errstate(invalid="ignore"):
-            h = T - allow if purge == "literal" else T - (w + allow)
-        h = np.where(np.isfinite(T), h, -np.inf)
-        out.append(np.maximum.accumulate(h) if ts.size else h)
+            allow = np.maximum.accumulate(np.where(side == k, delays, 0.0))
+        back = allow if purge == "literal" else np.add(w, allow)
+        # T is -inf until both streams have a tuple, and -inf minus anything finite or
+        # +inf stays -inf: no horizon yet
+        out.append(np.maximum.accumulate(np.broadcast_to(T - back, ts.shape)))
     return delays, out[0], out[1]
-
-
-def _ranges(sorted_vals, lo, hi):
-    return (np.searchsorted(sorted_vals, lo, side="left"),
-            np.searchsorted(sorted_vals, hi, side="right"))
 
 
 def _expand(starts, stops):
@@ -274,10 +270,40 @@ def _expand(starts, stops):
     return query, first + np.arange(total)
 
 
+def _buckets(predicate, side, key, x, y, theta):
+    """Bucket of every tuple and the buckets each probe must search.
+
+    Equality: the key. Distance: the grid cell of side ``theta`` (as the oracle's), and a
+    probe searches its cell and the 8 around it, which hold every tuple within ``theta``.
+    """
+    if predicate == "equality":
+        if key is None:
+            raise ValueError("equality join needs key")
+        keys = np.asarray(key, dtype=np.int64)
+        return keys, [keys]
+    if x is None or y is None:
+        raise ValueError("distance join needs x and y")
+    from spark_nodes.oracle import cell_size
+
+    size = cell_size(float(theta))
+    cx = np.floor(np.asarray(x, dtype=float) / size).astype(np.int64)
+    cy = np.floor(np.asarray(y, dtype=float) / size).astype(np.int64)
+    ny = int(cy.max() - cy.min()) + 3          # room for the -1..+1 shifts
+    cy0 = cy - cy.min() + 1
+    cell = cx * ny + cy0
+    return cell, [(cx + i) * ny + (cy0 + j) for i in (-1, 0, 1) for j in (-1, 0, 1)]
+
+
 def join_arrivals(side, ts, w: float, predicate: str = "equality", key=None, x=None, y=None,
                   theta: float | None = None, allowance_r=0.0, allowance_s=0.0,
-                  purge: str = "window") -> tuple[np.ndarray, np.ndarray]:
+                  purge: str = "window", chunk: int = 1 << 16) -> tuple[np.ndarray,
+                                                                        np.ndarray]:
     """All results :class:`SymmetricJoin` reports on an arrival sequence, at once.
+
+    Candidates are found by sorting the other stream by (bucket, ts) — bucket = key, or
+    grid cell for the distance join — and bisecting each probe's window; every candidate
+    is then checked with exactly the per-tuple operator's tests (window, predicate,
+    arrived earlier, above the horizon), so the results are the same, not approximately.
 
     Parameters
     ----------
@@ -287,6 +313,8 @@ def join_arrivals(side, ts, w: float, predicate: str = "equality", key=None, x=N
         As for :class:`SymmetricJoin`.
     allowance_r, allowance_s : float, array_like or None
         Allowance in effect at each arrival (see :func:`horizons`).
+    chunk : int
+        Probes handled at once (bounds the memory of the candidate lists).
 
     Returns
     -------
@@ -304,44 +332,87 @@ def join_arrivals(side, ts, w: float, predicate: str = "equality", key=None, x=N
     _check(w, predicate, theta, purge)
     side = np.asarray(side, dtype=np.int8)
     ts = np.asarray(ts, dtype=float)
+    if ts.size == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     _, h_r, h_s = horizons(side, ts, w, allowance_r, allowance_s, purge)
     h_other = np.where(side == 0, h_s, h_r)      # horizon of the buffer each arrival probes
+    bucket, searched = _buckets(predicate, side, key, x, y, theta)
+    if predicate == "distance":
+        px, py = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        theta = float(theta)
+    t0 = float(ts.min())
+    # buckets lie span apart in the sort key: a window (+-w) never reaches a neighbour
+    span = float(ts.max()) - t0 + 2 * w + 1.0
     idx = np.arange(ts.size)
-    later_parts, earlier_parts = [], []
+    parts = []
     for k in (0, 1):
         probes = idx[side == k]
         cands = idx[side != k]
         if probes.size == 0 or cands.size == 0:
             continue
-        if predicate == "equality":
-            if key is None:
-                raise ValueError("equality join needs key")
-            keys = np.asarray(key, dtype=np.int64)
-            order = cands[np.lexsort((ts[cands], keys[cands]))]
-            # one sortable number per (key, ts); float rounding only widens the ranges,
-            # the exact tests below decide
-            uk, kinv = np.unique(keys, return_inverse=True)
-            t0 = ts.min()
-            span = ts.max() - t0 + 2 * w + 1.0
-            comp = kinv.astype(float) * span + (ts - t0)
-            slack = 8 * np.finfo(float).eps * max(1.0, float(np.abs(comp).max()))
-            start, stop = _ranges(comp[order], comp[probes] - w - slack,
-                                  comp[probes] + w + slack)
-        else:
-            order = cands[np.argsort(ts[cands], kind="stable")]
-            slack = 8 * np.finfo(float).eps * max(1.0, float(np.abs(ts).max()))
-            start, stop = _ranges(ts[order], ts[probes] - w - slack, ts[probes] + w + slack)
-        q, pos = _expand(start, stop)
-        i = probes[q]
-        u = order[pos]
-        keep = (u < i) & (ts[u] > h_other[i]) & (np.abs(ts[u] - ts[i]) <= w)
-        if predicate == "equality":
-            keep &= keys[u] == keys[i]
-        else:
-            px, py = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-            keep &= np.hypot(px[u] - px[i], py[u] - py[i]) <= float(theta)
-        later_parts.append(i[keep])
-        earlier_parts.append(u[keep])
+        rank_of = _ranker(bucket[cands])
+        comp = rank_of(bucket[cands]).astype(float) * span + (ts[cands] - t0)
+        order = np.argsort(comp)
+        comp_sorted = comp[order]
+        cand_sorted = cands[order]
+        ts_sorted = ts[cand_sorted]
+        slack = 8 * np.finfo(float).eps * (float(np.abs(comp).max()) + span)
+        for lo in range(0, probes.size, chunk):
+            pr = probes[lo:lo + chunk]
+            for wanted in searched:
+                rank = rank_of(wanted[pr])
+                exists = rank >= 0
+                c = rank[exists].astype(float) * span + (ts[pr[exists]] - t0)
+                # sorted queries bisect with far fewer cache misses; the arrival order
+                # is restored by the final sort
+                o = np.argsort(c)
+                c = c[o]
+                p2 = pr[exists][o]
+                start = np.searchsorted(comp_sorted, c - w - slack, side="left")
+                stop = np.searchsorted(comp_sorted, c + w + slack, side="right")
+                q, at = _expand(start, stop)
+                i = p2[q]
+                u = cand_sorted[at]
+                tu = ts_sorted[at]
+                keep = (u < i) & (tu > h_other[p2][q]) & (np.abs(tu - ts[p2][q]) <= w)
+                if predicate == "distance":
+                    keep &= np.hypot(px[u] - px[i], py[u] - py[i]) <= theta
+                parts.append(i[keep] * ts.size + u[keep])
+    # one int64 per result (later, earlier): a single sort gives the operator's order
+    if not parts:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    pairs = np.sort(np.concatenate(parts))
+    return pairs // ts.size, pairs % ts.size
+
+
+def _ranker(values):
+    """``f(v)`` = rank of ``v`` among the distinct ``values`` (-1 if absent).
+
+    A dense table when the values span a small range, else bisection.
+
+    >>> f = _ranker(np.array([7, 3, 7, 10]))
+    >>> f(np.array([3, 7, 10, 4, 99])).tolist()
+    [0, 1, 2, -1, -1]
+    """
+    uniq = np.unique(values)
+    low, high = int(uniq[0]), int(uniq[-1])
+    if high - low < 4 * uniq.size + 1024:
+        table = np.full(high - low + 1, -1, dtype=np.int64)
+        table[uniq - low] = np.arange(uniq.size)
+
+        def dense(v):
+            v = np.asarray(v, dtype=np.int64)
+            inside = (v >= low) & (v <= high)
+            out = np.full(v.shape, -1, dtype=np.int64)
+            out[inside] = table[v[inside] - low]
+            return out
+        return dense
+
+    def bisect(v):
+        pos = np.searchsorted(uniq, v)
+        found = (pos < uniq.size) & (uniq[np.minimum(pos, uniq.size - 1)] == v)
+        return np.where(found, pos, -1)
+    return bisect
     if not later_parts:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     later = np.concatenate(later_parts)

@@ -1,0 +1,71 @@
+"""Spark's built-in stream-stream join on an arrival sequence (real local Spark)."""
+import math
+import os
+
+import numpy as np
+import pytest
+
+from spark_nodes.qjoin.operator import join_arrivals
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """One embedded session for the module (its start dominates the run time)."""
+    os.environ.setdefault("PYSPARK_PYTHON", "/tmp/venv0/bin/python")
+    from spark_nodes.spark_session import build_session
+
+    return build_session("local[1]")
+
+
+def _data(n=120, seed=5, delay=0.3):
+    rng = np.random.default_rng(seed)
+    side = rng.integers(0, 2, n).astype(np.int8)
+    ts = np.sort(rng.uniform(0, 6, n))
+    time = ts + rng.exponential(delay, n)
+    o = np.argsort(time, kind="stable")
+    return side[o], ts[o], time[o], rng.integers(0, 3, n)[o], rng.uniform(0, 10, n)[o], \
+        rng.uniform(0, 10, n)[o]
+
+
+def _pairs(later, earlier, side):
+    return {(min(a, b) if side[min(a, b)] == 0 else max(a, b),
+             max(a, b) if side[min(a, b)] == 0 else min(a, b))
+            for a, b in zip(later.tolist(), earlier.tolist())}
+
+
+def test_generous_watermark_equals_unbounded_join(spark):
+    from spark_nodes.qjoin.spark_join import spark_stream_join
+
+    side, ts, time, key, x, y = _data()
+    res, ends, state = spark_stream_join(side, ts, time, 0.5, "equality", key=key,
+                                         watermark=30.0, trigger=1.0, spark=spark)
+    later, earlier = join_arrivals(side, ts, 0.5, key=key, allowance_r=math.inf,
+                                   allowance_s=math.inf)
+    assert {(int(r), int(s)) for r, s, _ in res} == _pairs(later, earlier, side)
+    # a result is emitted at the end of the batch holding its later member
+    arrived = np.maximum(time[res[:, 0]], time[res[:, 1]])
+    emitted = np.array(ends)[res[:, 2]]
+    assert np.all(emitted >= arrived) and np.all(emitted - arrived <= 1.0 + 1e-9)
+    # nothing is behind a 30 s watermark: Spark's state holds every row at the end
+    assert len(state) == len(ends) and state[-1][1] == len(ts)
+
+    res_d, _, _ = spark_stream_join(side, ts, time, 0.5, "distance", x=x, y=y, theta=3.0,
+                                    watermark=30.0, trigger=1.0, spark=spark)
+    later, earlier = join_arrivals(side, ts, 0.5, "distance", x=x, y=y, theta=3.0,
+                                   allowance_r=math.inf, allowance_s=math.inf)
+    assert {(int(r), int(s)) for r, s, _ in res_d} == _pairs(later, earlier, side)
+
+
+def test_tight_watermark_drops_late_results(spark):
+    from spark_nodes.qjoin.spark_join import spark_stream_join
+
+    side, ts, time, key, x, y = _data(delay=1.0)
+    res, _, state = spark_stream_join(side, ts, time, 0.5, "equality", key=key,
+                                      watermark=0.0, trigger=1.0, spark=spark)
+    later, _ = join_arrivals(side, ts, 0.5, key=key, allowance_r=math.inf,
+                             allowance_s=math.inf)
+    assert 0 < len(res) < len(later)
+    # state is cleaned up behind the watermark: far fewer rows than the 30 s watermark
+    assert max(s[1] for s in state) < 0.6 * len(ts)
