@@ -62,6 +62,9 @@ class CentralizedNode(NodeProgram):
         self.pending: list = []
 
     def on_tuple(self, ctx, tup) -> None:
+        if self.join is not None:           # a source at the query node joins at once
+            self._join(ctx, tup)
+            return
         self.pending.append(tup)
         if len(self.pending) >= self.batch:
             self._flush(ctx)
@@ -71,8 +74,7 @@ class CentralizedNode(NodeProgram):
             raise ValueError(f"centralized node {ctx.node}: unexpected {msg.kind!r} message "
                              f"from node {msg.src}")
         for tup in msg.payload:
-            for group in self.join.insert(tup):
-                ctx.emit(group)
+            self._join(ctx, tup)
 
     def finish(self, ctx) -> None:
         self._flush(ctx)
@@ -81,6 +83,10 @@ class CentralizedNode(NodeProgram):
         units = sum(t.size for t in self.pending)
         n, nbytes = self.join.buffered() if self.join is not None else (0, 0)
         return n + len(self.pending), nbytes + int(round(units * self.bytes_per_unit))
+
+    def _join(self, ctx, tup) -> None:
+        for group in self.join.insert(tup):
+            ctx.emit(group)
 
     def _flush(self, ctx) -> None:
         if self.pending:
