@@ -123,7 +123,8 @@ class _DistributedJoin(Algorithm):
             if not mine.empty else 0.0
         out.update(host_summary(m, mine, run.results, setup.hosts, duration))
         out["diffusion_node"] = setup.diffusion
-        out["host_nodes"] = list(setup.hosts)
+        out["hosts_used"] = len(setup.hosts)
+        out["host_nodes"] = ",".join(str(h) for h in setup.hosts)
         return out
 
     def overhead(self, metrics, setup: Setup, duration: float) -> dict:
@@ -182,7 +183,8 @@ class Atr(_DistributedJoin):
               "adapt": Param((bool,), False, "adapt T by probing T ± ΔT"),
               "adapt_every": Param((int,), 4, "segments between two probes of T ± ΔT"),
               "master_switch": Param((bool,), True, "switch the master when rates change"),
-              "switch_margin": Param((float,), 0.1, "rate lead needed to switch master")}
+              "switch_margin": Param((float,), 0.25, "relative rate lead a slave needs "
+                                     "to become the master")}
 
     def flush_period(self, p: dict) -> float:
         f = p["flush"] if p["flush"] is not None else p["segment"] / 2

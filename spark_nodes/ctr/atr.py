@@ -24,7 +24,8 @@ How the testbed runs it:
   ``J = (replicated tuples / segment length) / input rate + (max load / mean load − 1)``
   (overhead against load-balancing granularity).
 - **Master switch** [recon of the "transition phase"]: at a segment end ``t0``, if a
-  slave's rate (moving average over segments) exceeds the master's by more than
+  slave's rate (moving average over segments, weight 1/4 on the newest) exceeds the
+  master's by more than
   ``switch_margin``, it becomes the master. Groups whose old-master member has
   ``ts < t0`` stay with the old master's segments; the others belong to the new master:
   a transition segment ``B[t0 - W_B, t0)`` and then ``B[t0, ...)``, with the old
@@ -137,7 +138,7 @@ class AtrRouter:
 
     def __init__(self, streams: Sequence[str], windows: Mapping[str, float], length: float,
                  board, delta: float = 0.0, adapt: bool = False, master_switch: bool = True,
-                 switch_margin: float = 0.1, adapt_every: int = 4):
+                 switch_margin: float = 0.25, adapt_every: int = 4):
         if not length > 0:
             raise ValueError(f"segment length must be > 0, got {length!r}")
         self.streams = list(streams)
@@ -264,7 +265,8 @@ class AtrRouter:
         if self._rates is None:
             self._rates = now
         else:
-            self._rates = {s: 0.5 * self._rates[s] + 0.5 * now[s] for s in self.streams}
+            # a slow moving average: one segment's Poisson noise must not flip the master
+            self._rates = {s: 0.75 * self._rates[s] + 0.25 * now[s] for s in self.streams}
 
     def _maybe_switch(self, t0: float) -> None:
         r = self._rates

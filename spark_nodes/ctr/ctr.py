@@ -16,10 +16,11 @@ How the testbed makes every group come out exactly once:
   streams in window with ``η``; segments routed later are not in the table yet and own
   the groups they share with ``η`` themselves.
 - **Intermediates** are sent from every host of hop ``k`` to every host of hop ``k+1``
-  (to itself locally), even when empty, so a host knows how many probe tasks touch each
-  copy it stores: the table counts them and the release of a dead segment carries the
-  count (:mod:`.routing_table`). A host drops the copy after that many probes, whatever
-  the arrival order.
+  (to itself locally), even when empty; a host of hop ``k+1`` gathers the parts from all
+  hosts of hop ``k`` and then probes once. So each (host, hop) of a route is one probe
+  task, the table counts the tasks per stored copy and the release of a dead segment
+  carries the count (:mod:`.routing_table`): a host drops the copy after that many
+  probes, whatever the arrival order.
 - **Closing** as in ATR: a flush at watermark ``wm`` routes every segment that ends at
   or before ``wm``; a tuple arriving below the routed watermark is late (dropped,
   counted).
@@ -190,12 +191,12 @@ class CtrRouter:
             by_host: dict[int, list] = {}
             for z, h in assign.items():
                 by_host.setdefault(h, []).append(z)
-            tasks = 1 if not hops else len(prev)
-            for h, zs in by_host.items():
-                for z in zs:
-                    self.table.add_probes(h, z, tasks)
             hops.append(tuple((h, tuple(sorted(by_host[h]))) for h in sorted(by_host)))
             prev = set(by_host)
+        for hop in hops:                 # one probe task per (host, hop)
+            for h, zs in hop:
+                for z in zs:
+                    self.table.add_probes(h, z, 1)
         if self.store == "cover" and hops:
             store = tuple(h for h, _ in hops[0])
         else:

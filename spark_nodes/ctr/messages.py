@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 class Flush(NamedTuple):
     seq: int
+    wm: float              # every tuple with ts < wm has been sent by now
     tuples: tuple
 
 

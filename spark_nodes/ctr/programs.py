@@ -63,7 +63,7 @@ class Setup:
     delta_T: float = 0.0
     adapt: bool = False
     master_switch: bool = True
-    switch_margin: float = 0.1
+    switch_margin: float = 0.25
     adapt_every: int = 4
     store: str = "cover"
 
@@ -195,7 +195,7 @@ class SingleDiffusion(_Diffusion):
         tuples = self.router.flush(wm)
         if tuples:
             host = self.s.hosts[0]
-            ctx.send(host, "data", Flush(self._seq, tuple(tuples)),
+            ctx.send(host, "data", Flush(self._seq, wm, tuple(tuples)),
                      sum(t.size for t in tuples))
             self.board.sent(host, len(tuples), sum(t.size for t in tuples))
             self._seq += 1
@@ -294,85 +294,89 @@ class _Host:
 
 
 class AtrHost(_Host):
-    """Joins each ATR batch on its own (parts in order), then drops it.
+    """Joins each ATR batch on its own and drops it once all its parts have arrived.
 
-    Work is counted as the tuples of the other streams buffered when a tuple is inserted
-    (what a nested-loop probe would compare).
+    Parts are joined as they arrive, in any order (the join emits a group when its last
+    member arrives); the last part tells how many there are. A lost part leaves its batch
+    buffered until the end of the run. Work is counted as the tuples buffered in the
+    batch when a tuple is inserted (what a nested-loop probe would compare).
     """
 
     def __init__(self, setup: Setup):
         super().__init__(setup)
-        self._batches: dict[int, list] = {}     # batch -> [next seq, parked parts, join]
+        self._batches: dict[int, list] = {}     # batch -> [parts seen, parts in all, join]
 
     def on_part(self, ctx, part: AtrPart) -> None:
         self.received(sum(t.size for t in part.tuples))
         b = self._batches.get(part.batch)
         if b is None:
-            b = self._batches[part.batch] = [0, {}, MultiwayJoin(
+            b = self._batches[part.batch] = [0, None, MultiwayJoin(
                 self.s.streams, self.s.windows, self.s.predicate, self.s.theta,
                 bytes_per_unit=self.s.bytes_per_unit)]
-        b[1][part.seq] = part
+        b[0] += 1
+        if part.last:
+            b[1] = part.seq + 1
+        join = b[2]
+        probes = 0
         groups = []
-        while b[0] in b[1]:
-            p = b[1].pop(b[0])
-            b[0] += 1
-            join = b[2]
-            probes = 0
-            for t in p.tuples:
-                probes += join.buffered()[0]
-                groups.extend(join.insert(t))
-            self.count(ctx, probes)
-            if p.last:
-                del self._batches[part.batch]
-                break
+        for t in part.tuples:
+            probes += join.buffered()[0]
+            groups.extend(join.insert(t))
+        self.count(ctx, probes)
+        if b[0] == b[1]:
+            del self._batches[part.batch]
         self.send_results(ctx, groups)
 
     def memory(self) -> tuple[int, int]:
-        n = 0
-        units = 0.0
-        for _, parked, join in self._batches.values():
-            n += join.buffered()[0]
-            units += join.buffered()[1] / self.s.bytes_per_unit
-            for p in parked.values():
-                n += len(p.tuples)
-                units += sum(t.size for t in p.tuples)
-        return n, int(round(units * self.s.bytes_per_unit))
+        n = nbytes = 0
+        for _, _, join in self._batches.values():
+            tn, tb = join.buffered()
+            n += tn
+            nbytes += tb
+        return n, nbytes
 
 
 class SingleHost(_Host):
-    """The centralized join on one host, fed in event-time order."""
+    """The centralized join on one host.
+
+    Flushes are joined as they arrive; tuples expire only up to the watermark of the
+    longest run of flushes received without a gap (a late flush still finds what it
+    needs; a lost one stops expiry, which then shows in memory).
+    """
 
     def __init__(self, setup: Setup):
         super().__init__(setup)
         self._join = MultiwayJoin(setup.streams, setup.windows, setup.predicate, setup.theta,
-                                  retention=0.0, bytes_per_unit=setup.bytes_per_unit)
+                                  bytes_per_unit=setup.bytes_per_unit)
         self._next = 0
-        self._parked: dict[int, Flush] = {}
+        self._seen: dict[int, float] = {}       # seq -> watermark, beyond the gapless run
 
     def on_flush(self, ctx, flush: Flush) -> None:
         self.received(sum(t.size for t in flush.tuples))
-        self._parked[flush.seq] = flush
-        groups = []
         probes = 0
-        while self._next in self._parked:
-            for t in self._parked.pop(self._next).tuples:
-                probes += self._join.buffered()[0]
-                groups.extend(self._join.insert(t))
-            self._next += 1
+        groups = []
+        for t in flush.tuples:
+            probes += self._join.buffered()[0]
+            groups.extend(self._join.insert(t))
         self.count(ctx, probes)
+        self._seen[flush.seq] = flush.wm
+        horizon = None
+        while self._next in self._seen:
+            horizon = self._seen.pop(self._next)
+            self._next += 1
+        if horizon is not None and math.isfinite(horizon):
+            self._join.expire(horizon)
         self.send_results(ctx, groups)
 
     def memory(self) -> tuple[int, int]:
-        n, nbytes = self._join.buffered()
-        parked = [t for f in self._parked.values() for t in f.tuples]
-        return n + len(parked), nbytes + int(round(
-            sum(t.size for t in parked) * self.s.bytes_per_unit))
+        return self._join.buffered()
 
 
 class CtrHost(_Host):
     """Stores CTR segments, probes partial groups hop by hop, forwards or reports them.
 
-    A probe task (the segment's own tuples at hop 1, a received set of partials later)
+    A probe task is the segment's own tuples at hop 1, or at a later hop the partials
+    gathered from every host of the previous hop (each sends one part, maybe empty). It
     waits until every segment it must probe here has arrived.
     """
 
@@ -382,6 +386,7 @@ class CtrHost(_Host):
         self._done: dict[tuple, int] = {}
         self._release: dict[tuple, int] = {}
         self._parked: list[tuple] = []           # (route, hop, partials)
+        self._gather: dict[tuple, list] = {}     # (segment, hop) -> [parts, partials]
 
     def on_base(self, ctx, base: CtrBase) -> None:
         self.received(sum(t.size for t in base.tuples))
@@ -397,7 +402,13 @@ class CtrHost(_Host):
 
     def on_partial(self, ctx, msg: CtrPartial) -> None:
         self.received(units_of(msg.partials))
-        self._run_or_park(ctx, msg.route, msg.hop, msg.partials)
+        key = (msg.route.seg, msg.hop)
+        got = self._gather.setdefault(key, [0, []])
+        got[0] += 1
+        got[1].extend(msg.partials)
+        if got[0] == len(msg.route.hops[msg.hop - 1]):
+            del self._gather[key]
+            self._run_or_park(ctx, msg.route, msg.hop, tuple(got[1]))
 
     def on_release(self, ctx, rel: Release) -> None:
         self._release[rel.seg] = rel.probes
@@ -447,8 +458,9 @@ class CtrHost(_Host):
     def memory(self) -> tuple[int, int]:
         n = sum(len(z) for z in self._segs.values())
         units = sum(z.units for z in self._segs.values())
-        for _, _, partials in self._parked:
-            n += len(partials)
+        for partials in [p for _, _, p in self._parked] + \
+                [g[1] for g in self._gather.values()]:
+            n += sum(len(p) for p in partials)
             units += units_of(partials)
         return n, int(round(units * self.s.bytes_per_unit))
 

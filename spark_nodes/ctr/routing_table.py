@@ -24,6 +24,7 @@ Examples
 """
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from typing import Mapping, NamedTuple
 
@@ -73,7 +74,7 @@ class RoutingTable:
     def lookup(self, stream: str, lo: float) -> list[tuple]:
         """Segments of ``stream`` in the table that hold some ``ts >= lo``, oldest first."""
         gs = self._by_stream.get(stream, [])
-        i = bisect_left(gs, segment_index(lo, self.length))
+        i = bisect_left(gs, segment_index(lo, self.length)) if math.isfinite(lo) else 0
         return [(stream, g) for g in gs[i:] if self._entries[(stream, g)].end > lo]
 
     def add_probes(self, host: int, seg, count: int) -> None:

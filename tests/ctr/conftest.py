@@ -50,10 +50,12 @@ def make_plan(algorithm, params, topo, stream_nodes, windows, predicate="equalit
         net0=Network(dyn).view(0.0), spec={})
 
 
-def run_plan(plan, tuples):
-    """Run ``plan``; return (output, expected groups, run namespace for summarize)."""
+def run_plan(plan, tuples, programs=None):
+    """Run ``plan`` (its algorithm's programs, or ``programs``); return (output, expected
+    groups, run namespace for summarize)."""
     alg = registry.get(plan.algorithm)
-    out = execute(plan, alg.programs(plan), tuples, InprocRuntime())
+    programs = alg.programs(plan) if programs is None else programs
+    out = execute(plan, programs, tuples, InprocRuntime())
     q = plan.query
     expected = exact_groups(tuples, q.windows, q.predicate, q.theta)
     run = SimpleNamespace(ledger=out.ledger, metrics=out.metrics, results=out.results,

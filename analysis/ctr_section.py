@@ -1,0 +1,217 @@
+"""Report section of the ATR/CTR family (ALGORITHMS.md §3): ATR vs CTR vs one host.
+
+* Overhead — extra tuples per time unit, measured vs predicted (Theorem B for ATR,
+  Theorem D for CTR with the measured ``M_i``, ``M_ik`` and selectivities).
+* Communication cost, per-host load imbalance (max/mean of join work), memory per host,
+  results per time unit and recall, per configuration.
+* Figure: communication cost per time unit vs number of hosts, one panel per (streams,
+  window), single host as the reference.
+* The source's rule of thumb — ATR for one fast stream with small windows, CTR for
+  similar rates and large windows — checked on communication cost per configuration.
+
+Runs that differ only in the parameter table of another algorithm (the sweep is a
+cartesian product) are the same run: rows are averaged per configuration and seed first.
+
+Example
+-------
+>>> rule_class(skew=4.0, window=0.5, small=1.0)
+'atr'
+>>> rule_class(skew=1.0, window=4.0, small=1.0), rule_class(skew=1.0, window=0.5, small=1.0)
+('ctr', None)
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from analysis import plots
+
+PREFIX = "ctr"
+ALGORITHMS = ("atr", "ctr", "single-host")
+#: A rate ratio (fastest / slowest) above this counts as "one fast stream".
+SKEWED = 2.0
+CONFIG = ["n", "window", "skew", "hosts"]
+
+
+def _e(x) -> str:
+    return html.escape(str(x))
+
+
+def _num(x, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, float) and math.isinf(x):
+        return "∞"
+    return f"{x:.{digits}g}" if isinstance(x, float) else str(x)
+
+
+def rule_class(skew: float, window: float, small: float) -> str | None:
+    """Which scheme the source's rule of thumb recommends, or None if it says nothing.
+
+    ``small``: the largest window that counts as small.
+    """
+    if skew >= SKEWED and window <= small:
+        return "atr"
+    if skew < SKEWED and window > small:
+        return "ctr"
+    return None
+
+
+def _spec_of(run_dir: Path | None) -> dict:
+    if run_dir is None or not (run_dir / "spec.json").exists():
+        return {}
+    return json.loads((run_dir / "spec.json").read_text())
+
+
+def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
+    """``runs`` plus ``n`` (streams), ``window`` (largest), ``skew`` (rate ratio) and
+    ``hosts`` (hosts used; 1 for single-host), from swept columns or ``spec.json``."""
+    dirs = {Path(d).name: Path(d) for d in run_dirs}
+    rows = []
+    for _, r in runs.iterrows():
+        spec = _spec_of(dirs.get(r["run_id"]))
+        streams = spec.get("streams", {})
+        n = r["streams.count"] if "streams.count" in runs.columns else streams.get("count")
+        if "query.window" in runs.columns:
+            w = r["query.window"]
+        else:
+            q = spec.get("query", {})
+            w = max([v for v in q.get("windows", {}).values() if v is not None]
+                    + [q.get("window")] if q.get("window") is not None else [math.inf])
+        w = math.inf if w is None or w == "none" else float(w)
+        rate = streams.get("rate", 1.0)
+        skew = max(rate) / min(rate) if isinstance(rate, list) else 1.0
+        if "rate_skew" in runs.columns and not pd.isna(r["rate_skew"]):
+            skew = float(r["rate_skew"])
+        hosts = r["hosts_used"] if "hosts_used" in runs.columns and \
+            not pd.isna(r.get("hosts_used")) else 1
+        rows.append({"n": None if n is None else int(n), "window": w, "skew": float(skew),
+                     "hosts": int(hosts)})
+    return pd.concat([runs.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+
+
+METRICS = ["overhead_measured", "overhead_predicted", "comm_cost_per_time",
+           "host_load_imbalance", "host_memory_mean_tuples", "host_memory_peak_tuples",
+           "results_per_time", "recall", "duplicates", "late_tuples", "wall_seconds"]
+
+
+def configurations(info: pd.DataFrame) -> pd.DataFrame:
+    """Mean of :data:`METRICS` per (algorithm, configuration), after merging repeats of
+    the same run (same configuration and seed)."""
+    present = [m for m in METRICS if m in info.columns]
+    per_seed = info.groupby(["algorithm", *CONFIG, "seed"], dropna=False)[present].mean()
+    out = per_seed.groupby(["algorithm", *CONFIG], dropna=False).mean()
+    out["seeds"] = per_seed.groupby(["algorithm", *CONFIG], dropna=False).size()
+    return out.reset_index()
+
+
+def _table(frame: pd.DataFrame, columns: list[tuple[str, str]]) -> str:
+    head = "".join(f"<th>{_e(label)}</th>" for _, label in columns)
+    body = []
+    for _, r in frame.iterrows():
+        body.append("<tr>" + "".join(f"<td>{_e(_num(r[c]) if c in r else '–')}</td>"
+                                     for c, _ in columns) + "</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def rule_of_thumb(conf: pd.DataFrame) -> tuple[pd.DataFrame, float]:
+    """Per (streams, window, skew): ATR's and CTR's cost (mean over host counts), the
+    winner, the rule's recommendation and whether it held. Returns (table, small)."""
+    windows = sorted(w for w in conf["window"].unique() if math.isfinite(w))
+    small = windows[0] if windows else 0.0
+    rows = []
+    both = conf[conf["algorithm"].isin(["atr", "ctr"])]
+    for (n, w, skew), g in both.groupby(["n", "window", "skew"], dropna=False):
+        cost = g.groupby("algorithm")["comm_cost_per_time"].mean()
+        over = g.groupby("algorithm")["overhead_measured"].mean()
+        if not {"atr", "ctr"} <= set(cost.index):
+            continue
+        winner = "atr" if cost["atr"] <= cost["ctr"] else "ctr"
+        rec = rule_class(skew, w, small)
+        rows.append({"n": n, "window": w, "skew": skew, "atr_cost": cost["atr"],
+                     "ctr_cost": cost["ctr"], "atr_overhead": over["atr"],
+                     "ctr_overhead": over["ctr"], "winner": winner,
+                     "rule": rec or "(no claim)",
+                     "holds": "–" if rec is None else ("yes" if rec == winner else "no")})
+    return pd.DataFrame(rows), small
+
+
+def figure_cost_vs_hosts(conf: pd.DataFrame, out_dir: Path) -> Path:
+    """Communication cost per time unit vs hosts, one panel per (streams, window)."""
+    panels = sorted({(n, w) for n, w in zip(conf["n"], conf["window"])},
+                    key=lambda p: (p[0], p[1]))
+    styles = plots.algorithm_styles(list(ALGORITHMS))
+    with matplotlib.rc_context(plots.STYLE):
+        fig = Figure(figsize=(plots.FIGSIZE[0] * len(panels), plots.FIGSIZE[1]),
+                     layout="constrained")
+        axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
+        for ax, (n, w) in zip(axes, panels):
+            sub = conf[(conf["n"] == n) & (conf["window"] == w)]
+            for alg in ("atr", "ctr"):
+                g = sub[sub["algorithm"] == alg].groupby("hosts")["comm_cost_per_time"].mean()
+                if len(g):
+                    ax.plot(g.index, g.values, label=alg, **styles[alg])
+            single = sub[sub["algorithm"] == "single-host"]["comm_cost_per_time"]
+            if len(single):
+                ax.axhline(float(single.mean()), color="grey", linestyle=":", label="one host")
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("hosts")
+            ax.set_ylabel("cost per time unit")
+            ax.set_title(f"{n} streams, window {w:g}")
+            ax.legend()
+    return plots.save(fig, out_dir, f"{PREFIX}_cost_vs_hosts")
+
+
+def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
+    """The ATR/CTR family's HTML fragment (figures written into ``out_dir/figures``)."""
+    out_dir = Path(out_dir)
+    info = run_info(runs, run_dirs)
+    conf = configurations(info)
+    parts = ["<p>Overhead = extra tuples per time unit beyond the input (replicated "
+             "base tuples; for CTR also intermediate results). Predicted: Theorem B for "
+             "ATR, Theorem D for CTR with measured M<sub>i</sub>, M<sub>ik</sub> and "
+             "selectivities. Imbalance = max/mean over hosts.</p>"]
+    cols = [("algorithm", "algorithm"), ("n", "streams"), ("window", "window"),
+            ("skew", "rate skew"), ("hosts", "hosts"), ("seeds", "seeds"),
+            ("overhead_measured", "overhead measured"),
+            ("overhead_predicted", "overhead predicted"),
+            ("comm_cost_per_time", "cost / time"), ("host_load_imbalance", "load imbalance"),
+            ("host_memory_mean_tuples", "memory / host (mean)"),
+            ("host_memory_peak_tuples", "memory / host (peak)"),
+            ("results_per_time", "results / time"), ("recall", "recall"),
+            ("duplicates", "duplicates"), ("late_tuples", "late tuples")]
+    ordered = conf.sort_values(["n", "window", "skew", "algorithm", "hosts"])
+    parts.append("<h3>Per configuration</h3>" + _table(ordered, cols))
+    dist = conf[conf["algorithm"].isin(["atr", "ctr"])]
+    if len(dist) and "overhead_predicted" in dist:
+        ratio = (dist["overhead_measured"] / dist["overhead_predicted"]).replace(
+            [np.inf, -np.inf], np.nan)
+        parts.append("<p>Measured / predicted overhead: " + ", ".join(
+            f"{alg} median {_num(float(ratio[dist['algorithm'] == alg].median()))}"
+            for alg in ("atr", "ctr") if (dist["algorithm"] == alg).any()) + ".</p>")
+    if conf["n"].notna().any() and "comm_cost_per_time" in conf:
+        png = figure_cost_vs_hosts(conf, out_dir / "figures")
+        rel = png.relative_to(out_dir).as_posix()
+        parts.append(f'<figure><img src="{_e(rel)}" alt="cost vs hosts">'
+                     "<figcaption>Communication cost per time unit vs hosts.</figcaption>"
+                     "</figure>")
+    rule, small = rule_of_thumb(conf)
+    if len(rule):
+        parts.append(f"<h3>Rule of thumb</h3><p>ATR for one fast stream (rate skew ≥ "
+                     f"{SKEWED:g}) with small windows (≤ {small:g}); CTR for similar rates "
+                     "with large windows. Winner = lower communication cost, mean over "
+                     "host counts.</p>")
+        parts.append(_table(rule, [("n", "streams"), ("window", "window"),
+                                   ("skew", "rate skew"), ("atr_cost", "ATR cost / time"),
+                                   ("ctr_cost", "CTR cost / time"),
+                                   ("atr_overhead", "ATR overhead"),
+                                   ("ctr_overhead", "CTR overhead"), ("winner", "winner"),
+                                   ("rule", "rule says"), ("holds", "holds")]))
+    return "\n".join(parts)
