@@ -49,8 +49,9 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
     state = _RunState(programs, plan.memory_interval)
     end = plan.duration + (plan.duration if drain is None else drain)
     step = plan.step
-    bar = tqdm(total=round(plan.duration, 6), unit="t", desc=f"{plan.name} ({runtime.name})",
-               disable=not progress, leave=False)
+    bar = tqdm(total=round(plan.duration, 6), desc=f"{plan.name} ({runtime.name})",
+               bar_format="{desc}: {percentage:3.0f}%|{bar}| t={n:.1f}/{total:.1f} "
+                          "[{elapsed}<{remaining}]", disable=not progress, leave=False)
     t0 = 0.0
     while True:
         nxt = backend.next_time()
