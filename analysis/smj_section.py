@@ -130,10 +130,12 @@ def figure_cost_vs_time(info: pd.DataFrame, out_dir: Path) -> tuple[Path, list[s
             notes.append(f"{_window_label(None if wk < 0 else wk)}: {n} sources")
             for alg in [a for a in ALGORITHMS if a in set(part["algorithm"])]:
                 rows = part[part["algorithm"] == alg]
-                end = float(rows["duration"].max()) if "duration" in rows else 30.0
-                curves = [cost_over_time(pd.read_parquet(d / "ledger.parquet",
-                                                         columns=["time", "cost"]), end)
-                          for d in rows["dir"]]
+                ledgers = [pd.read_parquet(d / "ledger.parquet", columns=["time", "cost"])
+                           for d in rows["dir"]]
+                # the last period's blocks travel after the run's duration: keep them
+                end = max([float(rows["duration"].max())]
+                          + [math.ceil(float(x["time"].max())) for x in ledgers if len(x)])
+                curves = [cost_over_time(x, end) for x in ledgers]
                 mean, half = mean_band(np.vstack(curves))
                 x = np.arange(len(mean)) + 0.5
                 ax.plot(x, mean, label=alg, color=styles[alg]["color"])
@@ -141,7 +143,7 @@ def figure_cost_vs_time(info: pd.DataFrame, out_dir: Path) -> tuple[Path, list[s
                                 color=styles[alg]["color"], alpha=0.2)
             ax.set_xlabel("time")
             ax.set_ylabel("cost per time unit")
-            ax.set_yscale("log")
+            ax.set_ylim(bottom=0)
             ax.set_title(f"{_window_label(None if wk < 0 else wk)}, {n} sources")
             ax.legend()
     return plots.save(fig, out_dir / "figures", f"{PREFIX}_fig2_cost_vs_time"), notes

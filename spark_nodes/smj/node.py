@@ -198,7 +198,8 @@ class SmjNode(NodeProgram):
         if ctx.net.epoch_start != self.center_epoch:
             self.center_epoch = ctx.net.epoch_start
             best = ctx.net.center(sorted(set(cfg.stream_nodes)))
-            if best != self.node:
+            # never move the state across a partition: it would be lost on the way
+            if best != self.node and ctx.net.cost(self.node, best) < float("inf"):
                 size = max(1, center.entries()) * cfg.synopsis_unit
                 ctx.send(best, "synopsis", ("state", center), size)
                 ctx.record("center_move", 1)
