@@ -1,0 +1,54 @@
+"""ATR, CTR and one host through experiments.run, and the report section on the runs."""
+import copy
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.ctr_section import section
+from experiments.runner import run
+
+SPEC = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "ctr_hosts.toml"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    raw = tomllib.loads(SPEC.read_text())
+    raw.pop("sweep")
+    raw["run"]["duration"] = 8.0
+    out = tmp_path_factory.mktemp("ctr-runs")
+    results = []
+    for name in ("atr", "ctr", "single-host"):
+        spec = copy.deepcopy(raw)
+        spec["algorithm"]["name"] = name
+        spec["params"].setdefault(name, {})
+        if name != "single-host":
+            spec["params"][name]["hosts"] = 4
+        results.append(run(spec, out=out))
+    return results
+
+
+def test_runs_are_exact_up_to_late_tuples_and_report_overhead(runs):
+    for r in runs:
+        s = r.summary
+        assert s["duplicates"] == 0
+        assert s["results"] <= s["expected_results"]
+        assert {"overhead_measured", "overhead_predicted", "host_load_imbalance",
+                "host_memory_mean_tuples", "results_per_time"} <= set(s)
+        # the ledger carries the replicated segments, intermediates and results
+        kinds = set(r.ledger["kind"])
+        assert "data" in kinds
+    atr, ctr, single = (r.summary for r in runs)
+    assert single["overhead_measured"] == 0.0
+    assert atr["overhead_measured"] > 0 and ctr["overhead_measured"] > 0
+    assert atr["hosts_used"] == ctr["hosts_used"] == 4
+    assert "intermediate" in set(runs[1].ledger["kind"])
+
+
+def test_report_section_renders_tables_figure_and_rule(runs, tmp_path):
+    frame = pd.DataFrame([{"run_id": r.run_id, "algorithm": r.spec["algorithm"]["name"],
+                           "seed": r.spec["run"]["seed"], **r.summary} for r in runs])
+    html = section(frame, [r.path for r in runs], tmp_path)
+    assert "Per configuration" in html and "Rule of thumb" in html
+    assert (tmp_path / "figures" / "ctr_cost_vs_hosts.png").exists()
