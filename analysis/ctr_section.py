@@ -174,10 +174,10 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     out_dir = Path(out_dir)
     info = run_info(runs, run_dirs)
     conf = configurations(info)
-    parts = ["<p>Overhead = extra tuples per time unit beyond the input (replicated "
-             "base tuples; for CTR also intermediate results). Predicted: Theorem B for "
-             "ATR, Theorem D for CTR with measured M<sub>i</sub>, M<sub>ik</sub> and "
-             "selectivities. Imbalance = max/mean over hosts.</p>"]
+    parts = [("<p>Overhead = extra tuples per time unit beyond the input (replicated "
+              "base tuples; for CTR also intermediate results). Predicted: Theorem B for "
+              "ATR, Theorem D for CTR with measured M<sub>i</sub>, M<sub>ik</sub> and "
+              "selectivities. Imbalance = max/mean over hosts.</p>")]
     cols = [("algorithm", "algorithm"), ("n", "streams"), ("window", "window"),
             ("skew", "rate skew"), ("hosts", "hosts"), ("seeds", "seeds"),
             ("overhead_measured", "overhead measured"),

@@ -16,6 +16,7 @@ Examples
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import pandas as pd
 
@@ -203,7 +204,7 @@ class Atr(_DistributedJoin):
         segs = metrics[metrics["metric"].str.startswith("segment:")]
         masters = [name.split(":")[1] for name in segs["metric"]]
         out["atr_segments"] = float(len(segs))
-        out["atr_master_switches"] = float(sum(1 for a, b in zip(masters, masters[1:]) if a != b))
+        out["atr_master_switches"] = float(sum(1 for a, b in pairwise(masters) if a != b))
         out["atr_segment_mean"] = float(segs["value"].mean()) if len(segs) else 0.0
         return out
 

@@ -53,7 +53,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from typing import Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from spark_nodes.ctr.segments import atr_slave_range, segment_index
 
@@ -80,7 +81,7 @@ class Segment(NamedTuple):
 
 
 class _Batch:
-    __slots__ = ("seg", "ranges", "sent_upto", "parts", "copies", "own", "done_at")
+    __slots__ = ("copies", "done_at", "own", "parts", "ranges", "seg", "sent_upto")
 
     def __init__(self, seg: Segment, ranges: dict):
         self.seg = seg

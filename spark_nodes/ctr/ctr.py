@@ -44,7 +44,8 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from spark_nodes.ctr.probe import probe_sequence
 from spark_nodes.ctr.routing_table import RoutingTable

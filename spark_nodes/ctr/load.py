@@ -22,7 +22,7 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 
 def check_weights(weights: Sequence[float], field: str = "weights") -> tuple[float, float, float]:

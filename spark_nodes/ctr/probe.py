@@ -6,9 +6,9 @@ with every member (``a.ts - u.ts <= W_s`` and ``u.ts - a.ts <= W_a``, the oracle
 pairwise test) and satisfies the predicate with every member.
 
 Selectivity statistics: per (stream of the previous probe step, probed stream) the host
-counts *comparisons* (candidates in the partial's time range) and *matches* (those that also satisfy the
-predicate); ``σ = matches / comparisons``, the quantity Theorem D multiplies by
-``r·W`` (the number of in-window candidates).
+counts *comparisons* (candidates in the partial's time range) and *matches* (those that
+also satisfy the predicate); ``σ = matches / comparisons``, the quantity Theorem D
+multiplies by ``r·W`` (the number of in-window candidates).
 
 Examples
 --------
@@ -25,7 +25,7 @@ Examples
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from spark_nodes.oracle import joinable, within
 
@@ -33,7 +33,7 @@ from spark_nodes.oracle import joinable, within
 class StoredSegment:
     """The tuples of one segment, sorted by ``ts``, indexed by key for equality joins."""
 
-    __slots__ = ("tups", "ts", "by_key", "units")
+    __slots__ = ("by_key", "ts", "tups", "units")
 
     def __init__(self, tuples):
         self.tups = sorted(tuples, key=lambda t: (t.ts, t.seq))

@@ -31,8 +31,16 @@ from dataclasses import dataclass
 from spark_nodes.ctr.atr import AtrRouter
 from spark_nodes.ctr.ctr import CtrRouter
 from spark_nodes.ctr.load import LoadBoard
-from spark_nodes.ctr.messages import (AtrPart, CtrBase, CtrPartial, Flush, LoadReport,
-                                      Release, Results, units_of)
+from spark_nodes.ctr.messages import (
+    AtrPart,
+    CtrBase,
+    CtrPartial,
+    Flush,
+    LoadReport,
+    Release,
+    Results,
+    units_of,
+)
 from spark_nodes.ctr.probe import StoredSegment, extend
 from spark_nodes.multiway import MultiwayJoin
 from spark_nodes.oracle import joinable
@@ -462,7 +470,7 @@ class CtrHost(_Host):
                 [g[1] for g in self._gather.values()]:
             n += sum(len(p) for p in partials)
             units += units_of(partials)
-        return n, int(round(units * self.s.bytes_per_unit))
+        return n, round(units * self.s.bytes_per_unit)
 
 
 # -- the node program ---------------------------------------------------------------------

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from typing import Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import NamedTuple
 
 from spark_nodes.ctr.segments import segment_bounds, segment_index, widen
 

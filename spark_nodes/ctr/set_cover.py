@@ -16,7 +16,7 @@ Examples
 """
 from __future__ import annotations
 
-from typing import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 
 
 def greedy_cover(universe: Iterable[Hashable], holders: Mapping[Hashable, Iterable[int]],

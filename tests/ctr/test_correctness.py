@@ -9,9 +9,10 @@ delay, so no tuple is late. At the end no ATR/CTR host holds anything: every bat
 completed and every stored copy was dropped after its last probe.
 """
 import numpy as np
-from hypothesis import given, settings, strategies as st
-
 from conftest import make_plan, make_streams, run_plan
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from spark_nodes import registry
 from topologies import random_geometric
 

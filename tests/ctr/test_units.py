@@ -4,8 +4,8 @@ import pickle
 
 import numpy as np
 import pytest
-
 from conftest import make_plan, make_streams, run_plan
+
 from spark_nodes import registry
 from spark_nodes.ctr.atr import AtrRouter
 from spark_nodes.ctr.ctr import CtrRouter
