@@ -1,0 +1,308 @@
+"""The spark runtime: node programs run inside one Spark structured-streaming query.
+
+Every node's program state lives in Spark's RocksDB state store, keyed by node id, and
+every micro-batch of the query is one emulation step. :class:`SparkRuntime` offers the
+same interface as :class:`spark_nodes.runtime_inproc.InprocRuntime` and gives the same
+outputs, because both call :func:`spark_nodes.program.run_node_step`.
+
+How a step travels
+------------------
+1. The driver writes one Parquet file per step into the query's *inbox* directory: one
+   row per node that has events, ``(step, node, t0, t1, run, net_epoch, program, net,
+   events)``. ``events`` is the pickled list of :class:`~spark_nodes.program.Event`;
+   ``program`` is set only on a node's first step (the initial program, seed and
+   algorithm name) and ``net`` only when the node has not seen the current topology epoch
+   yet, so the routing snapshot crosses to Spark once per node and epoch.
+2. ``query.processAllAvailable()`` runs the micro-batch: the file source reads the file,
+   ``groupBy("node").transformWithStateInPandas(NodeStepProcessor())`` loads each node's
+   state (``ValueState`` ``program``: the pickled program with its generator state and
+   next message number; ``ValueState`` ``net``: the node's NetView), calls
+   ``run_node_step`` and stores the new state.
+3. ``foreachBatch`` hands the pickled :class:`~spark_nodes.program.StepOutput` rows to a
+   driver-side buffer, which :meth:`SparkRuntime.run_step` returns to the backend for
+   transport over the emulated links.
+
+After every step the query's state metrics (``numRowsTotal``, ``memoryUsedBytes``) become
+metric rows ``(t1, -1, "spark", "state_rows" | "state_bytes", value)``, returned by
+:meth:`SparkRuntime.close`; :func:`state_summary` turns them into the summary keys
+``spark_state_rows_peak`` and ``spark_state_bytes_peak``.
+
+Running on a cluster
+--------------------
+``SparkRuntime(master="spark://host:7077")`` (``testbed run SPEC --runtime spark
+--spark-master spark://host:7077``) runs the node programs on the cluster's executors.
+The inbox and checkpoint directories must then be on a file system the executors share
+with the driver (``work_dir=``, e.g. NFS or HDFS mount); on one machine any local
+directory works. ``PYSPARK_PYTHON`` must name an interpreter with this project installed
+on every worker.
+
+Example
+-------
+>>> state_summary([(0.1, -1, "spark", "state_rows", 3.0),
+...                (0.2, -1, "spark", "state_rows", 5.0),
+...                (0.2, -1, "spark", "state_bytes", 900.0)])
+{'spark_state_rows_peak': 5.0, 'spark_state_bytes_peak': 900.0}
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import tempfile
+import uuid
+from collections import OrderedDict
+
+import pandas as pd
+from pyspark import cloudpickle
+from pyspark.sql.streaming import StatefulProcessor
+
+from spark_nodes.program import run_node_step
+
+#: One row per (step, node) written by the driver.
+INPUT_DDL = ("step long, node int, t0 double, t1 double, run string, net_epoch double, "
+             "program binary, net binary, events binary")
+#: One row per (step, node) returned by the processor.
+OUTPUT_DDL = "step long, node int, output binary"
+#: Metric names the runtime records (source ``"spark"``, node -1 = the whole query).
+STATE_ROWS, STATE_BYTES = "state_rows", "state_bytes"
+
+_PICKLE = pickle.HIGHEST_PROTOCOL
+
+
+def _dumps(obj, protocol=_PICKLE) -> bytes:
+    # cloudpickle, not pickle: a program class that executors cannot import (defined in a
+    # script or a test) travels by value once registered with
+    # ``cloudpickle.register_pickle_by_value``; importable classes still go by reference.
+    return cloudpickle.dumps(obj, protocol)
+# NetViews already unpickled in this Python worker, by (run, epoch): executors' Python
+# workers are reused across micro-batches, so most steps skip unpickling the topology.
+_NET_CACHE: OrderedDict = OrderedDict()
+_NET_CACHE_SIZE = 8
+
+
+def _input_arrow_schema():
+    import pyarrow as pa
+
+    return pa.schema([("step", pa.int64()), ("node", pa.int32()), ("t0", pa.float64()),
+                      ("t1", pa.float64()), ("run", pa.string()), ("net_epoch", pa.float64()),
+                      ("program", pa.binary()), ("net", pa.binary()), ("events", pa.binary())])
+
+
+def _net_epoch(net) -> float:
+    # A run without topology (unit tests) has net None: one "epoch" for the whole run.
+    return float("-inf") if net is None else float(net.epoch_start)
+
+
+class NodeStepProcessor(StatefulProcessor):
+    """Runs one node's step on its Spark state (see the module docstring)."""
+
+    def init(self, handle) -> None:
+        self._program = handle.getValueState("program", "blob binary")
+        self._net = handle.getValueState("net", "blob binary")
+
+    def handleInputRows(self, key, rows, timerValues=None):
+        node = int(key[0])
+        frames = list(rows)
+        pdf = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        out_steps, out_blobs = [], []
+        # One micro-batch is one step, but keep step order if a batch ever holds more.
+        for row in pdf.sort_values("step").itertuples(index=False):
+            out_steps.append(int(row.step))
+            out_blobs.append(self._one_step(node, row))
+        yield pd.DataFrame({"step": out_steps, "node": [node] * len(out_steps),
+                            "output": out_blobs})
+
+    def _one_step(self, node: int, row) -> bytes:
+        if row.program is not None:
+            state = pickle.loads(row.program)
+        elif self._program.exists():
+            state = pickle.loads(self._program.get()[0])
+        else:
+            raise RuntimeError(f"node {node}: step {row.step} arrived without the "
+                               f"node's program in Spark state")
+        net = self._load_net(row)
+        out = run_node_step(state["program"], node, pickle.loads(row.events),
+                            float(row.t0), float(row.t1), net, seed=state["seed"],
+                            rng_state=state["rng_state"], algorithm=state["algorithm"],
+                            next_local_id=state["next_local_id"])
+        state["rng_state"] = out.rng_state
+        state["next_local_id"] = out.next_local_id
+        self._program.update((_dumps(state, _PICKLE),))
+        # The generator state stays in Spark; the driver gets what the inproc runtime gives.
+        out.rng_state = None
+        return _dumps(out, _PICKLE)
+
+    def _load_net(self, row):
+        cache_key = (row.run, float(row.net_epoch))
+        if row.net is not None:
+            self._net.update((bytes(row.net),))
+            net = pickle.loads(row.net)
+        elif cache_key in _NET_CACHE:
+            return _NET_CACHE[cache_key]
+        else:
+            net = pickle.loads(self._net.get()[0])
+        _NET_CACHE[cache_key] = net
+        while len(_NET_CACHE) > _NET_CACHE_SIZE:
+            _NET_CACHE.popitem(last=False)
+        return net
+
+    def close(self) -> None:
+        pass
+
+
+class SparkRuntime:
+    """Run node programs inside a Spark structured-streaming query.
+
+    Parameters
+    ----------
+    master : str
+        Spark master URL; ``local[*]`` embeds Spark in this process.
+    partitions : int, optional
+        State partitions (``spark.sql.shuffle.partitions``); default: the master's cores.
+    work_dir : str, optional
+        Where the inbox and checkpoint directories go (default: the system temp dir); on a
+        cluster, a directory every executor sees.
+    timeout : float
+        Seconds to wait for a cluster master / first executor before failing.
+    spark : SparkSession, optional
+        An existing session to use instead of building one.
+    """
+
+    name = "spark"
+
+    def __init__(self, master: str | None = "local[*]", partitions: int | None = None,
+                 work_dir: str | None = None, timeout: float = 30.0, spark=None):
+        self.master = "local[*]" if master is None else master
+        self.partitions = partitions
+        self.work_dir = work_dir
+        self.timeout = timeout
+        self._spark = spark
+        self._query = None
+        self._dir = None
+
+    # -- Runtime interface -------------------------------------------------------------
+    def open(self, plan, programs: dict) -> None:
+        """Start the streaming query that will hold ``programs`` (one per node)."""
+        if self._spark is None:
+            from spark_nodes.spark_session import build_session
+
+            self._spark = build_session(self.master, partitions=self.partitions,
+                                        timeout=self.timeout)
+        self._seed = int(plan.seed)
+        self._algorithm = plan.algorithm
+        self._programs = dict(programs)
+        self._started: set[int] = set()
+        self._net_seen: dict[int, float] = {}
+        self._step = 0
+        self._run = uuid.uuid4().hex
+        self._outputs: dict[int, dict[int, bytes]] = {}
+        self._metrics: list[tuple] = []
+        self._dir = tempfile.mkdtemp(prefix="testbed-spark-", dir=self.work_dir)
+        self._inbox = os.path.join(self._dir, "inbox")
+        os.makedirs(self._inbox)
+        stream = (self._spark.readStream.schema(INPUT_DDL)
+                  .option("maxFilesPerTrigger", 1)
+                  .parquet(self._inbox))
+        nodes = stream.groupBy("node").transformWithStateInPandas(
+            statefulProcessor=NodeStepProcessor(), outputStructType=OUTPUT_DDL,
+            outputMode="Append", timeMode="None")
+        self._query = (nodes.writeStream.foreachBatch(self._collect)
+                       .option("checkpointLocation", os.path.join(self._dir, "checkpoint"))
+                       .queryName(f"testbed_nodes_{self._run[:8]}")
+                       .start())
+
+    def run_step(self, t0: float, t1: float, events_by_node: dict, net) -> dict:
+        """Run one step on Spark: one micro-batch with the inbox of every listed node."""
+        if self._query is None:
+            raise RuntimeError("SparkRuntime.run_step called before open()")
+        unknown = sorted(set(events_by_node) - set(self._programs))
+        if unknown:
+            raise KeyError(f"events for nodes without a program: {unknown}")
+        step = self._step
+        self._step += 1
+        epoch = _net_epoch(net)
+        net_blob = None
+        rows = {k: [] for k in _input_arrow_schema().names}
+        for node in sorted(events_by_node):
+            program = None
+            if node not in self._started:
+                program = _dumps({"program": self._programs[node], "seed": self._seed,
+                                        "algorithm": self._algorithm, "rng_state": None,
+                                        "next_local_id": 0}, _PICKLE)
+                self._started.add(node)
+            ship_net = None
+            if self._net_seen.get(node) != epoch:
+                if net_blob is None:
+                    net_blob = _dumps(net, _PICKLE)
+                ship_net = net_blob
+                self._net_seen[node] = epoch
+            for k, v in (("step", step), ("node", node), ("t0", t0), ("t1", t1),
+                         ("run", self._run), ("net_epoch", epoch), ("program", program),
+                         ("net", ship_net),
+                         ("events", _dumps(list(events_by_node[node]), _PICKLE))):
+                rows[k].append(v)
+        if not rows["node"]:
+            return {}
+        self._write_inbox(step, rows)
+        self._process()
+        blobs = self._outputs.pop(step, {})
+        missing = sorted(set(events_by_node) - set(blobs))
+        if missing:
+            raise RuntimeError(f"step {step} [{t0}, {t1}): Spark returned no output for "
+                               f"nodes {missing}")
+        self._record_state_metrics(t1)
+        return {node: pickle.loads(blobs[node]) for node in sorted(blobs)}
+
+    def close(self) -> list[tuple]:
+        """Stop the query, delete its directories; return the Spark state metric rows."""
+        if self._query is not None:
+            self._query.stop()
+            self._query = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+        return list(getattr(self, "_metrics", []))
+
+    # -- internals ---------------------------------------------------------------------
+    def _write_inbox(self, step: int, rows: dict) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table(rows, schema=_input_arrow_schema())
+        # Written under a hidden name, then renamed: the file source never sees half a file.
+        tmp = os.path.join(self._inbox, f".step-{step:09d}.parquet")
+        pq.write_table(table, tmp, compression="none")
+        os.rename(tmp, os.path.join(self._inbox, f"step-{step:09d}.parquet"))
+
+    def _process(self) -> None:
+        from pyspark.errors import StreamingQueryException
+
+        try:
+            self._query.processAllAvailable()
+        except StreamingQueryException as exc:
+            raise RuntimeError(f"a node program failed inside Spark: {exc}") from exc
+
+    def _collect(self, batch_df, batch_id: int) -> None:
+        for row in batch_df.collect():
+            self._outputs.setdefault(int(row.step), {})[int(row.node)] = bytes(row.output)
+
+    def _record_state_metrics(self, t: float) -> None:
+        progress = self._query.lastProgress
+        if progress is None:
+            return
+        operators = progress["stateOperators"]
+        rows = sum(int(op["numRowsTotal"]) for op in operators)
+        used = sum(int(op["memoryUsedBytes"]) for op in operators)
+        self._metrics.append((t, -1, "spark", STATE_ROWS, float(rows)))
+        self._metrics.append((t, -1, "spark", STATE_BYTES, float(used)))
+
+
+def state_summary(metric_rows) -> dict:
+    """Summary keys ``spark_state_rows_peak`` / ``spark_state_bytes_peak`` from metric rows
+    ``(time, node, source, metric, value)`` (other rows are ignored; no rows give 0.0)."""
+    peaks = {STATE_ROWS: 0.0, STATE_BYTES: 0.0}
+    for _, _, source, metric, value in metric_rows:
+        if source == "spark" and metric in peaks:
+            peaks[metric] = max(peaks[metric], float(value))
+    return {"spark_state_rows_peak": peaks[STATE_ROWS],
+            "spark_state_bytes_peak": peaks[STATE_BYTES]}

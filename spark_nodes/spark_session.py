@@ -1,0 +1,255 @@
+"""Building the SparkSession the spark runtime and the spark sweep engine use.
+
+Before starting a JVM the checks a user can fail are done here, each with a message that
+says what is wrong and how to fix it (instead of a Py4J stack trace or a hang):
+
+- :func:`check_java` — Java missing, or older than Spark 4 needs (17);
+- :func:`check_python` — ``PYSPARK_PYTHON`` missing, not executable, another Python
+  version than the driver's, or without this project installed;
+- :func:`check_master` — a ``spark://`` master that does not answer within a timeout;
+- :func:`wait_for_executors` — a cluster that accepted the application but gives it no
+  executor (no worker running), again with a timeout.
+
+:func:`build_session` runs them and configures what ``transformWithStateInPandas``
+needs (the RocksDB state store provider, the ``protobuf`` package).
+
+Examples
+--------
+>>> master_kind("local[*]"), master_kind("spark://10.0.0.1:7077"), master_kind("yarn")
+('local', 'standalone', 'other')
+>>> standalone_endpoints("spark://a:7077,b:7078")
+[('a', 7077), ('b', 7078)]
+>>> java_major('openjdk version "17.0.15" 2025-04-15'), java_major('java version "1.8.0_392"')
+(17, 8)
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+#: Spark 4 runs on Java 17 or newer.
+MIN_JAVA = 17
+#: Where the RocksDB state store provider lives (transformWithStateInPandas needs it).
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
+class SparkSetupError(RuntimeError):
+    """Spark cannot start or reach its cluster; the message says why and what to do."""
+
+
+def master_kind(master: str) -> str:
+    """``"local"``, ``"standalone"`` (``spark://``) or ``"other"`` (yarn, k8s, ...)."""
+    if master == "local" or master.startswith("local["):
+        return "local"
+    if master.startswith("spark://"):
+        return "standalone"
+    return "other"
+
+
+def standalone_endpoints(master: str) -> list[tuple[str, int]]:
+    """``(host, port)`` of each master of a ``spark://h1:p1[,h2:p2]`` URL."""
+    out = []
+    for part in master[len("spark://"):].split(","):
+        host, sep, port = part.rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise SparkSetupError(f"master URL {master!r}: expected spark://HOST:PORT "
+                                  f"(comma-separated for several masters), got {part!r}")
+        out.append((host, int(port)))
+    return out
+
+
+def java_major(version_text: str) -> int:
+    """The major Java version in the output of ``java -version`` (``1.8`` counts as 8)."""
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', version_text)
+    if m is None:
+        raise SparkSetupError(f"cannot read the Java version from: {version_text.strip()!r}")
+    major = int(m.group(1))
+    return int(m.group(2) or 0) if major == 1 else major
+
+
+def java_executable() -> str | None:
+    """The ``java`` Spark will start: ``$JAVA_HOME/bin/java``, else the one on ``PATH``."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        candidate = os.path.join(home, "bin", "java")
+        return candidate if os.access(candidate, os.X_OK) else None
+    return shutil.which("java")
+
+
+def check_java(minimum: int = MIN_JAVA, timeout: float = 30.0) -> int:
+    """Return the Java major version; raise :class:`SparkSetupError` if missing or too old."""
+    java = java_executable()
+    if java is None:
+        where = (f"JAVA_HOME={os.environ['JAVA_HOME']} has no bin/java"
+                 if os.environ.get("JAVA_HOME") else "no `java` on PATH and JAVA_HOME unset")
+        raise SparkSetupError(f"Java not found ({where}): Spark needs Java {minimum} or newer; "
+                              f"install it (e.g. apt-get install openjdk-17-jre-headless) "
+                              f"or set JAVA_HOME")
+    try:
+        proc = subprocess.run([java, "-version"], capture_output=True, text=True,
+                              timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SparkSetupError(f"cannot run {java} -version: {exc}") from exc
+    major = java_major(proc.stderr + proc.stdout)
+    if major < minimum:
+        raise SparkSetupError(f"{java} is Java {major}; Spark needs Java {minimum} or newer "
+                              f"(install openjdk-17 and point JAVA_HOME at it)")
+    return major
+
+
+def check_python(python: str, timeout: float = 60.0) -> None:
+    """Check that ``python`` (what ``PYSPARK_PYTHON`` names) can run this project's tasks.
+
+    It must exist, be executable, have the driver's ``major.minor`` version (PySpark
+    refuses a mismatch) and import ``pyspark`` and ``spark_nodes``.
+    """
+    label = f"PYSPARK_PYTHON={python}"
+    if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        found = shutil.which(python)
+        if found is None:
+            raise SparkSetupError(f"{label}: no such executable; set PYSPARK_PYTHON to the "
+                                  f"project's interpreter (this driver runs {sys.executable})")
+        python = found
+    probe = "import sys, pyspark, spark_nodes; print('%d.%d' % sys.version_info[:2])"
+    try:
+        proc = subprocess.run([python, "-c", probe], capture_output=True, text=True,
+                              timeout=timeout, cwd=os.path.dirname(os.path.abspath(__file__)))
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SparkSetupError(f"{label}: cannot run it: {exc}") from exc
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise SparkSetupError(f"{label}: cannot import pyspark and spark_nodes ({last}); "
+                              f"set PYSPARK_PYTHON to the interpreter where this project is "
+                              f"installed (this driver runs {sys.executable})")
+    ours = "%d.%d" % sys.version_info[:2]
+    theirs = proc.stdout.strip()
+    if theirs != ours:
+        raise SparkSetupError(f"{label} is Python {theirs} but the driver is Python {ours}; "
+                              f"PySpark needs the same version on both sides")
+
+
+def check_master(master: str, timeout: float = 10.0) -> None:
+    """Raise :class:`SparkSetupError` if a ``spark://`` master does not accept a connection
+    within ``timeout`` seconds (a standalone master that is down otherwise makes the driver
+    retry for minutes). Other masters are left to Spark."""
+    kind = master_kind(master)
+    if kind == "local":
+        if not re.fullmatch(r"local(\[(\*|\d+)(,\d+)?\])?", master):
+            raise SparkSetupError(f"master {master!r}: expected local, local[N], local[*] "
+                                  f"or local[N,F]")
+        return
+    if kind != "standalone":
+        return
+    errors = []
+    for host, port in standalone_endpoints(master):
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                return
+        except OSError as exc:
+            errors.append(f"{host}:{port}: {exc}")
+    raise SparkSetupError(f"Spark master {master} unreachable within {timeout:g} s "
+                          f"({'; '.join(errors)}); is the master running and the URL right?")
+
+
+def wait_for_executors(spark, count: int = 1, timeout: float = 60.0) -> int:
+    """Wait until ``count`` executors have registered (cluster masters only).
+
+    A standalone master with no live worker accepts the application and then starves it;
+    without this check the first job would wait forever.
+    """
+    sc = spark.sparkContext
+    if master_kind(sc.master) == "local":
+        return 0
+    deadline = time.monotonic() + timeout
+    while True:
+        # The status tracker lists the driver too.
+        live = sc._jsc.sc().getExecutorMemoryStatus().size() - 1
+        if live >= count:
+            return live
+        if time.monotonic() > deadline:
+            raise SparkSetupError(f"no executor registered with {sc.master} within "
+                                  f"{timeout:g} s (found {live}, need {count}); "
+                                  f"is a worker running and does it have free cores?")
+        time.sleep(0.2)
+
+
+def build_session(master: str = "local[*]", app_name: str = "testbed",
+                  partitions: int | None = None, conf: dict | None = None,
+                  timeout: float = 30.0, check: bool = True):
+    """Start (or reuse) the SparkSession for ``master``, after the setup checks.
+
+    Parameters
+    ----------
+    master : str
+        ``local[*]`` (embedded, default), ``local[N]``, ``spark://host:port`` or any URL
+        Spark accepts.
+    partitions : int, optional
+        ``spark.sql.shuffle.partitions``; default the number of cores of ``local[N]``, else
+        Spark's default parallelism. Every partition of a stateful query runs a task per
+        micro-batch, so few partitions keep the step overhead low.
+    conf : dict, optional
+        Extra Spark settings.
+    timeout : float
+        Seconds to wait for the master and then for a first executor.
+    check : bool
+        Run the Java / PYSPARK_PYTHON / master checks (a reused session skips them).
+    """
+    try:
+        import google.protobuf  # noqa: F401  (transformWithStateInPandas speaks protobuf)
+    except ImportError as exc:
+        raise SparkSetupError("the spark runtime needs the `protobuf` package "
+                              "(pip install protobuf)") from exc
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        if active.sparkContext.master != master:
+            raise SparkSetupError(f"a SparkSession on {active.sparkContext.master} is already "
+                                  f"running in this process; stop it before using {master}")
+        return active
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if check:
+        check_java()
+        if master_kind(master) == "local" or _is_loopback_master(master):
+            check_python(os.environ["PYSPARK_PYTHON"])
+        check_master(master, timeout=timeout)
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+               .config("spark.sql.shuffle.partitions", str(partitions or _cores(master)))
+               .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
+    if master_kind(master) == "local":
+        builder = builder.config("spark.driver.host", "127.0.0.1") \
+                         .config("spark.driver.bindAddress", "127.0.0.1")
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, str(value))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    if master_kind(master) != "local":
+        try:
+            wait_for_executors(spark, timeout=timeout)
+        except SparkSetupError:
+            spark.stop()
+            raise
+    return spark
+
+
+def _is_loopback_master(master: str) -> bool:
+    if master_kind(master) != "standalone":
+        return False
+    return all(h in ("localhost", "127.0.0.1", socket.gethostname())
+               for h, _ in standalone_endpoints(master))
+
+
+def _cores(master: str) -> int:
+    m = re.fullmatch(r"local\[(\d+)(,\d+)?\]", master)
+    if m:
+        return int(m.group(1))
+    return os.cpu_count() or 2

@@ -1,0 +1,74 @@
+"""Contract: every registered operator gives the same results, ledger, metrics and summary
+on ``--runtime spark`` as on ``--runtime inproc`` for the same spec and seed."""
+import copy
+
+import pandas as pd
+import pytest
+
+from experiments.runner import run
+from spark_nodes import registry
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+#: Operators whose programs cannot run inside a Spark task, and why.
+EXCLUDED = {
+    "spark-join": "its join node drives a Spark streaming query of its own, and a Spark "
+                  "task cannot start a SparkSession",
+}
+
+# Few steps (step = link delay = 0.5, 3 + 1 time units) keep the Spark side short; rates
+# and key domain are chosen so that every family exchanges data and most emit results.
+BASE = {"run": {"name": "equivalence", "seed": 7, "duration": 3.0, "step": 0.5, "drain": 1.0,
+                "memory_interval": 0.5, "spark_master": "local[2]"},
+        "topology": {"generator": "complete", "nodes": 6, "cost_range": [1, 5], "delay": 0.5},
+        "streams": {"count": 3, "rate": 5.0, "key_domain": 4},
+        "query": {"node": 0, "predicate": "equality", "window": 1.0}}
+FAMILY_PARAMS = {"smj": {"period": 0.5, "grace": 0.5}}
+#: Summary keys that legitimately differ between runtimes.
+RUNTIME_KEYS = {"wall_seconds", "spark_state_rows_peak", "spark_state_bytes_peak"}
+
+
+def spec_for(name: str, runtime: str) -> dict:
+    algorithm = registry.get(name)
+    spec = copy.deepcopy(BASE)
+    spec["run"]["runtime"] = runtime
+    spec["algorithm"] = {"name": name}
+    if algorithm.family in FAMILY_PARAMS:
+        spec["params"] = {name: dict(FAMILY_PARAMS[algorithm.family])}
+    if algorithm.family == "qjoin":   # the QJoin family joins two streams
+        spec["streams"]["count"] = 2
+    return spec
+
+
+def operator_names():
+    return [pytest.param(n, marks=pytest.mark.skip(reason=EXCLUDED[n])) if n in EXCLUDED
+            else n for n in registry.names()]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from spark_nodes.spark_session import build_session
+
+    return build_session("local[2]", partitions=2)
+
+
+@pytest.mark.parametrize("name", operator_names())
+def test_spark_runtime_equals_inproc(name, spark, tmp_path):
+    inproc = run(spec_for(name, "inproc"), out=tmp_path)
+    on_spark = run(spec_for(name, "spark"), out=tmp_path)
+    assert on_spark.run_id != inproc.run_id
+    assert len(inproc.ledger) > 0, "the spec must make the operator use the network"
+    pd.testing.assert_frame_equal(on_spark.ledger, inproc.ledger)
+    pd.testing.assert_frame_equal(on_spark.results, inproc.results)
+    pd.testing.assert_frame_equal(on_spark.expected, inproc.expected)
+    spark_metrics = on_spark.metrics
+    ours = spark_metrics[spark_metrics.source != "spark"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(ours, inproc.metrics)
+    state = spark_metrics[spark_metrics.source == "spark"]
+    assert set(state.metric) == {"state_rows", "state_bytes"}
+    assert (state[state.metric == "state_rows"].value > 0).all()
+    same = {k: v for k, v in inproc.summary.items() if k not in RUNTIME_KEYS}
+    got = {k: on_spark.summary[k] for k in same}
+    # NaN (e.g. the latency of a run without results) equals NaN here.
+    assert pd.Series(got, dtype=object).fillna("nan").to_dict() == \
+        pd.Series(same, dtype=object).fillna("nan").to_dict()
