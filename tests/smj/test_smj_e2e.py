@@ -30,6 +30,7 @@ def test_run_gives_full_recall_and_smje_beats_lottery(tmp_path):
     assert e["data_cost"] == pytest.approx(e["hindsight_cost"])   # static complete graph
 
 
+@pytest.mark.slow
 def test_sweep_and_report_section(tmp_path):
     spec_path = tmp_path / "smj_tiny.toml"
     spec_path.write_text("""
