@@ -122,23 +122,25 @@ def _table(frame: pd.DataFrame, columns: list[tuple[str, str]]) -> str:
 
 
 def rule_of_thumb(conf: pd.DataFrame) -> tuple[pd.DataFrame, float]:
-    """Per (streams, window, skew): ATR's and CTR's cost (mean over host counts), the
-    winner, the rule's recommendation and whether it held. Returns (table, small)."""
+    """Per (streams, window, skew, hosts): ATR's and CTR's cost and overhead, the winner
+    (lower communication cost), the rule's recommendation and whether it held.
+    Returns ``(table, small)``; ``small`` is the smallest window in the runs."""
     windows = sorted(w for w in conf["window"].unique() if math.isfinite(w))
     small = windows[0] if windows else 0.0
     rows = []
     both = conf[conf["algorithm"].isin(["atr", "ctr"])]
-    for (n, w, skew), g in both.groupby(["n", "window", "skew"], dropna=False):
-        cost = g.groupby("algorithm")["comm_cost_per_time"].mean()
-        over = g.groupby("algorithm")["overhead_measured"].mean()
-        if not {"atr", "ctr"} <= set(cost.index):
+    for (n, w, skew, hosts), g in both.groupby(["n", "window", "skew", "hosts"],
+                                               dropna=False):
+        by = g.set_index("algorithm")
+        if not {"atr", "ctr"} <= set(by.index):
             continue
+        cost, over = by["comm_cost_per_time"], by["overhead_measured"]
         winner = "atr" if cost["atr"] <= cost["ctr"] else "ctr"
         rec = rule_class(skew, w, small)
-        rows.append({"n": n, "window": w, "skew": skew, "atr_cost": cost["atr"],
-                     "ctr_cost": cost["ctr"], "atr_overhead": over["atr"],
-                     "ctr_overhead": over["ctr"], "winner": winner,
-                     "rule": rec or "(no claim)",
+        rows.append({"n": n, "window": w, "skew": skew, "hosts": hosts,
+                     "atr_cost": cost["atr"], "ctr_cost": cost["ctr"],
+                     "atr_overhead": over["atr"], "ctr_overhead": over["ctr"],
+                     "winner": winner, "rule": rec or "(no claim)",
                      "holds": "–" if rec is None else ("yes" if rec == winner else "no")})
     return pd.DataFrame(rows), small
 
@@ -206,10 +208,14 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     if len(rule):
         parts.append(f"<h3>Rule of thumb</h3><p>ATR for one fast stream (rate skew ≥ "
                      f"{SKEWED:g}) with small windows (≤ {small:g}); CTR for similar rates "
-                     "with large windows. Winner = lower communication cost, mean over "
-                     "host counts.</p>")
+                     "with large windows. Winner = lower communication cost.</p>")
+        claims = rule[rule["holds"] != "–"]
+        if len(claims):
+            parts.append(f"<p>The rule held in {int((claims['holds'] == 'yes').sum())} of "
+                         f"{len(claims)} configurations where it makes a claim.</p>")
         parts.append(_table(rule, [("n", "streams"), ("window", "window"),
-                                   ("skew", "rate skew"), ("atr_cost", "ATR cost / time"),
+                                   ("skew", "rate skew"), ("hosts", "hosts"),
+                                   ("atr_cost", "ATR cost / time"),
                                    ("ctr_cost", "CTR cost / time"),
                                    ("atr_overhead", "ATR overhead"),
                                    ("ctr_overhead", "CTR overhead"), ("winner", "winner"),
