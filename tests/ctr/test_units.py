@@ -134,3 +134,21 @@ def test_programs_pickle_mid_run_and_are_deterministic(algorithm, small_grid):
     assert list(out1.results["group"]) == list(out2.results["group"])
     assert out1.ledger.equals(out2.ledger)
     assert set(out1.results["group"]) == expected
+
+
+def test_ctr_route_covers_reuses_previous_hop_and_probes_each_segment_once():
+    r = CtrRouter(["A", "B", "C"], {"A": 3.0, "B": 3.0, "C": 3.0}, 1.0, board((1, 2, 3, 4)))
+    for stream, g, hosts in (("B", 0, (1, 2)), ("B", 1, (2, 3)), ("B", 2, (3,)),
+                             ("C", 0, (2,)), ("C", 1, (4,)), ("C", 2, (3, 4))):
+        r.table.add(stream, g, hosts, tuples=1)
+    route = r.route("A", 3, [T("A", 0, 3.5, 1, None, None, 0)])
+    assert route.sequence == ("B", "C")
+    # hop 1: greedy cover of B0..B2 = {2 (B0, B1), 3 (B2)}; B1 lies on both, probed by 2
+    assert route.hops[0] == ((2, (("B", 0), ("B", 1))), (3, (("B", 2),)))
+    # hop 2: C0 and C2 are on hop-1 hosts 2 and 3 (reused); only C1 needs a new host, 4
+    assert route.hops[1] == ((2, (("C", 0),)), (3, (("C", 2),)), (4, (("C", 1),)))
+    assert route.store == (2, 3) and route.receivers() == (2, 3)
+    # one probe task per (host, hop) on each copy; released with the count
+    gone = {e.seg: probes for e, probes in r.table.drain()}
+    assert gone[("B", 1)] == {2: 1, 3: 0} and gone[("C", 1)] == {4: 1}
+    assert gone[("A", 3)] == {2: 0, 3: 0}
