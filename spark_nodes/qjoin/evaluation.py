@@ -148,12 +148,18 @@ def hindsight(seq, w: float, predicate: str, theta, q_user: float, period: float
 
     Examples
     --------
-    >>> side = np.array([0, 1, 1, 0], dtype=np.int8)
-    >>> ts = np.array([0.0, 0.1, 0.3, 0.05])
-    >>> seq = (side, ts, np.zeros(4, dtype=np.int64), None, None, np.array([0., .1, .3, .4]))
-    >>> h = hindsight(seq, 1.0, "equality", None, 1.0, 1.0, 0.1, 1.0)
-    >>> h[["results", "dx", "dy"]].values.round(6).tolist()
-    [[3.0, 0.0, 0.0]]
+    The late R tuple (ts 0.2) arrives when T = 3: its partner S@0.1 survives only an S
+    allowance above ``3 - 1 - 0.1 = 1.9``.
+
+    >>> side = np.array([0, 1, 1, 0, 0], dtype=np.int8)
+    >>> ts = np.array([0.0, 0.1, 3.0, 3.0, 0.2])
+    >>> seq = (side, ts, np.zeros(5, dtype=np.int64), None, None,
+    ...        np.array([0.0, 0.1, 0.2, 0.3, 0.4]))
+    >>> h = hindsight(seq, 1.0, "equality", None, 1.0, 1.0, 0.5, 1.0)
+    >>> h[["results", "dx", "dy"]].values.tolist()
+    [[3.0, 0.0, 2.0]]
+    >>> hindsight(seq, 1.0, "equality", None, 0.6, 1.0, 0.5, 1.0)["dy"].tolist()
+    [0.0]
     """
     side, ts, key, x, y, time = seq
     later, earlier = join_arrivals(side, ts, w, predicate, key=key, x=x, y=y, theta=theta,
