@@ -265,7 +265,7 @@ def run(spec, out="runs", seed: int | None = None, runtime: str | None = None,
     raw = dict(resolved)
     raw["run"] = dict(resolved["run"])
     raw["run"].update({k: v for k, v in overrides.items() if v is not None})
-    resolved = specs.resolve(raw, source)
+    resolved = specs.for_run(specs.resolve(raw, source), source)
     path = run_spec(resolved, Path(out), base_dir, source, progress=progress, force=force)
     import json
 

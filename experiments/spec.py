@@ -186,9 +186,35 @@ def set_path(spec: dict, path: str, value) -> None:
     node[leaf] = value
 
 
+def for_run(spec: dict, source: str = "<spec>") -> dict:
+    """The spec as one run sees it: only the chosen algorithm's ``params`` table is kept,
+    so parameters of other algorithms (there for sweeps) do not change the run's id.
+    A table naming no known algorithm is an error.
+
+    >>> s = resolve({"algorithm": {"name": "centralized"},
+    ...              "params": {"centralized": {"batch": 2}, "naive": {}}})
+    >>> for_run(s)["params"]
+    {'centralized': {'batch': 2}}
+    """
+    from spark_nodes import registry
+
+    known = registry.names()
+    for name in spec["params"]:
+        if name not in known:
+            raise SpecError(source, f"params.{name}",
+                            f"no such algorithm; valid: {', '.join(known)}")
+    chosen = spec["algorithm"]["name"]
+    out = dict(spec)
+    out["params"] = {chosen: spec["params"][chosen]} if chosen in spec["params"] else {}
+    return out
+
+
 def expand(spec: dict, source: str = "<spec>") -> list[tuple[dict, dict]]:
-    """The runs of a sweep: ``(resolved spec, {dotted path: value, "seed": seed})`` for every
+    """The runs of a sweep: ``(run spec, {dotted path: value, "seed": seed})`` for every
     point of the grid times every seed (the spec's own seed when the sweep names none).
+
+    Points that give the same run (they differ only in another algorithm's parameters)
+    appear once; in the point, such parameters are ``None``.
 
     >>> runs = expand(resolve({"sweep": {"seeds": [1, 2], "grid": {"streams.count": [3, 4]}}}))
     >>> [(p["streams.count"], p["seed"]) for _, p in runs]
@@ -197,7 +223,7 @@ def expand(spec: dict, source: str = "<spec>") -> list[tuple[dict, dict]]:
     grid = spec["sweep"]["grid"]
     seeds = spec["sweep"]["seeds"] or [spec["run"]["seed"]]
     paths = list(grid)
-    runs = []
+    runs, seen = [], set()
     for values in itertools.product(*(grid[p] for p in paths)):
         for seed in seeds:
             raw = copy.deepcopy(spec)
@@ -205,9 +231,15 @@ def expand(spec: dict, source: str = "<spec>") -> list[tuple[dict, dict]]:
             for path, value in zip(paths, values):
                 set_path(raw, path, value)
             raw["run"]["seed"] = seed
-            point = dict(zip(paths, values))
+            resolved = for_run(resolve(raw, source), source)
+            if run_id(resolved) in seen:
+                continue
+            seen.add(run_id(resolved))
+            chosen = resolved["algorithm"]["name"]
+            point = {p: (None if p.startswith("params.") and p.split(".")[1] != chosen else v)
+                     for p, v in zip(paths, values)}
             point["seed"] = seed
-            runs.append((resolve(raw, source), point))
+            runs.append((resolved, point))
     return runs
 
 

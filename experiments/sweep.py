@@ -42,10 +42,9 @@ def run_table(out: Path, points: list[tuple[dict, dict]]) -> pd.DataFrame:
         rows.append(row)
     frame = pd.DataFrame(rows)
     for column in frame.columns:   # swept values may mix types (3.0 and "none")
-        if frame[column].dtype == object:
-            frame[column] = frame[column].map(lambda v: "none" if v is None else v)
-            if frame[column].map(type).nunique() > 1:
-                frame[column] = frame[column].astype(str)
+        values = frame[column]
+        if values.dtype == object and values.dropna().map(type).nunique() > 1:
+            frame[column] = values.map(lambda v: v if v is None else str(v))
     return frame
 
 

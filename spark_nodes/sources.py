@@ -7,7 +7,7 @@ naming ``streams.<key>``.
 Generators:
 
 - ``keys``: streams ``R1..Rn``; Poisson arrivals of ``rate`` tuples per time unit on
-  ``[0, duration)``; keys ``uniform`` on ``0..key_domain-1`` or ``zipf`` (bounded,
+  ``[0, duration)`` (``rate`` may be a list with one rate per stream, for skewed rates); keys ``uniform`` on ``0..key_domain-1`` or ``zipf`` (bounded,
   ``P(key = k) ~ (k + 1) ** -zipf_s``); positions ``x, y`` uniform on the square
   ``[0, key_domain)^2`` so that a distance query also has data.
 - ``soccer``: two streams, ``R1`` = the ball, ``R2`` = the players, from
@@ -93,6 +93,23 @@ def _choice(field, v, valid):
     return v
 
 
+def _rates(rate, count: int, generator: str) -> list[float]:
+    """One rate per stream from ``streams.rate``: a number, or (keys) a list of ``count``.
+
+    >>> _rates([1, 8.0], 2, "keys")
+    [1.0, 8.0]
+    """
+    if isinstance(rate, (list, tuple)):
+        if generator != "keys":
+            raise ValueError(f"streams.rate: generator {generator!r} takes one number, "
+                             f"got a list")
+        if len(rate) != count:
+            raise ValueError(f"streams.rate: expected {count} rates (one per stream), "
+                             f"got {len(rate)}")
+        return [_number(f"streams.rate[{i}]", r, positive=True) for i, r in enumerate(rate)]
+    return [_number("streams.rate", rate, positive=True)] * count
+
+
 def resolve_streams(cfg: dict) -> dict:
     """Return the ``[streams]`` table with defaults filled in, checked.
 
@@ -122,7 +139,6 @@ def resolve_streams(cfg: dict) -> dict:
         if key in cfg and gen not in gens:
             raise ValueError(f"streams.{key}: not used by generator {gen!r} "
                              f"(only by {', '.join(gens)})")
-    out["rate"] = _number("streams.rate", out["rate"], positive=True)
     out["keys"] = _choice("streams.keys", out["keys"], KEY_DISTRIBUTIONS)
     out["key_domain"] = _int("streams.key_domain", out["key_domain"], 1)
     out["zipf_s"] = _number("streams.zipf_s", out["zipf_s"], positive=True)
@@ -131,6 +147,7 @@ def resolve_streams(cfg: dict) -> dict:
     if out["count"] is None:
         out["count"] = 3 if gen == "keys" else 2
     out["count"] = _int("streams.count", out["count"], 1)
+    out["rates"] = _rates(out["rate"], out["count"], gen)
     if gen != "keys" and out["count"] != 2:
         raise ValueError(f"streams.count: generator {gen!r} has 2 streams (R1 = ball, "
                          f"R2 = players), got {out['count']}")
@@ -235,9 +252,9 @@ def _keys(cfg: dict, rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.choice(m, size=n, p=p / p.sum())
 
 
-def _key_stream(cfg, name, node, duration, seeds) -> list[StreamTuple]:
+def _key_stream(cfg, name, node, rate, duration, seeds) -> list[StreamTuple]:
     arrivals, values = (np.random.default_rng(s) for s in seeds[:2])
-    n = int(arrivals.poisson(cfg["rate"] * duration))
+    n = int(arrivals.poisson(rate * duration))
     # given the count, Poisson arrival times are sorted uniform draws
     ts = np.sort(arrivals.uniform(0.0, duration, n))
     keys = _keys(cfg, values, n)
@@ -251,8 +268,8 @@ def _soccer_streams(cfg, names, stream_nodes, duration, seed, base_dir):
     origins = (stream_nodes[names[0]], stream_nodes[names[1]])
     if cfg["generator"] == "soccer":
         game_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_GAME,)))
-        game = soccer.generate_game(game_rng, duration, SOCCER_PLAYERS, ball_hz=cfg["rate"],
-                                    player_hz=cfg["rate"] / SOCCER_PLAYERS)
+        game = soccer.generate_game(game_rng, duration, SOCCER_PLAYERS, ball_hz=cfg["rates"][0],
+                                    player_hz=cfg["rates"][0] / SOCCER_PLAYERS)
         return soccer.game_to_streams(game, tuple(names), origins, t0_ps=0, duration=duration)
     path = Path(cfg["file"])
     if not path.is_absolute():
@@ -301,7 +318,8 @@ def generate_streams(streams_cfg: dict, stream_nodes: dict[str, int], duration: 
         raise ValueError(f"duration must be > 0, got {duration!r}")
     seeds = [_stream_seeds(seed, i) for i in range(len(names))]
     if cfg["generator"] == "keys":
-        data = {name: _key_stream(cfg, name, int(stream_nodes[name]), duration, seeds[i])
+        data = {name: _key_stream(cfg, name, int(stream_nodes[name]), cfg["rates"][i],
+                                  duration, seeds[i])
                 for i, name in enumerate(names)}
     else:
         data = _soccer_streams(cfg, names, stream_nodes, duration, seed, base_dir)

@@ -147,3 +147,15 @@ def test_csv_generator_reads_a_debs_file_relative_to_the_spec(tmp_path):
     with pytest.raises(ValueError, match=r"streams\.file: no such file"):
         generate_streams(dict(cfg, file="missing.csv"), {"R1": 0, "R2": 1}, 2.0, seed=1,
                          base_dir=tmp_path)
+
+
+def test_a_list_of_rates_skews_the_streams():
+    from spark_nodes.sources import generate_streams, resolve_streams
+
+    cfg = {"count": 3, "rate": [1.0, 10.0, 1.0], "key_domain": 4}
+    data = generate_streams(cfg, {"R1": 1, "R2": 2, "R3": 3}, duration=200.0, seed=2)
+    assert 150 < len(data["R1"]) < 250 and 1800 < len(data["R2"]) < 2200
+    with pytest.raises(ValueError, match=r"streams.rate: expected 3 rates"):
+        resolve_streams({"count": 3, "rate": [1.0, 2.0]})
+    with pytest.raises(ValueError, match=r"streams.rate\[1\]"):
+        resolve_streams({"count": 2, "rate": [1.0, -2.0]})

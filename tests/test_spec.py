@@ -56,3 +56,19 @@ def test_sweep_expansion_and_stable_run_ids():
     assert ids == [specs.run_id(r) for r, _ in specs.expand(s)]
     none_run = next(r for r, p in runs if p["query.window"] == "none")
     assert none_run["query"]["window"] is None and none_run["sweep"] == {"seeds": [], "grid": {}}
+
+
+def test_other_algorithms_parameters_neither_change_the_id_nor_multiply_runs():
+    s = specs.resolve({"sweep": {"seeds": [1], "grid": {
+        "algorithm.name": ["centralized", "naive"], "params.centralized.batch": [1, 2, 4]}}})
+    runs = specs.expand(s)
+    # 3 centralized runs, and 1 naive run (batch is not its parameter)
+    assert sorted(r["algorithm"]["name"] for r, _ in runs) == ["centralized"] * 3 + ["naive"]
+    naive = next(p for r, p in runs if r["algorithm"]["name"] == "naive")
+    assert naive["params.centralized.batch"] is None
+    assert all(set(r["params"]) <= {r["algorithm"]["name"]} for r, _ in runs)
+
+
+def test_params_table_of_an_unknown_algorithm_is_an_error():
+    with pytest.raises(SpecError, match="params.smj-x: no such algorithm"):
+        specs.for_run(specs.resolve({"params": {"smj-x": {}}}), "s.toml")
