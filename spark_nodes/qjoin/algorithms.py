@@ -96,8 +96,9 @@ class QJoinFamily(Algorithm):
         return progs
 
     def summarize(self, plan, run) -> dict:
-        """Recall per period, the share of periods meeting ``q_user``, and the
-        algorithm's own figures (:meth:`extra`)."""
+        """Recall per period, the share of periods meeting ``q_user``, the latency the
+        join node added (``join_latency_*``: emission minus the later member's arrival
+        there) and the algorithm's own figures (:meth:`extra`)."""
         p = plan.params
         arrivals = ev.arrival_times(run.metrics)
         produced = set(run.results["group"]) if len(run.results) else set()
@@ -108,8 +109,14 @@ class QJoinFamily(Algorithm):
             "recall_period_mean": float(recall.mean()) if len(recall) else math.nan,
             "recall_period_min": float(recall.min()) if len(recall) else math.nan,
             "recall_target_met_fraction": ev.target_met_fraction(table, p["q_user"]),
+            "recall_per_period": [None if math.isnan(v) else float(v)
+                                  for v in table["recall"]],
             "tuples_arrived": len(arrivals),
         }
+        jl = ev.join_latency(run.results, arrivals)
+        jl = jl[np.isfinite(jl)]
+        out["join_latency_mean"] = float(jl.mean()) if jl.size else math.nan
+        out["join_latency_p95"] = float(np.percentile(jl, 95)) if jl.size else math.nan
         out.update(self.extra(plan, run, arrivals, produced))
         return out
 

@@ -51,11 +51,30 @@ def arrival_times(metrics: pd.DataFrame) -> dict[str, float]:
 
 def ideal_times(groups, arrivals: dict[str, float]) -> np.ndarray:
     """Arrival of each group's later member (NaN if a member never arrived)."""
-    out = np.empty(len(groups))
-    for i, g in enumerate(groups):
-        times = [arrivals.get(m, math.nan) for m in g.split("|")]
-        out[i] = math.nan if any(t != t for t in times) else max(times)
+    groups = pd.Series(list(groups), dtype=object)
+    if groups.empty:
+        return np.empty(0)
+    members = groups.str.split("|", expand=True)
+    times = np.column_stack([members[c].map(arrivals).to_numpy(dtype=float)
+                             for c in members.columns])
+    bad = np.isnan(times).any(axis=1)
+    out = times.max(axis=1)
+    out[bad] = np.nan
     return out
+
+
+def join_latency(results: pd.DataFrame, arrivals: dict[str, float]) -> np.ndarray:
+    """Per result row: ``emitted_at`` minus its later member's arrival at the join node
+    (the time the join node itself added, network transit left out).
+
+    >>> r = pd.DataFrame({"group": ["R:0|S:0"], "emitted_at": [2.0]})
+    >>> join_latency(r, {"R:0": 0.5, "S:0": 1.5}).tolist()
+    [0.5]
+    """
+    if results.empty:
+        return np.empty(0)
+    return results["emitted_at"].to_numpy(dtype=float) - ideal_times(results["group"],
+                                                                       arrivals)
 
 
 def _binned(expected, produced, arrivals, width: float, duration: float) -> pd.DataFrame:
