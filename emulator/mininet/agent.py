@@ -336,6 +336,8 @@ def zygote(ctl_path: str, preload: list[str], state_dir: str) -> None:
                 err = os.open(os.path.join(state_dir, f"agent{node}.err"),
                               os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
                 os.dup2(err, 2)
+                # Let go of the pipe the zygote reports on, so the driver sees its end.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
                 enter_netns(host_pid)
                 run_agent(node, ctl_path)
             except BaseException:

@@ -94,7 +94,8 @@ class Agents:
             frame = self._next(deadline)
             if frame is None:
                 missing = [n for n in self.nodes if n not in ready]
-                raise AgentError(f"agents of nodes {missing} did not start within "
+                raise AgentError(f"run {self.em.names.prefix}: agents of nodes {missing} did "
+                                 f"not start within "
                                  f"{timeout:g} s:\n" + self.describe(missing))
             if frame[0] == "hello":
                 send_frame(self.conns[frame[1]], ("setup", setups[frame[1]]))
@@ -109,13 +110,15 @@ class Agents:
             except queue.Empty:
                 return None
             if frame[0] == "error":
-                raise AgentError(f"agent of node {frame[1]} failed:\n{frame[2]}")
+                raise AgentError(f"run {self.em.names.prefix}: agent of node {frame[1]} "
+                                 f"failed:\n{frame[2]}")
             if frame[0] == "outputs":
                 self.done.add(frame[1])
             if frame[0] != "closed":
                 return frame
             if frame[1] not in self.done:  # an agent that finished may hang up
-                raise AgentError(f"agent of node {frame[1]} closed its connection:\n"
+                raise AgentError(f"run {self.em.names.prefix}: agent of node {frame[1]} "
+                                 f"closed its connection:\n"
                                  + self.describe([frame[1]] if frame[1] is not None else []))
 
     def describe(self, nodes) -> str:
@@ -155,7 +158,8 @@ class Agents:
             frame = self._next(deadline)
             if frame is None:
                 missing = [n for n in self.nodes if n not in got]
-                raise AgentError(f"no {what!r} from agents {missing} within {timeout:g} s:\n"
+                raise AgentError(f"run {self.em.names.prefix}: no {what!r} from agents "
+                                 f"{missing} within {timeout:g} s:\n"
                                  + self.describe(missing))
             if frame[0] == what:
                 got[frame[1]] = frame
@@ -183,7 +187,6 @@ class Agents:
             except subprocess.TimeoutExpired:
                 self.zygote.kill()
                 self.zygote.wait()
-            self.zygote.stdout.close()
         for conn in self.conns.values():
             conn.close()
         self.server.close()
