@@ -45,18 +45,22 @@ Example
 """
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import shutil
 import tempfile
 import uuid
 from collections import OrderedDict
+from contextlib import contextmanager
 
 import pandas as pd
 from pyspark import cloudpickle
 from pyspark.sql.streaming import StatefulProcessor
 
-from spark_nodes.program import run_node_step
+from emulator.messages import Message
+from spark_nodes.program import Event, run_node_step
+from spark_nodes.tuples import StreamTuple
 
 #: One row per (step, node) written by the driver.
 INPUT_DDL = ("step long, node int, t0 double, t1 double, run string, net_epoch double, "
@@ -67,17 +71,76 @@ OUTPUT_DDL = "step long, node int, output binary"
 STATE_ROWS, STATE_BYTES = "state_rows", "state_bytes"
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
+# NetViews already unpickled in this Python worker, by (run, epoch): executors' Python
+# workers are reused across micro-batches, so most steps skip unpickling the topology.
+_NET_CACHE: OrderedDict = OrderedDict()
+_NET_CACHE_SIZE = 8
 
 
 def _dumps(obj, protocol=_PICKLE) -> bytes:
     # cloudpickle, not pickle: a program class that executors cannot import (defined in a
     # script or a test) travels by value once registered with
     # ``cloudpickle.register_pickle_by_value``; importable classes still go by reference.
-    return cloudpickle.dumps(obj, protocol)
-# NetViews already unpickled in this Python worker, by (run, epoch): executors' Python
-# workers are reused across micro-batches, so most steps skip unpickling the topology.
-_NET_CACHE: OrderedDict = OrderedDict()
-_NET_CACHE_SIZE = 8
+    with _gc_paused():
+        return cloudpickle.dumps(obj, protocol)
+
+
+def _loads(blob):
+    with _gc_paused():
+        return pickle.loads(blob)
+
+
+@contextmanager
+def _gc_paused():
+    """Pause the cyclic garbage collector while (un)pickling.
+
+    Building a million small tuples triggers a collection every few hundred allocations,
+    which costs more than the unpickling itself (measured: 2.9 us -> 0.4 us per event).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+# Events travel as plain tuples: pickling a NamedTuple goes through a Python-level
+# ``__getnewargs__`` per object (measured 3.6 us per event, against 0.8 us as plain tuples).
+_PLAIN, _STREAM_TUPLE, _MESSAGE = 0, 1, 2
+
+
+def encode_events(events) -> bytes:
+    """Pickle a list of :class:`~spark_nodes.program.Event` compactly.
+
+    >>> from spark_nodes.program import Event, TUPLE, TIMER
+    >>> from spark_nodes.tuples import StreamTuple
+    >>> evs = [Event(0.5, 1, TUPLE, StreamTuple("R1", 0, 0.5, 3, None, None, 2)),
+    ...        Event(0.7, 2, TIMER, "tick")]
+    >>> decode_events(encode_events(evs)) == evs
+    True
+    """
+    rows = []
+    for time, order, kind, payload in events:
+        cls = type(payload)
+        if cls is StreamTuple:
+            rows.append((time, order, kind, _STREAM_TUPLE, tuple(payload)))
+        elif cls is Message:
+            rows.append((time, order, kind, _MESSAGE, tuple(payload)))
+        else:
+            rows.append((time, order, kind, _PLAIN, payload))
+    return _dumps(rows)
+
+
+def decode_events(blob) -> list:
+    """The events :func:`encode_events` packed."""
+    new = tuple.__new__
+    classes = {_STREAM_TUPLE: StreamTuple, _MESSAGE: Message}
+    with _gc_paused():
+        return [new(Event, (time, order, kind,
+                            payload if tag == _PLAIN else new(classes[tag], payload)))
+                for time, order, kind, tag, payload in pickle.loads(blob)]
 
 
 def _input_arrow_schema():
@@ -114,14 +177,14 @@ class NodeStepProcessor(StatefulProcessor):
 
     def _one_step(self, node: int, row) -> bytes:
         if row.program is not None:
-            state = pickle.loads(row.program)
+            state = _loads(row.program)
         elif self._program.exists():
-            state = pickle.loads(self._program.get()[0])
+            state = _loads(self._program.get()[0])
         else:
             raise RuntimeError(f"node {node}: step {row.step} arrived without the "
                                f"node's program in Spark state")
         net = self._load_net(row)
-        out = run_node_step(state["program"], node, pickle.loads(row.events),
+        out = run_node_step(state["program"], node, decode_events(row.events),
                             float(row.t0), float(row.t1), net, seed=state["seed"],
                             rng_state=state["rng_state"], algorithm=state["algorithm"],
                             next_local_id=state["next_local_id"])
@@ -136,11 +199,11 @@ class NodeStepProcessor(StatefulProcessor):
         cache_key = (row.run, float(row.net_epoch))
         if row.net is not None:
             self._net.update((bytes(row.net),))
-            net = pickle.loads(row.net)
+            net = _loads(row.net)
         elif cache_key in _NET_CACHE:
             return _NET_CACHE[cache_key]
         else:
-            net = pickle.loads(self._net.get()[0])
+            net = _loads(self._net.get()[0])
         _NET_CACHE[cache_key] = net
         while len(_NET_CACHE) > _NET_CACHE_SIZE:
             _NET_CACHE.popitem(last=False)
@@ -239,7 +302,7 @@ class SparkRuntime:
             for k, v in (("step", step), ("node", node), ("t0", t0), ("t1", t1),
                          ("run", self._run), ("net_epoch", epoch), ("program", program),
                          ("net", ship_net),
-                         ("events", _dumps(list(events_by_node[node]), _PICKLE))):
+                         ("events", encode_events(events_by_node[node]))):
                 rows[k].append(v)
         if not rows["node"]:
             return {}
@@ -251,7 +314,7 @@ class SparkRuntime:
             raise RuntimeError(f"step {step} [{t0}, {t1}): Spark returned no output for "
                                f"nodes {missing}")
         self._record_state_metrics(t1)
-        return {node: pickle.loads(blobs[node]) for node in sorted(blobs)}
+        return {node: _loads(blobs[node]) for node in sorted(blobs)}
 
     def close(self) -> list[tuple]:
         """Stop the query, delete its directories; return the Spark state metric rows."""
