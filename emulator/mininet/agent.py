@@ -119,6 +119,7 @@ class Agent:
         self.ledger: list[tuple] = []
         self.results: list[dict] = []
         self.metrics: list[tuple] = []
+        self.dropped: dict[str, int] = {}
         self.sent = 0
         self.received = 0
         self.finished = False
@@ -199,9 +200,23 @@ class Agent:
                 self.metrics.append((vt, self.node, "testbed", "bytes", self.memory[1]))
                 self.schedule((payload + 1) * self.interval, "sample", payload + 1)
                 continue
-            self.process(vt, kind, payload)
             if kind == FINISH:
                 self.finished = True
+            if not self.view_at(vt).alive(self.node):
+                self.postpone(vt, kind, payload)
+                continue
+            self.process(vt, kind, payload)
+
+    def postpone(self, vt: float, kind: str, payload) -> None:
+        """An event at a dead node (as on the simpy backend): a tuple is dropped, anything
+        else waits for the node's next epoch alive (dropped if there is none)."""
+        if kind != TUPLE:
+            for at, view in zip(self.epochs, self.views):
+                if at > vt and view.alive(self.node):
+                    self.schedule(at, kind, payload)
+                    return
+        key = f"{kind}s_at_dead_node" if kind == TUPLE else f"{kind}_at_dead_node"
+        self.dropped[key] = self.dropped.get(key, 0) + 1
 
     def view_at(self, vt: float):
         """The routing view of the epoch in force at virtual time ``vt``."""
@@ -216,7 +231,7 @@ class Agent:
             self.stopping.set()
             self.tell(("outputs", self.node, {
                 "ledger": self.ledger, "results": self.results, "metrics": self.metrics,
-                "sent": self.sent, "received": self.received}))
+                "dropped": self.dropped, "sent": self.sent, "received": self.received}))
             return False
         elif what == "lost":
             self.stopping.set()

@@ -182,9 +182,11 @@ def _run_clock(plan, views, end, em, agents, edges, opts) -> int:
 
 def _output(plan, em, outputs, counters0, counters1, epochs_applied, timings, opts):
     ledger = Ledger()
-    results, metrics = [], []
+    results, metrics, dropped = [], [], {}
     for node in sorted(outputs):
         out = outputs[node][2]
+        for key, count in out["dropped"].items():
+            dropped[key] = dropped.get(key, 0) + count
         for row in out["ledger"]:
             ledger.add(*row)
         results.extend(out["results"])
@@ -198,6 +200,7 @@ def _output(plan, em, outputs, counters0, counters1, epochs_applied, timings, op
         "messages": int(led["msg_id"].nunique()),
         "hops": int((~led["lost"]).sum()),
         "lost": {"no_route": lost} if lost else {},
+        "dropped": dropped,
         "epochs": len(plan.dynamics.epochs),
         "epochs_applied": epochs_applied,
         "shaping": em.shaping,

@@ -70,3 +70,19 @@ def test_smj_and_qjoin_complete_with_the_simpy_results(tmp_path, algorithm, stre
     assert groups == set(simpy.results["group"])
     assert emulated.summary["recall"] == simpy.summary["recall"] == 1.0
     assert emulated.summary["duplicates"] == 0
+
+
+def test_a_source_node_that_dies_for_a_while_drops_the_same_tuples(tmp_path):
+    schedule = tmp_path / "schedule.csv"
+    schedule.write_text("time,u,v,cost,up\n3.0,2,3,10.0,\n1.5,4,,,0\n3.5,4,,,1\n")
+    raw = smoke_spec(**{"mobility.file": str(schedule), "run.duration": 5.0,
+                        "mininet.time_scale": 0.5})
+    simpy, emulated = run_both(raw, tmp_path)
+    groups = set(emulated.results["group"])
+    assert len(groups) > 5 and groups == set(simpy.results["group"])
+    info = {}
+    for name, r in (("simpy", simpy), ("mininet", emulated)):
+        info[name] = json.loads((r.path / "meta.json").read_text())["backend_info"]
+    assert info["mininet"]["dropped"] == info["simpy"]["dropped"]
+    assert info["mininet"]["dropped"]["tuples_at_dead_node"] > 0
+    assert emulated.summary["recall"] < 1.0
