@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from emulator.mininet import cleanup
 from emulator.mininet.naming import RunNames, new_prefix
@@ -118,6 +119,7 @@ class Emulation:
         self._shapers: dict[int, subprocess.Popen] = {}
         self._settings: dict[tuple[int, int], LinkSetting] = {}
         self._routes: dict[int, dict[int, int | None]] = {}
+        self.gateway: tuple[int, str] | None = None   # (node, root-side address)
         self.timings: dict[str, float] = {}
 
     # ------------------------------------------------------------------ start / stop
@@ -306,20 +308,59 @@ class Emulation:
         if failed:
             raise RuntimeError(f"tc failed on {intf.name} with {params}: {failed}")
 
+    # ------------------------------------------------------------------ root gateway
+    def attach_root(self, node: int, address: str = "172.31.254.1") -> str:
+        """Connect the root namespace to host ``node`` by an unshaped veth, so processes
+        here (a Spark driver) reach every node address over the emulated links.
+
+        The root side is ``<prefix>gw`` with ``address``; every host routes ``address``
+        like it routes ``node`` (and follows route changes). Returns ``address``.
+        """
+        if self.gateway is not None:
+            raise RuntimeError(f"the root namespace is attached already (node "
+                               f"{self.gateway[0]})")
+        root_dev = f"{self.names.prefix}gw"
+        host = self.hosts[node]
+        subprocess.run(["ip", "link", "add", root_dev, "type", "veth", "peer", "name",
+                        "toroot", "netns", str(host.pid)], check=True, capture_output=True)
+        batch = [f"addr add {address}/32 dev {root_dev}", f"link set {root_dev} up"]
+        batch += [f"route replace {self.names.address(n)}/32 via {self.names.address(node)} "
+                  f"dev {root_dev} onlink src {address}" for n in self.nodes]
+        path = self.names.state_dir / "root.ip"
+        path.write_text("\n".join(batch) + "\n")
+        subprocess.run(["ip", "-force", "-batch", str(path)], check=True, capture_output=True)
+        Path(f"/proc/sys/net/ipv4/conf/{root_dev}/rp_filter").write_text("0\n")
+        self.gateway = (node, address)
+        self._run_scripts({node: ["ip addr add {a}/32 dev toroot".format(
+                                      a=self.names.address(node)),
+                                  "ip link set toroot up",
+                                  "echo 0 > /proc/sys/net/ipv4/conf/toroot/rp_filter"]})
+        self._run_scripts({u: self._route_lines(u, self._routes.get(u, {}))
+                           for u in self.nodes}, batch=True)
+        return address
+
     def _route_lines(self, u: int, table: dict[int, int | None]) -> list[str]:
         src = self.names.address(u)
         lines = []
-        for v in sorted(table):
-            dst = self.names.address(v)
-            hop = table[v]
-            if hop is None:
-                lines.append(f"route replace unreachable {dst}/32")
-            elif self.shaping == "tun":
-                lines.append(f"route replace {dst}/32 dev {self.names.tun_dev(hop)} src {src}")
+        if self.gateway is not None:
+            # The root namespace sits behind the gateway node: route to it like to that node.
+            gw_node, gw_addr = self.gateway
+            if u == gw_node:
+                lines.append(f"route replace {gw_addr}/32 dev toroot src {src}")
             else:
-                lines.append(f"route replace {dst}/32 via {self.names.address(hop)} "
-                             f"dev {self.names.link_dev(hop)} onlink src {src}")
+                lines.append(self._route_line(src, gw_addr, table.get(gw_node)))
+        for v in sorted(table):
+            lines.append(self._route_line(src, self.names.address(v), table[v]))
         return lines
+
+    def _route_line(self, src: str, dst: str, hop: int | None) -> str:
+        """One ``ip -batch`` route towards ``dst`` through neighbour ``hop`` (None: none)."""
+        if hop is None:
+            return f"route replace unreachable {dst}/32"
+        if self.shaping == "tun":
+            return f"route replace {dst}/32 dev {self.names.tun_dev(hop)} src {src}"
+        return (f"route replace {dst}/32 via {self.names.address(hop)} "
+                f"dev {self.names.link_dev(hop)} onlink src {src}")
 
     # ------------------------------------------------------------------ measurements
     def tx_bytes(self) -> dict[tuple[int, int], int]:
@@ -329,6 +370,6 @@ class Emulation:
             out = self.hosts[u].cmd("ip -j -s link show")
             for link in json.loads(out[out.index("["):]):
                 name = link["ifname"]
-                if name.startswith("to"):
+                if name.startswith("to") and name[2:].isdigit():
                     counts[(u, int(name[2:]))] = int(link["stats64"]["tx"]["bytes"])
         return counts

@@ -9,6 +9,8 @@ removed without touching anything else on the machine.
 ('mab127', '10.0.0.8', 'to12')
 >>> names.owns_shell(["bash", "-is", "mininet:mab127"]), names.owns_shell(["mininet:mab1"])
 (True, False)
+>>> names.owns_process(["java", "-Dadhoc.testbed.run=mab12", "Worker"])
+True
 """
 from __future__ import annotations
 
@@ -83,10 +85,18 @@ class RunNames:
         """True if ``argv`` is the shell of one of this run's Mininet hosts."""
         return bool(argv) and re.fullmatch(rf"mininet:{self.prefix}\d+", argv[-1]) is not None
 
+    @property
+    def java_marker(self) -> str:
+        """A JVM option that marks this run's Java processes (Spark daemons, executors)."""
+        return f"-Dadhoc.testbed.run={self.prefix}"
+
     def owns_process(self, argv: list[str]) -> bool:
-        """True if ``argv`` is an agent/shaper of this run or one of its host shells."""
-        for i, arg in enumerate(argv[:-1]):
-            if arg == "--run" and argv[i + 1] == self.prefix:
+        """True if ``argv`` is an agent/shaper of this run, one of its host shells, or one
+        of its Java processes."""
+        for i, arg in enumerate(argv):
+            if arg == self.java_marker:
+                return True
+            if arg == "--run" and i + 1 < len(argv) and argv[i + 1] == self.prefix:
                 return True
         return self.owns_shell(argv)
 
