@@ -234,20 +234,50 @@ WHY = """
 <p><b>Why our numbers differ from the source's.</b> (1) Synopsis traffic is counted in
 full: every site sends one synopsis message per period even when its block is empty (the
 center needs it to close the period), and every non-empty block gets a filter-and-order
-reply; with a 3-unit window this traffic is a large share of SMJ's cost (see
-<i>synopsis_cost</i> beside <i>data_cost</i> above), which the source's figures do not
-break out. (2) Our synopses are exact (the center processes each period only when all
-sites have reported), so SMJE's data cost equals the hindsight bound on a static network;
-the remaining gap to the bound is synopsis traffic. (3) Lottery's result-count reports are
-charged (as <i>report_cost</i>) at one synopsis entry each. (4) Costs are least path costs
-(a complete graph with uniform 1..10 link costs has shortcuts through other nodes) and the
-final results' hop to the query node counts for every algorithm. (5) Without a window the
-join grows as 20·7.5<sup>n</sup> result tuples, so the no-window sweep stops at 5 sources;
-there the transfer of (partial) results dominates and the order matters most.
-SMJH follows the one-step look-ahead of ALGORITHMS.md, which ignores the query hop until
-the last stage: without a window, where final results dominate, that can make it worse
-than Lottery.</p>
+reply; the source's figures do not break this traffic out. (2) Our synopses are exact
+(the center processes a period only when all sites have reported), so SMJE's data cost
+equals the hindsight bound on a static network and the rest of its cost is synopsis
+traffic. (3) Lottery's result-count reports are charged (<i>report_cost</i>) at one
+synopsis entry each. (4) Costs are least path costs (a complete graph with uniform 1..10
+link costs has shortcuts through other nodes) and the final results' hop to the query
+node counts for every algorithm. (5) Without a window the join grows as
+20·7.5<sup>n</sup> result tuples, so that sweep stops at 5 sources; every order must then
+carry the whole final result to the query node, which bounds what any order can save
+over Lottery (see the bound below). (6) SMJH follows the one-step look-ahead of
+ALGORITHMS.md, which sees the query hop only at the last stage; when partial results
+grow from hop to hop (no window) it chooses no better than Lottery. Option
+<code>lookahead</code> of smj-h looks further (n−1 = exact).</p>
 """
+
+
+def explanations(info: pd.DataFrame) -> list[str]:
+    """Sentences with this sweep's numbers behind the differences: the synopsis share of
+    SMJ's cost, SMJE's distance to the hindsight bound, and the most any order could save
+    over Lottery (``1 - bound / Lottery's cost``, paired by seed)."""
+    out = []
+    for wk in sorted(info["wkey"].unique(), reverse=True):
+        label = _window_label(None if wk < 0 else wk)
+        part = info[info["wkey"] == wk]
+        e = part[part["algorithm"] == "smj-e"]
+        if e.empty or "hindsight_cost" not in e.columns:
+            continue
+        share = (e["synopsis_cost"] / e["comm_cost_total"]).groupby(e["n"]).mean()
+        ratio = e.groupby("n")["cost_to_hindsight"].mean()
+        text = (f"{label}: synopsis traffic is {_pct(share.min())}–{_pct(share.max())} of "
+                f"SMJE's cost; SMJE's total cost is {ratio.min():.2f}–{ratio.max():.2f}× "
+                f"the hindsight bound")
+        lot = part[part["algorithm"] == "lottery"].set_index(["n", "seed"])
+        best = []
+        for r in e.itertuples():
+            key = (r.n, r.seed)
+            if key in lot.index and lot.loc[key, "comm_cost_total"] > 0:
+                best.append((r.n, 1 - r.hindsight_cost / lot.loc[key, "comm_cost_total"]))
+        if best:
+            cap = pd.DataFrame(best, columns=["n", "cap"]).groupby("n")["cap"].mean()
+            text += (f"; the most any order could save over Lottery (the bound, synopses "
+                     f"free) is {_pct(cap.min())}–{_pct(cap.max())}")
+        out.append(text + ".")
+    return out
 
 
 def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
@@ -284,4 +314,6 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
                  "<i>data_cost_to_hindsight</i> leaves synopsis traffic out.</p>"
                  + _table(bd))
     parts.append(WHY)
+    parts.append("<ul>" + "".join(f"<li>{_e(x)}</li>" for x in explanations(info))
+                 + "</ul>")
     return "\n".join(parts)
