@@ -6,11 +6,14 @@ and executors crosses the emulated links (routes, delays, bandwidth caps and all
 daemons and executors carry the run's JVM marker, so a crashed run's Java processes are
 found and removed like its agents.
 
-Example (root, Mininet)::
+Example (root, Mininet), with ``[mininet] spark_master = 0, spark_workers = [2, 3]``::
 
-    with Emulation(...) as em, SparkCluster(em, master=0, workers=[2, 3]) as cluster:
+    with emulated_spark(plan) as cluster:
         spark = cluster.session()          # a SparkSession on the emulated cluster
         SparkRuntime(spark=spark)          # node programs run on emulated executors
+
+The network keeps the links and routes of epoch 0 while the cluster runs (the operators'
+own messages are then carried by the step driver, not by this network).
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 from emulator.mininet.naming import process_argv
@@ -173,3 +177,31 @@ class SparkCluster:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+@contextmanager
+def emulated_spark(plan, options=None):
+    """The plan's network (epoch 0) with a Spark cluster on the ``[mininet]`` nodes."""
+    from emulator.mininet.backend import _edges, epoch_state
+    from emulator.mininet.emulation import Emulation
+    from emulator.mininet.options import MininetOptions
+    from emulator.network import Network
+
+    if options is None:
+        options = MininetOptions.from_table(plan.spec.get("mininet"),
+                                            source=f"spec of run {plan.name!r}")
+    if options.spark_master is None or not options.spark_workers:
+        raise ValueError("mininet.spark_master / mininet.spark_workers: expected a master "
+                         "node and at least one worker node for Spark on the network")
+    network = Network(plan.dynamics)
+    view = network.view(0.0)
+    edges = _edges(plan.dynamics, [0.0])
+    em = Emulation(view.nodes, edges, time_scale=options.time_scale, seed=plan.seed,
+                   shaping=options.shaping)
+    try:
+        em.start()
+        em.apply(*epoch_state(view, edges, options.time_scale))
+        with SparkCluster(em, options.spark_master, options.spark_workers) as cluster:
+            yield cluster
+    finally:
+        em.stop()
