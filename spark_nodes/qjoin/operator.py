@@ -302,8 +302,10 @@ def join_arrivals(side, ts, w: float, predicate: str = "equality", key=None, x=N
 
     Candidates are found by sorting the other stream by (bucket, ts) — bucket = key, or
     grid cell for the distance join — and bisecting each probe's window; every candidate
-    is then checked with exactly the per-tuple operator's tests (window, predicate,
-    arrived earlier, above the horizon), so the results are the same, not approximately.
+    is then checked with exactly the per-tuple operator's tests (arrived earlier, above
+    the horizon, ``|u.ts - t.ts| <= w``, ``hypot <= theta``; equal keys hold by
+    construction: buckets lie further apart in the sort key than any window reaches), so
+    the results are the same, not approximately.
 
     Parameters
     ----------
