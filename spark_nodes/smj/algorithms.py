@@ -3,7 +3,7 @@
 >>> [a.name for a in ALGORITHMS]
 ['smj-e', 'smj-h', 'lottery', 'naive']
 >>> sorted(SmjH.params)
-['filter', 'grace', 'include_final', 'lookahead', 'margin', 'period']
+['filter', 'grace', 'include_final', 'lookahead', 'margin', 'period', 'retry']
 """
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ _COMMON = {
     "period": Param((float,), 1.0, "period length: blocks close every `period` time units"),
     "margin": Param((float,), 0.0, "only periods closing by duration - margin are processed "
                                    "(the run's drain lets the last blocks arrive)"),
+    "retry": Param((float,), 0.25, "a message to a node cut off by a partition is held "
+                                   "and retried this often"),
     "grace": Param((float,), 2.0, "tuples are kept this long after leaving the window, "
                                   "for blocks still on their way"),
 }
@@ -51,7 +53,8 @@ class SmjFamily(Algorithm):
             grace=p["grace"], synopsis_unit=plan.synopsis_unit,
             include_final=p.get("include_final", True), filter=p.get("filter", "mask"),
             lottery_draw=p.get("lottery_draw", "argmax"), initial_center=center,
-            bytes_per_unit=plan.bytes_per_unit, lookahead=p.get("lookahead", 1))
+            bytes_per_unit=plan.bytes_per_unit, lookahead=p.get("lookahead", 1),
+            retry=p["retry"])
 
     def nodes_with_roles(self, plan, cfg) -> list[int]:
         """Sources and the query node."""

@@ -35,12 +35,13 @@ class SmjConfig:
     initial_center: int | None
     bytes_per_unit: int
     lookahead: int = 1
+    retry: float = 0.25
 
     @classmethod
     def of(cls, *, mode, streams, stream_nodes, query_node, windows, duration,
            period=1.0, margin=0.0, grace=2.0, synopsis_unit=0.25, include_final=True,
            filter="mask", lottery_draw="argmax", initial_center=None, bytes_per_unit=32,
-           lookahead=1):
+           lookahead=1, retry=0.25):
         """Validate and build; ``windows`` entries may be None (no window)."""
         for name, value, allowed in (("mode", mode, MODES), ("filter", filter, FILTERS),
                                      ("lottery_draw", lottery_draw, DRAWS)):
@@ -50,9 +51,10 @@ class SmjConfig:
         if len(streams) < 2:
             raise ValueError(f"streams.count: a multi-join needs >= 2 streams, "
                              f"got {len(streams)}")
-        if period <= 0 or grace < 0 or margin < 0:
-            raise ValueError(f"params.{mode}: period must be > 0 and margin, grace >= 0 "
-                             f"(got period={period}, margin={margin}, grace={grace})")
+        if period <= 0 or grace < 0 or margin < 0 or retry <= 0:
+            raise ValueError(f"params.{mode}: period and retry must be > 0, margin and grace >= 0 "
+                             f"(got period={period}, retry={retry}, margin={margin}, "
+                             f"grace={grace})")
         if lookahead < 1:
             raise ValueError(f"params.{mode}.lookahead: expected an integer >= 1, "
                              f"got {lookahead}")
@@ -60,7 +62,7 @@ class SmjConfig:
                    int(query_node), tuple(window_value(w) for w in windows), float(period),
                    n_periods(duration, margin, period), float(grace), float(synopsis_unit),
                    bool(include_final), filter, lottery_draw, initial_center,
-                   int(bytes_per_unit), int(lookahead))
+                   int(bytes_per_unit), int(lookahead), float(retry))
 
     @property
     def n(self) -> int:

@@ -17,6 +17,9 @@ result     ``result``      final results to the query node
 data       ``block``       naive: a whole block to the query node
 =========  ==============  ==========================================================
 
+A message whose destination is cut off (a partition: the network would drop it) is held
+at its sender and retried every ``retry`` time units.
+
 Sizes: a tuple or a (partial) result tuple is one unit; a synopsis entry, an order
 position and a lottery report count ``synopsis_unit`` each; a period message carries at
 least one entry (the center needs it even when the block is empty).
@@ -48,6 +51,8 @@ class SmjNode(NodeProgram):
         self.center_next = None                # where the center went from here
         self.center_pending: list = []         # center messages that arrived before it
         self.center_epoch = None               # epoch of the last placement check
+        self.outbox: list = []                 # messages held while their target is cut off
+        self.retrying = False                  # a retry timer is pending
 
     # ---- events -------------------------------------------------------------------
     def start(self, ctx):
@@ -62,6 +67,12 @@ class SmjNode(NodeProgram):
         site.add(tup)
 
     def on_timer(self, ctx, tag):
+        if tag[0] == "retry":
+            self.retrying = False
+            held, self.outbox = self.outbox, []
+            for dst, kind, payload, size in held:
+                self._send(ctx, dst, kind, payload, size)
+            return
         _, j = tag
         for k in sorted(self.sites):
             self._close(ctx, self.sites[k], j)
@@ -95,12 +106,25 @@ class SmjNode(NodeProgram):
 
     def memory(self):
         tuples = sum(s.tuples() for s in self.sites.values())
+        tuples += int(sum(size for _, kind, _, size in self.outbox if kind != "synopsis"))
         if self.query is not None:
             tuples += self.query.tuples()
         units = tuples
         if self.center is not None:
             units += self.center.entries() * self.cfg.synopsis_unit
         return tuples, int(units * self.cfg.bytes_per_unit)
+
+    def _send(self, ctx, dst, kind, payload, size):
+        """Send now, or hold the message while ``dst`` is cut off from this node (the
+        network would drop it) and try again every ``retry`` time units."""
+        if ctx.net.cost(self.node, dst) < float("inf"):
+            ctx.send(dst, kind, payload, size)
+            return
+        self.outbox.append((dst, kind, payload, size))
+        ctx.record("held", 1)
+        if not self.retrying:
+            self.retrying = True
+            ctx.set_timer(ctx.now + self.cfg.retry, ("retry",))
 
     # ---- sites ----------------------------------------------------------------------
     def _close(self, ctx, site, j):
@@ -113,7 +137,8 @@ class SmjNode(NodeProgram):
             if delta.entries:
                 site.blocks[j] = block
             size = max(1, delta.entries + dec.entries) * cfg.synopsis_unit
-            ctx.send(self.center_at, "synopsis", ("delta", site.index, j, delta, dec), size)
+            self._send(ctx, self.center_at, "synopsis", ("delta", site.index, j, delta, dec),
+                       size)
         elif not block:
             return
         elif cfg.mode == "lottery":
@@ -121,7 +146,8 @@ class SmjNode(NodeProgram):
             self._lottery_forward(ctx, site.index, j, others, by_key(block), site.index,
                                   "data")
         else:
-            ctx.send(cfg.query_node, "data", ("block", site.index, j, block), len(block))
+            self._send(ctx, cfg.query_node, "data", ("block", site.index, j, block),
+                       len(block))
 
     def _filtered(self, ctx, msg):
         _, k, j, keep, order = msg.payload
@@ -131,7 +157,7 @@ class SmjNode(NodeProgram):
         kept = [t for t in block if t.key in keep]
         ctx.record("filtered", len(block) - len(kept))
         if kept:
-            ctx.send(self.cfg.stream_nodes[order[0]], "data",
+            self._send(ctx, self.cfg.stream_nodes[order[0]], "data",
                      ("hop", k, j, order, by_key(kept)), len(kept))
 
     def _hop(self, ctx, origin, j, route, partial):
@@ -140,27 +166,27 @@ class SmjNode(NodeProgram):
             return
         rest = route[1:]
         if rest:
-            ctx.send(self.cfg.stream_nodes[rest[0]], "intermediate",
+            self._send(ctx, self.cfg.stream_nodes[rest[0]], "intermediate",
                      ("hop", origin, j, rest, out), count(out))
         else:
-            ctx.send(self.cfg.query_node, "result", ("result", out), count(out))
+            self._send(ctx, self.cfg.query_node, "result", ("result", out), count(out))
 
     def _lottery_hop(self, ctx, origin, j, remaining, partial, sender, target):
         out = self.sites[target].join(partial, j, origin)
-        ctx.send(self.cfg.stream_nodes[sender], "report",
+        self._send(ctx, self.cfg.stream_nodes[sender], "report",
                  ("report", sender, target, count(out)), self.cfg.synopsis_unit)
         if not out:
             return
         if remaining:
             self._lottery_forward(ctx, origin, j, remaining, out, target, "intermediate")
         else:
-            ctx.send(self.cfg.query_node, "result", ("result", out), count(out))
+            self._send(ctx, self.cfg.query_node, "result", ("result", out), count(out))
 
     def _lottery_forward(self, ctx, origin, j, remaining, partial, at, kind):
         nxt = self.counters[at].choose(remaining, ctx.rng, self.cfg.lottery_draw)
         n = count(partial)
         self.counters[at].sent_to(nxt, n)
-        ctx.send(self.cfg.stream_nodes[nxt], kind,
+        self._send(ctx, self.cfg.stream_nodes[nxt], kind,
                  ("lot", origin, j, remaining - {nxt}, partial, at, nxt), n)
 
     # ---- synopsis center ------------------------------------------------------------
@@ -173,7 +199,7 @@ class SmjNode(NodeProgram):
         elif self.center is not None:
             self._center_file(msg)
         elif self.center_next is not None:      # the center moved on: pass it along
-            ctx.send(self.center_next, msg.kind, msg.payload, msg.size_units)
+            self._send(ctx, self.center_next, msg.kind, msg.payload, msg.size_units)
             return
         else:                                    # the center is on its way here
             self.center_pending.append(msg)
@@ -193,7 +219,7 @@ class SmjNode(NodeProgram):
                 ctx.record("hindsight_cost", d.hindsight)
                 ctx.record("estimated_cost", d.estimate)
                 size = (len(d.keep) + len(d.order) or 1) * cfg.synopsis_unit
-                ctx.send(cfg.stream_nodes[d.site], "filter",
+                self._send(ctx, cfg.stream_nodes[d.site], "filter",
                          ("filter", d.site, d.period, d.keep, d.order), size)
         if ctx.net.epoch_start != self.center_epoch:
             self.center_epoch = ctx.net.epoch_start
@@ -201,6 +227,6 @@ class SmjNode(NodeProgram):
             # never move the state across a partition: it would be lost on the way
             if best != self.node and ctx.net.cost(self.node, best) < float("inf"):
                 size = max(1, center.entries()) * cfg.synopsis_unit
-                ctx.send(best, "synopsis", ("state", center), size)
+                self._send(ctx, best, "synopsis", ("state", center), size)
                 ctx.record("center_move", 1)
                 self.center, self.center_next = None, best

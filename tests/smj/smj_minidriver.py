@@ -1,7 +1,8 @@
 """A tiny event-by-event driver for the SMJ tests (the real driver lives elsewhere).
 
 It calls :func:`spark_nodes.program.run_node_step` once per event, charges every
-message ``size_units × path cost`` at send time, and delivers it after
+message ``size_units × path cost`` at send time (drops it when there is no path), and
+delivers it after
 ``hops × hop_delay`` plus a seeded jitter, so messages may overtake each other.
 
 >>> import networkx as nx
@@ -79,6 +80,7 @@ class MiniRun:
     metrics: pd.DataFrame
     duration: float
     groups: set = field(default_factory=set)
+    lost: list = field(default_factory=list)
 
 
 def run_algorithm(name, plan, tuples, nets=None, hop_delay=0.01, jitter=0.005,
@@ -102,7 +104,7 @@ def run_algorithm(name, plan, tuples, nets=None, hop_delay=0.01, jitter=0.005,
         for t in lst:
             push(Event(t.entered_at, next(order), TUPLE, t), plan.stream_nodes[s])
     state = {v: (None, 0) for v in programs}
-    results, ledger, metrics, msg_id = [], [], [], itertools.count()
+    results, ledger, metrics, lost, msg_id = [], [], [], [], itertools.count()
     while agenda:
         (now, _, _), node, ev = heapq.heappop(agenda)
         net = [n for start, n in nets if start <= now][-1]
@@ -116,6 +118,9 @@ def run_algorithm(name, plan, tuples, nets=None, hop_delay=0.01, jitter=0.005,
             push(Event(at, next(order), TIMER, tag), node)
         for m in out.messages:
             mid = next(msg_id)
+            if net.cost(m.src, m.dst) == float("inf"):
+                lost.append(m)      # no route: the network drops it, as the backend does
+                continue
             cost = m.size_units * net.cost(m.src, m.dst)
             ledger.append((m.sent_at, mid, m.kind, m.src, m.dst, m.size_units, cost))
             arrive = m.sent_at + net.hops(m.src, m.dst) * hop_delay + rng.uniform(0, jitter)
@@ -126,4 +131,4 @@ def run_algorithm(name, plan, tuples, nets=None, hop_delay=0.01, jitter=0.005,
     led = pd.DataFrame(ledger, columns=["time", "msg_id", "kind", "src", "dst",
                                         "size_units", "cost"])
     met = pd.DataFrame(metrics, columns=["time", "node", "source", "metric", "value"])
-    return MiniRun(res, led, met, plan.duration, set(res["group"]))
+    return MiniRun(res, led, met, plan.duration, set(res["group"]), lost)

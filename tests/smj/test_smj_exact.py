@@ -78,3 +78,22 @@ def test_changing_topology_keeps_exact_answer(name):
         state = run.ledger[(run.ledger.kind == "synopsis") & (run.ledger.time >= 2.05)
                            & (run.ledger.size_units > 2)]
         assert len(state) >= 1   # the synopses' transfer is in the ledger
+
+
+@pytest.mark.parametrize("name", ["smj-e", "smj-h", "lottery", "naive"])
+def test_partition_heals_and_answer_stays_exact(name):
+    """Node 5 (source of R3) is cut off from t = 1.5 to 3.5: messages to it are held and
+    retried, nothing is dropped, the answer is still exact."""
+    g = nx.cycle_graph(8)
+    nx.set_edge_attributes(g, 1.0, "cost")
+    cut = g.copy()
+    cut.remove_edges_from([(4, 5), (5, 6)])
+    nets = [(0.0, NetView.from_graph(g)), (1.5, NetView.from_graph(cut, 1.5)),
+            (3.5, NetView.from_graph(g, 3.5))]
+    streams = {"R1": 1, "R2": 2, "R3": 5}
+    tuples = make_tuples(streams, 3.0, 4, 6.0, 12)
+    plan = make_plan(nets[0][1], streams, 0, 3.0, 6.0, name=name)
+    run = run_algorithm(name, plan, tuples, nets=nets)
+    assert run.lost == []
+    assert run.metrics.query("metric == 'held'")["value"].sum() > 0
+    assert run.groups == algorithm(name).exact_answer(plan, tuples)
