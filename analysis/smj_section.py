@@ -24,6 +24,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from analysis import plots
 from analysis.stats import ci_halfwidth, mean_band
@@ -93,6 +94,7 @@ def figure_cost_vs_sources(info: pd.DataFrame, out_dir: Path) -> Path:
                 stats = g.agg(lambda v: _mean_ci(v)[0]), g.agg(lambda v: _mean_ci(v)[1])
                 ax.errorbar(stats[0].index, stats[0].values, yerr=stats[1].fillna(0).values,
                             label=alg, capsize=3, **styles[alg])
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_xlabel("number of sources")
             ax.set_ylabel("cost per time unit")
             ax.set_yscale("log")
