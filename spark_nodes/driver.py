@@ -49,9 +49,10 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
     state = _RunState(programs, plan.memory_interval)
     end = plan.duration + (plan.duration if drain is None else drain)
     step = plan.step
-    bar = tqdm(total=round(plan.duration, 6), desc=f"{plan.name} ({runtime.name})",
-               bar_format="{desc}: {percentage:3.0f}%|{bar}| t={n:.1f}/{total:.1f} "
-                          "[{elapsed}<{remaining}]", disable=not progress, leave=False)
+    # Progress in thousandths of the virtual duration: integer counts never overshoot.
+    bar = tqdm(total=1000, desc=f"{plan.name} ({runtime.name}, {plan.duration:g} time units)",
+               bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
+               disable=not progress, leave=False)
     t0 = 0.0
     while True:
         nxt = backend.next_time()
@@ -63,7 +64,7 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
         while (events := backend.collect(t1)):
             outputs = runtime.run_step(t0, t1, events, backend.view(t0))
             state.absorb(outputs, backend, plan.duration)
-        bar.update(round(min(t1, plan.duration) - bar.n, 6))
+        bar.update(int(1000 * min(t1, plan.duration) / plan.duration) - bar.n)
         t0 = t1
     bar.close()
     state.sample_memory_until(min(t0, end))
