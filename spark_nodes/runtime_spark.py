@@ -51,6 +51,7 @@ import pickle
 import shutil
 import tempfile
 import uuid
+import weakref
 from collections import OrderedDict
 from contextlib import contextmanager
 
@@ -171,7 +172,10 @@ class NodeStepProcessor(StatefulProcessor):
         # One micro-batch is one step, but keep step order if a batch ever holds more.
         for row in pdf.sort_values("step").itertuples(index=False):
             out_steps.append(int(row.step))
-            out_blobs.append(self._one_step(node, row))
+            # The step allocates an object or more per event and frees nearly all of them
+            # by reference counting; the cyclic collector would only rescan them.
+            with _gc_paused():
+                out_blobs.append(self._one_step(node, row))
         yield pd.DataFrame({"step": out_steps, "node": [node] * len(out_steps),
                             "output": out_blobs})
 
@@ -261,10 +265,13 @@ class SparkRuntime:
         self._outputs: dict[int, dict[int, bytes]] = {}
         self._metrics: list[tuple] = []
         self._dir = tempfile.mkdtemp(prefix="testbed-spark-", dir=self.work_dir)
+        # Removed by close(), or at exit when a failed run never reached close().
+        self._remove_dir = weakref.finalize(self, shutil.rmtree, self._dir, True)
         self._inbox = os.path.join(self._dir, "inbox")
         os.makedirs(self._inbox)
         stream = (self._spark.readStream.schema(INPUT_DDL)
                   .option("maxFilesPerTrigger", 1)
+                  .option("cleanSource", "delete")   # the inbox stays small over many steps
                   .parquet(self._inbox))
         nodes = stream.groupBy("node").transformWithStateInPandas(
             statefulProcessor=NodeStepProcessor(), outputStructType=OUTPUT_DDL,
@@ -322,7 +329,7 @@ class SparkRuntime:
             self._query.stop()
             self._query = None
         if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            self._remove_dir()
             self._dir = None
         return list(getattr(self, "_metrics", []))
 

@@ -75,7 +75,7 @@ seeds = [1, 2, 3, 4, 5, 6]
 """
 
 
-def testbed(*args, cwd):
+def cli(*args, cwd):
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     return subprocess.Popen([sys.executable, "-m", "experiments.cli", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -97,7 +97,7 @@ def complete_runs(out):
 def test_spark_runtime_on_the_cluster_equals_inproc(standalone, tmp_path):
     spec = tmp_path / "on_cluster.toml"
     spec.write_text(RUNTIME_SPEC)
-    code, log = finish(testbed("run", str(spec), "--runtime", "spark", "--spark-master",
+    code, log = finish(cli("run", str(spec), "--runtime", "spark", "--spark-master",
                                standalone.url, "--out", str(tmp_path / "runs"), cwd=tmp_path),
                        timeout=400)
     assert code == 0, log[-3000:]
@@ -120,7 +120,7 @@ def test_sweep_survives_a_killed_worker(standalone, tmp_path):
     out = tmp_path / "sweep"
     args = ("sweep", str(spec), "--engine", "spark", "--spark-master", standalone.url,
             "--out", str(out))
-    driver = testbed(*args, cwd=tmp_path)
+    driver = cli(*args, cwd=tmp_path)
     worker = standalone.workers[-1]
     deadline = time.monotonic() + 300
     try:
@@ -140,7 +140,7 @@ def test_sweep_survives_a_killed_worker(standalone, tmp_path):
         kill_tree(driver, signal.SIGKILL)
 
     standalone.start_worker(cores=1)
-    code, log = finish(testbed(*args, cwd=tmp_path), timeout=400)
+    code, log = finish(cli(*args, cwd=tmp_path), timeout=400)
     assert code == 0, log[-3000:]
     after = complete_runs(out)
     assert len(after) == 6
@@ -151,3 +151,22 @@ def test_sweep_survives_a_killed_worker(standalone, tmp_path):
     table = pd.read_parquet(out / "runs.parquet")
     assert sorted(table.seed) == [1, 2, 3, 4, 5, 6]
     assert (table.recall == 1.0).all()
+
+
+def test_master_without_workers_fails_within_the_timeout(tmp_path):
+    from conftest import Standalone
+
+    lonely = Standalone(tmp_path)
+    try:
+        lonely.start_master()
+        probe = ("from spark_nodes.spark_session import build_session; "
+                 f"build_session({lonely.url!r}, timeout=5)")
+        started = time.monotonic()
+        proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              timeout=300, env=dict(os.environ, PYSPARK_PYTHON=sys.executable))
+        assert proc.returncode != 0
+        assert (f"no executor registered with {lonely.url} within 5 s (found 0, need 1); "
+                "is a worker running") in proc.stderr
+        assert time.monotonic() - started < 120
+    finally:
+        lonely.stop()
