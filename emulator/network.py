@@ -62,20 +62,23 @@ class NetView:
 
     @classmethod
     def from_graph(cls, graph: nx.Graph, epoch_start: float = 0.0) -> "NetView":
-        """Compute the view of ``graph`` (edge attrs as in :data:`LINK_DEFAULTS`; node
-        attr ``alive``, default True)."""
+        """Compute the view of ``graph`` (edge attrs as in :data:`LINK_DEFAULTS`, plus
+        ``up``; node attr ``alive``, default True)."""
         nodes = sorted(graph.nodes)
         alive = [bool(graph.nodes[u].get("alive", True)) for u in nodes]
-        live = graph.subgraph(u for u, ok in zip(nodes, alive) if ok)
-        up = nx.Graph()
-        up.add_nodes_from(nodes)
-        up.add_edges_from((u, v, d) for u, v, d in live.edges(data=True) if d.get("up", True))
-        for _, _, d in up.edges(data=True):
-            d.setdefault("cost", LINK_DEFAULTS["cost"])
-        dist = nx.floyd_warshall_numpy(up, nodelist=nodes, weight="cost")
-        next_hop = _next_hops(up, nodes, dist)
+        dead = {u for u, ok in zip(nodes, alive) if not ok}
+        edges = [(u, v, d) for u, v, d in graph.edges(data=True)
+                 if d.get("up", True) and u not in dead and v not in dead]
+        if len(edges) != graph.number_of_edges():
+            # Routing must not see links that are down or touch a dead node.
+            graph = nx.Graph()
+            graph.add_nodes_from(nodes)
+            graph.add_edges_from(edges)
+        dist = nx.floyd_warshall_numpy(graph, nodelist=nodes, weight="cost")
+        adjacency = nx.to_numpy_array(graph, nodelist=nodes, weight="cost", nonedge=np.inf)
+        next_hop = _next_hops(adjacency, dist)
         links = {}
-        for u, v, d in up.edges(data=True):
+        for u, v, d in edges:
             link = Link(*(float(d.get(k, LINK_DEFAULTS[k])) for k in LINK_DEFAULTS))
             links[(u, v)] = links[(v, u)] = link
         return cls(epoch_start, nodes, alive, dist, next_hop, links)
@@ -126,23 +129,21 @@ class NetView:
         return self.nodes[int(np.argmin(totals))]
 
 
-def _next_hops(graph: nx.Graph, nodes: list, dist: np.ndarray) -> np.ndarray:
-    """First hop of a least-cost path for every pair: argmin over neighbours ``w`` of
-    ``cost(u, w) + dist[w, v]`` (ties: the neighbour with the smaller id)."""
-    index = {u: i for i, u in enumerate(nodes)}
-    n = len(nodes)
+def _next_hops(adjacency: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """First hop (as an index) of a least-cost path for every pair: the neighbour ``w``
+    of ``u`` minimising ``cost(u, w) + dist[w, v]`` (ties: the smaller index); -1 where
+    there is no path, ``u`` itself on the diagonal."""
+    n = len(dist)
     next_hop = np.full((n, n), -1, dtype=np.int32)
-    for u in nodes:
-        nbrs = sorted(graph.neighbors(u))
-        if not nbrs:
+    np.fill_diagonal(adjacency, np.inf)   # a node is not its own neighbour
+    for i in range(n):
+        nbrs = np.flatnonzero(np.isfinite(adjacency[i]))
+        if nbrs.size == 0:
             continue
-        i = index[u]
-        cols = np.array([index[w] for w in nbrs])
-        costs = np.array([graph.edges[u, w]["cost"] for w in nbrs], dtype=float)
-        via = costs[:, None] + dist[cols, :]
+        via = adjacency[i, nbrs][:, None] + dist[nbrs, :]
         best = np.argmin(via, axis=0)
-        reachable = np.isfinite(dist[i]) & np.isfinite(via[best, np.arange(n)])
-        next_hop[i] = np.where(reachable, cols[best], -1)
+        reachable = np.isfinite(via[best, np.arange(n)])
+        next_hop[i] = np.where(reachable, nbrs[best], -1)
         next_hop[i, i] = i
     return next_hop
 
