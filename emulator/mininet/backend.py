@@ -11,6 +11,16 @@
    flight (the same total sent and received on two polls in a row) or ``drain`` more
    time units have passed (default: ``duration``, as on the simpy backend).
 5. Collect ledger, results and metrics from the agents; read the kernel's byte counters.
+
+Differences from the simpy backend, by construction: agents talk TCP, so a link's
+``loss`` drops *packets* (the shaper or netem does) and TCP resends them — a message is
+late, not lost; only a message to an unreachable or dead node is lost. Ledger rows carry
+the send time (hop times inside the kernel are not observable by the application).
+Arrival order may differ; on a loss-free network the result set is the same.
+
+The ``[mininet]`` spec table (:class:`~emulator.mininet.options.MininetOptions`):
+``time_scale`` (wall seconds per time unit), ``shaping`` (auto | netem | tun),
+``agent_timeout``, ``port``, ``spark_master``, ``spark_workers``.
 """
 from __future__ import annotations
 
@@ -175,7 +185,14 @@ def _run_clock(plan, views, end, em, agents, edges, opts) -> int:
             yield env.timeout(_POLL / opts.time_scale)
         log.warning("%s: drain ended at %.3g with messages still in flight", plan.name, end)
 
+    def watch():
+        # Fail fast: an agent whose program raised ends the run at once.
+        while env.now < plan.duration:
+            agents.check()
+            yield env.timeout(min(0.25 / opts.time_scale, plan.duration - env.now))
+
     env.process(dynamics())
+    env.process(watch())
     env.run(until=env.process(drain()))
     return applied[0]
 

@@ -146,9 +146,22 @@ class Agents:
         return argv is not None and self.em.names.owns_process(argv)
 
     def broadcast(self, frame) -> None:
-        """Send ``frame`` to every agent."""
+        """Send ``frame`` to every agent; an agent that is gone fails the run with what it
+        reported (or its stderr)."""
         for n in self.nodes:
-            send_frame(self.conns[n], frame)
+            try:
+                send_frame(self.conns[n], frame)
+            except OSError as exc:
+                self.check(wait=2.0)   # raises with the agent's own error if it sent one
+                raise AgentError(f"run {self.em.names.prefix}: agent of node {n} is gone "
+                                 f"({exc}):\n" + self.describe([n])) from exc
+
+    def check(self, wait: float = 0.0) -> None:
+        """Raise if an agent reported an error or hung up (during the run nothing else
+        arrives from the agents)."""
+        deadline = time.monotonic() + wait
+        while self._next(deadline) is not None:
+            pass
 
     def collect(self, what: str, timeout: float) -> dict[int, tuple]:
         """Wait for one ``what`` frame from every agent: ``{node: frame}``."""
@@ -173,8 +186,10 @@ class Agents:
                 all(f[4] for f in frames))
 
     def close(self, timeout: float = 3.0) -> None:
-        """Wait for the agents to exit (they do after ``stop``), kill stragglers by pid,
-        close the socket."""
+        """Hang up on the agents (an agent whose driver hangs up exits), wait for them,
+        kill stragglers by pid, close the socket."""
+        for conn in self.conns.values():
+            conn.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and any(self._alive(p) for p in self.pids.values()):
             time.sleep(0.02)
@@ -187,7 +202,5 @@ class Agents:
             except subprocess.TimeoutExpired:
                 self.zygote.kill()
                 self.zygote.wait()
-        for conn in self.conns.values():
-            conn.close()
         self.server.close()
         self.path.unlink(missing_ok=True)

@@ -115,3 +115,13 @@ def test_an_agent_that_does_not_start_in_time_fails_the_run_clearly():
     time.sleep(0.2)
     assert cleanup.run_processes(names) == []
     assert not names.state_file.exists()
+
+
+def test_a_program_that_raises_in_an_agent_fails_the_run_with_its_traceback():
+    # Flood takes no messages: node 2's Flood raises when node 0's first message arrives.
+    with pytest.raises(AgentError, match=r"agent of node 2 failed:(.|\n)*got a message "
+                                         r"from 0") as err:
+        mininet.execute(flood_plan(), {0: Flood(2, 3), 2: Flood(0, 0)}, {},
+                        options=MininetOptions(time_scale=1.0))
+    names = RunNames(re.match(r"run (m[a-z0-9]{4}):", str(err.value)).group(1))
+    assert cleanup.run_processes(names) == []
