@@ -63,6 +63,7 @@ _DEFAULTS = {
     "zipf_s": 1.2,
     "disorder": "none",
     "disorder_mean": 0.0,
+    "disorder_options": {},        # shape options of the model (sigma, alpha, burst_*)
     "generator": "keys",
     "file": None,
 }
@@ -125,7 +126,7 @@ def resolve_streams(cfg: dict) -> dict:
     >>> resolve_streams({"rates": 5})
     Traceback (most recent call last):
     ...
-    ValueError: streams.rates: unknown key; valid: count, disorder, disorder_mean, file, generator, key_domain, keys, nodes, rate, zipf_s
+    ValueError: streams.rates: unknown key; valid: count, disorder, disorder_mean, disorder_options, file, generator, key_domain, keys, nodes, rate, zipf_s
     """
     if not isinstance(cfg, dict):
         raise ValueError(f"streams: expected a table, got {type(cfg).__name__}")
@@ -144,6 +145,14 @@ def resolve_streams(cfg: dict) -> dict:
     out["zipf_s"] = _number("streams.zipf_s", out["zipf_s"], positive=True)
     out["disorder"] = _choice("streams.disorder", out["disorder"], tuple(sorted(MODELS)))
     out["disorder_mean"] = _number("streams.disorder_mean", out["disorder_mean"], positive=False)
+    if not isinstance(out["disorder_options"], dict):
+        raise ValueError(f"streams.disorder_options: expected a table, "
+                         f"got {out['disorder_options']!r}")
+    try:   # check the options now, not when the first stream is drawn
+        make_disorder(out["disorder"], out["disorder_mean"], np.random.default_rng(0),
+                      **out["disorder_options"])
+    except ValueError as err:
+        raise ValueError(f"streams.disorder_options: {err}") from None
     if out["count"] is None:
         out["count"] = 3 if gen == "keys" else 2
     out["count"] = _int("streams.count", out["count"], 1)
@@ -325,7 +334,7 @@ def generate_streams(streams_cfg: dict, stream_nodes: dict[str, int], duration: 
         data = _soccer_streams(cfg, names, stream_nodes, duration, seed, base_dir)
     for i, name in enumerate(names):
         draw = make_disorder(cfg["disorder"], cfg["disorder_mean"],
-                             np.random.default_rng(seeds[i][2]))
+                             np.random.default_rng(seeds[i][2]), **cfg["disorder_options"])
         tuples = data[name]
         delays = draw(len(tuples))
         data[name] = [t._replace(entered_at=t.ts + float(d)) for t, d in zip(tuples, delays)]

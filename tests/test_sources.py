@@ -159,3 +159,15 @@ def test_a_list_of_rates_skews_the_streams():
         resolve_streams({"count": 3, "rate": [1.0, 2.0]})
     with pytest.raises(ValueError, match=r"streams.rate\[1\]"):
         resolve_streams({"count": 2, "rate": [1.0, -2.0]})
+
+
+def test_disorder_options_reach_the_model_and_are_checked():
+    from spark_nodes.sources import generate_streams, resolve_streams
+
+    cfg = {"count": 1, "rate": 50.0, "disorder": "bursts", "disorder_mean": 0.0,
+           "disorder_options": {"burst_prob": 1.0, "burst_len": 1, "burst_delay": 2.0}}
+    data = generate_streams(cfg, {"R1": 1}, duration=2.0, seed=1)
+    assert all(t.entered_at - t.ts == pytest.approx(2.0) for t in data["R1"])
+    with pytest.raises(ValueError, match="streams.disorder_options: .*unknown option"):
+        resolve_streams({"disorder": "pareto", "disorder_mean": 1.0,
+                         "disorder_options": {"sigma": 2.0}})
