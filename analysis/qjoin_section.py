@@ -84,12 +84,13 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
         for p in params:
             v = row.get(p) if p in info.columns else None
             params[p].append(v if v is not None and not _isnan(v) else _spec_value(spec, p))
-    info["q_user_own"] = own_q
-    # The grid sweeps params.qjoin.q_user; every algorithm is judged at that Q_user.
-    if QUSER in info.columns:
-        info["q_user"] = pd.to_numeric(info[QUSER], errors="coerce")
-    else:
-        info["q_user"] = pd.to_numeric(pd.Series(own_q), errors="coerce").to_numpy()
+    info["q_user_own"] = pd.to_numeric(pd.Series(own_q), errors="coerce").to_numpy()
+    # A grid over params.qjoin.q_user judges every algorithm at that Q_user; runs from
+    # elsewhere are judged at their own (QJoin) or at every QJoin Q_user (baselines).
+    swept = pd.to_numeric(info[QUSER], errors="coerce") if QUSER in info.columns \
+        else pd.Series(np.nan, index=info.index)
+    own = np.where(info["algorithm"] == "qjoin", info["q_user_own"], np.nan)
+    info["q_user"] = np.where(swept.notna(), swept, own)
     for p, values in params.items():
         info[p] = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy()
     mem = pd.to_numeric(info.get("memory_mean_tuples"), errors="coerce")
@@ -100,7 +101,42 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
     if "join_latency_mean" not in info.columns or info["join_latency_mean"].isna().any():
         info["join_latency_mean"] = [_join_latency(d) if d is not None else math.nan
                                      for d in info["dir"]]
-    return info
+    return judge_baselines(info)
+
+
+def judge_baselines(info: pd.DataFrame) -> pd.DataFrame:
+    """Repeat every run without a Q_user (a baseline swept on its own) once per QJoin
+    Q_user, with ``recall_target_met_fraction`` recomputed from its recall per period.
+
+    >>> runs = pd.DataFrame({"algorithm": ["qjoin", "qjoin", "no-buffer"],
+    ...                      "q_user": [0.9, 0.99, np.nan], "q_user_own": [0.9, 0.99, 0.9],
+    ...                      "recall_per_period": [None, None, "[0.95, 0.98]"]})
+    >>> out = judge_baselines(runs)
+    >>> out[out.algorithm == "no-buffer"][["q_user", "recall_target_met_fraction"]].values.tolist()
+    [[0.9, 1.0], [0.99, 0.0]]
+    """
+    levels = sorted(set(info.loc[info["algorithm"] == "qjoin", "q_user"].dropna()))
+    todo = info["q_user"].isna()
+    if not levels or not todo.any():
+        out = info.copy()
+        out.loc[todo, "q_user"] = out.loc[todo, "q_user_own"]
+        return out
+    copies = []
+    for q in levels:
+        part = info[todo].copy()
+        part["q_user"] = q
+        if "recall_per_period" in part.columns:
+            part["recall_target_met_fraction"] = [_met(v, q) for v in part["recall_per_period"]]
+        copies.append(part)
+    return pd.concat([info[~todo], *copies], ignore_index=True)
+
+
+def _met(per_period, q: float) -> float:
+    values = json.loads(per_period) if isinstance(per_period, str) else per_period
+    if values is None:
+        return math.nan
+    r = np.array([v for v in values if v is not None], dtype=float)
+    return float((r >= q - 1e-12).mean()) if r.size else math.nan
 
 
 def _isnan(v) -> bool:
@@ -344,6 +380,9 @@ def kslack_table(info: pd.DataFrame) -> pd.DataFrame:
     k = info[info["algorithm"] == "k-slack"]
     rows = []
     for K, g in k.groupby("params.k-slack.K"):
+        # one row per seed: a grid over Q_user repeats the same K-slack run
+        g = g.groupby("seed")[["recall", "recall_period_min", "latency_mean",
+                               "join_latency_mean", "memory"]].mean().reset_index()
         row = {"K": K, "seeds": int(g["seed"].nunique())}
         for m in ("recall", "recall_period_min", "latency_mean", "join_latency_mean", "memory"):
             row[m], row[f"{m}_ci95"], _ = _mean_ci(g[m])
