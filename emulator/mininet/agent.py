@@ -104,8 +104,8 @@ class Agent:
         self.port = setup["port"]
         self.bytes_per_unit = setup["bytes_per_unit"]
         self.header_bytes = setup["header_bytes"]
-        self.epochs = [v.epoch_start for v in setup["views"]]
-        self.views = setup["views"]
+        self.views = pickle.loads(setup["views"])
+        self.epochs = [v.epoch_start for v in self.views]
         self.tuples = setup["tuples"]
         self.inbox: queue.Queue = queue.Queue()
         self.stopping = threading.Event()

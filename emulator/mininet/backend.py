@@ -90,7 +90,9 @@ def _setups(plan, programs, tuples_by_stream, views, names, opts) -> dict[int, d
     common = {"seed": plan.seed, "algorithm": plan.algorithm, "time_scale": opts.time_scale,
               "duration": plan.duration, "memory_interval": plan.memory_interval,
               "addresses": addresses, "port": opts.port, "bytes_per_unit": plan.bytes_per_unit,
-              "header_bytes": plan.header_bytes, "views": views}
+              "header_bytes": plan.header_bytes,
+              # One copy of the epoch views for all agents (a mobile run has many epochs).
+              "views": pickle.dumps(views, protocol=pickle.HIGHEST_PROTOCOL)}
     setups = {}
     for n, program in programs.items():
         try:
