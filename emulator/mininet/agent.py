@@ -93,7 +93,6 @@ class Agent:
     def __init__(self, node: int, ctl: socket.socket, setup: dict):
         self.node = node
         self.ctl = ctl
-        self.ctl_lock = threading.Lock()
         self.program = pickle.loads(setup["program"])
         self.seed = setup["seed"]
         self.algorithm = setup["algorithm"]
@@ -148,8 +147,8 @@ class Agent:
         self.inbox.put(("ctl", ("lost",), None))
 
     def tell(self, frame) -> None:
-        with self.ctl_lock:
-            send_frame(self.ctl, frame)
+        """Send a frame to the driver (only the main thread does)."""
+        send_frame(self.ctl, frame)
 
     # ------------------------------------------------------------------ events
     def schedule(self, vt: float, kind: str, payload) -> None:

@@ -92,7 +92,7 @@ class Emulation:
     ----------
     nodes, edges : the node ids and the undirected links to build.
     time_scale : wall seconds per virtual time unit.
-    seed : seeds the shapers' jitter and loss draws (shaper of node n: ``[seed, n]``).
+    seed : seeds the shapers' jitter and loss draws (node n's: ``seed * 1_000_003 + n``).
     shaping : ``"auto"`` (netem if the kernel has it, else TUN), ``"netem"`` or ``"tun"``.
     prefix : the run prefix (a fresh one by default).
     """
@@ -113,6 +113,7 @@ class Emulation:
         self.seed = int(seed)
         self.requested_shaping = shaping
         self.shaping: str | None = None
+        self.netem_probe: str | None = None   # what tc said when netem was tried
         self.names = RunNames(prefix or new_prefix())
         self.net = None
         self.hosts: dict[int, object] = {}
