@@ -113,6 +113,11 @@ def execute(plan, programs: dict, tuples_by_stream: dict,
     ``info`` carries the shaping mechanism, time scale, set-up/tear-down times and the
     kernel's bytes per link (``bytes_on_wire``) beside the ledger's bytes (``bytes``).
     """
+    if getattr(plan, "runtime", "inproc") != "inproc":
+        # The agents run the programs themselves; a Spark runtime here would be ignored.
+        raise ValueError(f"run.runtime: the mininet backend runs node programs in its "
+                         f"agents (runtime 'inproc'), got {plan.runtime!r}; for Spark on the "
+                         "emulated network use [mininet] spark_master / spark_workers")
     if os.geteuid() != 0:
         raise PermissionError("the mininet backend needs root (network namespaces, tc)")
     if options is None:

@@ -49,3 +49,11 @@ def test_spark_tasks_run_in_a_worker_host_and_cross_the_emulated_links(monkeypat
 def test_spark_options_are_checked():
     with pytest.raises(ValueError, match="mininet.spark_workers"):
         MininetOptions.from_table({"spark_workers": [1]})
+
+
+def test_a_spark_runtime_on_the_mininet_backend_is_refused_not_ignored():
+    from emulator import mininet
+
+    with pytest.raises(ValueError, match="run.runtime: the mininet backend runs node "
+                                         "programs in its agents"):
+        mininet.execute(line_plan(3), {}, {})
