@@ -4,7 +4,7 @@ Prints: messages per second between two agents three hops apart, the set-up and
 tear-down times of emulated runs with an agent on every node, and the largest node count
 (of those tried) that starts. Target: 50 nodes start and stop in under 30 s.
 
-    sudo /tmp/venv0/bin/python benchmarks/bench_mininet.py [--sizes 50 100] [--messages 3000]
+    sudo /tmp/venv0/bin/python benchmarks/bench_mininet.py [--sizes 50 100] [--messages 20000]
 """
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def start_stop(n: int) -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100])
-    parser.add_argument("--messages", type=int, default=3000)
+    parser.add_argument("--messages", type=int, default=20000)
     args = parser.parse_args(argv)
     rate = messages_per_second(args.messages)
     print(f"messages across 3 hops: {rate['messages']} in {rate['seconds']:.2f} s = "
