@@ -47,6 +47,8 @@ def test_summaries(runs):
     assert s["no-buffer"]["recall"] < 0.999            # the network did disorder the streams
     assert s["mp-k-slack"]["K_final"] > 0
     assert s["qjoin"]["hindsight_memory_tuples"] > 0
+    assert s["qjoin"]["memory_vs_hindsight_adapted"] > 0.5
+    assert len(s["qjoin"]["hindsight_tuples_per_period"]) == 3
 
 
 def test_report_section(runs, tmp_path):
