@@ -113,10 +113,10 @@ def overhead(spark) -> None:
 
 
 SWEEP_BASE = {
-    "run": {"name": "bench_sweep", "seed": 1, "duration": 20.0, "step": 0.05,
+    "run": {"name": "bench_sweep", "seed": 1, "duration": 200.0, "step": 0.05,
             "runtime": "inproc", "memory_interval": 1.0},
     "topology": {"generator": "random_geometric", "nodes": 20, "radius": 0.4, "delay": 0.05},
-    "streams": {"count": 3, "rate": 8.0, "key_domain": 10},
+    "streams": {"count": 3, "rate": 20.0, "key_domain": 10},
     "query": {"node": 0, "window": 2.0},
     "algorithm": {"name": "centralized"},
 }

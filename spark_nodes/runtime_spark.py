@@ -108,40 +108,57 @@ def _gc_paused():
 
 
 # Events travel as plain tuples: pickling a NamedTuple goes through a Python-level
-# ``__getnewargs__`` per object (measured 3.6 us per event, against 0.8 us as plain tuples).
-_PLAIN, _STREAM_TUPLE, _MESSAGE = 0, 1, 2
+# ``__getnewargs__`` per object (measured: 3.5 us per event against 2.1 us packed).
+# Payloads that are a StreamTuple, a Message or a tuple of StreamTuples (data messages) are
+# flattened the same way; any other payload is pickled as it is. (Outputs are pickled as
+# they are: packing them measured no faster once the garbage collector is paused.)
+_PLAIN, _STREAM_TUPLE, _MESSAGE, _TUPLE_BATCH = 0, 1, 2, 3
+
+
+def _pack(payload):
+    cls = type(payload)
+    if cls is StreamTuple:
+        return _STREAM_TUPLE, tuple(payload)
+    if cls is Message:
+        return _MESSAGE, (*payload[:-1], _pack(payload[-1]))
+    if cls is tuple and payload and all(type(p) is StreamTuple for p in payload):
+        return _TUPLE_BATCH, [tuple(p) for p in payload]
+    return _PLAIN, payload
+
+
+def _unpack(packed, new=tuple.__new__):
+    tag, body = packed
+    if tag == _PLAIN:
+        return body
+    if tag == _STREAM_TUPLE:
+        return new(StreamTuple, body)
+    if tag == _TUPLE_BATCH:
+        return tuple([new(StreamTuple, p) for p in body])
+    return new(Message, (*body[:-1], _unpack(body[-1])))
 
 
 def encode_events(events) -> bytes:
     """Pickle a list of :class:`~spark_nodes.program.Event` compactly.
 
-    >>> from spark_nodes.program import Event, TUPLE, TIMER
+    >>> from emulator.messages import Message
+    >>> from spark_nodes.program import Event, TUPLE, TIMER, DELIVER
     >>> from spark_nodes.tuples import StreamTuple
-    >>> evs = [Event(0.5, 1, TUPLE, StreamTuple("R1", 0, 0.5, 3, None, None, 2)),
-    ...        Event(0.7, 2, TIMER, "tick")]
+    >>> t = StreamTuple("R1", 0, 0.5, 3, None, None, 2)
+    >>> evs = [Event(0.5, 1, TUPLE, t), Event(0.7, 2, TIMER, "tick"),
+    ...        Event(0.8, 3, DELIVER, Message(4, "data", 2, 0, 0.1, 1.0, 56, (t,)))]
     >>> decode_events(encode_events(evs)) == evs
     True
     """
-    rows = []
-    for time, order, kind, payload in events:
-        cls = type(payload)
-        if cls is StreamTuple:
-            rows.append((time, order, kind, _STREAM_TUPLE, tuple(payload)))
-        elif cls is Message:
-            rows.append((time, order, kind, _MESSAGE, tuple(payload)))
-        else:
-            rows.append((time, order, kind, _PLAIN, payload))
-    return _dumps(rows)
+    return _dumps([(time, order, kind, _pack(payload))
+                   for time, order, kind, payload in events])
 
 
 def decode_events(blob) -> list:
     """The events :func:`encode_events` packed."""
     new = tuple.__new__
-    classes = {_STREAM_TUPLE: StreamTuple, _MESSAGE: Message}
     with _gc_paused():
-        return [new(Event, (time, order, kind,
-                            payload if tag == _PLAIN else new(classes[tag], payload)))
-                for time, order, kind, tag, payload in pickle.loads(blob)]
+        return [new(Event, (time, order, kind, _unpack(payload)))
+                for time, order, kind, payload in pickle.loads(blob)]
 
 
 def _input_arrow_schema():
