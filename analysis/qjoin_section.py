@@ -105,10 +105,15 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
 
 
 def judge_baselines(info: pd.DataFrame) -> pd.DataFrame:
-    """Repeat every run without a Q_user (a baseline swept on its own) once per QJoin
-    Q_user, with ``recall_target_met_fraction`` recomputed from its recall per period.
+    """Judge every baseline at every QJoin ``Q_user``.
 
-    >>> runs = pd.DataFrame({"algorithm": ["qjoin", "qjoin", "no-buffer"],
+    A run without a ``Q_user`` (a baseline swept on its own) is repeated once per QJoin
+    ``Q_user``; baselines get ``recall_target_met_fraction`` at their row's ``Q_user``
+    from their recall per period (when the summary has it); repeats of one
+    run at one ``Q_user`` (a grid over ``L``) are dropped.
+
+    >>> runs = pd.DataFrame({"run_id": ["a", "b", "c"],
+    ...                      "algorithm": ["qjoin", "qjoin", "no-buffer"],
     ...                      "q_user": [0.9, 0.99, np.nan], "q_user_own": [0.9, 0.99, 0.9],
     ...                      "recall_per_period": [None, None, "[0.95, 0.98]"]})
     >>> out = judge_baselines(runs)
@@ -120,15 +125,25 @@ def judge_baselines(info: pd.DataFrame) -> pd.DataFrame:
     if not levels or not todo.any():
         out = info.copy()
         out.loc[todo, "q_user"] = out.loc[todo, "q_user_own"]
-        return out
-    copies = []
-    for q in levels:
-        part = info[todo].copy()
-        part["q_user"] = q
-        if "recall_per_period" in part.columns:
-            part["recall_target_met_fraction"] = [_met(v, q) for v in part["recall_per_period"]]
-        copies.append(part)
-    return pd.concat([info[~todo], *copies], ignore_index=True)
+    else:
+        copies = []
+        for q in levels:
+            part = info[todo].copy()
+            part["q_user"] = q
+            copies.append(part)
+        out = pd.concat([info[~todo], *copies], ignore_index=True)
+    # Baselines are judged at the Q_user of their row, from their recall per period.
+    if "recall_per_period" in out.columns:
+        other = (out["algorithm"] != "qjoin") & out["recall_per_period"].notna()
+    else:
+        other = pd.Series(False, index=out.index)
+    if other.any():
+        out.loc[other, "recall_target_met_fraction"] = [
+            _met(v, q) for v, q in zip(out.loc[other, "recall_per_period"],
+                                       out.loc[other, "q_user"])]
+    # A grid repeats a baseline's run for every value of QJoin's parameters: once per
+    # Q_user is enough (seeds, not repeats, make the confidence intervals).
+    return out.drop_duplicates(["run_id", "q_user"]).reset_index(drop=True)
 
 
 def _met(per_period, q: float) -> float:
