@@ -207,19 +207,24 @@ def build_session(master: str = "local[*]", app_name: str = "testbed",
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
-    if active is not None:
-        if active.sparkContext.master != master:
-            raise SparkSetupError(f"a SparkSession on {active.sparkContext.master} is already "
-                                  f"running in this process; stop it before using {master}")
+    if active is not None and active.sparkContext.master == master:
         return active
+    if check:   # the master first: the quickest check, and a wrong URL is the likeliest
+        check_master(master, timeout=timeout)
+    if active is not None:
+        raise SparkSetupError(f"a SparkSession on {active.sparkContext.master} is already "
+                              f"running in this process; stop it before using {master}")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if check:
         check_java()
         if master_kind(master) == "local" or _is_loopback_master(master):
             check_python(os.environ["PYSPARK_PYTHON"])
-        check_master(master, timeout=timeout)
     builder = (SparkSession.builder.master(master).appName(app_name)
                .config("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+               # Commit a step by appending a changelog instead of checkpointing RocksDB
+               # every micro-batch (one micro-batch is one emulation step).
+               .config("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled",
+                       "true")
                .config("spark.sql.shuffle.partitions", str(partitions or _cores(master)))
                .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
                # An idle streaming query polls its source every pollingDelay: 10 ms (the
