@@ -85,6 +85,7 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
             v = row.get(p) if p in info.columns else None
             params[p].append(v if v is not None and not _isnan(v) else _spec_value(spec, p))
     info["q_user_own"] = pd.to_numeric(pd.Series(own_q), errors="coerce").to_numpy()
+    info["scenario"] = [scenario(spec) for spec in specs]
     # A grid over params.qjoin.q_user judges every algorithm at that Q_user; runs from
     # elsewhere are judged at their own (QJoin) or at every QJoin Q_user (baselines).
     swept = pd.to_numeric(info[QUSER], errors="coerce") if QUSER in info.columns \
@@ -102,6 +103,21 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
         info["join_latency_mean"] = [_join_latency(d) if d is not None else math.nan
                                      for d in info["dir"]]
     return judge_baselines(info)
+
+
+def scenario(spec: dict) -> str:
+    """What disorders the streams: the network alone, or also a source delay model.
+
+    >>> scenario({"streams": {"disorder": "pareto", "disorder_mean": 0.5}})
+    'network + pareto delays (mean 0.5)'
+    >>> scenario({})
+    'network'
+    """
+    streams = spec.get("streams", {})
+    model = streams.get("disorder", "none")
+    if model in (None, "none"):
+        return "network"
+    return f"network + {model} delays (mean {streams.get('disorder_mean', 0):g})"
 
 
 def judge_baselines(info: pd.DataFrame) -> pd.DataFrame:
@@ -209,8 +225,10 @@ def summary_table(info: pd.DataFrame) -> pd.DataFrame:
                "memory_vs_hindsight", "q_estimate_error_mean"]
     info = info.assign(variant=[_variant(r) for _, r in info.iterrows()])
     rows = []
-    for (variant, q), g in info.groupby(["variant", "q_user"], dropna=False, sort=True):
-        row = {"variant": variant, "q_user": q, "seeds": int(g["seed"].nunique())}
+    for (scn, variant, q), g in info.groupby(["scenario", "variant", "q_user"], dropna=False,
+                                             sort=True):
+        row = {"scenario": scn, "variant": variant, "q_user": q,
+               "seeds": int(g["seed"].nunique())}
         for m in metrics:
             if m in g.columns:
                 mean, ci, _ = _mean_ci(g[m])
@@ -247,11 +265,14 @@ def reductions(info: pd.DataFrame) -> pd.DataFrame:
     mp = info[info["algorithm"] == "mp-k-slack"]
     if q.empty or mp.empty:
         return pd.DataFrame()
-    mp_by_seed = mp.groupby("seed")[["latency_mean", "join_latency_mean", "memory"]].mean()
+    mp_by_seed = mp.groupby(["scenario", "seed"])[["latency_mean", "join_latency_mean",
+                                                    "memory"]].mean()
     rows = []
-    for (L, qu), g in q.groupby(["params.qjoin.L", "q_user"], dropna=False):
-        paired = g.join(mp_by_seed, on="seed", rsuffix="_mp", how="inner")
-        row = {"L": L, "q_user": qu, "pairs": len(paired)}
+    for (scn, L, qu), g in q.groupby(["scenario", "params.qjoin.L", "q_user"], dropna=False):
+        paired = g.join(mp_by_seed, on=["scenario", "seed"], rsuffix="_mp", how="inner")
+        if paired.empty:
+            continue
+        row = {"scenario": scn, "L": L, "q_user": qu, "pairs": len(paired)}
         for name, col in (("latency", "latency_mean"), ("join_latency", "join_latency_mean"),
                           ("memory", "memory")):
             red = 1 - paired[col] / paired[f"{col}_mp"]
@@ -266,8 +287,8 @@ def claims_html(red: pd.DataFrame) -> str:
         return "<p>No QJoin and MP-K-slack runs to compare.</p>"
     red = red[red["q_user"] >= 0.85 - 1e-9]
     rows = []
-    for _, r in red.sort_values(["L", "q_user"]).iterrows():
-        cells = [f"{r['L']:g}", f"{r['q_user']:g}", str(int(r["pairs"]))]
+    for _, r in red.sort_values(["scenario", "L", "q_user"]).iterrows():
+        cells = [_e(r["scenario"]), f"{r['L']:g}", f"{r['q_user']:g}", str(int(r["pairs"]))]
         for kind, col in (("latency", "latency_reduction"),
                           ("latency", "join_latency_reduction"), ("memory", "memory_reduction")):
             lo, hi = CLAIMS[kind]
@@ -276,7 +297,7 @@ def claims_html(red: pd.DataFrame) -> str:
             cells.append(f"{_fmt(100 * v, 100 * r[col + '_ci95'], 3)} % "
                          f"(claim {claim_range(kind)}; gap {100 * gap:+.0f} pts)")
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    head = ("<tr><th>L</th><th>Q_user</th><th>seeds</th><th>latency reduction, end to "
+    head = ("<tr><th>disorder</th><th>L</th><th>Q_user</th><th>seeds</th><th>latency reduction, end to "
             "end</th><th>latency reduction at the join node</th><th>memory reduction"
             "</th></tr>")
     return f"<table>{head}{''.join(rows)}</table>"
@@ -521,16 +542,19 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     tables.mkdir(parents=True, exist_ok=True)
     everything = run_info(runs, run_dirs)
     # Figure 2 varies P, b, g (and L); every other view keeps QJoin at the usual values
-    info = at_usual_settings(everything)
+    compared = at_usual_settings(everything)
+    # figures show the most common disorder scenario; tables show every scenario
+    main = compared["scenario"].mode().iloc[0]
+    info = compared[compared["scenario"] == main]
     rel = (lambda p: p.relative_to(out_dir).as_posix())
     parts = ["<p>QJoin family: a two-stream window join at the join node of tuples that "
              "crossed the emulated network; means over seeds with 95 % confidence "
              "intervals. Memory is the testbed's count of buffered tuples (Spark's join: "
-             "its own state rows).</p>"]
-    summary = summary_table(info)
+             f"its own state rows). Figures: disorder scenario <i>{_e(main)}</i>.</p>"]
+    summary = summary_table(compared)
     summary.to_csv(tables / f"{PREFIX}_summary.csv", index=False)
     parts.append("<h3>Overview</h3>" + _html_table(summary, [
-        "variant", "q_user", "seeds", "recall", "recall_target_met_fraction",
+        "scenario", "variant", "q_user", "seeds", "recall", "recall_target_met_fraction",
         "latency_mean", "join_latency_mean", "memory", "memory_peak_tuples",
         "memory_vs_hindsight"]))
     fig2 = figure_sensitivity(everything, out_dir)
@@ -549,7 +573,7 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     if fig4 is not None:
         parts.append("<h3>Figure 4 — memory (and recall) vs Q_user</h3>"
                      f"<img src='{rel(fig4)}' alt='figure 4'>")
-    red = reductions(info)
+    red = reductions(compared)
     if not red.empty:
         red.to_csv(tables / f"{PREFIX}_reductions_vs_mpkslack.csv", index=False)
     parts.append("<h3>QJoin vs MP-K-slack (paired by seed) beside the source's claims</h3>"
