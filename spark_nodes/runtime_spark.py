@@ -32,9 +32,10 @@ Running on a cluster
 ``SparkRuntime(master="spark://host:7077")`` (``testbed run SPEC --runtime spark
 --spark-master spark://host:7077``) runs the node programs on the cluster's executors.
 The inbox and checkpoint directories must then be on a file system the executors share
-with the driver (``work_dir=``, e.g. NFS or HDFS mount); on one machine any local
-directory works. ``PYSPARK_PYTHON`` must name an interpreter with this project installed
-on every worker.
+with the driver (``work_dir=``, or the ``TESTBED_SPARK_DIR`` environment variable, e.g.
+an NFS mount); on one machine the system temp folder works. ``PYSPARK_PYTHON`` must name
+an interpreter with this project installed, of the driver's Python version, on every
+worker.
 
 Example
 -------
@@ -244,8 +245,8 @@ class SparkRuntime:
     partitions : int, optional
         State partitions (``spark.sql.shuffle.partitions``); default: the master's cores.
     work_dir : str, optional
-        Where the inbox and checkpoint directories go (default: the system temp dir); on a
-        cluster, a directory every executor sees.
+        Where the inbox and checkpoint directories go (default: ``$TESTBED_SPARK_DIR``,
+        else the system temp folder); on a cluster, a folder every executor sees.
     timeout : float
         Seconds to wait for a cluster master / first executor before failing.
     spark : SparkSession, optional
@@ -258,7 +259,7 @@ class SparkRuntime:
                  work_dir: str | None = None, timeout: float = 30.0, spark=None):
         self.master = "local[*]" if master is None else master
         self.partitions = partitions
-        self.work_dir = work_dir
+        self.work_dir = os.environ.get("TESTBED_SPARK_DIR") if work_dir is None else work_dir
         self.timeout = timeout
         self._spark = spark
         self._query = None

@@ -201,3 +201,14 @@ def test_programs_are_not_shared_with_the_caller(spark):
     runtime.close()
     assert out[1].memory == (1, 40)
     assert progs[1].buffer == before
+
+
+def test_work_folder_from_the_environment_is_removed_on_close(spark, tmp_path, monkeypatch):
+    monkeypatch.setenv("TESTBED_SPARK_DIR", str(tmp_path))
+    runtime = SparkRuntime(spark=spark)
+    runtime.open(Plan(), {1: Gossip(2)})
+    made = list(tmp_path.iterdir())
+    assert len(made) == 1 and made[0].name.startswith("testbed-spark-")
+    assert (made[0] / "inbox").is_dir()
+    runtime.close()
+    assert list(tmp_path.iterdir()) == []
