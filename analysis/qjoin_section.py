@@ -543,6 +543,10 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     everything = run_info(runs, run_dirs)
     # Figure 2 varies P, b, g (and L); every other view keeps QJoin at the usual values
     compared = at_usual_settings(everything)
+    # the same configuration and seed from several sweeps (a sensitivity sweep's default
+    # point) counts once
+    compared = compared.drop_duplicates(["scenario", "algorithm", "params.qjoin.L",
+                                         "params.k-slack.K", "q_user", "seed"])
     # figures show the most common disorder scenario; tables show every scenario
     main = compared["scenario"].mode().iloc[0]
     info = compared[compared["scenario"] == main]
