@@ -336,6 +336,7 @@ def figure_vs_quser(info: pd.DataFrame, out_dir: Path, metrics: list[tuple[str, 
 def figure_sensitivity(info: pd.DataFrame, out_dir: Path) -> Path | None:
     """Figure 2: QJoin's mean memory vs each of P, L, b, g that the runs vary."""
     q = info[info["algorithm"] == "qjoin"]
+    q = q.drop_duplicates(["scenario", "q_user", *SENSITIVITY, "seed"])
     varied = [p for p in SENSITIVITY if q[p].nunique() > 1]
     if not varied:
         return None
