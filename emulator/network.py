@@ -1,8 +1,9 @@
 """Least-cost routing over a time-varying topology.
 
 A :class:`Network` turns :class:`topologies.Dynamics` into one :class:`NetView` per epoch:
-all-pairs least path costs (networkx's Floyd–Warshall on numpy) and next hops. Views are
-built lazily and cached, so a run pays only for the epochs its messages touch.
+least path costs and next hops from networkx's Dijkstra, one tree per destination, built
+when first asked for. Views are built lazily and cached too, so a run pays only for the
+epochs and destinations its messages touch.
 
 Example
 -------
@@ -40,48 +41,44 @@ class Link:
 class NetView:
     """A frozen, picklable snapshot of routing at one epoch.
 
-    ``dist[i, j]`` is the least path cost between ``nodes[i]`` and ``nodes[j]`` (inf where
-    unreachable); ``next_hop[i, j]`` the index of the first node on that path (-1 where
-    none). Dead nodes neither send, receive nor forward.
+    Least-cost trees are computed lazily, one per destination (networkx Dijkstra on the
+    usable links), and cached: traffic usually goes to a few destinations, so an epoch
+    costs a few shortest-path trees rather than all pairs. Dead nodes neither send,
+    receive nor forward. Ties between equal-cost next hops go to the smaller node id.
     """
 
-    def __init__(self, epoch_start, nodes, alive, dist, next_hop, links):
+    def __init__(self, epoch_start, graph: nx.Graph, alive: dict, links: dict):
         self.epoch_start = float(epoch_start)
-        self.nodes = tuple(nodes)
-        self._index = {u: i for i, u in enumerate(self.nodes)}
-        self._alive = np.asarray(alive, dtype=bool)
-        self.dist = dist
-        self.next_hop_index = next_hop
+        self.nodes = tuple(sorted(graph.nodes))
+        self._graph = graph
+        self._alive_map = alive
         self._links = links
-        # Plain-Python tables for the transport's per-hop lookups (numpy scalar indexing
-        # costs more than the rest of a hop).
-        ids = np.asarray(self.nodes + (-1,))
-        self._next_rows = {u: dict(zip(self.nodes, ids[next_hop[i]].tolist()))
-                           for i, u in enumerate(self.nodes)}
-        self._alive_map = dict(zip(self.nodes, self._alive.tolist()))
+        self._trees: dict[int, tuple[dict, dict]] = {}
 
     @classmethod
     def from_graph(cls, graph: nx.Graph, epoch_start: float = 0.0) -> "NetView":
-        """Compute the view of ``graph`` (edge attrs as in :data:`LINK_DEFAULTS`, plus
-        ``up``; node attr ``alive``, default True)."""
-        nodes = sorted(graph.nodes)
-        alive = [bool(graph.nodes[u].get("alive", True)) for u in nodes]
-        dead = {u for u, ok in zip(nodes, alive) if not ok}
-        edges = [(u, v, d) for u, v, d in graph.edges(data=True)
-                 if d.get("up", True) and u not in dead and v not in dead]
-        if len(edges) != graph.number_of_edges():
-            # Routing must not see links that are down or touch a dead node.
-            graph = nx.Graph()
-            graph.add_nodes_from(nodes)
-            graph.add_edges_from(edges)
-        dist = nx.floyd_warshall_numpy(graph, nodelist=nodes, weight="cost")
-        adjacency = nx.to_numpy_array(graph, nodelist=nodes, weight="cost", nonedge=np.inf)
-        next_hop = _next_hops(adjacency, dist)
+        """The view of ``graph`` (edge attrs as in :data:`LINK_DEFAULTS`, plus ``up``;
+        node attr ``alive``, default True)."""
+        alive = {u: bool(graph.nodes[u].get("alive", True)) for u in graph.nodes}
+        usable = nx.Graph()
+        usable.add_nodes_from(sorted(graph.nodes))
         links = {}
-        for u, v, d in edges:
-            link = Link(*(float(d.get(k, LINK_DEFAULTS[k])) for k in LINK_DEFAULTS))
-            links[(u, v)] = links[(v, u)] = link
-        return cls(epoch_start, nodes, alive, dist, next_hop, links)
+        for u, v, d in graph.edges(data=True):
+            if d.get("up", True) and alive[u] and alive[v]:
+                link = Link(*(float(d.get(k, LINK_DEFAULTS[k])) for k in LINK_DEFAULTS))
+                usable.add_edge(u, v, cost=link.cost)
+                links[(u, v)] = links[(v, u)] = link
+        return cls(epoch_start, usable, alive, links)
+
+    def _tree(self, dst: int) -> tuple[dict, dict]:
+        """``(distance to dst, next hop towards dst)`` for every node that reaches ``dst``."""
+        tree = self._trees.get(dst)
+        if tree is None:
+            pred, dist = nx.dijkstra_predecessor_and_distance(self._graph, dst, weight="cost")
+            towards = {u: min(p) for u, p in pred.items() if p}
+            towards[dst] = dst
+            tree = self._trees[dst] = (dist, towards)
+        return tree
 
     def alive(self, u: int) -> bool:
         """Whether node ``u`` is up in this epoch."""
@@ -89,28 +86,29 @@ class NetView:
 
     def cost(self, u: int, v: int) -> float:
         """Least path cost from ``u`` to ``v`` (0 for u == v, inf if unreachable)."""
-        return float(self.dist[self._index[u], self._index[v]])
+        return float(self._tree(v)[0].get(u, math.inf))
 
     def cost_matrix(self, nodes) -> np.ndarray:
         """``W[i][j]`` = least path cost between ``nodes[i]`` and ``nodes[j]``."""
-        idx = [self._index[u] for u in nodes]
-        return self.dist[np.ix_(idx, idx)].copy()
+        nodes = list(nodes)
+        w = np.empty((len(nodes), len(nodes)))
+        for j, v in enumerate(nodes):
+            dist = self._tree(v)[0]
+            w[:, j] = [dist.get(u, math.inf) for u in nodes]
+        return w
 
     def next_hop(self, u: int, v: int) -> int | None:
         """The neighbour of ``u`` on the least-cost path to ``v``, or None."""
-        nxt = self._next_rows[u][v]
-        return None if nxt < 0 else nxt
+        return self._tree(v)[1].get(u)
 
     def path(self, u: int, v: int) -> list[int]:
         """Nodes on the least-cost path from ``u`` to ``v`` ([] if unreachable)."""
-        if u == v:
-            return [u]
+        towards = self._tree(v)[1]
+        if u not in towards:
+            return []
         path = [u]
         while path[-1] != v:
-            nxt = self.next_hop(path[-1], v)
-            if nxt is None:
-                return []
-            path.append(nxt)
+            path.append(towards[path[-1]])
         return path
 
     def hops(self, u: int, v: int) -> int:
@@ -123,29 +121,10 @@ class NetView:
 
     def center(self, targets) -> int:
         """The live node with the least sum of path costs to ``targets`` (ties: smaller id)."""
-        idx = [self._index[t] for t in targets]
-        totals = self.dist[:, idx].sum(axis=1)
-        totals = np.where(self._alive, totals, np.inf)
-        return self.nodes[int(np.argmin(totals))]
-
-
-def _next_hops(adjacency: np.ndarray, dist: np.ndarray) -> np.ndarray:
-    """First hop (as an index) of a least-cost path for every pair: the neighbour ``w``
-    of ``u`` minimising ``cost(u, w) + dist[w, v]`` (ties: the smaller index); -1 where
-    there is no path, ``u`` itself on the diagonal."""
-    n = len(dist)
-    next_hop = np.full((n, n), -1, dtype=np.int32)
-    np.fill_diagonal(adjacency, np.inf)   # a node is not its own neighbour
-    for i in range(n):
-        nbrs = np.flatnonzero(np.isfinite(adjacency[i]))
-        if nbrs.size == 0:
-            continue
-        via = adjacency[i, nbrs][:, None] + dist[nbrs, :]
-        best = np.argmin(via, axis=0)
-        reachable = np.isfinite(via[best, np.arange(n)])
-        next_hop[i] = np.where(reachable, nbrs[best], -1)
-        next_hop[i, i] = i
-    return next_hop
+        trees = [self._tree(t)[0] for t in targets]
+        totals = [(sum(d.get(u, math.inf) for d in trees), u)
+                  for u in self.nodes if self._alive_map[u]]
+        return min(totals)[1]
 
 
 class Network:
