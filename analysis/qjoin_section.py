@@ -320,7 +320,7 @@ def figure_vs_quser(info: pd.DataFrame, out_dir: Path, metrics: list[tuple[str, 
     if data.empty:
         return None
     styles = plots.algorithm_styles(ALGORITHMS)
-    fig, axes = plots._figure(1, len(metrics), size=(5.0 * len(metrics), 3.4))
+    fig, axes = plots._figure(1, len(metrics), size=(5.6 * len(metrics), 3.4))
     for ax, (metric, label) in zip(axes[0], metrics):
         for k, (variant, g) in enumerate(data.assign(
                 variant=[_variant(r) for _, r in data.iterrows()]).groupby("variant")):
@@ -329,7 +329,7 @@ def figure_vs_quser(info: pd.DataFrame, out_dir: Path, metrics: list[tuple[str, 
             _line(ax, None, groups, variant, styles.get(alg, styles["qjoin"]),
                   plots._LINESTYLES[k % len(plots._LINESTYLES)])
         plots._style_axes(ax, "Q_user", label, title)
-        plots._legend(ax, fontsize=7)
+    plots._legend(axes[0, -1], fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return plots.save(fig, out_dir / "figures", f"{PREFIX}_{stem}")
 
 
