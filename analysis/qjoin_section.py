@@ -328,6 +328,8 @@ def figure_vs_quser(info: pd.DataFrame, out_dir: Path, metrics: list[tuple[str, 
             groups = {q: gg[metric] for q, gg in g.groupby("q_user")}
             _line(ax, None, groups, variant, styles.get(alg, styles["qjoin"]),
                   plots._LINESTYLES[k % len(plots._LINESTYLES)])
+        if metric == "memory":     # Spark's state rows sit an order of magnitude above
+            ax.set_yscale("log")
         plots._style_axes(ax, "Q_user", label, title)
     plots._legend(axes[0, -1], fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return plots.save(fig, out_dir / "figures", f"{PREFIX}_{stem}")
