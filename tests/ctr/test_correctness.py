@@ -9,7 +9,7 @@ delay, so no tuple is late. At the end no ATR/CTR host holds anything: every bat
 completed and every stored copy was dropped after its last probe.
 """
 import numpy as np
-from conftest import make_plan, make_streams, run_plan
+from .ctr_harness import make_plan, make_streams, run_plan
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -1,7 +1,7 @@
 """Overhead against Theorems B and D, master switch and segment adaptation."""
 import numpy as np
 import pytest
-from conftest import make_plan, make_streams, run_plan
+from .ctr_harness import make_plan, make_streams, run_plan
 
 from spark_nodes import registry
 from spark_nodes.tuples import StreamTuple

@@ -4,7 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
-from conftest import make_plan, make_streams, run_plan
+from .ctr_harness import make_plan, make_streams, run_plan
 
 from spark_nodes import registry
 from spark_nodes.ctr.atr import AtrRouter

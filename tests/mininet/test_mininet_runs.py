@@ -4,7 +4,7 @@ import json
 import pytest
 
 import experiments
-from conftest import smoke_spec
+from .mininet_specs import smoke_spec
 
 pytestmark = pytest.mark.mininet
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import experiments
-from conftest import smoke_spec
+from .mininet_specs import smoke_spec
 
 pytestmark = [pytest.mark.mininet, pytest.mark.spark, pytest.mark.slow]
 

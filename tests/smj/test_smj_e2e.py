@@ -1,6 +1,4 @@
 """End to end: SMJ specs through experiments.run / sweep and the report section."""
-import json
-import math
 
 import pandas as pd
 import pytest

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from emulator.network import NetView
-from smj_minidriver import algorithm, make_plan, make_tuples, run_algorithm
+from .smj_minidriver import algorithm, make_plan, make_tuples, run_algorithm
 
 VARIANTS = [("smj-e", {}), ("smj-h", {}), ("smj-h", {"filter": "product"}),
             ("smj-h", {"lookahead": 2}),

@@ -7,8 +7,8 @@ import pytest
 
 from spark_nodes.smj.lottery import LotteryCounters
 from spark_nodes.smj.orders import OrderProblem, smje, smjh
-from smj_minidriver import algorithm, make_plan, make_tuples, run_algorithm
-from test_smj_exact import random_net
+from .smj_minidriver import algorithm, make_plan, make_tuples, run_algorithm
+from .test_smj_exact import random_net
 
 
 def brute_force(p):

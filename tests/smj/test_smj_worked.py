@@ -7,7 +7,7 @@ from emulator.network import NetView
 from spark_nodes.smj.orders import (OrderProblem, hop_greedy, mask_filter, product_filter,
                                     smje, smjh)
 from spark_nodes.tuples import StreamTuple
-from smj_minidriver import make_plan, run_algorithm
+from .smj_minidriver import make_plan, run_algorithm
 
 # sites 1, 2, 3 are indices 0, 1, 2; the query node (index 3) is not used (no final hop)
 W = np.array([[0, 18, 25, 0], [18, 0, 20, 0], [25, 20, 0, 0], [0, 0, 0, 0]], float)

@@ -11,7 +11,7 @@ import time
 import pandas as pd
 import pytest
 
-from conftest import kill_tree
+from .standalone_cluster import kill_tree
 from experiments.runner import run
 from experiments.store import is_complete
 
@@ -154,7 +154,7 @@ def test_sweep_survives_a_killed_worker(standalone, tmp_path):
 
 
 def test_master_without_workers_fails_within_the_timeout(tmp_path):
-    from conftest import Standalone
+    from .standalone_cluster import Standalone
 
     lonely = Standalone(tmp_path)
     try:
