@@ -4,7 +4,7 @@ Prints: messages per second between two agents three hops apart, the set-up and
 tear-down times of emulated runs with an agent on every node, and the largest node count
 (of those tried) that starts. Target: 50 nodes start and stop in under 30 s.
 
-    sudo /tmp/venv0/bin/python benchmarks/bench_mininet.py [--sizes 50 100] [--messages 20000]
+    sudo .venv/bin/python benchmarks/bench_mininet.py [--sizes 50 100] [--messages 20000]
 """
 from __future__ import annotations
 

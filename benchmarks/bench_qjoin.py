@@ -19,7 +19,7 @@ Spark's time excludes starting the session (and counts the time of writing its i
 files). Targets: >= 1e6 tuples/s for the in-process equality join; the distance join
 at least as fast as Spark's.
 
-Run: ``PYSPARK_PYTHON=/tmp/venv0/bin/python python benchmarks/bench_qjoin.py``
+Run: ``PYSPARK_PYTHON=.venv/bin/python .venv/bin/python benchmarks/bench_qjoin.py``
 (``--no-spark`` for the in-process part only, ``--tuples 100000`` for a quick look).
 """
 from __future__ import annotations

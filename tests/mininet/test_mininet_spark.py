@@ -1,5 +1,6 @@
 """Spark on the emulated network: executors run inside the hosts, traffic crosses links."""
 import os
+import sys
 
 import pytest
 
@@ -24,7 +25,7 @@ def line_plan(n):
 
 def test_spark_tasks_run_in_a_worker_host_and_cross_the_emulated_links(monkeypatch):
     monkeypatch.setenv("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON",
-                                                        "/tmp/venv0/bin/python"))
+                                                        sys.executable))
     options = MininetOptions.from_table({"spark_master": 0, "spark_workers": [2]})
     with emulated_spark(line_plan(3), options) as cluster:
         em = cluster.em

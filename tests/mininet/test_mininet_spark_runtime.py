@@ -1,5 +1,6 @@
 """The spark runtime with its executors on emulated nodes gives the in-process results."""
 import os
+import sys
 
 import pandas as pd
 import pytest
@@ -11,7 +12,7 @@ pytestmark = [pytest.mark.mininet, pytest.mark.spark, pytest.mark.slow]
 
 
 def test_spark_runtime_on_an_emulated_cluster_equals_inproc(tmp_path, monkeypatch):
-    monkeypatch.setenv("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "/tmp/venv0/bin/python"))
+    monkeypatch.setenv("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", sys.executable))
     spec = smoke_spec(**{"run.backend": "simpy", "run.duration": 1.0,
                          "algorithm.name": "centralized"})
     spec["mininet"] = {"spark_master": 0, "spark_workers": [4]}

@@ -1,6 +1,7 @@
 """Spark's built-in stream-stream join on an arrival sequence (real local Spark)."""
 import math
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def spark():
     """One embedded session for the module (its start dominates the run time)."""
-    os.environ.setdefault("PYSPARK_PYTHON", "/tmp/venv0/bin/python")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from spark_nodes.spark_session import build_session
 
     return build_session("local[1]")
