@@ -246,23 +246,30 @@ def count_groups(tuples_by_stream: Mapping[str, Sequence[StreamTuple]], windows:
     return total
 
 
-def _count_equality(tuples_by_stream, windows) -> int:
-    streams = list(tuples_by_stream)
-    w = check_query(streams, windows, "equality", None)
-    cols = {"ts": [], "stream": [], "seq": [], "key": []}
+def _checked(tuples_by_stream):
+    """Yield ``(stream index, tuple)``; a tuple under the wrong stream or a repeated
+    ``(stream, seq)`` is an error."""
     seen = set()
-    for i, s in enumerate(streams):
+    for i, s in enumerate(tuples_by_stream):
         for t in tuples_by_stream[s]:
             if t.stream != s:
                 raise ValueError(f"tuple {t.stream}:{t.seq} listed under stream {s!r}")
             if (s, t.seq) in seen:
                 raise ValueError(f"duplicate tuple {s}:{t.seq}")
             seen.add((s, t.seq))
-            if t.key is not None:
-                cols["ts"].append(t.ts)
-                cols["stream"].append(i)
-                cols["seq"].append(t.seq)
-                cols["key"].append(t.key)
+            yield i, t
+
+
+def _count_equality(tuples_by_stream, windows) -> int:
+    streams = list(tuples_by_stream)
+    w = check_query(streams, windows, "equality", None)
+    cols = {"ts": [], "stream": [], "seq": [], "key": []}
+    for i, t in _checked(tuples_by_stream):
+        if t.key is not None:
+            cols["ts"].append(t.ts)
+            cols["stream"].append(i)
+            cols["seq"].append(t.seq)
+            cols["key"].append(t.key)
     ts = np.asarray(cols["ts"], dtype=float)
     sid = np.asarray(cols["stream"], dtype=np.int64)
     order = np.lexsort((np.asarray(cols["seq"]), sid, ts))     # sweep order
@@ -310,19 +317,8 @@ def _sweep(tuples_by_stream, windows, predicate, theta):
     order) of earlier-swept tuples that are in window of ``t`` and match ``t``."""
     streams = list(tuples_by_stream)
     w = check_query(streams, windows, predicate, theta)
-    pos = {s: i for i, s in enumerate(streams)}
     size = cell_size(theta) if predicate == "distance" else None
-    seen = set()
-    order = []
-    for s in streams:
-        for t in tuples_by_stream[s]:
-            if t.stream != s:
-                raise ValueError(f"tuple {t.stream}:{t.seq} listed under stream {s!r}")
-            if (s, t.seq) in seen:
-                raise ValueError(f"duplicate tuple {s}:{t.seq}")
-            seen.add((s, t.seq))
-            if joinable(t, predicate):
-                order.append((t.ts, pos[s], t.seq, t))
+    order = [(t.ts, i, t.seq, t) for i, t in _checked(tuples_by_stream) if joinable(t, predicate)]
     order.sort(key=lambda e: e[:3])
     index: list[dict] = [dict() for _ in streams]
     for _, i, _, t in order:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from emulator.events import DELIVER, FINISH, START, TIMER, TUPLE, Event
+from emulator.events import DELIVER, START, TIMER, TUPLE, Event
 from emulator.messages import Message
 
 class NodeProgram:

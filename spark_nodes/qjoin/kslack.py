@@ -19,38 +19,53 @@ import heapq
 import math
 
 
-class KSlack:
-    """Fixed-slack reorder buffer of arbitrary items keyed by timestamp."""
+class ReorderBuffer:
+    """Items held by timestamp until released, in timestamp order (ties: arrival order).
 
-    def __init__(self, k: float):
-        if not (k >= 0 and math.isfinite(k)):
-            raise ValueError(f"K-slack: K must be a finite number >= 0, got {k!r}")
-        self.k = float(k)
-        self.t_max = -math.inf
+    The slack policies (:class:`KSlack`, :class:`~spark_nodes.qjoin.mpkslack.MPKSlack`)
+    decide when; this class keeps the heap.
+    """
+
+    def __init__(self):
         self._heap: list = []
         self._n = 0
 
     def __len__(self) -> int:
         return len(self._heap)
 
-    def insert(self, ts: float, item) -> list:
-        """Buffer ``item`` (timestamp ``ts``); return the items released now, in order."""
+    def _push(self, ts: float, item) -> None:
         heapq.heappush(self._heap, (ts, self._n, item))
         self._n += 1
-        self.t_max = max(self.t_max, ts)
-        return self._release(self.t_max - self.k)
-
-    def flush(self) -> list:
-        """Release everything still buffered, in timestamp order."""
-        return self._release(math.inf)
 
     def _release(self, bound: float) -> list:
+        """Pop every item with ``ts <= bound``, in order."""
         out = []
         heap = self._heap
         while heap and heap[0][0] <= bound:
             out.append(heapq.heappop(heap)[2])
         return out
 
+    def flush(self) -> list:
+        """Release everything still buffered, in timestamp order."""
+        return self._release(math.inf)
+
     def buffered(self) -> list:
         """The items held now (any order)."""
         return [e[2] for e in self._heap]
+
+
+class KSlack(ReorderBuffer):
+    """Fixed-slack reorder buffer of arbitrary items keyed by timestamp."""
+
+    def __init__(self, k: float):
+        if not (k >= 0 and math.isfinite(k)):
+            raise ValueError(f"K-slack: K must be a finite number >= 0, got {k!r}")
+        super().__init__()
+        self.k = float(k)
+        self.t_max = -math.inf
+
+    def insert(self, ts: float, item) -> list:
+        """Buffer ``item`` (timestamp ``ts``); return the items released now, in order."""
+        self._push(ts, item)
+        self.t_max = max(self.t_max, ts)
+        return self._release(self.t_max - self.k)

@@ -17,45 +17,27 @@ The worked case of ``ALGORITHMS.md`` §2:
 """
 from __future__ import annotations
 
-import heapq
 import math
 
+from spark_nodes.qjoin.kslack import ReorderBuffer
 
-class MPKSlack:
+
+class MPKSlack(ReorderBuffer):
     """Reorder buffer whose slack ``K`` grows to the largest delay observed."""
 
     def __init__(self):
+        super().__init__()
         self.k = 0.0
         self.t_curr = -math.inf
         self._pending_delay = 0.0
-        self._heap: list = []
-        self._n = 0
-
-    def __len__(self) -> int:
-        return len(self._heap)
 
     def insert(self, ts: float, item) -> list:
         """Buffer ``item``; return the items released by this arrival, in order."""
-        heapq.heappush(self._heap, (ts, self._n, item))
-        self._n += 1
+        self._push(ts, item)
         if ts <= self.t_curr:
             self._pending_delay = max(self._pending_delay, self.t_curr - ts)
             return []
         self.t_curr = ts
         self.k = float(max(self.k, self._pending_delay))
         self._pending_delay = 0.0
-        out = []
-        heap = self._heap
-        while heap and heap[0][0] + self.k <= self.t_curr:
-            out.append(heapq.heappop(heap)[2])
-        return out
-
-    def flush(self) -> list:
-        """Release everything still buffered, in timestamp order."""
-        out = [e[2] for e in sorted(self._heap)]
-        self._heap = []
-        return out
-
-    def buffered(self) -> list:
-        """The items held now (any order)."""
-        return [e[2] for e in self._heap]
+        return self._release(self.t_curr - self.k)

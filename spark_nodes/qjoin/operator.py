@@ -415,9 +415,3 @@ def _ranker(values):
         found = (pos < uniq.size) & (uniq[np.minimum(pos, uniq.size - 1)] == v)
         return np.where(found, pos, -1)
     return bisect
-    if not later_parts:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    later = np.concatenate(later_parts)
-    earlier = np.concatenate(earlier_parts)
-    o = np.lexsort((earlier, later))
-    return later[o], earlier[o]
