@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from emulator.events import DELIVER, START, TIMER, TUPLE, Event
+# The event vocabulary is part of this module's API (re-exported for programs and runtimes).
+from emulator.events import DELIVER, FINISH, START, TIMER, TUPLE, Event  # noqa: F401
 from emulator.messages import Message
 
 class NodeProgram:
