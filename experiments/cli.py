@@ -102,13 +102,16 @@ def parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """Entry point of the ``testbed`` console script."""
     from experiments.spec import SpecError
+    from experiments.sweep_spark import SweepRunError
+    from spark_nodes.spark_session import SparkSetupError
 
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s: %(message)s")
     try:
         return args.func(args)
-    except SpecError as err:
+    except (SpecError, SparkSetupError, SweepRunError) as err:
+        # what a user can fix (a spec, Java, PYSPARK_PYTHON, a master): a message, no trace
         print(f"error: {err}", file=sys.stderr)
         return 2
 

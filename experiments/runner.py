@@ -262,6 +262,11 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     if "bytes_on_wire" in output.info:   # mininet: what the kernel counted per interface
         summary["bytes_on_wire"] = output.info["bytes_on_wire"]
     summary.update(algorithm.summarize(plan, data))
+    if plan.runtime == "spark" and plan.backend == "simpy":
+        from spark_nodes.runtime_spark import state_summary
+
+        summary.update(state_summary(
+            output.metrics[["time", "node", "source", "metric", "value"]].itertuples(index=False)))
     wall = time.time() - started
     summary["wall_seconds"] = wall
     meta = {"status": "complete", "run_id": run_dir.name, "seed": plan.seed,

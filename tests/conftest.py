@@ -1,0 +1,24 @@
+"""Suite-wide set-up: each test module gets a fresh Spark world.
+
+Several modules start their own SparkSession (different masters, different settings);
+one left running would be reused, or refused, by the next module. Stopping any active
+session after every module keeps the modules independent of their order.
+"""
+import os
+import sys
+
+import pytest
+
+# Spark's Python workers must run this interpreter (the project's virtual environment).
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _stop_spark_after_module():
+    yield
+    pyspark_sql = sys.modules.get("pyspark.sql")
+    if pyspark_sql is None:
+        return
+    active = pyspark_sql.SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
