@@ -12,6 +12,10 @@ import sys
 from pathlib import Path
 
 
+#: Packages whose INFO logs ``--verbose`` shows.
+OWN_PACKAGES = ("topologies", "emulator", "spark_nodes", "experiments", "analysis")
+
+
 def _cmd_run(args) -> int:
     from experiments.runner import run
 
@@ -106,8 +110,10 @@ def main(argv=None) -> int:
     from spark_nodes.spark_session import SparkSetupError
 
     args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
+    if args.verbose:   # our own steps only; py4j, fontTools & co. stay at warnings
+        for package in OWN_PACKAGES:
+            logging.getLogger(package).setLevel(logging.INFO)
     try:
         return args.func(args)
     except (SpecError, SparkSetupError, SweepRunError) as err:
