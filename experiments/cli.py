@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -120,6 +121,10 @@ def main(argv=None) -> int:
         # what a user can fix (a spec, Java, PYSPARK_PYTHON, a master): a message, no trace
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # output piped into `head` & co.: stop quietly (Python's documented recipe)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
