@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-#: Link attributes the transport reads, with the value used where a link gives none.
+#: Link attributes the transport reads, with the value used where a link gives none
+#: (spelled out again in NetView.from_graph, the hot loop of an epoch's build).
 LINK_DEFAULTS = {"cost": 1.0, "delay": 0.01, "jitter": 0.0, "bandwidth": math.inf, "loss": 0.0}
 
 
@@ -65,7 +66,10 @@ class NetView:
         links = {}
         for u, v, d in graph.edges(data=True):
             if d.get("up", True) and alive[u] and alive[v]:
-                link = Link(*(float(d.get(k, LINK_DEFAULTS[k])) for k in LINK_DEFAULTS))
+                get = d.get
+                link = Link(float(get("cost", 1.0)), float(get("delay", 0.01)),
+                            float(get("jitter", 0.0)), float(get("bandwidth", math.inf)),
+                            float(get("loss", 0.0)))
                 usable.add_edge(u, v, cost=link.cost)
                 links[(u, v)] = links[(v, u)] = link
         return cls(epoch_start, usable, alive, links)
@@ -100,6 +104,11 @@ class NetView:
     def next_hop(self, u: int, v: int) -> int | None:
         """The neighbour of ``u`` on the least-cost path to ``v``, or None."""
         return self._tree(v)[1].get(u)
+
+    def next_hops_towards(self, v: int) -> dict:
+        """``{u: next hop from u towards v}`` for every node that reaches ``v`` (a table
+        the transport keeps while the epoch lasts instead of asking hop by hop)."""
+        return self._tree(v)[1]
 
     def path(self, u: int, v: int) -> list[int]:
         """Nodes on the least-cost path from ``u`` to ``v`` ([] if unreachable)."""

@@ -66,12 +66,15 @@ class Transport:
         """Walk ``msg`` from ``src`` to ``dst``; its arrival time, or None if lost."""
         t, u, dst = msg.sent_at, msg.src, msg.dst
         ledger_add, view_at, link_free = self.ledger.add, self.network.view, self.link_free
+        last_view = towards = None
         while u != dst:
             view = view_at(t)
+            if view is not last_view:   # a new epoch: its next-hop table towards dst
+                last_view, towards = view, view.next_hops_towards(dst)
             if not view.alive(u):
                 self.lost["dead_node"] += 1
                 return None
-            v = view.next_hop(u, dst)
+            v = towards.get(u)
             if v is None:
                 self.lost["no_route"] += 1
                 return None
