@@ -88,19 +88,11 @@ class Agents:
 
     def handshake(self, setups: dict[int, dict], timeout: float) -> None:
         """Send each agent its setup; return when all are ready, else raise AgentError."""
-        deadline = time.monotonic() + timeout
-        ready: set[int] = set()
-        while len(ready) < len(self.nodes):
-            frame = self._next(deadline)
-            if frame is None:
-                missing = [n for n in self.nodes if n not in ready]
-                raise AgentError(f"run {self.em.names.prefix}: agents of nodes {missing} did "
-                                 f"not start within "
-                                 f"{timeout:g} s:\n" + self.describe(missing))
+        def reply(frame):
             if frame[0] == "hello":
                 send_frame(self.conns[frame[1]], ("setup", setups[frame[1]]))
-            elif frame[0] == "ready":
-                ready.add(frame[1])
+
+        self.collect("ready", timeout, on_other=reply, failure="did not start")
 
     def _next(self, deadline: float):
         """The next frame before ``deadline`` (None on timeout); raises on agent errors."""
@@ -163,19 +155,26 @@ class Agents:
         while self._next(deadline) is not None:
             pass
 
-    def collect(self, what: str, timeout: float) -> dict[int, tuple]:
-        """Wait for one ``what`` frame from every agent: ``{node: frame}``."""
+    def collect(self, what: str, timeout: float, on_other=None,
+                failure: str | None = None) -> dict[int, tuple]:
+        """Wait for one ``what`` frame from every agent: ``{node: frame}``.
+
+        Other frames go to ``on_other`` (if given); agents still missing at the timeout
+        fail the run with ``agents of nodes [...] <failure> within <timeout> s``.
+        """
         deadline = time.monotonic() + timeout
         got: dict[int, tuple] = {}
         while len(got) < len(self.nodes):
             frame = self._next(deadline)
             if frame is None:
                 missing = [n for n in self.nodes if n not in got]
-                raise AgentError(f"run {self.em.names.prefix}: no {what!r} from agents "
-                                 f"{missing} within {timeout:g} s:\n"
+                raise AgentError(f"run {self.em.names.prefix}: agents of nodes {missing} "
+                                 f"{failure or f'sent no {what!r}'} within {timeout:g} s:\n"
                                  + self.describe(missing))
             if frame[0] == what:
                 got[frame[1]] = frame
+            elif on_other is not None:
+                on_other(frame)
         return got
 
     def counts(self, timeout: float = 10.0) -> tuple[int, int, bool]:
