@@ -64,3 +64,20 @@ class DisconnectedTopologyError(ValueError):
         super().__init__(
             f"random_geometric(n={n}, radius={radius}): no connected graph in "
             f"{attempts} attempts; raise the radius or the number of attempts")
+
+
+def check_new_link(path, where: str, graph, u: int, v: int, noun: str = "link") -> None:
+    """A file's link must join two different nodes, and only once per pair.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> check_new_link("net.json", "links[0]", nx.Graph([(0, 1)]), 1, 0)
+    Traceback (most recent call last):
+    ...
+    topologies.errors.TopologyFileError: net.json: links[0]: expected one link per node pair (1, 0 repeats)
+    """
+    if u == v:
+        raise TopologyFileError(path, where, "two different end nodes", got=[u, v])
+    if graph.has_edge(u, v):
+        raise TopologyFileError(path, where, f"one {noun} per node pair ({u}, {v} repeats)")

@@ -15,7 +15,7 @@ from os import PathLike
 
 import networkx as nx
 
-from topologies.errors import TopologyFileError
+from topologies.errors import TopologyFileError, check_new_link
 from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology
 from topologies.values import BadValue, check_float, check_int, check_link_attribute
 
@@ -138,10 +138,7 @@ def read_graphml(path: str | PathLike, *, defaults: Mapping[str, float] | None =
                 raise TopologyFileError(path, f"{where}.{end}", "the id of a <node>", got=raw)
             ends.append(ids[raw])
         u, v = ends
-        if u == v:
-            raise TopologyFileError(path, where, "two different end nodes", got=[u, v])
-        if graph.has_edge(u, v):
-            raise TopologyFileError(path, where, f"one edge per node pair ({u}, {v} repeats)")
+        check_new_link(path, where, graph, u, v, noun="edge")
         attrs = {}
         for name, raw in data_of(edge, "edge", where).items():
             try:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from topologies.errors import TopologyFileError
+from topologies.errors import TopologyFileError, check_new_link
 from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology
 from topologies.values import BadValue, check_float, check_int, check_link_attribute, \
     check_position
@@ -134,10 +134,7 @@ def loads_topology(text: str, path: str | PathLike = "<string>", *,
                                         got=link[end])
             ends.append(link[end])
         u, v = ends
-        if u == v:
-            raise TopologyFileError(path, where, "two different end nodes", got=[u, v])
-        if graph.has_edge(u, v):
-            raise TopologyFileError(path, where, f"one link per node pair ({u}, {v} repeats)")
+        check_new_link(path, where, graph, u, v)
         attrs = {}
         for name in LINK_DEFAULTS:
             if name in link:
