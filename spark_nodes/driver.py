@@ -86,6 +86,7 @@ class _RunState:
         self.results: list[dict] = []
         self.metric_rows: list[tuple] = []
         self.memory = {node: (0, 0) for node in programs}
+        self.total = [0, 0]   # the sum of self.memory, kept as nodes report
         self.interval = memory_interval
         self.samples = 0
         self.peak_total = (0, 0)
@@ -96,6 +97,9 @@ class _RunState:
             out = outputs[node]
             self.results.extend(out.results)
             self.metric_rows.extend(out.metrics)
+            before = self.memory[node]
+            self.total[0] += out.memory[0] - before[0]
+            self.total[1] += out.memory[1] - before[1]
             self.memory[node] = out.memory
             for at, tag in out.timers:
                 if at <= duration:
@@ -104,8 +108,8 @@ class _RunState:
         outgoing.sort(key=lambda m: (m.sent_at, m.src, m.local_id))
         backend.inject([(m.sent_at, m.src, m.dst, m.kind, m.size_units, m.payload)
                         for m in outgoing])
-        totals = tuple(sum(v[i] for v in self.memory.values()) for i in (0, 1))
-        self.peak_total = (max(self.peak_total[0], totals[0]), max(self.peak_total[1], totals[1]))
+        self.peak_total = (max(self.peak_total[0], self.total[0]),
+                           max(self.peak_total[1], self.total[1]))
 
     def sample_memory_until(self, t: float) -> None:
         """Memory rows at every sampling instant up to ``t`` (state as last reported)."""
