@@ -112,14 +112,20 @@ class NodeContext:
                                                float(size_units), payload))
         return local_id
 
-    def emit(self, members, **extra) -> None:
-        """Report one result group made of the StreamTuples in ``members``."""
+    def emit(self, members, *, at: float | None = None, **extra) -> None:
+        """Report one result group made of the StreamTuples in ``members``.
+
+        ``at`` stamps it with another virtual time than now (a program that models a
+        system with its own clock, such as Spark's micro-batches, reports when that
+        system produced the result).
+        """
+        when = self.now if at is None else float(at)
         row = {
             "group": "|".join(sorted(f"{m.stream}:{m.seq}" for m in members)),
-            "emitted_at": self.now,
+            "emitted_at": when,
             "node": self.node,
-            "first_entered": min((m.entered_at for m in members), default=self.now),
-            "last_entered": max((m.entered_at for m in members), default=self.now),
+            "first_entered": min((m.entered_at for m in members), default=when),
+            "last_entered": max((m.entered_at for m in members), default=when),
         }
         row.update(extra)
         self._out.results.append(row)
@@ -133,9 +139,11 @@ class NodeContext:
         else:
             self._out.timers.append((at, tag))
 
-    def record(self, metric: str, value: float) -> None:
-        """Add one row to the run's metrics (source = the algorithm's name)."""
-        self._out.metrics.append((self.now, self.node, self._algorithm, metric, float(value)))
+    def record(self, metric: str, value: float, *, at: float | None = None) -> None:
+        """Add one row to the run's metrics (source = the algorithm's name), at now or
+        at virtual time ``at``."""
+        when = self.now if at is None else float(at)
+        self._out.metrics.append((when, self.node, self._algorithm, metric, float(value)))
 
     def _next_order(self) -> int:
         # Local events sort after the driver's events of the same time and kind.

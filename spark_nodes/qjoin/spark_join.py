@@ -252,16 +252,11 @@ class SparkJoinNode(JoinNode):
         results, ends, state = cached_spark_stream_join(
             CACHE_DIR if self.cache else None, sides, ts, times, self.w, self.predicate, key,
             x, y, self.theta, self.watermark, self.trigger, self.master)
-        # Results and Spark's metrics belong to the batch ends in virtual time, so the
-        # context's clock is set there while they are reported, then restored.
-        try:
-            for r_i, s_i, b in results:
-                ctx.now = ends[b]
-                ctx.emit((tups[r_i], tups[s_i]))
-            for b, rows, nbytes in state:
-                ctx.now = ends[b] if b < len(ends) else now
-                ctx.record("spark_state_rows", rows)
-                ctx.record("spark_state_bytes", nbytes)
-        finally:
-            ctx.now = now
+        # Results and Spark's metrics belong to the batch ends in virtual time.
+        for r_i, s_i, b in results:
+            ctx.emit((tups[r_i], tups[s_i]), at=ends[b])
+        for b, rows, nbytes in state:
+            at = ends[b] if b < len(ends) else now
+            ctx.record("spark_state_rows", rows, at=at)
+            ctx.record("spark_state_bytes", nbytes, at=at)
         self.log = []
