@@ -27,8 +27,8 @@ from emulator.ledger import Ledger
 from emulator.messages import Message
 from emulator.network import Network
 from emulator.transport import Transport
-from spark_nodes.driver import execute
-from spark_nodes.program import NodeProgram
+from emulator.driver import execute
+from emulator.program import NodeProgram
 from spark_nodes.runtime_inproc import InprocRuntime
 from spark_nodes.tuples import StreamTuple
 

@@ -14,6 +14,7 @@ import time
 
 from emulator import mininet
 from emulator.mininet.loadgen import Flood, Sink
+from spark_nodes.runtime_inproc import InprocRuntime
 from emulator.mininet.options import MininetOptions
 from emulator.network import Network
 from experiments.plan import Plan, QuerySpec
@@ -36,8 +37,8 @@ def messages_per_second(count: int) -> dict:
     burst, interval = 200, 0.002           # offers 100,000 messages per second
     duration = count / burst * interval + 0.5
     plan = plan_for(topo, duration, "bench-rate")
-    out = mininet.execute(plan, {0: Flood(3, count, burst, interval), 3: Sink()}, {},
-                          options=MininetOptions(time_scale=1.0))
+    out = mininet.run(plan, {0: Flood(3, count, burst, interval), 3: Sink()}, {},
+                      InprocRuntime(), options=MininetOptions(time_scale=1.0))
     rx = out.metrics[out.metrics["metric"] == "received"]
     span = rx["time"].max() - rx["time"].min()
     return {"messages": len(rx), "seconds": span,
@@ -53,8 +54,8 @@ def start_stop(n: int) -> dict:
     plan = plan_for(topo, 1.0, f"bench-{n}")
     programs = {u: Sink() for u in topo.nodes}
     t = time.monotonic()
-    out = mininet.execute(plan, programs, {},
-                          options=MininetOptions(time_scale=1.0, agent_timeout=120.0))
+    out = mininet.run(plan, programs, {}, InprocRuntime(),
+                      options=MininetOptions(time_scale=1.0, agent_timeout=120.0))
     return {"nodes": len(topo.nodes), "links": out.info["links"],
             "setup_s": out.info["setup_s"], "teardown_s": out.info["teardown_s"],
             "total_s": time.monotonic() - t, "run_s": 1.0}

@@ -25,7 +25,7 @@ import tempfile
 import time
 
 from spark_nodes.centralized import CentralizedNode
-from spark_nodes.program import TUPLE, Event
+from emulator.program import TUPLE, Event
 from spark_nodes.runtime_inproc import InprocRuntime
 from spark_nodes.tuples import StreamTuple
 

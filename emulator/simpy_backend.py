@@ -2,12 +2,12 @@
 
 SimPy's environment is the clock and the event heap: every tuple entering the system,
 every delivery and every timer is a SimPy timeout whose callback files an event in the
-inbox of its node. The driver (``spark_nodes.driver``) asks for the inboxes of one step
+inbox of its node. The driver (``emulator.driver``) asks for the inboxes of one step
 with :meth:`SimpyBackend.collect`, lets a runtime run the node programs, and hands the
 messages they sent back to :meth:`SimpyBackend.inject`.
 
-Events for a node that is down: a tuple is lost (the sensor is off), a timer waits until
-the node is up again; deliveries to a dead node are already lost in transport.
+The backend keeps the calendar only; what happens to events at a node that is down is the
+driver's rule (``emulator.driver``). Deliveries to a dead node are lost in transport.
 
 Example
 -------
@@ -20,7 +20,8 @@ Example
 >>> b.schedule(0.2, 0, "timer", "tick")
 >>> sorted(b.collect(1.0))
 [0]
->>> b.inject([(1.0, 0, 1, "data", 2.0, "x")])
+>>> from emulator.program import Outgoing
+>>> b.inject([Outgoing(0, "data", 0, 1, 1.0, 2.0, "x")])
 [0]
 >>> b.collect(1.4), sorted(b.collect(2.0))
 ({}, [1])
@@ -29,11 +30,11 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 import simpy
 
-from emulator.events import DELIVER, TUPLE, Event
+from emulator.events import DELIVER, Event
 from emulator.ledger import Ledger
 from emulator.messages import Message, wire_bytes
 from emulator.network import Network
@@ -56,7 +57,11 @@ class SimpyBackend:
         self._order = 0
         self._pending: list[float] = []   # times of filed-but-not-fired timeouts (a heap)
         self._next_msg_id = 0
-        self.dropped: Counter = Counter()
+
+    @classmethod
+    def from_plan(cls, plan) -> "SimpyBackend":
+        """The backend for a run's plan."""
+        return cls(plan.dynamics, plan.seed, plan.bytes_per_unit, plan.header_bytes)
 
     # -- the calendar -------------------------------------------------------------------
     def schedule(self, time: float, node: int, kind: str, payload) -> None:
@@ -83,31 +88,17 @@ class SimpyBackend:
             self._inbox[node].append(event)
         self._late.clear()
         inbox, self._inbox = self._inbox, defaultdict(list)
-        due: dict[int, list] = {}
-        for node, events in inbox.items():
-            kept = [e for e in events if self._keep(node, e)]
-            if kept:
-                due[node] = kept
-        return due
+        return {node: events for node, events in inbox.items() if events}
 
-    def _keep(self, node: int, event) -> bool:
-        if event.kind == DELIVER or self.network.view(event.time).alive(node):
-            return True
-        if event.kind == TUPLE:
-            self.dropped["tuples_at_dead_node"] += 1
-            return False
-        up = self._next_alive(node, event.time)
-        if math.isinf(up):
-            self.dropped[f"{event.kind}_at_dead_node"] += 1
-        else:
-            self.schedule(up, node, event.kind, event.payload)
-        return False
+    def window(self, t_prev: float, t_next: float, step: float) -> tuple[float, float]:
+        """The driver's next step: the grid step of length ``step`` that holds ``t_next``
+        (never before the end of the previous one, ``t_prev``)."""
+        t0 = max(t_prev, math.floor(t_next / step) * step)
+        return t0, t0 + step
 
-    def _next_alive(self, node: int, t: float) -> float:
-        while not math.isinf(t := self.network.next_change(t)):
-            if self.network.view(t).alive(node):
-                return t
-        return math.inf
+    def next_change(self, t: float) -> float:
+        """The first epoch of the network after ``t`` (inf if none)."""
+        return self.network.next_change(t)
 
     def next_time(self) -> float:
         """Time of the next pending event (inf when nothing is pending)."""
@@ -118,26 +109,31 @@ class SimpyBackend:
 
     # -- messages -----------------------------------------------------------------------
     def inject(self, outgoing) -> list[int]:
-        """Transport messages ``(sent_at, src, dst, kind, size_units, payload)`` in the given
-        order; returns their message ids."""
+        """Transport the programs' :class:`~emulator.program.Outgoing` messages in the
+        given order; returns their message ids."""
         ids = []
-        for sent_at, src, dst, kind, size_units, payload in outgoing:
-            msg = Message(self._next_msg_id, kind, src, dst, sent_at, size_units,
-                          wire_bytes(size_units, self.bytes_per_unit, self.header_bytes),
-                          payload)
+        for out in outgoing:
+            msg = Message(self._next_msg_id, out.kind, out.src, out.dst, out.sent_at,
+                          out.size_units,
+                          wire_bytes(out.size_units, self.bytes_per_unit, self.header_bytes),
+                          out.payload)
             self._next_msg_id += 1
             ids.append(msg.msg_id)
             arrival = self.transport.send(msg)
             if arrival is not None:
-                self.schedule(arrival, dst, DELIVER, msg)
+                self.schedule(arrival, msg.dst, DELIVER, msg)
         return ids
 
     def view(self, t: float):
         """The routing view in force at ``t``."""
         return self.network.view(t)
 
+    def ledger_frame(self):
+        """The ledger of the run so far."""
+        return self.ledger.frame()
+
     def info(self) -> dict:
         """Facts for meta.json / the summary."""
         return {"backend": self.name, "messages": self._next_msg_id,
                 "hops": self.transport.hops, "lost": dict(self.transport.lost),
-                "dropped": dict(self.dropped), "epochs": len(self.network.epochs)}
+                "epochs": len(self.network.epochs)}

@@ -168,49 +168,14 @@ def expected_table(groups, tuples_by_stream: dict) -> pd.DataFrame:
                          "last_entered": pd.array(last, dtype="float64")})
 
 
-def _mininet_options(plan: Plan):
-    from emulator.mininet.options import MininetOptions
-
-    return MininetOptions.from_table(plan.spec["mininet"], f"spec of run {plan.name!r}")
-
-
 def _execute(plan: Plan, programs: dict, tuples: dict, progress: bool):
-    """Run on the plan's backend and runtime.
+    """Run on the plan's backend under its runtime (both from their registries)."""
+    from emulator.backends import BACKENDS
+    from spark_nodes.runtimes import RUNTIMES
 
-    ``runtime = "spark"`` with ``[mininet] spark_master`` set runs the Spark runtime on a
-    standalone cluster whose master and workers sit in Mininet hosts, so Spark's own
-    traffic crosses emulated links (the testbed's messages still use the simpy backend).
-    """
-    from spark_nodes.driver import execute
-
-    drain = plan.spec["run"]["drain"]
-    if plan.backend == "mininet":
-        from emulator import mininet
-
-        return mininet.execute(plan, programs, tuples, options=_mininet_options(plan))
-    if plan.runtime == "inproc":
-        from spark_nodes.runtime_inproc import InprocRuntime
-
-        return execute(plan, programs, tuples, InprocRuntime(), drain=drain, progress=progress)
-    from spark_nodes.runtime_spark import SparkRuntime
-
-    options = _mininet_options(plan) if plan.spec["mininet"] else None
-    if options is None or options.spark_master is None:
-        return execute(plan, programs, tuples, SparkRuntime(master=plan.spec["run"]["spark_master"]),
-                       drain=drain, progress=progress)
-    from emulator.mininet.spark_cluster import emulated_spark
-    from spark_nodes.spark_session import build_session
-
-    with emulated_spark(plan, options) as cluster:
-        spark = build_session(cluster.master_url, conf=cluster.conf)
-        try:
-            output = execute(plan, programs, tuples, SparkRuntime(spark=spark), drain=drain,
-                             progress=progress)
-        finally:
-            spark.stop()
-    output.info["spark_cluster"] = {"master": options.spark_master,
-                                    "workers": list(options.spark_workers)}
-    return output
+    backend = BACKENDS.get(plan.backend)
+    with RUNTIMES.get(plan.runtime)(plan) as runtime:
+        return backend(plan, programs, tuples, runtime, progress=progress)
 
 
 def provenance() -> dict:

@@ -25,8 +25,11 @@ import math
 import tomllib
 from pathlib import Path
 
-BACKENDS = ("simpy", "mininet")
-RUNTIMES = ("inproc", "spark")
+from emulator.backends import BACKENDS as _BACKEND_REGISTRY
+from spark_nodes.runtimes import RUNTIMES as _RUNTIME_REGISTRY
+
+BACKENDS = tuple(_BACKEND_REGISTRY.names())
+RUNTIMES = tuple(_RUNTIME_REGISTRY.names())
 PREDICATES = ("equality", "distance")
 
 #: Sections whose keys this module checks: key -> (kind, default). Kinds: "int", "float",

@@ -23,7 +23,7 @@ Examples
 from __future__ import annotations
 
 from spark_nodes.multiway import MultiwayJoin
-from spark_nodes.program import NodeProgram
+from emulator.program import NodeProgram
 from spark_nodes.registry import Algorithm, Param, register
 
 
@@ -43,7 +43,7 @@ class CentralizedNode(NodeProgram):
 
     Examples
     --------
-    >>> from spark_nodes.program import run_node_step
+    >>> from emulator.program import run_node_step
     >>> from emulator.events import TUPLE, Event
     >>> from spark_nodes.tuples import StreamTuple
     >>> src = CentralizedNode(query_node=5, join=None, batch=2)

@@ -1,7 +1,7 @@
 """The registry of algorithms: names map to plug-ins; unknown or duplicate names fail loudly.
 
 An algorithm declares its parameters (type, default, help) so a spec can be validated
-before anything runs, and builds one :class:`~spark_nodes.program.NodeProgram` per node
+before anything runs, and builds one :class:`~emulator.program.NodeProgram` per node
 that has a role.
 
 >>> sorted(p for p in Algorithm.params)

@@ -1,11 +1,11 @@
 """The in-process runtime: node programs are objects in the driver's process.
 
 It is the reference for results and speed; the Spark runtime must give the same
-:class:`~spark_nodes.program.StepOutput` node by node.
+:class:`~emulator.program.StepOutput` node by node.
 """
 from __future__ import annotations
 
-from spark_nodes.program import StepOutput, node_rng, run_node_step
+from emulator.program import StepOutput, node_rng, run_node_step
 
 
 class InprocRuntime:
@@ -13,6 +13,8 @@ class InprocRuntime:
     and its message numbering between steps."""
 
     name = "inproc"
+    #: Facts for meta.json (none of its own).
+    facts: dict = {}
 
     def open(self, plan, programs: dict) -> None:
         """Take the programs of a run."""

@@ -3,13 +3,13 @@
 Every node's program state lives in Spark's RocksDB state store, keyed by node id, and
 every micro-batch of the query is one emulation step. :class:`SparkRuntime` offers the
 same interface as :class:`spark_nodes.runtime_inproc.InprocRuntime` and gives the same
-outputs, because both call :func:`spark_nodes.program.run_node_step`.
+outputs, because both call :func:`emulator.program.run_node_step`.
 
 How a step travels
 ------------------
 1. The driver writes one Parquet file per step into the query's *inbox* directory: one
    row per node that has events, ``(step, node, t0, t1, run, net_epoch, program, net,
-   events)``. ``events`` is the pickled list of :class:`~spark_nodes.program.Event`;
+   events)``. ``events`` is the pickled list of :class:`~emulator.program.Event`;
    ``program`` is set only on a node's first step (the initial program, seed and
    algorithm name) and ``net`` only when the node has not seen the current topology epoch
    yet, so the routing snapshot crosses to Spark once per node and epoch.
@@ -18,7 +18,7 @@ How a step travels
    state (``ValueState`` ``program``: the pickled program with its generator state and
    next message number; ``ValueState`` ``net``: the node's NetView), calls
    ``run_node_step`` and stores the new state.
-3. ``foreachBatch`` hands the pickled :class:`~spark_nodes.program.StepOutput` rows to a
+3. ``foreachBatch`` hands the pickled :class:`~emulator.program.StepOutput` rows to a
    driver-side buffer, which :meth:`SparkRuntime.run_step` returns to the backend for
    transport over the emulated links.
 
@@ -61,7 +61,7 @@ from pyspark import cloudpickle
 from pyspark.sql.streaming import StatefulProcessor
 
 from emulator.messages import Message
-from spark_nodes.program import Event, run_node_step
+from emulator.program import Event, run_node_step
 from spark_nodes.tuples import StreamTuple
 
 #: One row per (step, node) written by the driver.
@@ -139,10 +139,10 @@ def _unpack(packed, new=tuple.__new__):
 
 
 def encode_events(events) -> bytes:
-    """Pickle a list of :class:`~spark_nodes.program.Event` compactly.
+    """Pickle a list of :class:`~emulator.program.Event` compactly.
 
     >>> from emulator.messages import Message
-    >>> from spark_nodes.program import Event, TUPLE, TIMER, DELIVER
+    >>> from emulator.program import Event, TUPLE, TIMER, DELIVER
     >>> from spark_nodes.tuples import StreamTuple
     >>> t = StreamTuple("R1", 0, 0.5, 3, None, None, 2)
     >>> evs = [Event(0.5, 1, TUPLE, t), Event(0.7, 2, TIMER, "tick"),
@@ -254,6 +254,8 @@ class SparkRuntime:
     """
 
     name = "spark"
+    #: Facts for meta.json (e.g. the emulated cluster it runs on).
+    facts: dict = {}
 
     def __init__(self, master: str | None = "local[*]", partitions: int | None = None,
                  work_dir: str | None = None, timeout: float = 30.0, spark=None):

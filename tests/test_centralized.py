@@ -11,10 +11,10 @@ from emulator.events import DELIVER, FINISH, TUPLE, Event
 from emulator.messages import Message
 from experiments.plan import QuerySpec, StreamSpec
 from spark_nodes.centralized import Centralized, CentralizedNode
-from spark_nodes.driver import execute
+from emulator.driver import execute
 from spark_nodes.multiway import MultiwayJoin
 from spark_nodes.oracle import exact_groups
-from spark_nodes.program import run_node_step
+from emulator.program import run_node_step
 from spark_nodes.registry import validate_params
 from spark_nodes.runtime_inproc import InprocRuntime
 from spark_nodes.tuples import StreamTuple as T

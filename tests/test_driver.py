@@ -5,8 +5,8 @@ import networkx as nx
 import pytest
 
 import topologies
-from spark_nodes.driver import execute
-from spark_nodes.program import NodeProgram
+from emulator.driver import execute
+from emulator.program import NodeProgram
 from spark_nodes.runtime_inproc import InprocRuntime
 from spark_nodes.tuples import StreamTuple
 

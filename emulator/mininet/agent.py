@@ -7,12 +7,13 @@ of the run — the same views the driver installs as kernel routes at those inst
 backend, however long the kernel update takes), listens
 on its node address, and reports ``ready``. After ``go`` (a ``time.monotonic`` instant
 shared by all agents, since the clock is the same in every namespace) virtual time is
-``(monotonic() - t0) / time_scale``. Events run in that time: ``start`` at 0, each tuple at
-its ``entered_at``, timers the program set (those due by the end of the run), ``finish``
-at the run's duration, and every message delivered by the network at the virtual time it
-arrived. Each event goes through :func:`spark_nodes.program.run_node_step` — the same
-operator code as the simpy backend — and the messages it sends go out over TCP, one
-persistent connection per destination, in order ``(sent_at, local id)``.
+``(monotonic() - t0) / time_scale``. The agent is the backend of the one step driver
+(:mod:`emulator.driver`) for its node: the driver files ``start``, the tuples, ``finish``
+and the timers by the run's rules, and asks for one window per instant at which something
+is due; a message delivered by the network is due at the virtual time it arrived. The
+runtime the controller shipped (in-process) runs the program — the same operator code as
+on the simpy backend — and the messages it sends go out over TCP, one persistent
+connection per destination, in order ``(sent_at, local id)``.
 
 The ledger is written here, on the sending side: one row per hop of the least-cost path
 in the view in force at ``sent_at``, all stamped with ``sent_at`` (the hop times inside the kernel
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import heapq
+import math
 import os
 import pickle
 import queue
@@ -37,12 +39,14 @@ import threading
 import time
 import traceback
 
-from emulator.events import DELIVER, FINISH, START, TIMER, TUPLE, Event
+from types import SimpleNamespace
+
+from emulator.driver import execute
+from emulator.events import DELIVER, FINISH, Event
+from emulator.ledger import Ledger
 from emulator.messages import Message, wire_bytes
 from emulator.mininet.protocol import encode, recv_frame, send_frame
 
-# Memory samples see the state before the events of their instant, as on the simpy backend.
-_RANK = {"sample": -1, START: 0, DELIVER: 1, TUPLE: 2, TIMER: 3, FINISH: 4}
 MSG_ID_BASE = 1_000_000_000
 
 
@@ -88,17 +92,21 @@ class _Peer:
 
 
 class Agent:
-    """Runs one node's program; see the module docstring."""
+    """One node's backend for the step driver (see the module docstring): a calendar of
+    the node's own events in wall-clock time, deliveries from TCP, sends over TCP."""
+
+    name = "mininet-agent"
 
     def __init__(self, node: int, ctl: socket.socket, setup: dict):
         self.node = node
         self.ctl = ctl
         self.program = pickle.loads(setup["program"])
-        self.seed = setup["seed"]
-        self.algorithm = setup["algorithm"]
+        self.runtime = pickle.loads(setup["runtime"])
+        self.plan = SimpleNamespace(name=f"node {node}", seed=setup["seed"],
+                                    algorithm=setup["algorithm"], duration=setup["duration"],
+                                    step=setup["step"], memory_interval=setup["memory_interval"])
+        self.drain = setup["drain"]
         self.scale = setup["time_scale"]
-        self.duration = setup["duration"]
-        self.interval = setup["memory_interval"]
         self.addresses = setup["addresses"]
         self.port = setup["port"]
         self.bytes_per_unit = setup["bytes_per_unit"]
@@ -111,17 +119,11 @@ class Agent:
         self.peers: dict[int, _Peer] = {}
         self.agenda: list = []
         self.order = 0
-        self.rng_state = None
-        self.next_local_id = 0
-        self.last_vt = 0.0
-        self.memory = (0, 0)
-        self.ledger: list[tuple] = []
-        self.results: list[dict] = []
-        self.metrics: list[tuple] = []
-        self.dropped: dict[str, int] = {}
+        self.ledger = Ledger()
         self.sent = 0
         self.received = 0
         self.finished = False
+        self.lost_controller = False
         self.t0 = None
 
     # ------------------------------------------------------------------ sockets
@@ -150,136 +152,118 @@ class Agent:
         """Send a frame to the driver (only the main thread does)."""
         send_frame(self.ctl, frame)
 
-    # ------------------------------------------------------------------ events
-    def schedule(self, vt: float, kind: str, payload) -> None:
-        self.order += 1
-        heapq.heappush(self.agenda, (vt, _RANK[kind], self.order, kind, payload))
-
     def wall(self, vt: float) -> float:
         return self.t0 + vt * self.scale
 
     def virtual(self, wall: float) -> float:
         return (wall - self.t0) / self.scale
 
-    def begin(self, t0: float) -> None:
-        """Schedule the run's own events; virtual time 0 is ``t0``."""
+    def run(self, t0: float) -> None:
+        """Run the node through the step driver from wall-clock instant ``t0`` (virtual
+        time 0) until the controller says stop; then report the outputs."""
         self.t0 = t0
-        self.schedule(0.0, START, None)
-        for tup in self.tuples:
-            self.schedule(tup.entered_at, TUPLE, tup)
-        self.schedule(self.duration, FINISH, None)
-        self.schedule(0.0, "sample", 0)
+        tuples = {"": list(self.tuples)}   # already in the calendar's order
+        output = execute(self.plan, {self.node: self.program}, tuples, self.runtime,
+                         drain=self.drain, backend=self)
+        if self.lost_controller:
+            return   # the controller went away: nobody to report to
+        self.tell(("outputs", self.node, {
+            "ledger": output.ledger, "results": output.results, "metrics": output.metrics,
+            "dropped": output.info["dropped"], "sent": self.sent,
+            "received": self.received}))
 
-    def run(self) -> None:
-        """The event loop, until the driver says stop (or disappears)."""
-        while True:
+    # ------------------------------------------------------- backend of the step driver
+    def schedule(self, vt: float, node: int, kind: str, payload) -> None:
+        """File an event of this node at virtual time ``vt``."""
+        self.order += 1
+        heapq.heappush(self.agenda, (vt, self.order, kind, payload))
+
+    def next_time(self) -> float:
+        """Wait (in wall-clock time) until an event is due or a message arrives; its
+        virtual time. Inf once the controller says stop (or disappears)."""
+        while not self.stopping.is_set():
             timeout = None
             if self.agenda:
-                timeout = max(0.0, self.wall(self.agenda[0][0]) - time.monotonic())
+                due = self.wall(self.agenda[0][0]) - time.monotonic()
+                if due <= 0:
+                    return self.agenda[0][0]
+                timeout = due
             try:
                 kind, frame, at = self.inbox.get(timeout=timeout)
             except queue.Empty:
-                self.run_due(time.monotonic())
                 continue
             if kind == "deliver":
-                vt = self.virtual(at)
-                self.run_due(at)
                 self.received += 1
-                self.process(max(vt, self.last_vt), DELIVER, frame)
-            elif not self.control(frame):
-                return
-            self.run_due(time.monotonic())
+                self.schedule(self.virtual(at), self.node, DELIVER, frame)
+            else:
+                self.control(frame)
+        return math.inf
 
-    def run_due(self, wall: float) -> None:
-        vt_now = self.virtual(wall)
-        while self.agenda and self.agenda[0][0] <= vt_now:
-            vt, _, _, kind, payload = heapq.heappop(self.agenda)
-            if kind == "sample":
-                self.metrics.append((vt, self.node, "testbed", "tuples", self.memory[0]))
-                self.metrics.append((vt, self.node, "testbed", "bytes", self.memory[1]))
-                self.schedule((payload + 1) * self.interval, "sample", payload + 1)
-                continue
-            if kind == FINISH:
-                self.finished = True
-            if not self.view_at(vt).alive(self.node):
-                self.postpone(vt, kind, payload)
-                continue
-            self.process(vt, kind, payload)
+    def window(self, t_prev: float, t_next: float, step: float) -> tuple[float, float]:
+        """One window per instant: events run as soon as they are due."""
+        t0 = max(t_prev, t_next)
+        return t0, t0
 
-    def postpone(self, vt: float, kind: str, payload) -> None:
-        """An event at a dead node (as on the simpy backend): a tuple is dropped, anything
-        else waits for the node's next epoch alive (dropped if there is none)."""
-        if kind != TUPLE:
-            for at, view in zip(self.epochs, self.views):
-                if at > vt and view.alive(self.node):
-                    self.schedule(at, kind, payload)
-                    return
-        key = f"{kind}s_at_dead_node" if kind == TUPLE else f"{kind}_at_dead_node"
-        self.dropped[key] = self.dropped.get(key, 0) + 1
+    def collect(self, until: float) -> dict[int, list]:
+        """The events due by ``until`` (inclusive: a window here is one instant)."""
+        due = []
+        while self.agenda and self.agenda[0][0] <= until:
+            vt, order, kind, payload = heapq.heappop(self.agenda)
+            self.finished = self.finished or kind == FINISH
+            due.append(Event(vt, order, kind, payload))
+        return {self.node: due} if due else {}
 
-    def view_at(self, vt: float):
+    def view(self, vt: float):
         """The routing view of the epoch in force at virtual time ``vt``."""
         return self.views[max(0, bisect.bisect_right(self.epochs, vt) - 1)]
 
-    def control(self, frame) -> bool:
-        """Handle a driver frame; False ends the agent."""
+    def next_change(self, vt: float) -> float:
+        """The first epoch after ``vt`` (inf if none)."""
+        k = bisect.bisect_right(self.epochs, vt)
+        return self.epochs[k] if k < len(self.epochs) else math.inf
+
+    def inject(self, outgoing) -> None:
+        """Write the ledger rows of each message (the path in force at its ``sent_at``)
+        and ship it over TCP; a message to an unreachable node is one lost row."""
+        for m in outgoing:
+            msg = Message(self.node * MSG_ID_BASE + m.local_id, m.kind, m.src, m.dst,
+                          m.sent_at, m.size_units,
+                          wire_bytes(m.size_units, self.bytes_per_unit, self.header_bytes),
+                          m.payload)
+            view = self.view(msg.sent_at)
+            path = view.path(msg.src, msg.dst) if view.alive(msg.dst) else []
+            if len(path) < 2:
+                self.ledger.add(msg.sent_at, msg.msg_id, msg.kind, msg.src, msg.dst, msg.src,
+                                msg.dst, msg.size_units, msg.size_bytes, math.inf, True)
+                continue
+            for a, b in zip(path, path[1:]):
+                self.ledger.add(msg.sent_at, msg.msg_id, msg.kind, msg.src, msg.dst, a, b,
+                                msg.size_units, msg.size_bytes, view.cost(a, b), False)
+            peer = self.peers.get(msg.dst)
+            if peer is None:
+                peer = self.peers[msg.dst] = _Peer((self.addresses[msg.dst], self.port),
+                                                   self.stopping)
+            peer.queue.put(encode(("msg", msg)))
+            self.sent += 1
+
+    def ledger_frame(self):
+        """This node's ledger rows."""
+        return self.ledger.frame()
+
+    def info(self) -> dict:
+        """Counts for the controller."""
+        return {"messages": self.sent, "received": self.received}
+
+    def control(self, frame) -> None:
+        """Handle a controller frame."""
         what = frame[0]
         if what == "status":
             self.tell(("counts", self.node, self.sent, self.received, self.finished))
-        elif what == "stop":
+        elif what in ("stop", "lost"):
             self.stopping.set()
-            self.tell(("outputs", self.node, {
-                "ledger": self.ledger, "results": self.results, "metrics": self.metrics,
-                "dropped": self.dropped, "sent": self.sent, "received": self.received}))
-            return False
-        elif what == "lost":
-            self.stopping.set()
-            return False
+            self.lost_controller = what == "lost"
         else:
             raise ValueError(f"agent {self.node}: unknown control frame {what!r}")
-        return True
-
-    def process(self, vt: float, kind: str, payload) -> None:
-        """Run one event through the program and ship what it produced."""
-        from spark_nodes.program import run_node_step
-
-        self.last_vt = max(self.last_vt, vt)
-        self.order += 1
-        out = run_node_step(self.program, self.node, [Event(vt, self.order, kind, payload)],
-                            vt, vt, self.view_at(vt), seed=self.seed, rng_state=self.rng_state,
-                            algorithm=self.algorithm, next_local_id=self.next_local_id)
-        self.rng_state = out.rng_state
-        self.next_local_id = out.next_local_id
-        self.memory = out.memory
-        self.results.extend(out.results)
-        self.metrics.extend(out.metrics)
-        for at, tag in out.timers:
-            # As on the simpy backend, timers after the end of the run are not fired.
-            if at <= self.duration:
-                self.schedule(at, TIMER, tag)
-        for m in sorted(out.messages, key=lambda m: (m.sent_at, m.local_id)):
-            self.send(m)
-
-    def send(self, m) -> None:
-        msg = Message(self.node * MSG_ID_BASE + m.local_id, m.kind, m.src, m.dst, m.sent_at,
-                      m.size_units, wire_bytes(m.size_units, self.bytes_per_unit,
-                                               self.header_bytes), m.payload)
-        view = self.view_at(msg.sent_at)
-        path = view.path(msg.src, msg.dst) if view.alive(msg.dst) else []
-        row = (msg.sent_at, msg.msg_id, msg.kind, msg.src, msg.dst)
-        if len(path) < 2:
-            self.ledger.append(row + (msg.src, msg.dst, msg.size_units, msg.size_bytes,
-                                      float("inf"), True))
-            return
-        for a, b in zip(path, path[1:]):
-            self.ledger.append(row + (a, b, msg.size_units, msg.size_bytes,
-                                      view.cost(a, b), False))
-        peer = self.peers.get(msg.dst)
-        if peer is None:
-            peer = self.peers[msg.dst] = _Peer((self.addresses[msg.dst], self.port),
-                                               self.stopping)
-        peer.queue.put(encode(("msg", msg)))
-        self.sent += 1
 
 
 def run_agent(node: int, ctl_path: str) -> None:
@@ -301,8 +285,7 @@ def run_agent(node: int, ctl_path: str) -> None:
             if frame[0] == "lost":
                 return
             agent.control(frame)
-        agent.begin(frame[1])
-        agent.run()
+        agent.run(frame[1])
     except Exception:
         try:
             send_frame(ctl, ("error", node, traceback.format_exc()))

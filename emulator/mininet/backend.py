@@ -1,4 +1,4 @@
-"""Run a plan on the emulated network: the Mininet backend's ``execute``.
+"""Run a plan on the emulated network: the Mininet backend's ``run``.
 
 1. Build the network: every node a host, every link that is up in some epoch a veth
    (:class:`~emulator.mininet.emulation.Emulation`), with the links and routes of epoch 0.
@@ -30,11 +30,14 @@ import os
 import pickle
 import time
 
-from emulator.ledger import Ledger
+import pandas as pd
+
+from emulator.driver import run_end
 from emulator.mininet.control import Agents
 from emulator.mininet.emulation import Emulation, LinkSetting
 from emulator.mininet.options import MininetOptions
 from emulator.network import Network
+from emulator.ledger import empty_frame
 from emulator.outputs import RunOutput, metrics_frame, results_frame
 
 log = logging.getLogger(__name__)
@@ -78,7 +81,8 @@ def _edges(dynamics, epochs) -> list[tuple[int, int]]:
     return sorted(edges)
 
 
-def _setups(plan, programs, tuples_by_stream, views, names, opts) -> dict[int, dict]:
+def _setups(plan, programs, tuples_by_stream, views, names, opts, runtime,
+            drain) -> dict[int, dict]:
     per_node: dict[int, list] = {n: [] for n in programs}
     for name in sorted(tuples_by_stream):
         for tup in tuples_by_stream[name]:
@@ -90,7 +94,8 @@ def _setups(plan, programs, tuples_by_stream, views, names, opts) -> dict[int, d
     common = {"seed": plan.seed, "algorithm": plan.algorithm, "time_scale": opts.time_scale,
               "duration": plan.duration, "memory_interval": plan.memory_interval,
               "addresses": addresses, "port": opts.port, "bytes_per_unit": plan.bytes_per_unit,
-              "header_bytes": plan.header_bytes,
+              "header_bytes": plan.header_bytes, "step": plan.step, "drain": drain,
+              "runtime": pickle.dumps(runtime),
               # One copy of the epoch views for all agents (a mobile run has many epochs).
               "views": pickle.dumps(views, protocol=pickle.HIGHEST_PROTOCOL)}
     setups = {}
@@ -105,18 +110,20 @@ def _setups(plan, programs, tuples_by_stream, views, names, opts) -> dict[int, d
     return setups
 
 
-def execute(plan, programs: dict, tuples_by_stream: dict,
-            options: MininetOptions | None = None) -> RunOutput:
+def run(plan, programs: dict, tuples_by_stream: dict, runtime, progress: bool = False,
+        options: MininetOptions | None = None) -> RunOutput:
     """Run ``programs`` on an emulated network built from ``plan``; return the raw tables.
 
-    ``options`` defaults to the spec's ``[mininet]`` table. Needs root and Mininet.
-    ``info`` carries the shaping mechanism, time scale, set-up/tear-down times and the
-    kernel's bytes per link (``bytes_on_wire``) beside the ledger's bytes (``bytes``).
+    Each node agent runs the one step driver with a copy of ``runtime`` (in-process only:
+    the programs run inside the hosts). ``options`` defaults to the spec's ``[mininet]``
+    table. Needs root and Mininet. ``info`` carries the shaping mechanism, time scale,
+    set-up/tear-down times and the kernel's bytes per link (``bytes_on_wire``) beside the
+    ledger's bytes (``bytes``).
     """
-    if getattr(plan, "runtime", "inproc") != "inproc":
+    if runtime.name != "inproc":
         # The agents run the programs themselves; a Spark runtime here would be ignored.
         raise ValueError(f"run.runtime: the mininet backend runs node programs in its "
-                         f"agents (runtime 'inproc'), got {plan.runtime!r}; for Spark on the "
+                         f"agents (runtime 'inproc'), got {runtime.name!r}; for Spark on the "
                          "emulated network use [mininet] spark_master / spark_workers")
     if os.geteuid() != 0:
         raise PermissionError("the mininet backend needs root (network namespaces, tc)")
@@ -124,7 +131,7 @@ def execute(plan, programs: dict, tuples_by_stream: dict,
         options = MininetOptions.from_table(plan.spec.get("mininet"),
                                             source=f"spec of run {plan.name!r}")
     drain = plan.spec.get("run", {}).get("drain")
-    end = plan.duration + (plan.duration if drain is None else drain)
+    end = run_end(plan, drain)
     network = Network(plan.dynamics)
     epochs = [t for t in network.epochs if t < end]
     edges = _edges(plan.dynamics, epochs)
@@ -132,7 +139,8 @@ def execute(plan, programs: dict, tuples_by_stream: dict,
     view0 = views[0]
     em = Emulation(view0.nodes, edges, time_scale=options.time_scale, seed=plan.seed,
                    shaping=options.shaping)
-    setups = _setups(plan, programs, tuples_by_stream, views, em.names, options)
+    setups = _setups(plan, programs, tuples_by_stream, views, em.names, options, runtime,
+                     end - plan.duration)
     wall0 = time.monotonic()
     agents = None
     try:
@@ -142,7 +150,7 @@ def execute(plan, programs: dict, tuples_by_stream: dict,
         agents = Agents(em, programs)
         # What every agent imports anyway (the routing view, the step function) and the
         # programs' own modules, imported once in the zygote before it forks.
-        agents.spawn(["emulator.network", "spark_nodes.program"]
+        agents.spawn(["emulator.network", "emulator.driver", type(runtime).__module__]
                      + [type(p).__module__ for p in programs.values()])
         agents.handshake(setups, options.agent_timeout)
         setup_s = time.monotonic() - wall0
@@ -205,17 +213,16 @@ def _run_clock(plan, views, end, em, agents, edges, opts) -> int:
 
 
 def _output(plan, em, outputs, counters0, counters1, epochs_applied, timings, opts):
-    ledger = Ledger()
-    results, metrics, dropped = [], [], {}
+    ledgers, results, metrics, dropped = [], [], [], {}
     for node in sorted(outputs):
         out = outputs[node][2]
         for key, count in out["dropped"].items():
             dropped[key] = dropped.get(key, 0) + count
-        for row in out["ledger"]:
-            ledger.add(*row)
-        results.extend(out["results"])
-        metrics.extend(out["metrics"])
-    led = ledger.frame()
+        ledgers.append(out["ledger"])
+        results.append(out["results"])
+        metrics.append(out["metrics"])
+    led = pd.concat(ledgers, ignore_index=True) if ledgers else empty_frame()
+    led = led.sort_values(["time", "msg_id"], kind="stable").reset_index(drop=True)
     wire = {f"{u}-{v}": counters1[(u, v)] - counters0.get((u, v), 0)
             for (u, v) in sorted(counters1)}
     lost = int(led.groupby("msg_id")["lost"].any().sum()) if len(led) else 0
@@ -240,4 +247,7 @@ def _output(plan, em, outputs, counters0, counters1, epochs_applied, timings, op
         **{k: round(v, 3) for k, v in timings.items()},
         "build_s": round(em.timings.get("build_s", math.nan), 3),
     }
-    return RunOutput(led, metrics_frame(metrics), results_frame(results), info)
+    metrics = pd.concat(metrics, ignore_index=True) if metrics else metrics_frame([])
+    results = results_frame(pd.concat(results, ignore_index=True).to_dict("records")
+                            if results else [])
+    return RunOutput(led, metrics, results, info)

@@ -1,10 +1,9 @@
 """Load programs for measuring the emulated network (benchmarks and tests).
 
-They follow the node-program contract (``start``, ``on_tuple``, ``on_message``,
-``on_timer``, ``finish``, ``memory``) without importing :mod:`spark_nodes`, so the
-emulator layer stays below it; agents run them like any algorithm's programs.
+They are node programs (the contract of :mod:`emulator.program`, which sits below
+:mod:`spark_nodes`); agents run them like any algorithm's programs.
 
->>> from spark_nodes.program import run_node_step
+>>> from emulator.program import run_node_step
 >>> from emulator.events import START, Event
 >>> out = run_node_step(Flood(dst=3, count=5, burst=2, interval=0.1), 0,
 ...                     [Event(0.0, 0, START, None)], 0.0, 1.0, None)
@@ -13,8 +12,10 @@ emulator layer stays below it; agents run them like any algorithm's programs.
 """
 from __future__ import annotations
 
+from emulator.program import NodeProgram
 
-class Flood:
+
+class Flood(NodeProgram):
     """Sends ``count`` messages of ``size_units`` to ``dst``, ``burst`` every ``interval``."""
 
     def __init__(self, dst: int, count: int, burst: int = 1, interval: float = 0.01,
@@ -39,21 +40,12 @@ class Flood:
     def on_message(self, ctx, msg) -> None:
         raise ValueError(f"Flood at node {ctx.node} got a message from {msg.src}")
 
-    def finish(self, ctx) -> None:
-        pass
 
-    def memory(self) -> tuple[int, int]:
-        return (0, 0)
-
-
-class Sink:
+class Sink(NodeProgram):
     """Counts what arrives; records ``received`` (the message's number) at each arrival."""
 
     def __init__(self):
         self.received = 0
-
-    def start(self, ctx) -> None:
-        pass
 
     def on_tuple(self, ctx, tup) -> None:
         raise ValueError(f"Sink at node {ctx.node} takes no tuples")
@@ -62,11 +54,5 @@ class Sink:
         self.received += 1
         ctx.record("received", msg.payload)
 
-    def on_timer(self, ctx, tag) -> None:
-        pass
-
     def finish(self, ctx) -> None:
         ctx.record("received_total", self.received)
-
-    def memory(self) -> tuple[int, int]:
-        return (0, 0)

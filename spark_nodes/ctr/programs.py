@@ -44,7 +44,7 @@ from spark_nodes.ctr.messages import (
 from spark_nodes.ctr.probe import StoredSegment, extend
 from spark_nodes.multiway import MultiwayJoin
 from spark_nodes.oracle import joinable
-from spark_nodes.program import NodeProgram
+from emulator.program import NodeProgram
 from spark_nodes.tuples import StreamTuple
 
 

@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from spark_nodes.program import NodeProgram
+from emulator.program import NodeProgram
 from spark_nodes.qjoin import evaluation as ev
 from spark_nodes.qjoin.programs import (JoinNode, NoBufferNode, QJoinNode, SlackJoinNode,
                                         SourceNode, make_slack)

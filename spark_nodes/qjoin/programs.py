@@ -15,7 +15,7 @@ which is what per-period recall and the hindsight bound are computed from
 
 Examples
 --------
->>> from spark_nodes.program import Event, TUPLE, run_node_step
+>>> from emulator.program import Event, TUPLE, run_node_step
 >>> from spark_nodes.tuples import StreamTuple
 >>> src = SourceNode(join_node=4)
 >>> t = StreamTuple("R", 0, 0.0, 1, None, None, 2)
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 
-from spark_nodes.program import NodeProgram
+from emulator.program import NodeProgram
 from spark_nodes.qjoin.estimator import decide, quality_grid
 from spark_nodes.qjoin.kslack import KSlack
 from spark_nodes.qjoin.mpkslack import MPKSlack

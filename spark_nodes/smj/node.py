@@ -26,7 +26,7 @@ least one entry (the center needs it even when the block is empty).
 """
 from __future__ import annotations
 
-from spark_nodes.program import NodeProgram
+from emulator.program import NodeProgram
 from spark_nodes.smj.center import Center
 from spark_nodes.smj.lottery import LotteryCounters
 from spark_nodes.smj.naive import QueryJoin

@@ -9,7 +9,7 @@ import numpy as np
 from emulator.network import Network
 from experiments.plan import Plan, QuerySpec, StreamSpec
 from spark_nodes import registry
-from spark_nodes.driver import execute
+from emulator.driver import execute
 from spark_nodes.oracle import exact_groups
 from spark_nodes.runtime_inproc import InprocRuntime
 from spark_nodes.tuples import StreamTuple

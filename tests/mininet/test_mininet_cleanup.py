@@ -14,6 +14,7 @@ from emulator.mininet import cleanup
 from emulator.mininet.control import AgentError
 from emulator.mininet.emulation import Emulation
 from emulator.mininet.loadgen import Flood, Sink
+from spark_nodes.runtime_inproc import InprocRuntime
 from emulator.mininet.naming import RunNames, all_pids, process_argv
 from emulator.mininet.options import MininetOptions
 from emulator.network import Network
@@ -45,8 +46,8 @@ def flood_plan(duration=0.5):
 
 def test_clean_shutdown_leaves_no_namespaces_links_or_processes():
     before = namespaces()
-    out = mininet.execute(flood_plan(), {0: Flood(2, 50, burst=5, interval=0.02), 2: Sink()},
-                          {}, options=MininetOptions(time_scale=1.0))
+    out = mininet.run(flood_plan(), {0: Flood(2, 50, burst=5, interval=0.02), 2: Sink()},
+                      {}, InprocRuntime(), options=MininetOptions(time_scale=1.0))
     received = out.metrics[out.metrics["metric"] == "received"]
     assert sorted(received["value"]) == list(range(50))
     assert out.ledger["hop_u"].tolist().count(1) == 50          # every message 0 -> 1 -> 2
@@ -108,7 +109,7 @@ def test_next_start_removes_only_what_a_killed_driver_left():
 def test_an_agent_that_does_not_start_in_time_fails_the_run_clearly():
     with pytest.raises(AgentError, match=r"agents of nodes \[0, 2\] did not start within") \
             as err:
-        mininet.execute(flood_plan(), {0: Flood(2, 5), 2: Sink()}, {},
+        mininet.run(flood_plan(), {0: Flood(2, 5), 2: Sink()}, {}, InprocRuntime(),
                         options=MininetOptions(agent_timeout=0.001))
     prefix = re.match(r"run (m[a-z0-9]{4}):", str(err.value)).group(1)
     names = RunNames(prefix)
@@ -121,7 +122,7 @@ def test_a_program_that_raises_in_an_agent_fails_the_run_with_its_traceback():
     # Flood takes no messages: node 2's Flood raises when node 0's first message arrives.
     with pytest.raises(AgentError, match=r"agent of node 2 failed:(.|\n)*got a message "
                                          r"from 0") as err:
-        mininet.execute(flood_plan(), {0: Flood(2, 3), 2: Flood(0, 0)}, {},
+        mininet.run(flood_plan(), {0: Flood(2, 3), 2: Flood(0, 0)}, {}, InprocRuntime(),
                         options=MininetOptions(time_scale=1.0))
     names = RunNames(re.match(r"run (m[a-z0-9]{4}):", str(err.value)).group(1))
     assert cleanup.run_processes(names) == []

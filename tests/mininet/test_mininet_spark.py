@@ -54,7 +54,8 @@ def test_spark_options_are_checked():
 
 def test_a_spark_runtime_on_the_mininet_backend_is_refused_not_ignored():
     from emulator import mininet
+    from spark_nodes.runtime_spark import SparkRuntime
 
     with pytest.raises(ValueError, match="run.runtime: the mininet backend runs node "
                                          "programs in its agents"):
-        mininet.execute(line_plan(3), {}, {})
+        mininet.run(line_plan(3), {}, {}, SparkRuntime(master="local[1]"))

@@ -1,4 +1,4 @@
-"""Join node programs driven through spark_nodes.program.run_node_step."""
+"""Join node programs driven through emulator.program.run_node_step."""
 import math
 from types import SimpleNamespace
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from emulator.messages import Message
-from spark_nodes.program import DELIVER, FINISH, START, Event, run_node_step
+from emulator.program import DELIVER, FINISH, START, Event, run_node_step
 from spark_nodes.qjoin.algorithms import QJoin
 from spark_nodes.qjoin.operator import join_arrivals
 from spark_nodes.qjoin.programs import NoBufferNode, QJoinNode, SlackJoinNode, make_slack

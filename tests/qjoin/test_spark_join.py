@@ -74,7 +74,7 @@ def test_tight_watermark_drops_late_results(spark):
 
 def test_spark_join_node_emits_at_batch_ends(spark):
     from emulator.messages import Message
-    from spark_nodes.program import DELIVER, FINISH, START, Event, run_node_step
+    from emulator.program import DELIVER, FINISH, START, Event, run_node_step
     from spark_nodes.qjoin.spark_join import SparkJoinNode
     from spark_nodes.tuples import StreamTuple
 

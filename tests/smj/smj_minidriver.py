@@ -1,6 +1,6 @@
 """A tiny event-by-event driver for the SMJ tests (the real driver lives elsewhere).
 
-It calls :func:`spark_nodes.program.run_node_step` once per event, charges every
+It calls :func:`emulator.program.run_node_step` once per event, charges every
 message ``size_units × path cost`` at send time (drops it when there is no path), and
 delivers it after
 ``hops × hop_delay`` plus a seeded jitter, so messages may overtake each other.
@@ -27,7 +27,7 @@ import pandas as pd
 
 from emulator.events import DELIVER, START, TIMER, TUPLE, Event
 from emulator.messages import Message
-from spark_nodes.program import run_node_step
+from emulator.program import run_node_step
 from spark_nodes.registry import validate_params
 from spark_nodes.tuples import StreamTuple
 

@@ -11,7 +11,7 @@ import pytest
 from pyspark import cloudpickle
 
 from emulator.messages import Message
-from spark_nodes.program import DELIVER, START, TIMER, TUPLE, Event, NodeProgram
+from emulator.program import DELIVER, START, TIMER, TUPLE, Event, NodeProgram
 from spark_nodes.runtime_inproc import InprocRuntime
 from spark_nodes.runtime_spark import STATE_BYTES, STATE_ROWS, SparkRuntime, state_summary
 from spark_nodes.tuples import StreamTuple

@@ -1,0 +1,202 @@
+"""The step driver: the one loop every backend and runtime runs through.
+
+Time advances in windows ``[t0, t1)`` that the backend chooses (:meth:`window`): the simpy
+backend uses a grid of ``plan.step`` in virtual time; a Mininet node agent uses one window
+per instant at which something is due in wall-clock time. In each window the backend hands
+over the events due at every node; the runtime (in-process or Spark) runs the programs;
+the messages they sent go back to the backend in a deterministic order
+``(sent_at, src, local id)``. A message never arrives inside the window it was sent in
+when the step is no longer than the smallest link delay; local sends, zero-delay links and
+timers inside the window are handled by iterating the window until no event is left
+before ``t1``. Windows with nothing to do are skipped.
+
+The driver alone owns the rules of a run (the backends only keep calendars):
+
+- ``start`` at 0 for every program, each tuple at its origin at ``entered_at``, and
+  ``finish`` at ``plan.duration``;
+- a timer is filed only if it is due by ``plan.duration`` (one set inside the last step
+  for a time within that step still fires);
+- an event at a node that is down: a tuple is dropped (the sensor is off); anything else
+  waits until the node is up again (dropped if it never is);
+- after ``finish`` the run drains messages still in flight until :func:`run_end`;
+- memory is sampled every ``plan.memory_interval`` (the state as last reported).
+
+Example
+-------
+>>> import networkx as nx, types
+>>> from emulator.program import NodeProgram
+>>> from emulator.simpy_backend import SimpyBackend
+>>> class Ping(NodeProgram):
+...     def start(self, ctx): ctx.send(1, "data", "hi", 1.0)
+>>> class Pong(NodeProgram):
+...     def on_message(self, ctx, msg): ctx.emit((), got=msg.payload)
+>>> class Static:
+...     epochs = [0.0]
+...     def snapshot(self, t):
+...         g = nx.Graph(); g.add_edge(0, 1, cost=1.0, delay=0.5); return g
+>>> plan = types.SimpleNamespace(dynamics=Static(), seed=1, bytes_per_unit=32,
+...     header_bytes=24, duration=2.0, step=0.5, memory_interval=1.0, name="doc",
+...     algorithm="doc", spec={})
+>>> from spark_nodes.runtime_inproc import InprocRuntime
+>>> out = execute(plan, {0: Ping(), 1: Pong()}, {}, InprocRuntime())
+>>> out.results[["emitted_at", "got"]].to_dict("records")
+[{'emitted_at': 0.5, 'got': 'hi'}]
+"""
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+
+from tqdm.auto import tqdm
+
+from emulator.events import DELIVER, FINISH, START, TIMER, TUPLE
+from emulator.outputs import RunOutput, metrics_frame, results_frame
+
+log = logging.getLogger(__name__)
+
+
+def run_end(plan, drain: float | None = None) -> float:
+    """When a run stops: ``duration`` plus the drain (by default one more ``duration``).
+
+    >>> import types
+    >>> run_end(types.SimpleNamespace(duration=10.0)), run_end(types.SimpleNamespace(duration=10.0), 2.0)
+    (20.0, 12.0)
+    """
+    return plan.duration + (plan.duration if drain is None else drain)
+
+
+def seed_calendar(backend, plan, programs: dict, tuples_by_stream: dict) -> None:
+    """File the run's own events: ``start`` at 0, every tuple at its origin when it
+    enters the system, ``finish`` at the duration. A tuple whose origin has no program is
+    an error."""
+    for node in sorted(programs):
+        backend.schedule(0.0, node, START, None)
+    for name in sorted(tuples_by_stream):
+        for tup in tuples_by_stream[name]:
+            if tup.origin not in programs:
+                raise ValueError(f"stream {name}: tuple {tup.seq} comes from node {tup.origin}, "
+                                 f"which runs no program of {plan.algorithm!r}")
+            backend.schedule(tup.entered_at, tup.origin, TUPLE, tup)
+    for node in sorted(programs):
+        backend.schedule(plan.duration, node, FINISH, None)
+
+
+def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float | None = None,
+            progress: bool = False, backend=None) -> RunOutput:
+    """Run ``programs`` under ``runtime`` on ``backend`` (default: the simpy backend built
+    from ``plan``); return the raw tables.
+
+    ``tuples_by_stream`` holds every tuple the sources produce at the nodes this backend
+    serves; each enters the system at its origin node at ``entered_at``.
+    """
+    if backend is None:
+        from emulator.simpy_backend import SimpyBackend
+
+        backend = SimpyBackend.from_plan(plan)
+    seed_calendar(backend, plan, programs, tuples_by_stream)
+    runtime.open(plan, programs)
+    state = _RunState(programs, plan.memory_interval)
+    end = run_end(plan, drain)
+    # Progress in thousandths of the virtual duration: integer counts never overshoot.
+    bar = tqdm(total=1000, desc=f"{plan.name} ({runtime.name}, {plan.duration:g} time units)",
+               bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
+               disable=not progress, leave=False)
+    t0 = 0.0
+    while True:
+        nxt = backend.next_time()
+        if math.isinf(nxt) or nxt >= end:
+            break
+        t0, t1 = backend.window(t0, nxt, plan.step)
+        state.sample_memory_until(t0)
+        while (events := backend.collect(t1)):
+            events = state.alive_only(events, backend)
+            if not events:
+                continue
+            outputs = runtime.run_step(t0, t1, events, backend.view(t0))
+            state.absorb(outputs, backend, plan.duration)
+        bar.update(int(1000 * min(t1, plan.duration) / plan.duration) - bar.n)
+        t0 = t1
+    bar.close()
+    state.sample_memory_until(min(t0, end))
+    metrics = state.metric_rows + runtime.close()
+    info = backend.info()
+    info["runtime"] = runtime.name
+    info.update(runtime.facts)
+    info["dropped"] = dict(state.dropped)
+    info["memory_peak_total_tuples"] = state.peak_total[0]
+    info["memory_peak_total_bytes"] = state.peak_total[1]
+    log.info("%s: %d messages, %d hops, %d results", plan.name, info.get("messages", 0),
+             info.get("hops", 0), len(state.results))
+    return RunOutput(backend.ledger_frame(), metrics_frame(metrics),
+                     results_frame(state.results), info)
+
+
+class _RunState:
+    """Results, metric rows, dropped events and memory bookkeeping of one run."""
+
+    def __init__(self, programs, memory_interval):
+        self.results: list[dict] = []
+        self.metric_rows: list[tuple] = []
+        self.memory = {node: (0, 0) for node in programs}
+        self.total = [0, 0]   # the sum of self.memory, kept as nodes report
+        self.interval = memory_interval
+        self.samples = 0
+        self.peak_total = (0, 0)
+        self.dropped: Counter = Counter()
+
+    def alive_only(self, events_by_node: dict, backend) -> dict:
+        """The events whose node is up at their time. Of the others, a tuple is dropped
+        (the sensor is off) and anything else is filed again for when the node is next up
+        (dropped if it never is). Deliveries to a dead node never get here: the network
+        loses them."""
+        kept = {}
+        for node, events in events_by_node.items():
+            alive = [e for e in events
+                     if e.kind == DELIVER or backend.view(e.time).alive(node)
+                     or self._postpone(node, e, backend)]
+            if alive:
+                kept[node] = alive
+        return kept
+
+    def _postpone(self, node, event, backend) -> bool:
+        up = math.inf
+        if event.kind != TUPLE:
+            t = event.time
+            while not math.isinf(t := backend.next_change(t)):
+                if backend.view(t).alive(node):
+                    up = t
+                    break
+        if math.isinf(up):
+            what = "tuples" if event.kind == TUPLE else event.kind
+            self.dropped[f"{what}_at_dead_node"] += 1
+        else:
+            backend.schedule(up, node, event.kind, event.payload)
+        return False
+
+    def absorb(self, outputs: dict, backend, duration: float) -> None:
+        outgoing = []
+        for node in sorted(outputs):
+            out = outputs[node]
+            self.results.extend(out.results)
+            self.metric_rows.extend(out.metrics)
+            before = self.memory[node]
+            self.total[0] += out.memory[0] - before[0]
+            self.total[1] += out.memory[1] - before[1]
+            self.memory[node] = out.memory
+            for at, tag in out.timers:
+                if at <= duration:
+                    backend.schedule(at, node, TIMER, tag)
+            outgoing.extend(out.messages)
+        outgoing.sort(key=lambda m: (m.sent_at, m.src, m.local_id))
+        backend.inject(outgoing)
+        self.peak_total = (max(self.peak_total[0], self.total[0]),
+                           max(self.peak_total[1], self.total[1]))
+
+    def sample_memory_until(self, t: float) -> None:
+        """Memory rows at every sampling instant up to ``t`` (state as last reported)."""
+        while (at := self.samples * self.interval) <= t:
+            for node, (tuples, nbytes) in sorted(self.memory.items()):
+                self.metric_rows.append((at, node, "testbed", "tuples", tuples))
+                self.metric_rows.append((at, node, "testbed", "bytes", nbytes))
+            self.samples += 1
