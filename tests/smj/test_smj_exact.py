@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from emulator.network import NetView
-from .smj_minidriver import algorithm, make_plan, make_tuples, run_algorithm
+from .smj_harness import algorithm, make_plan, make_tuples, run_algorithm
 
 VARIANTS = [("smj-e", {}), ("smj-h", {}), ("smj-h", {"filter": "product"}),
             ("smj-h", {"lookahead": 2}),
@@ -19,7 +18,7 @@ def random_net(n_nodes, seed):
         else nx.path_graph(n_nodes)
     for u, v in g.edges:
         g.edges[u, v]["cost"] = float(rng.integers(1, 11))
-    return NetView.from_graph(g)
+    return g
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
@@ -41,7 +40,7 @@ def test_all_variants_equal_exact_answer(n, keys, rate, window, period, disorder
                          name=name, seed=seed)
         if expected is None:
             expected = algorithm(name).exact_answer(plan, tuples)
-        run = run_algorithm(name, plan, tuples, seed=seed)
+        run = run_algorithm(name, plan, tuples)
         assert run.groups == expected, (name, params)
         assert not run.results["group"].duplicated().any(), (name, params)
 
@@ -62,15 +61,13 @@ def test_changing_topology_keeps_exact_answer(name):
     """Links change mid-run (and the center moves): the answer stays exact."""
     g = nx.cycle_graph(8)
     nx.set_edge_attributes(g, 1.0, "cost")
-    net0 = NetView.from_graph(g)
     g2 = g.copy()
     for u, v in [(1, 2), (2, 3)]:      # moves the center from node 2 to node 1
         g2.edges[u, v]["cost"] = 30.0
-    net1 = NetView.from_graph(g2, epoch_start=2.05)
     streams = {"R1": 1, "R2": 2, "R3": 5}
     tuples = make_tuples(streams, 3.0, 4, 6.0, 11)
-    plan = make_plan(net0, streams, 0, 3.0, 6.0, name=name)
-    run = run_algorithm(name, plan, tuples, nets=[(0.0, net0), (2.05, net1)])
+    plan = make_plan(g, streams, 0, 3.0, 6.0, name=name, nets=[(0.0, g), (2.05, g2)])
+    run = run_algorithm(name, plan, tuples)
     assert run.groups == algorithm(name).exact_answer(plan, tuples)
     if name.startswith("smj"):
         moves = run.metrics.query("metric == 'center_move'")["value"].sum()
@@ -88,12 +85,11 @@ def test_partition_heals_and_answer_stays_exact(name):
     nx.set_edge_attributes(g, 1.0, "cost")
     cut = g.copy()
     cut.remove_edges_from([(4, 5), (5, 6)])
-    nets = [(0.0, NetView.from_graph(g)), (1.5, NetView.from_graph(cut, 1.5)),
-            (3.5, NetView.from_graph(g, 3.5))]
+    nets = [(0.0, g), (1.5, cut), (3.5, g)]
     streams = {"R1": 1, "R2": 2, "R3": 5}
     tuples = make_tuples(streams, 3.0, 4, 6.0, 12)
-    plan = make_plan(nets[0][1], streams, 0, 3.0, 6.0, name=name)
-    run = run_algorithm(name, plan, tuples, nets=nets)
-    assert run.lost == []
+    plan = make_plan(g, streams, 0, 3.0, 6.0, name=name, nets=nets)
+    run = run_algorithm(name, plan, tuples)
+    assert run.lost == {}
     assert run.metrics.query("metric == 'held'")["value"].sum() > 0
     assert run.groups == algorithm(name).exact_answer(plan, tuples)

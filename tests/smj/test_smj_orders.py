@@ -7,7 +7,7 @@ import pytest
 
 from spark_nodes.smj.lottery import LotteryCounters
 from spark_nodes.smj.orders import OrderProblem, smje, smjh
-from .smj_minidriver import algorithm, make_plan, make_tuples, run_algorithm
+from .smj_harness import algorithm, make_plan, make_tuples, run_algorithm
 from .test_smj_exact import random_net
 
 

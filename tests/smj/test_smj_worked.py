@@ -7,7 +7,7 @@ from emulator.network import NetView
 from spark_nodes.smj.orders import (OrderProblem, hop_greedy, mask_filter, product_filter,
                                     smje, smjh)
 from spark_nodes.tuples import StreamTuple
-from .smj_minidriver import make_plan, run_algorithm
+from .smj_harness import make_plan, run_algorithm
 
 # sites 1, 2, 3 are indices 0, 1, 2; the query node (index 3) is not used (no final hop)
 W = np.array([[0, 18, 25, 0], [18, 0, 20, 0], [25, 20, 0, 0], [0, 0, 0, 0]], float)
@@ -67,12 +67,16 @@ def test_4_literal_product_filter_contradicts_the_source():
     assert problem(g).cost((2, 0)) == 135 != 90
 
 
-def example_net():
+def example_graph():
     g = nx.Graph()
     g.add_edge(1, 2, cost=18.0)
     g.add_edge(2, 3, cost=20.0)
     g.add_edge(1, 3, cost=25.0)
-    return NetView.from_graph(g)
+    return g
+
+
+def example_net():
+    return NetView.from_graph(example_graph())
 
 
 def test_5_synopsis_center_is_site_2():
@@ -104,7 +108,7 @@ def block_costs(run):
 
 @pytest.mark.parametrize("name", ["smj-e", "smj-h"])
 def test_end_to_end_smj_sends_blocks_at_90_and_43(name):
-    plan = make_plan(example_net(), {"R1": 1, "R2": 2, "R3": 3}, 3, None, 4.0,
+    plan = make_plan(example_graph(), {"R1": 1, "R2": 2, "R3": 3}, 3, None, 4.0,
                      {"include_final": False}, name=name)
     run = run_algorithm(name, plan, example_tuples())
     costs, led = block_costs(run)
@@ -116,7 +120,7 @@ def test_end_to_end_smj_sends_blocks_at_90_and_43(name):
 
 
 def test_6_lottery_with_zero_counters_routes_along_1_3_at_129():
-    plan = make_plan(example_net(), {"R1": 1, "R2": 2, "R3": 3}, 3, None, 4.0,
+    plan = make_plan(example_graph(), {"R1": 1, "R2": 2, "R3": 3}, 3, None, 4.0,
                      name="lottery")
     run = run_algorithm("lottery", plan, example_tuples())
     costs, led = block_costs(run)
