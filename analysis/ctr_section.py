@@ -22,7 +22,6 @@ Example
 from __future__ import annotations
 
 import html
-import json
 import math
 from pathlib import Path
 
@@ -32,6 +31,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis import plots
+from experiments.store import Run, is_run_folder
 
 PREFIX = "ctr"
 ALGORITHMS = ("atr", "ctr", "single-host")
@@ -65,9 +65,9 @@ def rule_class(skew: float, window: float, small: float) -> str | None:
 
 
 def _spec_of(run_dir: Path | None) -> dict:
-    if run_dir is None or not (run_dir / "spec.json").exists():
+    if run_dir is None or not is_run_folder(run_dir):
         return {}
-    return json.loads((run_dir / "spec.json").read_text())
+    return Run(run_dir).spec
 
 
 def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:

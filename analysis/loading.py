@@ -1,12 +1,9 @@
 """Load run folders and sweep tables into pandas.
 
-A *run folder* ``<name>-<hash12>/`` holds ``spec.json``, ``meta.json``,
-``summary.json`` and the parquet tables ``ledger``, ``metrics``, ``results`` and
-``expected`` (see ``docs/DESIGN.md``). A *sweep folder* holds many run folders and,
-once the sweep has finished, ``runs.parquet`` with one row per run.
-
-:func:`load` turns either into one row per run; :func:`load_run` gives lazy access to
-one run's tables.
+What a run folder and a sweep folder hold is the run store's knowledge
+(:mod:`experiments.store`); this module reads through it. :func:`load` turns a sweep
+folder, a run folder or a folder of run folders into one row per run;
+:func:`load_run` (from the store) gives lazy access to one run's tables.
 
 Examples
 --------
@@ -17,8 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -26,72 +21,16 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from experiments.store import (Run, RunFolderError, complete_runs, is_run_folder,  # noqa: F401
+                               load_run, runs_table_path)
+
 log = logging.getLogger(__name__)
 
-RUNS_TABLE = "runs.parquet"
-STATUS_COMPLETE = "complete"
 # Below this many candidate folders a progress bar is only noise.
 PROGRESS_MIN_RUNS = 10
 
-TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "ledger": ("time", "msg_id", "kind", "src", "dst", "hop_u", "hop_v", "size_units",
-               "size_bytes", "link_cost", "cost", "lost"),
-    "metrics": ("time", "node", "source", "metric", "value"),
-    "results": ("group", "emitted_at", "node", "first_entered", "last_entered"),
-    "expected": ("group",),
-}
-
 # Spec paths that are columns of their own (``algorithm``, ``seed``), never parameters.
 NOT_PARAMETERS = frozenset({"algorithm.name", "run.seed"})
-
-
-class RunFolderError(ValueError):
-    """A run folder, sweep folder or one of their files is not what was expected.
-
-    Parameters
-    ----------
-    path : path-like
-        The offending file or folder.
-    field : str
-        Field, column or line within it.
-    expected : str
-        What was expected there.
-
-    Examples
-    --------
-    >>> str(RunFolderError("out/r-1/meta.json", "status", '"complete"'))
-    'out/r-1/meta.json: status: expected "complete"'
-    """
-
-    def __init__(self, path: Any, field: str, expected: str):
-        self.path = Path(path)
-        self.field = field
-        self.expected = expected
-        super().__init__(f"{path}: {field}: expected {expected}")
-
-
-def _read_json(path: Path) -> dict:
-    if not path.is_file():
-        raise RunFolderError(path, "file", "a JSON file (missing)")
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise RunFolderError(path, f"line {exc.lineno} column {exc.colno}",
-                             f"valid JSON ({exc.msg})") from exc
-    if not isinstance(data, dict):
-        raise RunFolderError(path, "top level", f"a JSON object, got {type(data).__name__}")
-    return data
-
-
-def _read_table(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
-    if not path.is_file():
-        raise RunFolderError(path, "file", "a parquet table (missing)")
-    frame = pd.read_parquet(path)
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise RunFolderError(path, f"columns {missing}",
-                             f"columns {list(columns)}; found {list(frame.columns)}")
-    return frame
 
 
 def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
@@ -121,118 +60,6 @@ def flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
         else:
             flat[path] = value
     return flat
-
-
-def is_run_folder(path: Path) -> bool:
-    """True if ``path`` looks like a run folder (has ``meta.json``)."""
-    return (Path(path) / "meta.json").is_file()
-
-
-@dataclass(eq=True)
-class Run:
-    """One run folder; JSON files and tables are read on first access and kept.
-
-    Attributes
-    ----------
-    path : Path
-        The run folder.
-    spec, meta, summary : dict
-        ``spec.json``, ``meta.json``, ``summary.json``.
-    ledger, metrics, results, expected : DataFrame
-        The parquet tables; their contract columns are checked when read.
-    """
-
-    path: Path
-
-    @property
-    def run_id(self) -> str:
-        """Folder name, ``<name>-<hash12>``."""
-        return self.path.name
-
-    @cached_property
-    def spec(self) -> dict:
-        return _read_json(self.path / "spec.json")
-
-    @cached_property
-    def meta(self) -> dict:
-        return _read_json(self.path / "meta.json")
-
-    @cached_property
-    def summary(self) -> dict:
-        return _read_json(self.path / "summary.json")
-
-    @cached_property
-    def ledger(self) -> pd.DataFrame:
-        return _read_table(self.path / "ledger.parquet", TABLE_COLUMNS["ledger"])
-
-    @cached_property
-    def metrics(self) -> pd.DataFrame:
-        return _read_table(self.path / "metrics.parquet", TABLE_COLUMNS["metrics"])
-
-    @cached_property
-    def results(self) -> pd.DataFrame:
-        return _read_table(self.path / "results.parquet", TABLE_COLUMNS["results"])
-
-    @cached_property
-    def expected(self) -> pd.DataFrame:
-        return _read_table(self.path / "expected.parquet", TABLE_COLUMNS["expected"])
-
-    @property
-    def algorithm(self) -> str:
-        """``spec["algorithm"]["name"]``."""
-        try:
-            return str(self.spec["algorithm"]["name"])
-        except (KeyError, TypeError) as exc:
-            raise RunFolderError(self.path / "spec.json", "algorithm.name",
-                                 "the algorithm's name") from exc
-
-    @property
-    def duration(self) -> float:
-        """``spec["run"]["duration"]`` in time units."""
-        try:
-            return float(self.spec["run"]["duration"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise RunFolderError(self.path / "spec.json", "run.duration",
-                                 "a number of time units") from exc
-
-    @property
-    def seed(self) -> int:
-        """The run's seed (``meta.json``, else ``spec.run.seed``)."""
-        seed = self.meta.get("seed")
-        if seed is None:
-            seed = self.spec.get("run", {}).get("seed")
-        if seed is None:
-            raise RunFolderError(self.path / "meta.json", "seed", "the run's seed")
-        return int(seed)
-
-
-def load_run(run_dir: Any) -> Run:
-    """Open one complete run folder.
-
-    Parameters
-    ----------
-    run_dir : path-like
-        A run folder.
-
-    Returns
-    -------
-    Run
-        Lazily reads its files.
-
-    Raises
-    ------
-    RunFolderError
-        If the folder has no ``meta.json`` or its status is not ``"complete"``.
-    """
-    path = Path(run_dir)
-    if not path.is_dir():
-        raise RunFolderError(path, "path", "a run folder (directory does not exist)")
-    run = Run(path)
-    status = run.meta.get("status")
-    if status != STATUS_COMPLETE:
-        raise RunFolderError(path / "meta.json", "status",
-                             f'"{STATUS_COMPLETE}", got {status!r} (run did not finish)')
-    return run
 
 
 def _run_row(run: Run) -> tuple[dict, dict]:
@@ -307,7 +134,7 @@ def load(directory: Any) -> pd.DataFrame:
     root = Path(directory)
     if not root.is_dir():
         raise RunFolderError(root, "path", "a run or sweep folder (directory does not exist)")
-    table = root / RUNS_TABLE
+    table = runs_table_path(root)
     if table.is_file():
         runs = pd.read_parquet(table)
         if runs.empty:
@@ -324,22 +151,12 @@ def load(directory: Any) -> pd.DataFrame:
     if is_run_folder(root):
         log.info("loading single run folder %s", root)
         return _frame([load_run(root)])
-    complete: list[Run] = []
-    for path in sorted(p for p in root.iterdir() if p.is_dir()):
-        if path.name.startswith("."):
-            log.debug("skipping temporary folder %s", path)
-            continue
-        if not is_run_folder(path):
-            log.debug("skipping %s: not a run folder", path)
-            continue
-        status = _read_json(path / "meta.json").get("status")
-        if status != STATUS_COMPLETE:
-            log.warning("skipping %s: status %r, not %r", path, status, STATUS_COMPLETE)
-            continue
-        complete.append(Run(path))
+    complete, skipped = complete_runs(root)
+    for path, why in skipped:
+        log.warning("skipping %s: %s", path, why)
     if not complete:
         raise RunFolderError(root, "contents",
-                             f"{RUNS_TABLE}, a run folder, or complete run folders")
+                             f"{table.name}, a run folder, or complete run folders")
     log.info("loading %d complete run folders from %s", len(complete), root)
     return _frame(complete)
 

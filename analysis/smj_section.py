@@ -16,7 +16,6 @@ Example
 from __future__ import annotations
 
 import html
-import json
 import math
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from analysis import plots
+from experiments.store import Run
 from analysis.stats import ci_halfwidth, mean_band
 
 ALGORITHMS = ("smj-e", "smj-h", "lottery", "naive")
@@ -57,7 +57,7 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
     rows = []
     for _, r in runs.iterrows():
         d = dirs.get(r["run_id"])
-        spec = json.loads((d / "spec.json").read_text()) if d is not None else {}
+        spec = Run(d).spec if d is not None else {}
         n = r.get("streams.count", spec.get("streams", {}).get("count"))
         w = r["query.window"] if "query.window" in runs.columns \
             else spec.get("query", {}).get("window")
@@ -132,7 +132,7 @@ def figure_cost_vs_time(info: pd.DataFrame, out_dir: Path) -> tuple[Path, list[s
             notes.append(f"{_window_label(None if wk < 0 else wk)}: {n} sources")
             for alg in [a for a in ALGORITHMS if a in set(part["algorithm"])]:
                 rows = part[part["algorithm"] == alg]
-                ledgers = [pd.read_parquet(d / "ledger.parquet", columns=["time", "cost"])
+                ledgers = [Run(d).table("ledger", ["time", "cost"])
                            for d in rows["dir"]]
                 # the last period's blocks travel after the run's duration: keep them
                 end = max([float(rows["duration"].max())]
@@ -287,7 +287,7 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     out_dir = Path(out_dir)
     info = run_info(runs, run_dirs)
     if "duration" not in info.columns:
-        info["duration"] = [json.loads((d / "spec.json").read_text())["run"]["duration"]
+        info["duration"] = [Run(d).duration
                             if d is not None else 30.0 for d in info["dir"]]
     parts = ["<p>SMJ family: cost of the multi-way join per time unit (sum over every "
              "hop of size × link cost, divided by the run's duration), means over seeds "

@@ -1,9 +1,11 @@
 """Experiments: specs, validation, runs, sweeps, the results store and the command line.
 
-``experiments.run(spec) -> RunResult`` runs one spec (a TOML path or a dict);
+``experiments.run(spec) -> Run`` runs one spec (a TOML path or a dict) and returns its
+folder (``experiments.store.Run``: summary, spec, tables read on first use);
 ``experiments.sweep(spec_path)`` runs a sweep and returns its ``runs.parquet`` frame.
 """
-from experiments.runner import RunResult, run
+from experiments.runner import run
+from experiments.store import Run
 from experiments.sweep import sweep
 
-__all__ = ["RunResult", "run", "sweep"]
+__all__ = ["Run", "run", "sweep"]

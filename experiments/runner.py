@@ -25,7 +25,7 @@ import pandas as pd
 from emulator.network import Network
 from experiments import spec as specs
 from experiments.plan import Plan, QuerySpec, StreamSpec
-from experiments.store import is_complete, write_run
+from experiments.store import Run, is_complete, write_run
 from experiments.summary import common_summary
 
 log = logging.getLogger(__name__)
@@ -118,38 +118,6 @@ class RunData:
     tuples: dict = field(repr=False, default_factory=dict)
 
 
-@dataclass
-class RunResult:
-    """A finished run: its folder and summary; tables are read on first use."""
-
-    path: Path
-    summary: dict
-    spec: dict
-
-    @property
-    def run_id(self) -> str:
-        return self.path.name
-
-    def _table(self, name: str) -> pd.DataFrame:
-        return pd.read_parquet(self.path / f"{name}.parquet")
-
-    @property
-    def ledger(self) -> pd.DataFrame:
-        return self._table("ledger")
-
-    @property
-    def metrics(self) -> pd.DataFrame:
-        return self._table("metrics")
-
-    @property
-    def results(self) -> pd.DataFrame:
-        return self._table("results")
-
-    @property
-    def expected(self) -> pd.DataFrame:
-        return self._table("expected")
-
-
 def expected_table(groups, tuples_by_stream: dict) -> pd.DataFrame:
     """The exact answer as a table: ``group`` and when its last member entered the system
     (``last_entered``) — the earliest time the group could have been produced.
@@ -240,9 +208,9 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
             "stream_nodes": plan.stream_nodes, **provenance()}
     expected_frame = expected_table(expected, tuples)
     path = write_run(Path(out), run_dir.name,
-                     {"ledger.parquet": output.ledger, "metrics.parquet": output.metrics,
-                      "results.parquet": output.results, "expected.parquet": expected_frame},
-                     {"spec.json": spec, "summary.json": summary, "meta.json": meta})
+                     {"ledger": output.ledger, "metrics": output.metrics,
+                      "results": output.results, "expected": expected_frame},
+                     {"spec": spec, "summary": summary, "meta": meta})
     log.info("%s: recall %.3f, cost/time %.2f, %.1f s", run_dir.name, summary["recall"],
              summary["comm_cost_per_time"], wall)
     return path
@@ -250,8 +218,8 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
 
 def run(spec, out="runs", seed: int | None = None, runtime: str | None = None,
         backend: str | None = None, spark_master: str | None = None, progress: bool = False,
-        force: bool = False) -> RunResult:
-    """Run a spec (a TOML path or a dict) and return its :class:`RunResult`.
+        force: bool = False) -> Run:
+    """Run a spec (a TOML path or a dict) and return its :class:`~experiments.store.Run`.
 
     ``seed``, ``runtime``, ``backend`` and ``spark_master`` override the spec's ``[run]``.
     """
@@ -266,7 +234,4 @@ def run(spec, out="runs", seed: int | None = None, runtime: str | None = None,
     raw["run"] = dict(resolved["run"])
     raw["run"].update({k: v for k, v in overrides.items() if v is not None})
     resolved = specs.for_run(specs.resolve(raw, source), source)
-    path = run_spec(resolved, Path(out), base_dir, source, progress=progress, force=force)
-    import json
-
-    return RunResult(path, json.loads((path / "summary.json").read_text()), resolved)
+    return Run(run_spec(resolved, Path(out), base_dir, source, progress=progress, force=force))

@@ -1,43 +1,219 @@
-"""Run folders: written whole or not at all.
+"""The run store: the one module that knows what a run folder and a sweep folder hold.
+
+A run folder ``<name>-<hash12>/`` holds ``spec.json``, ``meta.json``, ``summary.json``
+and the Parquet tables ``ledger``, ``metrics``, ``results`` and ``expected`` (plus any
+tables an algorithm adds). A sweep folder holds run folders and ``runs.parquet``, one row
+per run. Everything that writes or reads these files goes through here.
 
 A run is written into a hidden temporary sibling (``.tmp-<run_id>-<pid>``) and renamed
 into place only when every file is there and ``meta.json`` says ``"status": "complete"``.
 An interrupted run leaves at most a hidden temporary folder, never something that looks
 complete; a later run of the same spec replaces it.
 
->>> import tempfile, pandas as pd
+>>> import tempfile
 >>> root = Path(tempfile.mkdtemp())
->>> d = write_run(root, "demo-0123", {"t.parquet": pd.DataFrame({"a": [1]})},
-...               {"meta.json": {"status": "complete"}})
->>> is_complete(d), d.name
-(True, 'demo-0123')
+>>> d = write_run(root, "demo-0123", {"ledger": pd.DataFrame({"a": [1]})},
+...               {"summary": {"recall": 1.0}, "meta": {"status": "complete"}})
+>>> is_complete(d), d.name, Run(d).summary["recall"]
+(True, 'demo-0123', 1.0)
+>>> Run(d).ledger  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+experiments.store.RunFolderError: .../demo-0123/ledger.parquet: columns ['time', 'msg_id', 'kind', 'src', 'dst', 'hop_u', 'hop_v', 'size_units', 'size_bytes', 'link_cost', 'cost', 'lost']: expected the contract's columns; found ['a']
 """
 from __future__ import annotations
 
 import json
 import os
 import shutil
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow.parquet as pq
 
 from experiments.spec import _jsonable
+
+#: The sweep's table, one row per run.
+RUNS_TABLE = "runs.parquet"
+#: ``meta.json``'s status of a finished run.
+STATUS_COMPLETE = "complete"
+#: The contract columns of each table a run folder holds (checked when read).
+TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "ledger": ("time", "msg_id", "kind", "src", "dst", "hop_u", "hop_v", "size_units",
+               "size_bytes", "link_cost", "cost", "lost"),
+    "metrics": ("time", "node", "source", "metric", "value"),
+    "results": ("group", "emitted_at", "node", "first_entered", "last_entered"),
+    "expected": ("group",),
+}
+
+
+class RunFolderError(ValueError):
+    """A run folder, sweep folder or one of their files is not what was expected.
+
+    >>> str(RunFolderError("out/r-1/meta.json", "status", '"complete"'))
+    'out/r-1/meta.json: status: expected "complete"'
+    """
+
+    def __init__(self, path: Any, field: str, expected: str):
+        self.path = Path(path)
+        self.field = field
+        self.expected = expected
+        super().__init__(f"{path}: {field}: expected {expected}")
+
+
+def read_json(path: Path) -> dict:
+    """A JSON object from ``path``; a missing or malformed file is a RunFolderError."""
+    path = Path(path)
+    if not path.is_file():
+        raise RunFolderError(path, "file", "a JSON file (missing)")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise RunFolderError(path, f"line {exc.lineno} column {exc.colno}",
+                             f"valid JSON ({exc.msg})") from exc
+    if not isinstance(data, dict):
+        raise RunFolderError(path, "top level", f"a JSON object, got {type(data).__name__}")
+    return data
+
+
+def read_table(path: Path, required: tuple[str, ...] = (),
+               columns: list[str] | None = None) -> pd.DataFrame:
+    """A Parquet table from ``path`` (only ``columns``, if given) that must have the
+    ``required`` columns."""
+    path = Path(path)
+    if not path.is_file():
+        raise RunFolderError(path, "file", "a parquet table (missing)")
+    found = pq.read_schema(path).names
+    missing = [c for c in list(required) + list(columns or ()) if c not in found]
+    if missing:
+        raise RunFolderError(path, f"columns {list(dict.fromkeys(missing))}",
+                             f"the contract's columns; found {found}")
+    return pd.read_parquet(path, columns=columns)
+
+
+def is_run_folder(path: Path) -> bool:
+    """True if ``path`` looks like a run folder (has ``meta.json``)."""
+    return (Path(path) / "meta.json").is_file()
 
 
 def is_complete(run_dir: Path) -> bool:
     """Whether ``run_dir`` holds a finished run."""
-    meta = Path(run_dir) / "meta.json"
-    if not meta.is_file():
-        return False
     try:
-        return json.loads(meta.read_text()).get("status") == "complete"
-    except json.JSONDecodeError:
+        return read_json(Path(run_dir) / "meta.json").get("status") == STATUS_COMPLETE
+    except RunFolderError:
         return False
+
+
+@dataclass(eq=True)
+class Run:
+    """One run folder; JSON files and tables are read on first access and kept.
+
+    ``spec``, ``meta``, ``summary`` are its JSON documents; ``ledger``, ``metrics``,
+    ``results``, ``expected`` its contract tables (columns checked when read); any other
+    table by :meth:`table`.
+    """
+
+    path: Path
+
+    def __post_init__(self):
+        self.path = Path(self.path)
+
+    @property
+    def run_id(self) -> str:
+        """Folder name, ``<name>-<hash12>``."""
+        return self.path.name
+
+    def document(self, name: str) -> dict:
+        """The JSON document ``name`` (``spec``, ``meta``, ``summary``)."""
+        return read_json(self.path / f"{name}.json")
+
+    def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+        """The table ``name``, whole (its contract columns checked, where it has some) or
+        only ``columns``."""
+        required = TABLE_COLUMNS.get(name, ()) if columns is None else ()
+        return read_table(self.path / f"{name}.parquet", required, columns)
+
+    def has_table(self, name: str) -> bool:
+        """Whether the run wrote table ``name``."""
+        return (self.path / f"{name}.parquet").is_file()
+
+    @cached_property
+    def spec(self) -> dict:
+        return self.document("spec")
+
+    @cached_property
+    def meta(self) -> dict:
+        return self.document("meta")
+
+    @cached_property
+    def summary(self) -> dict:
+        return self.document("summary")
+
+    @cached_property
+    def ledger(self) -> pd.DataFrame:
+        return self.table("ledger")
+
+    @cached_property
+    def metrics(self) -> pd.DataFrame:
+        return self.table("metrics")
+
+    @cached_property
+    def results(self) -> pd.DataFrame:
+        return self.table("results")
+
+    @cached_property
+    def expected(self) -> pd.DataFrame:
+        return self.table("expected")
+
+    @property
+    def algorithm(self) -> str:
+        """``spec["algorithm"]["name"]``."""
+        try:
+            return str(self.spec["algorithm"]["name"])
+        except (KeyError, TypeError) as exc:
+            raise RunFolderError(self.path / "spec.json", "algorithm.name",
+                                 "the algorithm's name") from exc
+
+    @property
+    def duration(self) -> float:
+        """``spec["run"]["duration"]`` in time units."""
+        try:
+            return float(self.spec["run"]["duration"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RunFolderError(self.path / "spec.json", "run.duration",
+                                 "a number of time units") from exc
+
+    @property
+    def seed(self) -> int:
+        """The run's seed (``meta.json``, else ``spec.run.seed``)."""
+        seed = self.meta.get("seed")
+        if seed is None:
+            seed = self.spec.get("run", {}).get("seed")
+        if seed is None:
+            raise RunFolderError(self.path / "meta.json", "seed", "the run's seed")
+        return int(seed)
+
+
+def load_run(run_dir: Any) -> Run:
+    """Open one complete run folder; an incomplete one is a RunFolderError."""
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise RunFolderError(path, "path", "a run folder (directory does not exist)")
+    run = Run(path)
+    status = run.meta.get("status")
+    if status != STATUS_COMPLETE:
+        raise RunFolderError(path / "meta.json", "status",
+                             f'"{STATUS_COMPLETE}", got {status!r} (run did not finish)')
+    return run
 
 
 def write_run(root: Path, run_id: str, tables: dict, documents: dict) -> Path:
-    """Write DataFrames (``name.parquet``) and JSON documents, then rename into place.
-
-    ``meta.json`` is written last so that a folder is complete exactly when it has one.
-    """
+    """Write DataFrames (``name.parquet``) and JSON documents (``name.json``), then rename
+    the folder into place. ``meta`` is written last, so a folder is complete exactly when
+    it has one."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     final = root / run_id
@@ -46,11 +222,40 @@ def write_run(root: Path, run_id: str, tables: dict, documents: dict) -> Path:
         shutil.rmtree(tmp)
     tmp.mkdir()
     for name, frame in tables.items():
-        frame.to_parquet(tmp / name, index=False)
-    for name in sorted(documents, key=lambda n: n == "meta.json"):
-        (tmp / name).write_text(json.dumps(_jsonable(documents[name]), indent=2,
-                                           sort_keys=True) + "\n")
+        frame.to_parquet(tmp / f"{name}.parquet", index=False)
+    for name in sorted(documents, key=lambda n: n == "meta"):
+        (tmp / f"{name}.json").write_text(json.dumps(_jsonable(documents[name]), indent=2,
+                                                     sort_keys=True) + "\n")
     if final.exists():
         shutil.rmtree(final)   # an incomplete or stale folder of the same spec
     os.replace(tmp, final)
     return final
+
+
+def write_runs_table(out: Path, frame: pd.DataFrame) -> Path:
+    """Write a sweep's ``runs.parquet`` atomically."""
+    path = Path(out) / RUNS_TABLE
+    tmp = path.with_name(f".runs-{os.getpid()}.parquet")
+    frame.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+    return path
+
+
+def runs_table_path(sweep_dir: Path) -> Path:
+    """Where a sweep folder keeps its ``runs.parquet``."""
+    return Path(sweep_dir) / RUNS_TABLE
+
+
+def complete_runs(folder: Path) -> tuple[list[Run], list[tuple[Path, str]]]:
+    """The complete run folders directly inside ``folder`` (sorted), and the unfinished
+    ones with why. Hidden (temporary) folders and other folders are passed over."""
+    complete, skipped = [], []
+    for path in sorted(p for p in Path(folder).iterdir() if p.is_dir()):
+        if path.name.startswith(".") or not is_run_folder(path):
+            continue
+        status = read_json(path / "meta.json").get("status")
+        if status != STATUS_COMPLETE:
+            skipped.append((path, f"status {status!r}, not {STATUS_COMPLETE!r}"))
+            continue
+        complete.append(Run(path))
+    return complete, skipped

@@ -7,9 +7,7 @@ summary key.
 """
 from __future__ import annotations
 
-import json
 import logging
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +15,7 @@ from tqdm.auto import tqdm
 
 from experiments import spec as specs
 from experiments.runner import run_spec
-from experiments.store import is_complete
+from experiments.store import Run, is_complete, write_runs_table
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +33,8 @@ def run_table(out: Path, points: list[tuple[dict, dict]]) -> pd.DataFrame:
         run_dir = Path(out) / specs.run_id(spec)
         if not is_complete(run_dir):
             continue
-        summary = json.loads((run_dir / "summary.json").read_text())
         row = {"run_id": run_dir.name, "algorithm": spec["algorithm"]["name"],
-               **{k: v for k, v in point.items()}, **summary}
+               **{k: v for k, v in point.items()}, **Run(run_dir).summary}
         row["seed"] = spec["run"]["seed"]
         rows.append(row)
     frame = pd.DataFrame(rows)
@@ -46,15 +43,6 @@ def run_table(out: Path, points: list[tuple[dict, dict]]) -> pd.DataFrame:
         if values.dtype == object and values.dropna().map(type).nunique() > 1:
             frame[column] = values.map(lambda v: v if v is None else str(v))
     return frame
-
-
-def write_table(out: Path, frame: pd.DataFrame) -> Path:
-    """Write ``runs.parquet`` atomically."""
-    path = Path(out) / "runs.parquet"
-    tmp = path.with_name(f".runs-{os.getpid()}.parquet")
-    frame.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
-    return path
 
 
 def sweep(spec_path, out=None, engine: str = "local", spark_master: str | None = None,
@@ -78,5 +66,5 @@ def sweep(spec_path, out=None, engine: str = "local", spark_master: str | None =
     else:
         raise ValueError(f"unknown sweep engine {engine!r}; valid: local, spark")
     frame = run_table(out, points)
-    write_table(out, frame)
+    write_runs_table(out, frame)
     return frame

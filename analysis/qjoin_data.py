@@ -1,0 +1,201 @@
+"""QJoin report, reading: one row per run with the QJoin parameters, disorder scenario,
+baselines judged at every ``Q_user``, and what is read from run folders (through the
+run store).
+
+>>> scenario({})
+'network'
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from experiments.store import Run
+from spark_nodes.qjoin import evaluation as ev
+
+
+PREFIX = "qjoin"
+
+
+ALGORITHMS = ("qjoin", "mp-k-slack", "k-slack", "no-buffer", "spark-join")
+
+
+QUSER = "params.qjoin.q_user"
+
+
+SENSITIVITY = ("params.qjoin.P", "params.qjoin.L", "params.qjoin.b", "params.qjoin.g")
+
+
+def _spec_value(spec: dict, path: str):
+    node = spec
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
+    """``runs`` plus ``dir``, ``q_user`` (the run's own), ``memory`` (Spark: state rows),
+    ``join_latency_mean`` (computed from the folder when the summary lacks it) and the
+    QJoin parameters (swept columns, else the run's spec)."""
+    dirs = {Path(d).name: Path(d) for d in run_dirs}
+    info = runs.copy()
+    info["dir"] = [dirs.get(r) for r in info["run_id"]]
+    specs = [Run(d).spec if d is not None else {}
+             for d in info["dir"]]
+    own_q, params = [], {p: [] for p in SENSITIVITY + ("params.k-slack.K",)}
+    for (_, row), spec in zip(info.iterrows(), specs):
+        alg = row["algorithm"]
+        q = _spec_value(spec, f"params.{alg}.q_user")
+        own_q.append(q if q is not None else row.get(f"params.{alg}.q_user"))
+        for p in params:
+            v = row.get(p) if p in info.columns else None
+            params[p].append(v if v is not None and not is_nan(v) else _spec_value(spec, p))
+    info["q_user_own"] = pd.to_numeric(pd.Series(own_q), errors="coerce").to_numpy()
+    info["scenario"] = [scenario(spec) for spec in specs]
+    # A grid over params.qjoin.q_user judges every algorithm at that Q_user; runs from
+    # elsewhere are judged at their own (QJoin) or at every QJoin Q_user (baselines).
+    swept = pd.to_numeric(info[QUSER], errors="coerce") if QUSER in info.columns \
+        else pd.Series(np.nan, index=info.index)
+    own = np.where(info["algorithm"] == "qjoin", info["q_user_own"], np.nan)
+    info["q_user"] = np.where(swept.notna(), swept, own)
+    for p, values in params.items():
+        info[p] = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy()
+    mem = pd.to_numeric(info.get("memory_mean_tuples"), errors="coerce")
+    if "spark_state_rows_mean" in info.columns:
+        spark_rows = pd.to_numeric(info["spark_state_rows_mean"], errors="coerce")
+        mem = np.where(info["algorithm"] == "spark-join", spark_rows, mem)
+    info["memory"] = mem
+    if "join_latency_mean" not in info.columns or info["join_latency_mean"].isna().any():
+        info["join_latency_mean"] = [_join_latency(d) if d is not None else math.nan
+                                     for d in info["dir"]]
+    return judge_baselines(info)
+
+
+def scenario(spec: dict) -> str:
+    """What disorders the streams: the network alone, or also a source delay model.
+
+    >>> scenario({"streams": {"disorder": "pareto", "disorder_mean": 0.5}})
+    'network + pareto delays (mean 0.5)'
+    >>> scenario({})
+    'network'
+    """
+    streams = spec.get("streams", {})
+    model = streams.get("disorder", "none")
+    if model in (None, "none"):
+        return "network"
+    return f"network + {model} delays (mean {streams.get('disorder_mean', 0):g})"
+
+
+def judge_baselines(info: pd.DataFrame) -> pd.DataFrame:
+    """Judge every baseline at every QJoin ``Q_user``.
+
+    A run without a ``Q_user`` (a baseline swept on its own) is repeated once per QJoin
+    ``Q_user``; baselines get ``recall_target_met_fraction`` at their row's ``Q_user``
+    from their recall per period (when the summary has it); repeats of one
+    run at one ``Q_user`` (a grid over ``L``) are dropped.
+
+    >>> runs = pd.DataFrame({"run_id": ["a", "b", "c"],
+    ...                      "algorithm": ["qjoin", "qjoin", "no-buffer"],
+    ...                      "q_user": [0.9, 0.99, np.nan], "q_user_own": [0.9, 0.99, 0.9],
+    ...                      "recall_per_period": [None, None, "[0.95, 0.98]"]})
+    >>> out = judge_baselines(runs)
+    >>> out[out.algorithm == "no-buffer"][["q_user", "recall_target_met_fraction"]].values.tolist()
+    [[0.9, 1.0], [0.99, 0.0]]
+    """
+    levels = sorted(set(info.loc[info["algorithm"] == "qjoin", "q_user"].dropna()))
+    todo = info["q_user"].isna()
+    if not levels or not todo.any():
+        out = info.copy()
+        out.loc[todo, "q_user"] = out.loc[todo, "q_user_own"]
+    else:
+        copies = []
+        for q in levels:
+            part = info[todo].copy()
+            part["q_user"] = q
+            copies.append(part)
+        out = pd.concat([info[~todo], *copies], ignore_index=True)
+    # Baselines are judged at the Q_user of their row, from their recall per period.
+    if "recall_per_period" in out.columns:
+        other = (out["algorithm"] != "qjoin") & out["recall_per_period"].notna()
+    else:
+        other = pd.Series(False, index=out.index)
+    if other.any():
+        out.loc[other, "recall_target_met_fraction"] = [
+            _met(v, q) for v, q in zip(out.loc[other, "recall_per_period"],
+                                       out.loc[other, "q_user"])]
+    # A grid repeats a baseline's run for every value of QJoin's parameters: once per
+    # Q_user is enough (seeds, not repeats, make the confidence intervals).
+    return out.drop_duplicates(["run_id", "q_user"]).reset_index(drop=True)
+
+
+def _met(per_period, q: float) -> float:
+    values = json.loads(per_period) if isinstance(per_period, str) else per_period
+    if values is None:
+        return math.nan
+    r = np.array([v for v in values if v is not None], dtype=float)
+    return float((r >= q - 1e-12).mean()) if r.size else math.nan
+
+
+def at_usual_settings(info: pd.DataFrame) -> pd.DataFrame:
+    """Drop QJoin runs whose ``P``, ``b`` or ``g`` is not the most common value (runs of a
+    sensitivity sweep), so they do not mix into the comparisons.
+
+    >>> t = pd.DataFrame({"algorithm": ["qjoin"] * 3 + ["no-buffer"],
+    ...                   "params.qjoin.P": [60.0, 60.0, 20.0, np.nan],
+    ...                   "params.qjoin.b": [0.01] * 4, "params.qjoin.g": [0.01] * 4})
+    >>> at_usual_settings(t).index.tolist()
+    [0, 1, 3]
+    """
+    q = info["algorithm"] == "qjoin"
+    keep = pd.Series(True, index=info.index)
+    for p in ("params.qjoin.P", "params.qjoin.b", "params.qjoin.g"):
+        if p in info.columns and q.any():
+            mode = info.loc[q, p].mode()
+            if len(mode):
+                keep &= ~q | np.isclose(info[p].astype(float), float(mode.iloc[0]))
+    return info[keep]
+
+
+def is_nan(v) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _join_latency(run_dir: Path) -> float:
+    results = Run(run_dir).table("results", ["group", "emitted_at"])
+    metrics = Run(run_dir).metrics
+    jl = ev.join_latency(results, ev.arrival_times(metrics))
+    jl = jl[np.isfinite(jl)]
+    return float(jl.mean()) if jl.size else math.nan
+
+
+def variant_label(row) -> str:
+    alg = row["algorithm"]
+    if alg == "qjoin" and not is_nan(row.get("params.qjoin.L", math.nan)):
+        return f"qjoin L={row['params.qjoin.L']:g}"
+    if alg == "k-slack" and not is_nan(row.get("params.k-slack.K", math.nan)):
+        return f"k-slack K={row['params.k-slack.K']:g}"
+    return alg
+
+
+def interval_table(info: pd.DataFrame) -> pd.DataFrame:
+    """Estimated vs realised recall per L interval of every QJoin run (with a folder)."""
+    frames = []
+    for _, r in info[(info["algorithm"] == "qjoin") & info["dir"].notna()].iterrows():
+        d = r["dir"]
+        spec = Run(d).spec
+        metrics = Run(d).metrics
+        results = Run(d).table("results", ["group"])
+        expected = set(Run(d).expected["group"])
+        t = ev.interval_quality(metrics, expected, set(results["group"]),
+                                ev.arrival_times(metrics), spec["params"]["qjoin"]["L"],
+                                spec["run"]["duration"])
+        t = t.dropna(subset=["q_estimate", "recall"])
+        t["run_id"], t["L"], t["q_user"] = r["run_id"], r["params.qjoin.L"], r["q_user"]
+        frames.append(t)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -1,0 +1,122 @@
+"""QJoin report, statistics: means with 95 % confidence intervals over seeds, paired
+reductions against MP-K-slack, K-slack and hindsight tables, context figures."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from analysis.qjoin_data import is_nan, variant_label
+from analysis.stats import ci_halfwidth
+from experiments.store import Run
+
+
+def mean_ci(values) -> tuple[float, float, int]:
+    v = pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy(dtype=float)
+    if v.size == 0:
+        return math.nan, math.nan, 0
+    return float(v.mean()), ci_halfwidth(v) if v.size > 1 else math.nan, int(v.size)
+
+
+def summary_table(info: pd.DataFrame) -> pd.DataFrame:
+    """Per variant and Q_user: mean and CI of the headline metrics."""
+    metrics = ["recall", "recall_period_mean", "recall_target_met_fraction", "latency_mean",
+               "latency_p95", "join_latency_mean", "memory", "memory_peak_tuples",
+               "memory_vs_hindsight", "q_estimate_error_mean"]
+    info = info.assign(variant=[variant_label(r) for _, r in info.iterrows()])
+    rows = []
+    for (scn, variant, q), g in info.groupby(["scenario", "variant", "q_user"], dropna=False,
+                                             sort=True):
+        row = {"scenario": scn, "variant": variant, "q_user": q,
+               "seeds": int(g["seed"].nunique())}
+        for m in metrics:
+            if m in g.columns:
+                mean, ci, _ = mean_ci(g[m])
+                row[m] = mean
+                row[f"{m}_ci95"] = ci
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def reductions(info: pd.DataFrame) -> pd.DataFrame:
+    """QJoin's reduction vs MP-K-slack, paired by seed (and Q_user): ``1 - qjoin/mp``.
+
+    For every QJoin variant (``L``) and ``Q_user``, the MP-K-slack run of the same seed
+    and ``Q_user`` (its figures do not depend on ``Q_user``; the grid just repeats it).
+    """
+    q = info[info["algorithm"] == "qjoin"]
+    mp = info[info["algorithm"] == "mp-k-slack"]
+    if q.empty or mp.empty:
+        return pd.DataFrame()
+    mp_by_seed = mp.groupby(["scenario", "seed"])[["latency_mean", "join_latency_mean",
+                                                    "memory"]].mean()
+    rows = []
+    for (scn, L, qu), g in q.groupby(["scenario", "params.qjoin.L", "q_user"], dropna=False):
+        paired = g.join(mp_by_seed, on=["scenario", "seed"], rsuffix="_mp", how="inner")
+        if paired.empty:
+            continue
+        row = {"scenario": scn, "L": L, "q_user": qu, "pairs": len(paired)}
+        for name, col in (("latency", "latency_mean"), ("join_latency", "join_latency_mean"),
+                          ("memory", "memory")):
+            red = 1 - paired[col] / paired[f"{col}_mp"]
+            row[f"{name}_reduction"], row[f"{name}_reduction_ci95"], _ = mean_ci(red)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def kslack_table(info: pd.DataFrame) -> pd.DataFrame:
+    """K-slack's recall, latency and memory for each K (over seeds)."""
+    k = info[info["algorithm"] == "k-slack"]
+    rows = []
+    for K, g in k.groupby("params.k-slack.K"):
+        # one row per seed: a grid over Q_user repeats the same K-slack run
+        g = g.groupby("seed")[["recall", "recall_period_min", "latency_mean",
+                               "join_latency_mean", "memory"]].mean().reset_index()
+        row = {"K": K, "seeds": int(g["seed"].nunique())}
+        for m in ("recall", "recall_period_min", "latency_mean", "join_latency_mean", "memory"):
+            row[m], row[f"{m}_ci95"], _ = mean_ci(g[m])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def hindsight_table(info: pd.DataFrame) -> pd.DataFrame:
+    """QJoin's mean memory over the hindsight bound's, per L and Q_user."""
+    q = info[info["algorithm"] == "qjoin"]
+    if "memory_vs_hindsight" not in q.columns:
+        return pd.DataFrame()
+    rows = []
+    for (L, qu), g in q.groupby(["params.qjoin.L", "q_user"], dropna=False):
+        row = {"L": L, "q_user": qu}
+        for m in ("memory", "hindsight_memory_tuples", "memory_vs_hindsight",
+                  "memory_vs_hindsight_adapted", "recall_target_met_fraction"):
+            if m in g.columns:
+                row[m], row[f"{m}_ci95"], _ = mean_ci(g[m])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def context_numbers(info: pd.DataFrame) -> dict:
+    """Figures that explain the gaps: network transit, the window's share of memory,
+    MP-K-slack's final K (means over runs, one per seed and algorithm)."""
+    out = {}
+    runs = info.drop_duplicates("run_id")
+    q = runs[runs["algorithm"] == "qjoin"]
+    mp = runs[runs["algorithm"] == "mp-k-slack"]
+    if not q.empty:
+        out["transit"] = float((q["latency_mean"] - q["join_latency_mean"]).mean())
+    floors = []
+    for _, r in runs[runs["dir"].notna()].iterrows():
+        spec = Run(r["dir"]).spec
+        w, dur = spec["query"]["window"], spec["run"]["duration"]
+        if w is not None and "tuples_arrived" in r and not is_nan(r["tuples_arrived"]):
+            floors.append(w * r["tuples_arrived"] / dur)
+    if floors:
+        out["floor"] = float(np.mean(floors))
+    if not mp.empty:
+        out["mp_memory"] = float(mp["memory"].mean())
+        if "K_final" in mp.columns:
+            out["mp_k"] = float(pd.to_numeric(mp["K_final"], errors="coerce").mean())
+    if not q.empty:
+        out["q_memory"] = float(q["memory"].mean())
+    return out
