@@ -68,7 +68,7 @@ def _run_row(run: Run) -> tuple[dict, dict]:
     for key, value in run.summary.items():
         if key in row:
             if value != row[key]:
-                raise RunFolderError(run.path / "summary.json", key,
+                raise RunFolderError(run.document_path("summary"), key,
                                      f"{row[key]!r} as in spec.json/meta.json, got {value!r}")
             continue
         row[key] = json.dumps(value) if isinstance(value, (list, dict)) else value
@@ -91,7 +91,7 @@ def _frame(runs: list[Run]) -> pd.DataFrame:
         values = [flat.get(path) for flat in specs]
         if len({json.dumps(v, sort_keys=True, default=str) for v in values}) > 1:
             if path in frame.columns:
-                raise RunFolderError(runs[0].path / "spec.json", path,
+                raise RunFolderError(runs[0].document_path("spec"), path,
                                      "a spec path that does not clash with a summary key")
             frame[path] = values
     return frame

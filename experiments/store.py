@@ -126,9 +126,13 @@ class Run:
         """Folder name, ``<name>-<hash12>``."""
         return self.path.name
 
+    def document_path(self, name: str) -> Path:
+        """Where the JSON document ``name`` lives (for messages about it)."""
+        return self.path / f"{name}.json"
+
     def document(self, name: str) -> dict:
         """The JSON document ``name`` (``spec``, ``meta``, ``summary``)."""
-        return read_json(self.path / f"{name}.json")
+        return read_json(self.document_path(name))
 
     def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
         """The table ``name``, whole (its contract columns checked, where it has some) or
@@ -174,7 +178,7 @@ class Run:
         try:
             return str(self.spec["algorithm"]["name"])
         except (KeyError, TypeError) as exc:
-            raise RunFolderError(self.path / "spec.json", "algorithm.name",
+            raise RunFolderError(self.document_path("spec"), "algorithm.name",
                                  "the algorithm's name") from exc
 
     @property
@@ -183,7 +187,7 @@ class Run:
         try:
             return float(self.spec["run"]["duration"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise RunFolderError(self.path / "spec.json", "run.duration",
+            raise RunFolderError(self.document_path("spec"), "run.duration",
                                  "a number of time units") from exc
 
     @property
@@ -193,7 +197,7 @@ class Run:
         if seed is None:
             seed = self.spec.get("run", {}).get("seed")
         if seed is None:
-            raise RunFolderError(self.path / "meta.json", "seed", "the run's seed")
+            raise RunFolderError(self.document_path("meta"), "seed", "the run's seed")
         return int(seed)
 
 
