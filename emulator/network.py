@@ -124,6 +124,10 @@ class NetView:
         """Number of hops on the least-cost path (-1 if unreachable)."""
         return len(self.path(u, v)) - 1
 
+    def neighbors(self, u: int) -> list[int]:
+        """The nodes ``u`` has a link to that is up in this epoch."""
+        return list(self._graph.neighbors(u))
+
     def link(self, u: int, v: int) -> Link | None:
         """Attributes of the link ``u -> v`` if it is up in this epoch."""
         return self._links.get((u, v))

@@ -1,0 +1,145 @@
+"""emulator.deliver: causal queueing, the shared medium, and bad input."""
+import math
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+import simpy
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from emulator import deliver
+from emulator.network import Network
+
+
+def line(n, **attrs):
+    g = nx.path_graph(n)
+    for e in g.edges:
+        g.edges[e].update(cost=1.0, delay=0.1, bandwidth=100.0, **attrs)
+    return g
+
+
+def messages(*rows):
+    return pd.DataFrame(rows, columns=["msg_id", "src", "dst", "sent_at", "size_bytes"])
+
+
+def test_a_hop_waits_only_for_what_reached_its_link_first():
+    out = deliver(line(3), messages((0, 0, 2, 0.0, 50), (1, 1, 2, 0.1, 50)))
+    assert out["arrived_at"].round(9).tolist() == [1.2, 0.7]
+    assert out["lost"].tolist() == ["", ""]
+
+
+def test_neighbours_share_the_radio_channel():
+    msgs = messages((0, 0, 1, 0.0, 50), (1, 2, 3, 0.0, 50))
+    assert deliver(line(4), msgs)["arrived_at"].round(9).tolist() == [0.6, 0.6]
+    assert deliver(line(4), msgs, medium="shared")["arrived_at"].round(9).tolist() == [0.6, 1.1]
+
+
+def test_far_apart_transmissions_overlap_on_the_shared_medium():
+    msgs = messages((0, 0, 1, 0.0, 50), (1, 4, 5, 0.0, 50))
+    assert deliver(line(6), msgs, medium="shared")["arrived_at"].round(9).tolist() == [0.6, 0.6]
+
+
+def test_interference_radius_uses_positions():
+    g = line(4)
+    for u in g.nodes:
+        g.nodes[u]["pos"] = (float(u), 0.0)
+    msgs = messages((0, 0, 1, 0.0, 50), (1, 2, 3, 0.0, 50))
+    near = deliver(g, msgs, medium="shared", interference_radius=0.5)
+    far = deliver(g, msgs, medium="shared", interference_radius=1.5)
+    assert near["arrived_at"].round(9).tolist() == [0.6, 0.6]   # only the endpoints collide
+    assert far["arrived_at"].round(9).tolist() == [0.6, 1.1]
+
+
+def test_losses_are_named():
+    g = line(3)
+    g.add_node(9)
+    out = deliver(g, messages((0, 0, 9, 0.0, 10), (1, 0, 2, 0.0, 10)))
+    assert out["lost"].tolist() == ["no_route", ""]
+    assert math.isnan(out["arrived_at"][0])
+    lossy = deliver(line(3, loss=1.0), messages((0, 0, 2, 0.0, 10)))
+    assert lossy["lost"].tolist() == ["link_loss"]
+
+
+def test_same_seed_same_arrivals_with_jitter():
+    g = line(5, jitter=0.05)
+    msgs = messages(*[(i, i % 5, (i + 2) % 5, i * 0.01, 20) for i in range(50)])
+    a, b = deliver(g, msgs, seed=3), deliver(g, msgs, seed=3)
+    assert a.equals(b)
+    assert not a.equals(deliver(g, msgs, seed=4))
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"medium": "air"}, "medium"),
+    ({"medium": "shared", "interference_radius": 0.0}, "interference_radius"),
+])
+def test_bad_options_name_the_field(kwargs, field):
+    with pytest.raises(ValueError, match=rf"^{field}: expected"):
+        deliver(line(3), messages((0, 0, 2, 0.0, 10)), **kwargs)
+
+
+@pytest.mark.parametrize("msgs, field", [
+    (messages((0, 0, 7, 0.0, 10)), "messages.dst: node 7"),
+    (messages((0, 0, 2, 0.0, -1)), "messages.size_bytes: expected a number >= 0"),
+    (pd.DataFrame({"msg_id": [0]}), "messages: missing columns"),
+])
+def test_bad_messages_name_the_field(msgs, field):
+    with pytest.raises(ValueError, match=f"^{field}"):
+        deliver(line(3), msgs)
+
+
+class TwoEpochs:
+    """A graph whose link costs change at ``switch`` (routes change mid-flight)."""
+
+    def __init__(self, g0, g1, switch):
+        self.epochs, self.graphs = [0.0, switch], [nx.freeze(g0), nx.freeze(g1)]
+
+    def snapshot(self, t):
+        return self.graphs[int(t >= self.epochs[1])]
+
+
+def simpy_reference(dynamics, msgs):
+    """One SimPy process per message, one FIFO resource per directed link."""
+    env, network, links, out = simpy.Environment(), Network(dynamics), {}, {}
+
+    def walk(m):
+        yield env.timeout(m.sent_at)
+        u = m.src
+        while u != m.dst:
+            view = network.view(env.now)
+            v = view.next_hop(u, m.dst)
+            if v is None:
+                out[m.msg_id] = math.nan
+                return
+            link = view.link(u, v)
+            resource = links.setdefault((u, v), simpy.Resource(env, 1))
+            with resource.request() as request:
+                yield request
+                yield env.timeout(m.size_bytes / link.bandwidth)
+            yield env.timeout(link.delay)
+            u = v
+        out[m.msg_id] = env.now
+
+    for m in msgs.sort_values(["sent_at", "msg_id"]).itertuples(index=False):
+        env.process(walk(m))
+    env.run()
+    return [out[i] for i in msgs["msg_id"]]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 8), count=st.integers(1, 30))
+def test_equals_a_per_hop_simpy_reference(seed, n, count):
+    rng = np.random.default_rng(seed)
+    g0 = nx.connected_watts_strogatz_graph(n, 2, 0.5, seed=seed) if n > 3 else nx.path_graph(n)
+    for e in g0.edges:
+        g0.edges[e].update(cost=float(rng.integers(1, 5)), delay=float(rng.uniform(0.01, 0.2)),
+                           bandwidth=float(rng.uniform(50, 500)))
+    g1 = g0.copy()
+    for e in g1.edges:
+        g1.edges[e]["cost"] = float(rng.integers(1, 5))
+    dynamics = TwoEpochs(g0, g1, switch=float(rng.uniform(0.2, 1.0)))
+    msgs = messages(*[(i, int(rng.integers(n)), int(rng.integers(n)),
+                       float(rng.uniform(0, 1.5)), int(rng.integers(10, 200)))
+                      for i in range(count)])
+    ours = deliver(g0, msgs, dynamics=dynamics)["arrived_at"].tolist()
+    assert ours == pytest.approx(simpy_reference(dynamics, msgs), abs=1e-9, nan_ok=True)
