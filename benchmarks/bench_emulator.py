@@ -11,11 +11,13 @@ routing views already built) over the same messages, to show where the rest goes
 program calls, SimPy events (two per message: the tuple entering and the delivery),
 building the mobility epochs and routing trees, and the ledger's DataFrame.
 
-Run: ``python benchmarks/bench_emulator.py [--duration 100] [--nodes 200]``
+Run: ``python benchmarks/bench_emulator.py [--duration 100] [--nodes 200] [--medium shared]
+[--json]``
 """
 from __future__ import annotations
 
 import argparse
+import json
 import time
 import types
 
@@ -67,7 +69,7 @@ def bare_simpy_rate(events: int) -> float:
     return events / (time.perf_counter() - start)
 
 
-def transport_rate(dynamics, tuples, sink, seed) -> float:
+def transport_rate(dynamics, tuples, sink, seed, medium="links") -> float:
     """Hops per second of the transport alone, routing views built beforehand."""
     network = Network(dynamics)
     messages = sorted((Message(0, "data", t.origin, sink, t.entered_at, 1.0, 56, None)
@@ -75,10 +77,11 @@ def transport_rate(dynamics, tuples, sink, seed) -> float:
                       key=lambda m: m.sent_at)
     for epoch in dynamics.epochs:
         network.view(epoch).next_hop(sink, sink)   # build the view and the sink's tree
-    transport = Transport(network, Ledger(), seed)
+    transport = Transport(network, Ledger(), seed, medium)
     start = time.perf_counter()
     for msg in messages:
         transport.send(msg)
+    transport.advance()
     return transport.hops / (time.perf_counter() - start)
 
 
@@ -89,6 +92,9 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=50.0)
     ap.add_argument("--duration", type=float, default=100.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--medium", choices=("links", "shared"), default="links")
+    ap.add_argument("--json", action="store_true",
+                    help="end with one JSON line: end_to_end_ratio, transport_ratio, hops_per_s")
     args = ap.parse_args()
 
     t_build = time.perf_counter()
@@ -112,7 +118,8 @@ def main() -> None:
     programs[sink] = Sink()
     plan = types.SimpleNamespace(dynamics=dynamics, seed=args.seed, bytes_per_unit=32,
                                  header_bytes=24, duration=args.duration, step=0.01,
-                                 memory_interval=1.0, name="bench", algorithm="bench")
+                                 memory_interval=1.0, name="bench", algorithm="bench",
+                                 spec={"network": {"medium": args.medium}})
     build = time.perf_counter() - t_build
 
     start = time.perf_counter()
@@ -122,7 +129,7 @@ def main() -> None:
     delivered = programs[sink].received
     hop_rate = hops / wall
     simpy_rate = bare_simpy_rate(1_000_000)
-    alone = transport_rate(dynamics, tuples, sink, args.seed)
+    alone = transport_rate(dynamics, tuples, sink, args.seed, args.medium)
     print(f"network: {args.nodes} nodes, {len(dynamics.epochs)} epochs, "
           f"{sum(len(v) for v in tuples.values())} tuples from {args.sources} sources "
           f"(set-up {build:.1f} s)")
@@ -133,6 +140,12 @@ def main() -> None:
     print(f"bare SimPy timeouts per second: {simpy_rate:12,.0f}")
     print(f"ratio (target >= 0.5):          {hop_rate / simpy_rate:12.2f}")
     print(f"transport alone, hops per second: {alone:10,.0f}  (ratio {alone / simpy_rate:.2f})")
+    if args.json:
+        print(json.dumps({"medium": args.medium, "end_to_end_ratio": hop_rate / simpy_rate,
+                          "transport_ratio": alone / simpy_rate, "hops_per_s": hop_rate,
+                          "transport_hops_per_s": alone, "simpy_timeouts_per_s": simpy_rate,
+                          "hops": hops, "messages": out.info["messages"],
+                          "wall_s": wall}))
 
 
 if __name__ == "__main__":

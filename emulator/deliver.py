@@ -2,7 +2,7 @@
 
 :func:`deliver` takes a networkx graph and a table of messages and says when each one
 arrives (or why it was lost), for researchers who study the network itself. It runs
-:class:`CausalTransport`, an event calendar in which a hop joins its channel at the moment
+:class:`emulator.transport.Transport`, an event calendar in which a hop joins its channel at the moment
 it reaches it and is served in that order:
 
 - ``medium="links"``: every directed link is its own channel, FIFO in the order hops
@@ -45,172 +45,18 @@ behind A.
 """
 from __future__ import annotations
 
-import heapq
 import math
-from collections import Counter
-
 import networkx as nx
 import numpy as np
 import pandas as pd
 
 from emulator.ledger import Ledger
 from emulator.network import Network
+from emulator.transport import Transport, check_medium
 
-#: The channel models.
-MEDIA = ("links", "shared")
 #: Columns :func:`deliver` needs.
 MESSAGE_COLUMNS = ("msg_id", "src", "dst", "sent_at", "size_bytes")
 
-_END, _READY = 0, 1   # at equal times a channel is freed before new hops queue for it
-
-
-class CausalTransport:
-    """An event calendar of hops over a time-varying network (see the module docstring).
-
-    ``network`` is an :class:`emulator.network.Network`; ``positions(t)`` (optional) gives
-    ``{node: (x, y)}`` at time ``t`` for an interference radius.
-    """
-
-    def __init__(self, network, ledger: Ledger, seed: int, medium: str = "links",
-                 interference_radius: float | None = None, positions=None):
-        check_medium(medium, interference_radius)
-        self.network = network
-        self.ledger = ledger
-        self.medium = medium
-        self.radius = interference_radius
-        self.positions = positions
-        self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 1013])))
-        self._uniforms: list[float] = []
-        self._calendar: list = []
-        self._seq = 0
-        self._link_free: dict[tuple[int, int], float] = {}
-        self._waiting: list = []      # shared medium: (ready time, seq, hop) in ready order
-        self._active: dict[int, tuple] = {}   # shared medium: seq -> (u, v, end)
-        #: Messages lost, by reason: "dead_node", "no_route", "link_loss".
-        self.lost: Counter = Counter()
-        self.hops = 0
-        #: ``msg_id -> (arrival time, message)`` of every delivered message, in order.
-        self.arrivals: list[tuple[float, object]] = []
-        self.losses: list[tuple[float, object, str, int]] = []
-
-    # -- the calendar -------------------------------------------------------------------
-    def send(self, msg) -> None:
-        """Inject ``msg`` (an :class:`emulator.messages.Message`) at ``msg.sent_at``."""
-        self._push(msg.sent_at, _READY, (msg, msg.src))
-
-    def _push(self, t: float, rank: int, payload) -> None:
-        self._seq += 1
-        heapq.heappush(self._calendar, (t, rank, self._seq, payload))
-
-    def next_time(self) -> float:
-        """When the next hop event is due (inf if none)."""
-        return self._calendar[0][0] if self._calendar else math.inf
-
-    def advance(self, until: float = math.inf) -> None:
-        """Process every hop event before ``until``, in time order."""
-        cal = self._calendar
-        while cal and cal[0][0] < until:
-            t = cal[0][0]
-            while cal and cal[0][0] == t:
-                _, rank, seq, payload = heapq.heappop(cal)
-                if rank == _END:
-                    del self._active[payload]
-                else:
-                    self._ready(t, seq, *payload)
-            if self.medium == "shared":
-                self._grant(t)
-
-    def _uniform(self) -> float:
-        # Drawn in blocks: a scalar numpy draw costs as much as a whole hop.
-        if not self._uniforms:
-            self._uniforms = self.rng.random(4096).tolist()[::-1]
-        return self._uniforms.pop()
-
-    # -- one hop ------------------------------------------------------------------------
-    def _ready(self, t: float, seq: int, msg, u: int) -> None:
-        """``msg`` is at ``u`` at time ``t``: delivered, or ready for its next hop."""
-        if u == msg.dst:
-            self.arrivals.append((t, msg))
-            return
-        view = self.network.view(t)
-        if not view.alive(u):
-            return self._lose(t, msg, "dead_node", u)
-        v = view.next_hop(u, msg.dst)
-        if v is None:
-            return self._lose(t, msg, "no_route", u)
-        hop = (msg, u, v, view.link(u, v), view)
-        if self.medium == "links":
-            free = self._link_free.get((u, v), t)
-            self._transmit(t if free < t else free, hop)
-        else:
-            self._waiting.append((t, seq, hop))
-
-    def _transmit(self, start: float, hop) -> float:
-        msg, u, v, link, _ = hop
-        done = start + (msg.size_bytes / link.bandwidth if link.bandwidth > 0 else 0.0)
-        if self.medium == "links":
-            self._link_free[(u, v)] = done
-        arrive = done + link.delay + (self._uniform() * link.jitter if link.jitter > 0 else 0.0)
-        dropped = link.loss > 0 and self._uniform() < link.loss
-        reached = dropped or self.network.view(arrive).alive(v)
-        self.ledger.add(start, msg.msg_id, msg.kind, msg.src, msg.dst, u, v, msg.size_units,
-                        msg.size_bytes, link.cost, dropped or not reached)
-        self.hops += 1
-        if dropped:
-            self._lose(arrive, msg, "link_loss", u)
-        elif not reached:
-            self._lose(arrive, msg, "dead_node", v)
-        else:
-            self._push(arrive, _READY, (msg, v))
-        return done
-
-    def _lose(self, t: float, msg, reason: str, at_node: int) -> None:
-        self.lost[reason] += 1
-        self.losses.append((t, msg, reason, at_node))
-
-    # -- the shared medium --------------------------------------------------------------
-    def _grant(self, t: float) -> None:
-        """Start every waiting transmission the conflict rule allows at ``t``."""
-        if not self._waiting:
-            return
-        blocked: list[set] = []     # neighbourhoods of earlier waiting transmissions
-        still = []
-        for ready, seq, hop in self._waiting:
-            msg, u, v, link, view = hop
-            zone = self._zone(t, view, u) | self._zone(t, view, v)
-            busy = any(a in zone or b in zone for a, b, _ in self._active.values()) \
-                or any(u in z or v in z for z in blocked)
-            if busy:
-                still.append((ready, seq, hop))
-                blocked.append(zone)
-                continue
-            done = self._transmit(t, hop)
-            self._active[seq] = (u, v, done)
-            self._push(done, _END, seq)
-        self._waiting = still
-
-    def _zone(self, t: float, view, u: int) -> set:
-        """``u`` and the nodes it interferes with at ``t``."""
-        if self.radius is None:
-            return {u, *view.neighbors(u)}
-        pos = self.positions(t)
-        x, y = pos[u]
-        return {w for w, (a, b) in pos.items() if math.hypot(a - x, b - y) <= self.radius}
-
-
-def check_medium(medium: str, interference_radius: float | None) -> None:
-    """One-line errors for a medium name or radius that cannot be used.
-
-    >>> check_medium("air", None)
-    Traceback (most recent call last):
-    ...
-    ValueError: medium: expected 'links' or 'shared', got 'air'
-    """
-    if medium not in MEDIA:
-        raise ValueError(f"medium: expected 'links' or 'shared', got {medium!r}")
-    if interference_radius is not None and not interference_radius > 0:
-        raise ValueError(f"interference_radius: expected a number > 0, "
-                         f"got {interference_radius!r}")
 
 
 class _Static:
@@ -303,7 +149,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
             raise ValueError("interference_radius: every node needs a position "
                              "(node attribute 'pos')") from None
 
-    transport = CausalTransport(network, Ledger(), seed, medium, interference_radius,
+    transport = Transport(network, Ledger(), seed, medium, interference_radius,
                                 positions)
     order = messages.sort_values(["sent_at", "msg_id"], kind="stable")
     for row in order.itertuples(index=False):

@@ -18,13 +18,17 @@ Example
 ...         g = nx.Graph(); g.add_edge(0, 1, cost=1.0, delay=0.5); return g
 >>> b = SimpyBackend(Static(), seed=1, bytes_per_unit=32, header_bytes=24)
 >>> b.schedule(0.2, 0, "timer", "tick")
->>> sorted(b.collect(1.0))
+>>> b.window(0.0, b.next_time(), 0.5)
+(0.0, 0.5)
+>>> sorted(b.collect(0.5))
 [0]
 >>> from emulator.program import Outgoing
->>> b.inject([Outgoing(0, "data", 0, 1, 1.0, 2.0, "x")])
+>>> b.inject([Outgoing(0, "data", 0, 1, 0.25, 2.0, "x")])
 [0]
->>> b.collect(1.4), sorted(b.collect(2.0))
-({}, [1])
+>>> b.window(0.5, b.next_time(), 0.5), sorted(b.collect(1.0))   # arrives at 0.75
+((0.5, 1.0), [1])
+>>> b.next_time()
+inf
 """
 from __future__ import annotations
 
@@ -45,11 +49,14 @@ class SimpyBackend:
 
     name = "simpy"
 
-    def __init__(self, dynamics, seed: int, bytes_per_unit: int, header_bytes: int):
+    def __init__(self, dynamics, seed: int, bytes_per_unit: int, header_bytes: int,
+                 medium: str = "links", interference_radius: float | None = None):
         self.env = simpy.Environment()
         self.network = Network(dynamics)
         self.ledger = Ledger()
-        self.transport = Transport(self.network, self.ledger, seed)
+        self.transport = Transport(self.network, self.ledger, seed, medium,
+                                   interference_radius, self._positions)
+        self._window_start, self._first_collect = 0.0, True
         self.bytes_per_unit = bytes_per_unit
         self.header_bytes = header_bytes
         self._inbox: dict[int, list] = defaultdict(list)
@@ -60,8 +67,17 @@ class SimpyBackend:
 
     @classmethod
     def from_plan(cls, plan) -> "SimpyBackend":
-        """The backend for a run's plan."""
-        return cls(plan.dynamics, plan.seed, plan.bytes_per_unit, plan.header_bytes)
+        """The backend for a run's plan (``[network]`` table: medium, interference radius)."""
+        # Hand-built plans (tests, benchmarks) may carry no spec: the default network.
+        network = (getattr(plan, "spec", None) or {}).get("network", {})
+        return cls(plan.dynamics, plan.seed, plan.bytes_per_unit, plan.header_bytes,
+                   network.get("medium", "links"), network.get("interference_radius"))
+
+    def _positions(self, t: float) -> dict:
+        """Node positions of the epoch in force at ``t`` (for an interference radius)."""
+        epoch = self.network.epochs[self.network.epoch_index(t)]
+        return {u: tuple(d["pos"]) for u, d in
+                self.network.dynamics.snapshot(epoch).nodes(data=True)}
 
     # -- the calendar -------------------------------------------------------------------
     def schedule(self, time: float, node: int, kind: str, payload) -> None:
@@ -81,7 +97,19 @@ class SimpyBackend:
         self._inbox[node].append(event)
 
     def collect(self, until: float) -> dict[int, list]:
-        """Run the clock to ``until`` and return the events due before it, by node."""
+        """Run the clock to ``until`` and return the events due before it, by node.
+
+        The transport first decides every hop that starts before the window's start:
+        that fixes every delivery before ``until`` when the step is no longer than the
+        smallest link delay, and decides nothing the window's own messages could change.
+        When the driver asks again in the same window (its programs have run and their
+        messages are in), the hops starting inside the window are decided too: with
+        shorter links (zero delay) their deliveries still fall inside it.
+        """
+        self.transport.advance(self._window_start if self._first_collect else until)
+        self._first_collect = False
+        for arrival, msg in self.transport.take_arrivals():
+            self.schedule(arrival, msg.dst, DELIVER, msg)
         if until > self.env.now:
             self.env.run(until=until)
         for node, event in self._late:
@@ -94,6 +122,7 @@ class SimpyBackend:
         """The driver's next step: the grid step of length ``step`` that holds ``t_next``
         (never before the end of the previous one, ``t_prev``)."""
         t0 = max(t_prev, math.floor(t_next / step) * step)
+        self._window_start, self._first_collect = t0, True
         return t0, t0 + step
 
     def next_change(self, t: float) -> float:
@@ -105,7 +134,8 @@ class SimpyBackend:
         # Not env.peek(): SimPy leaves the stop event of run(until=...) in its queue.
         if self._late or any(self._inbox.values()):
             return self.env.now
-        return self._pending[0] if self._pending else math.inf
+        return min(self._pending[0] if self._pending else math.inf,
+                   self.transport.next_time())
 
     # -- messages -----------------------------------------------------------------------
     def inject(self, outgoing) -> list[int]:
@@ -119,9 +149,7 @@ class SimpyBackend:
                           out.payload)
             self._next_msg_id += 1
             ids.append(msg.msg_id)
-            arrival = self.transport.send(msg)
-            if arrival is not None:
-                self.schedule(arrival, msg.dst, DELIVER, msg)
+            self.transport.send(msg)
         return ids
 
     def view(self, t: float):

@@ -1,99 +1,210 @@
-"""Hop-by-hop transport of messages over the time-varying network (simpy backend).
+"""Causal hop-by-hop transport over the time-varying network, on links or a shared medium.
 
-A message walks its path one hop at a time. At each node the next hop is looked up in
-the routing of the epoch in force *at that moment*, so a route change mid-flight re-routes
-the message — one of the ways traffic drifts out of order. Per hop:
+An event calendar in time order: a hop joins its channel at the moment it reaches it and
+is served in that order (ties: the order the hops became ready). At each node the next hop
+is looked up in the routing of the epoch in force *at that moment*, so a route change
+mid-flight re-routes the message — one of the ways traffic drifts out of order. Per hop:
 
-1. wait for the directed link (FIFO per link, in injection order),
+1. wait for the channel: the directed link (``medium="links"``, FIFO in arrival order) or
+   the shared radio channel (``medium="shared"``, the two-hop conflict rule; see
+   :mod:`emulator.deliver` for the model and what it leaves out against 802.11 DCF),
 2. serialize ``size_bytes / bandwidth``,
 3. propagate ``delay + U(0, jitter)``,
 4. draw a loss with the link's probability.
 
-The hop times are computed when the message is injected (the link state of every future
-epoch is known from the mobility / schedule), which is exactly what per-hop SimPy
-processes would compute, at a fraction of the cost. A hop towards a dead node, a missing
-route or a loss draw ends the message; it is counted in :attr:`Transport.lost`, never
-silently dropped.
+A hop from or towards a dead node, a missing route or a loss draw ends the message; it is
+counted in :attr:`Transport.lost` (and listed in :attr:`Transport.losses`), never silently
+dropped. A delivery is known when its last hop starts, so a backend that advances the
+calendar to the start of its step ``t0`` knows every delivery before ``t0 + smallest
+delay`` — with steps no longer than the smallest link delay, exactly those of the step,
+while no decision about a time >= ``t0`` is taken before the step's own messages are in.
 
 Example
 -------
 >>> import networkx as nx
->>> from emulator.network import NetView
->>> from emulator.ledger import Ledger
+>>> from emulator.network import Network
+>>> from emulator.messages import Message
 >>> g = nx.Graph()
 >>> nx.add_path(g, [0, 1, 2], cost=2.0, delay=0.1, bandwidth=100.0)
 >>> class OneEpoch:
-...     def view(self, t): return NetView.from_graph(g)
+...     epochs = [0.0]
+...     def snapshot(self, t): return g
 >>> led = Ledger()
->>> tr = Transport(OneEpoch(), led, seed=1)
->>> from emulator.messages import Message
->>> tr.send(Message(0, "data", 0, 2, 1.0, 1.0, 50, None))   # 2 x (0.5 s + 0.1 s)
-2.2
->>> float(led.frame()["cost"].sum())
-4.0
+>>> tr = Transport(Network(OneEpoch()), led, seed=1)
+>>> tr.send(Message(0, "data", 0, 2, 1.0, 1.0, 50, None))   # 2 x (0.5 + 0.1)
+>>> tr.advance()
+>>> [round(t, 6) for t, _ in tr.take_arrivals()], float(led.frame()["cost"].sum())
+([2.2], 4.0)
 """
 from __future__ import annotations
 
+import heapq
+import math
 from collections import Counter
 
 import numpy as np
 
 from emulator.ledger import Ledger
-from emulator.messages import Message
+
+#: The channel models.
+MEDIA = ("links", "shared")
+
+_END, _READY = 0, 1   # at equal times a channel is freed before new hops queue for it
 
 
 class Transport:
-    """Computes hop times and losses, writes the ledger, returns arrival times."""
+    """An event calendar of hops over a time-varying network (see the module docstring).
 
-    def __init__(self, network, ledger: Ledger, seed: int):
+    ``network`` is an :class:`emulator.network.Network`; ``positions(t)`` (optional) gives
+    ``{node: (x, y)}`` at time ``t`` for an interference radius.
+    """
+
+    def __init__(self, network, ledger: Ledger, seed: int, medium: str = "links",
+                 interference_radius: float | None = None, positions=None):
+        check_medium(medium, interference_radius)
         self.network = network
         self.ledger = ledger
+        self.medium = medium
+        self.radius = interference_radius
+        self.positions = positions
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 1013])))
         self._uniforms: list[float] = []
-        self.link_free: dict[tuple[int, int], float] = {}
+        self._calendar: list = []
+        self._seq = 0
+        self._link_free: dict[tuple[int, int], float] = {}
+        self._waiting: list = []      # shared medium: (ready time, seq, hop) in ready order
+        self._active: dict[int, tuple] = {}   # shared medium: seq -> (u, v, end)
         #: Messages lost, by reason: "dead_node", "no_route", "link_loss".
         self.lost: Counter = Counter()
         self.hops = 0
+        #: ``(arrival time, message)`` of the deliveries decided so far.
+        self.arrivals: list[tuple[float, object]] = []
+        self.losses: list[tuple[float, object, str, int]] = []
+
+    # -- the calendar -------------------------------------------------------------------
+    def send(self, msg) -> None:
+        """Inject ``msg`` (an :class:`emulator.messages.Message`) at ``msg.sent_at``."""
+        self._push(msg.sent_at, _READY, (msg, msg.src))
+
+    def _push(self, t: float, rank: int, payload) -> None:
+        self._seq += 1
+        heapq.heappush(self._calendar, (t, rank, self._seq, payload))
+
+    def next_time(self) -> float:
+        """When the next hop event is due (inf if none)."""
+        return self._calendar[0][0] if self._calendar else math.inf
+
+    def advance(self, until: float = math.inf) -> None:
+        """Process every hop event before ``until``, in time order."""
+        cal = self._calendar
+        while cal and cal[0][0] < until:
+            t = cal[0][0]
+            while cal and cal[0][0] == t:
+                _, rank, seq, payload = heapq.heappop(cal)
+                if rank == _END:
+                    del self._active[payload]
+                else:
+                    self._ready(t, seq, *payload)
+            if self.medium == "shared":
+                self._grant(t)
 
     def _uniform(self) -> float:
-        """The next U(0, 1) draw; drawn from the generator in blocks (a scalar numpy draw
-        costs as much as a whole hop)."""
+        # Drawn in blocks: a scalar numpy draw costs as much as a whole hop.
         if not self._uniforms:
             self._uniforms = self.rng.random(4096).tolist()[::-1]
         return self._uniforms.pop()
 
-    def send(self, msg: Message) -> float | None:
-        """Walk ``msg`` from ``src`` to ``dst``; its arrival time, or None if lost."""
-        t, u, dst = msg.sent_at, msg.src, msg.dst
-        ledger_add, view_at, link_free = self.ledger.add, self.network.view, self.link_free
-        last_view = towards = None
-        while u != dst:
-            view = view_at(t)
-            if view is not last_view:   # a new epoch: its next-hop table towards dst
-                last_view, towards = view, view.next_hops_towards(dst)
-            if not view.alive(u):
-                self.lost["dead_node"] += 1
-                return None
-            v = towards.get(u)
-            if v is None:
-                self.lost["no_route"] += 1
-                return None
-            link = view.link(u, v)
-            free = link_free.get((u, v), t)
-            start = free if free > t else t
-            done = start + (msg.size_bytes / link.bandwidth if link.bandwidth > 0 else 0.0)
-            link_free[(u, v)] = done
-            arrive = done + link.delay + (self._uniform() * link.jitter if link.jitter > 0 else 0.0)
-            dropped = link.loss > 0 and self._uniform() < link.loss
-            reached = dropped or view_at(arrive).alive(v)
-            ledger_add(start, msg.msg_id, msg.kind, msg.src, dst, u, v, msg.size_units,
-                       msg.size_bytes, link.cost, dropped or not reached)
-            self.hops += 1
-            if dropped:
-                self.lost["link_loss"] += 1
-                return None
-            if not reached:
-                self.lost["dead_node"] += 1
-                return None
-            t, u = arrive, v
-        return t
+    # -- one hop ------------------------------------------------------------------------
+    def _ready(self, t: float, seq: int, msg, u: int) -> None:
+        """``msg`` is at ``u`` at time ``t``: delivered, or ready for its next hop."""
+        if u == msg.dst:   # sent to itself
+            self.arrivals.append((t, msg))
+            return
+        view = self.network.view(t)
+        if not view.alive(u):
+            return self._lose(t, msg, "dead_node", u)
+        v = view.next_hop(u, msg.dst)
+        if v is None:
+            return self._lose(t, msg, "no_route", u)
+        hop = (msg, u, v, view.link(u, v), view)
+        if self.medium == "links":
+            free = self._link_free.get((u, v), t)
+            self._transmit(t if free < t else free, hop)
+        else:
+            self._waiting.append((t, seq, hop))
+
+    def _transmit(self, start: float, hop) -> float:
+        msg, u, v, link, _ = hop
+        done = start + (msg.size_bytes / link.bandwidth if link.bandwidth > 0 else 0.0)
+        if self.medium == "links":
+            self._link_free[(u, v)] = done
+        arrive = done + link.delay + (self._uniform() * link.jitter if link.jitter > 0 else 0.0)
+        dropped = link.loss > 0 and self._uniform() < link.loss
+        reached = dropped or self.network.view(arrive).alive(v)
+        self.ledger.add(start, msg.msg_id, msg.kind, msg.src, msg.dst, u, v, msg.size_units,
+                        msg.size_bytes, link.cost, dropped or not reached)
+        self.hops += 1
+        if dropped:
+            self._lose(arrive, msg, "link_loss", u)
+        elif not reached:
+            self._lose(arrive, msg, "dead_node", v)
+        elif v == msg.dst:
+            # Known as soon as the last hop starts: a backend may hand it on before the
+            # calendar reaches the arrival time.
+            self.arrivals.append((arrive, msg))
+        else:
+            self._push(arrive, _READY, (msg, v))
+        return done
+
+    def take_arrivals(self) -> list:
+        """The deliveries decided since the last call, ``(arrival time, message)``."""
+        arrivals, self.arrivals = self.arrivals, []
+        return arrivals
+
+    def _lose(self, t: float, msg, reason: str, at_node: int) -> None:
+        self.lost[reason] += 1
+        self.losses.append((t, msg, reason, at_node))
+
+    # -- the shared medium --------------------------------------------------------------
+    def _grant(self, t: float) -> None:
+        """Start every waiting transmission the conflict rule allows at ``t``."""
+        if not self._waiting:
+            return
+        blocked: list[set] = []     # neighbourhoods of earlier waiting transmissions
+        still = []
+        for ready, seq, hop in self._waiting:
+            msg, u, v, link, view = hop
+            zone = self._zone(t, view, u) | self._zone(t, view, v)
+            busy = any(a in zone or b in zone for a, b, _ in self._active.values()) \
+                or any(u in z or v in z for z in blocked)
+            if busy:
+                still.append((ready, seq, hop))
+                blocked.append(zone)
+                continue
+            done = self._transmit(t, hop)
+            self._active[seq] = (u, v, done)
+            self._push(done, _END, seq)
+        self._waiting = still
+
+    def _zone(self, t: float, view, u: int) -> set:
+        """``u`` and the nodes it interferes with at ``t``."""
+        if self.radius is None:
+            return {u, *view.neighbors(u)}
+        pos = self.positions(t)
+        x, y = pos[u]
+        return {w for w, (a, b) in pos.items() if math.hypot(a - x, b - y) <= self.radius}
+
+
+def check_medium(medium: str, interference_radius: float | None) -> None:
+    """One-line errors for a medium name or radius that cannot be used.
+
+    >>> check_medium("air", None)
+    Traceback (most recent call last):
+    ...
+    ValueError: medium: expected 'links' or 'shared', got 'air'
+    """
+    if medium not in MEDIA:
+        raise ValueError(f"medium: expected 'links' or 'shared', got {medium!r}")
+    if interference_radius is not None and not interference_radius > 0:
+        raise ValueError(f"interference_radius: expected a number > 0, "
+                         f"got {interference_radius!r}")

@@ -87,6 +87,11 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -
                               "predicate needs a threshold")
     query = QuerySpec(query_cfg["node"], query_cfg["predicate"], query_cfg["theta"], windows)
 
+    radius = spec["network"]["interference_radius"]
+    if radius is not None and any("pos" not in d for _, d in topology.graph.nodes(data=True)):
+        raise specs.SpecError(source, "network.interference_radius", "a topology whose "
+                              "nodes have positions (pos) is needed; this one has none: "
+                              "leave the radius out to use the links as neighbourhood")
     algorithm = checked("algorithm.name", lambda: registry.get(spec["algorithm"]["name"]))
     for name in spec["params"]:
         checked(f"params.{name}", lambda name=name: registry.get(name))

@@ -26,6 +26,7 @@ import tomllib
 from pathlib import Path
 
 from emulator.backends import BACKENDS as _BACKEND_REGISTRY
+from emulator.transport import MEDIA
 from spark_nodes.runtimes import RUNTIMES as _RUNTIME_REGISTRY
 
 BACKENDS = tuple(_BACKEND_REGISTRY.names())
@@ -33,7 +34,8 @@ RUNTIMES = tuple(_RUNTIME_REGISTRY.names())
 PREDICATES = ("equality", "distance")
 
 #: Sections whose keys this module checks: key -> (kind, default). Kinds: "int", "float",
-#: "pos" (float > 0), "nonneg" (float >= 0), "str", "opt_float" (float or none), "table",
+#: "pos" (float > 0), "nonneg" (float >= 0), "str", "opt_float" (float or none), "opt_pos"
+#: (float > 0 or none), "table",
 #: or a tuple of allowed strings.
 SCHEMA = {
     "run": {
@@ -58,6 +60,12 @@ SCHEMA = {
         "windows": ("table", {}),
     },
     "algorithm": {"name": ("str", "centralized")},
+    # How transmissions share the air (emulator.transport): every directed link its own
+    # channel, or one radio channel with the two-hop conflict rule.
+    "network": {
+        "medium": (MEDIA, "links"),
+        "interference_radius": ("opt_pos", None),
+    },
 }
 #: Sections checked by their owners (tables passed through as given).
 OWNED_ELSEWHERE = ("topology", "mobility", "streams", "mininet")
@@ -124,8 +132,10 @@ def _check(source: str, field: str, kind, value):
         if value not in kind:
             fail("one of " + ", ".join(kind))
         return value
-    if kind in ("opt_float", "opt_str") and (value is None or value == "none"):
+    if kind in ("opt_float", "opt_str", "opt_pos") and (value is None or value == "none"):
         return None
+    if kind == "opt_pos":
+        kind = "pos"
     if kind == "opt_str":
         kind = "str"
     if kind == "int":

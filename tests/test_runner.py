@@ -127,3 +127,29 @@ def test_console_script_is_installed():
     out = subprocess.run([sys.executable, "-m", "experiments.cli", "--help"],
                          capture_output=True, text=True, check=True).stdout
     assert "sweep" in out and "topology" in out
+
+
+def small_bandwidth_spec(medium, **network):
+    return {"run": {"name": "medium", "duration": 4.0, "step": 0.05},
+            "topology": {"generator": "line", "nodes": 5, "delay": 0.05, "bandwidth": 2000.0},
+            "streams": {"count": 2, "rate": 3.0, "key_domain": 3, "nodes": [3, 4]},
+            "query": {"node": 0, "window": 1.0},
+            "network": {"medium": medium, **network}}
+
+
+def test_the_shared_medium_delays_but_never_changes_answers(tmp_path):
+    links = experiments.run(small_bandwidth_spec("links"), out=tmp_path)
+    shared = experiments.run(small_bandwidth_spec("shared"), out=tmp_path)
+    assert links.summary["recall"] == shared.summary["recall"] == 1.0
+    assert set(links.results["group"]) == set(shared.results["group"])
+    # neighbours wait for each other on the shared channel: later results, same cost
+    assert shared.summary["latency_mean"] > links.summary["latency_mean"]
+    assert shared.summary["comm_cost_total"] == pytest.approx(links.summary["comm_cost_total"])
+
+
+def test_an_interference_radius_needs_positions(tmp_path):
+    with pytest.raises(SpecError, match="network.interference_radius: a topology whose "
+                                        "nodes have positions"):
+        spec = small_bandwidth_spec("shared", interference_radius=0.3)
+        spec["topology"] = {"generator": "complete", "nodes": 5}
+        experiments.run(spec, out=tmp_path)
