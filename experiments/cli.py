@@ -76,7 +76,8 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run one spec into a run folder")
     r.add_argument("spec")
     r.add_argument("--out", default="runs", help="folder of run folders (default: runs)")
-    r.add_argument("--seed", type=int)
+    r.add_argument("--seed", type=seed_argument,
+                   help="the run's seed (a non-negative integer; overrides run.seed)")
     r.add_argument("--runtime", choices=("inproc", "spark"))
     r.add_argument("--backend", choices=("simpy", "mininet"))
     r.add_argument("--spark-master", help="Spark master URL (default: local[*])")
@@ -102,6 +103,17 @@ def parser() -> argparse.ArgumentParser:
 
     add_subcommands(sub)
     return p
+
+
+def seed_argument(text: str) -> int:
+    """``--seed``: a non-negative integer.
+
+    >>> seed_argument("7")
+    7
+    """
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return int(text)
 
 
 def main(argv=None) -> int:

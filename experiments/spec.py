@@ -34,13 +34,13 @@ RUNTIMES = tuple(_RUNTIME_REGISTRY.names())
 PREDICATES = ("equality", "distance")
 
 #: Sections whose keys this module checks: key -> (kind, default). Kinds: "int", "float",
-#: "pos" (float > 0), "nonneg" (float >= 0), "str", "opt_float" (float or none), "opt_pos"
+#: "seed" (int >= 0), "pos" (float > 0), "nonneg" (float >= 0), "str", "opt_float" (float or none), "opt_pos"
 #: (float > 0 or none), "table",
 #: or a tuple of allowed strings.
 SCHEMA = {
     "run": {
         "name": ("str", "run"),
-        "seed": ("int", 1),
+        "seed": ("seed", 1),
         "duration": ("pos", 10.0),
         "step": ("pos", 0.01),
         "backend": (BACKENDS, "simpy"),
@@ -138,9 +138,11 @@ def _check(source: str, field: str, kind, value):
         kind = "pos"
     if kind == "opt_str":
         kind = "str"
-    if kind == "int":
+    if kind in ("int", "seed"):
         if isinstance(value, bool) or not isinstance(value, int):
             fail("an integer")
+        if kind == "seed" and value < 0:
+            fail("a non-negative integer (numpy seeds cannot be negative)")
         return value
     if kind == "str":
         if not isinstance(value, str) or not value:

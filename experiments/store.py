@@ -8,7 +8,8 @@ per run. Everything that writes or reads these files goes through here.
 A run is written into a hidden temporary sibling (``.tmp-<run_id>-<pid>``) and renamed
 into place only when every file is there and ``meta.json`` says ``"status": "complete"``.
 An interrupted run leaves at most a hidden temporary folder, never something that looks
-complete; a later run of the same spec replaces it.
+complete; the next run written into the same folder removes every temporary folder whose
+process is gone (:func:`remove_abandoned`).
 
 >>> import tempfile
 >>> root = Path(tempfile.mkdtemp())
@@ -214,12 +215,43 @@ def load_run(run_dir: Any) -> Run:
     return run
 
 
+def remove_abandoned(root: Path) -> list[Path]:
+    """Remove the ``.tmp-<run_id>-<pid>`` folders in ``root`` whose process has ended
+    (runs that were interrupted); returns them. Folders of live processes stay.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> (root / ".tmp-demo-0123-999999999").mkdir()
+    >>> (root / f".tmp-demo-0123-{os.getpid()}").mkdir()
+    >>> [p.name for p in remove_abandoned(root)]
+    ['.tmp-demo-0123-999999999']
+    """
+    removed = []
+    for path in sorted(Path(root).glob(".tmp-*-*")):
+        pid = path.name.rsplit("-", 1)[-1]
+        if path.is_dir() and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def write_run(root: Path, run_id: str, tables: dict, documents: dict) -> Path:
     """Write DataFrames (``name.parquet``) and JSON documents (``name.json``), then rename
     the folder into place. ``meta`` is written last, so a folder is complete exactly when
     it has one."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
+    remove_abandoned(root)
     final = root / run_id
     tmp = root / f".tmp-{run_id}-{os.getpid()}"
     if tmp.exists():

@@ -72,3 +72,17 @@ def test_other_algorithms_parameters_neither_change_the_id_nor_multiply_runs():
 def test_params_table_of_an_unknown_algorithm_is_an_error():
     with pytest.raises(SpecError, match="params.smj-x: no such algorithm"):
         specs.for_run(specs.resolve({"params": {"smj-x": {}}}), "s.toml")
+
+
+def test_a_negative_seed_is_named_run_seed():
+    with pytest.raises(specs.SpecError, match=r"run\.seed: expected a non-negative integer"):
+        specs.resolve({"run": {"seed": -5}})
+
+
+def test_a_negative_seed_on_the_command_line_is_named(capsys):
+    from experiments.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "experiments/specs/quickstart.toml", "--seed", "-5"])
+    assert stop.value.code != 0
+    assert "argument --seed: expected a non-negative integer" in capsys.readouterr().err
