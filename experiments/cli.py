@@ -119,6 +119,7 @@ def seed_argument(text: str) -> int:
 def main(argv=None) -> int:
     """Entry point of the ``testbed`` console script."""
     from experiments.spec import SpecError
+    from experiments.store import RunFolderError
     from experiments.sweep_spark import SweepRunError
     from spark_nodes.spark_session import SparkSetupError
 
@@ -129,8 +130,9 @@ def main(argv=None) -> int:
             logging.getLogger(package).setLevel(logging.INFO)
     try:
         return args.func(args)
-    except (SpecError, SparkSetupError, SweepRunError) as err:
-        # what a user can fix (a spec, Java, PYSPARK_PYTHON, a master): a message, no trace
+    except (SpecError, SparkSetupError, SweepRunError, RunFolderError) as err:
+        # what a user can fix (a spec, a folder, Java, PYSPARK_PYTHON, a master): a
+        # message, no trace
         print(f"error: {err}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -60,8 +60,15 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -
             return build()
         except specs.SpecError:
             raise
+        except FileNotFoundError as err:
+            raise specs.SpecError(source, f"{field}.file",
+                                  f"no such file: {err.filename}") from err
         except (ValueError, KeyError, TypeError, OSError) as err:
             text = str(err)
+            # A builder's message that already names the dotted field keeps its own path.
+            named, _, rest = text.partition(": ")
+            if rest and (named == field or named.startswith(f"{field}.")):
+                raise specs.SpecError(source, named, rest) from err
             raise specs.SpecError(source, field, text) from err
 
     topology = checked("topology", lambda: topologies.topology_from_spec(

@@ -90,11 +90,11 @@ def test_an_interrupted_run_leaves_nothing_that_looks_complete(tmp_path, monkeyp
 
 
 @pytest.mark.parametrize("change, field", [
-    ({"streams": {"count": 2, "nodes": [1, 99]}}, "streams"),
+    ({"streams": {"count": 2, "nodes": [1, 99]}}, "streams.nodes[1]"),
     ({"query": {"node": 40}}, "query.node"),
     ({"topology": {"generator": "random_geometric", "nodes": 30, "radius": 0.01}}, "topology"),
     ({"algorithm": {"name": "smj-x"}}, "algorithm.name"),
-    ({"params": {"centralized": {"bach": 3}}}, "params.centralized"),
+    ({"params": {"centralized": {"bach": 3}}}, "params.centralized.bach"),
     ({"query": {"predicate": "distance"}}, "query.theta"),
 ])
 def test_bad_specs_fail_before_running_naming_the_field(tmp_path, change, field):
@@ -153,3 +153,33 @@ def test_an_interference_radius_needs_positions(tmp_path):
         spec = small_bandwidth_spec("shared", interference_radius=0.3)
         spec["topology"] = {"generator": "complete", "nodes": 5}
         experiments.run(spec, out=tmp_path)
+
+
+def spec_file(tmp_path, text):
+    path = tmp_path / "spec.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[topology]\ngenerator = "line"\nnodes = 5\n[params.centralized]\nx = 1\n',
+     "spec.toml: params.centralized.x: unknown parameter"),
+    ('[topology]\ngenerator = "line"\nnodes = 5\n[streams]\nrate = -1\n',
+     "spec.toml: streams.rate: expected a finite number > 0"),
+    ('[topology]\ngenerator = "file"\nfile = "nope.json"\n',
+     "spec.toml: topology.file: no such file: "),
+])
+def test_spec_errors_name_the_field_once(tmp_path, capsys, text, message):
+    assert main(["run", str(spec_file(tmp_path, text)), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Errno" not in err
+
+
+@pytest.mark.parametrize("folder", ["missing", "empty"])
+def test_report_on_a_folder_without_runs_is_one_line(tmp_path, capsys, folder):
+    path = tmp_path / folder
+    if folder == "empty":
+        path.mkdir()
+    assert main(["report", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {path}") and len(err.splitlines()) == 1
