@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+import math
 import platform
 import subprocess
 import time
@@ -93,6 +94,18 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -
         raise specs.SpecError(source, "query.theta", "expected a number: the distance "
                               "predicate needs a threshold")
     query = QuerySpec(query_cfg["node"], query_cfg["predicate"], query_cfg["theta"], windows)
+    net0 = Network(dynamics).view(0.0)
+    allowed = spec["topology"].get("allow_disconnected", False)
+    if not isinstance(allowed, bool):
+        raise specs.SpecError(source, "topology.allow_disconnected",
+                              f"expected true or false, got {allowed!r}")
+    cut_off = sorted({s.node for s in streams if math.isinf(net0.cost(s.node, query.node))})
+    if cut_off and not allowed:
+        raise specs.SpecError(source, "topology", f"stream node(s) {cut_off} cannot reach "
+                              f"the query node {query.node} at time 0 (the topology or the "
+                              "first positions of the mobility are disconnected; check the "
+                              "trace's scale against the radius); set "
+                              "topology.allow_disconnected = true to run anyway")
 
     radius = spec["network"]["interference_radius"]
     if radius is not None and any("pos" not in d for _, d in topology.graph.nodes(data=True)):
@@ -108,7 +121,6 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -
         from emulator.mininet.options import MininetOptions
 
         checked("mininet", lambda: MininetOptions.from_table(spec["mininet"], source))
-    net0 = Network(dynamics).view(0.0)
     return Plan(name=run_cfg["name"], seed=seed, duration=duration, step=run_cfg["step"],
                 backend=run_cfg["backend"], runtime=run_cfg["runtime"],
                 memory_interval=run_cfg["memory_interval"],
@@ -156,6 +168,20 @@ def _execute(plan: Plan, programs: dict, tuples: dict, progress: bool):
     backend = BACKENDS.get(plan.backend)
     with RUNTIMES.get(plan.runtime)(plan) as runtime:
         return backend(plan, programs, tuples, runtime, progress=progress)
+
+
+def run_warnings(summary: dict) -> list[str]:
+    """What a finished run's numbers say is probably wrong with it.
+
+    >>> run_warnings({"results": 0, "expected_results": 12, "lost_messages": 0})
+    ['no results although the exact answer has 12 groups (is the query node reachable? lost messages: 0)']
+    """
+    warnings = []
+    if summary["results"] == 0 and summary["expected_results"] > 0:
+        warnings.append(f"no results although the exact answer has "
+                        f"{summary['expected_results']} groups (is the query node "
+                        f"reachable? lost messages: {summary.get('lost_messages', 0)})")
+    return warnings
 
 
 def provenance() -> dict:
@@ -207,6 +233,9 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     if "bytes_on_wire" in output.info:   # mininet: what the kernel counted per interface
         summary["bytes_on_wire"] = output.info["bytes_on_wire"]
     summary.update(algorithm.summarize(plan, data))
+    summary["warnings"] = run_warnings(summary)
+    for warning in summary["warnings"]:
+        log.warning("%s: %s", run_dir.name, warning)
     if plan.runtime == "spark" and plan.backend == "simpy":
         from spark_nodes.runtime_spark import state_summary
 

@@ -183,3 +183,23 @@ def test_report_on_a_folder_without_runs_is_one_line(tmp_path, capsys, folder):
     assert main(["report", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {path}") and len(err.splitlines()) == 1
+
+
+def two_islands(tmp_path):
+    path = tmp_path / "islands.json"
+    path.write_text(json.dumps({"nodes": [{"id": i} for i in range(4)],
+                                "links": [{"source": 0, "target": 1},
+                                          {"source": 2, "target": 3}]}))
+    return {**SMALL, "topology": {"generator": "file", "file": str(path)}, "mobility": {},
+            "streams": {"count": 2, "nodes": [1, 3]}, "query": {"node": 0}}
+
+
+def test_a_stream_cut_off_from_the_query_node_is_refused_by_name(tmp_path):
+    with pytest.raises(SpecError, match=r"topology: stream node\(s\) \[3\] cannot reach the "
+                                        r"query node 0"):
+        experiments.run(two_islands(tmp_path), out=tmp_path / "runs")
+    spec = two_islands(tmp_path)
+    spec["topology"]["allow_disconnected"] = True
+    summary = experiments.run(spec, out=tmp_path / "runs").summary
+    assert summary["results"] == 0 < summary["expected_results"]
+    assert summary["warnings"][0].startswith("no results although the exact answer has")

@@ -72,10 +72,15 @@ def describe_file(path: str, topology_path: str | None = None) -> str:
 def validate_command(args: argparse.Namespace) -> int:
     """``topology validate``: print the summary (exit 0) or the error (exit 1)."""
     try:
-        print(describe_file(args.file, args.topology))
+        summary = describe_file(args.file, args.topology)
     except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    print(summary)
+    if "disconnected" in summary:
+        print(f"warning: {args.file}: some nodes cannot reach others; a run refuses it "
+              "where a stream cannot reach the query node (unless "
+              "topology.allow_disconnected = true)", file=sys.stderr)
     return 0
 
 

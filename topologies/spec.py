@@ -33,7 +33,10 @@ from topologies.ns2 import read_ns2_trace
 from topologies.schedule import read_schedule, schedule_dynamics
 from topologies.values import BadValue, check_float, check_int, check_link_attribute
 
-_TOPOLOGY_COMMON = {"generator", "link_cost", "radius"} | (set(LINK_DEFAULTS) - {"cost"})
+# allow_disconnected: read by the runner (a run on a topology where a stream cannot reach
+# the query node is refused unless the spec allows it).
+_TOPOLOGY_COMMON = ({"generator", "link_cost", "radius", "allow_disconnected"}
+                    | (set(LINK_DEFAULTS) - {"cost"}))
 _TOPOLOGY_KEYS = {
     "line": {"nodes"},
     "grid": {"rows", "cols"},
@@ -113,7 +116,7 @@ def topology_from_spec(section: Mapping, seed: int | np.random.Generator,
     >>> topology_from_spec({"generator": "line", "nodes": 3, "colour": "red"}, seed=1)
     Traceback (most recent call last):
     ...
-    ValueError: topology.colour: unknown key; valid keys: bandwidth, cols, cost_range, delay, file, generator, jitter, link_cost, loss, nodes, radius, rows
+    ValueError: topology.colour: unknown key; valid keys: allow_disconnected, bandwidth, cols, cost_range, delay, file, generator, jitter, link_cost, loss, nodes, radius, rows
     """
     generator = _check_keys("topology", section, "generator", _TOPOLOGY_KEYS,
                             _TOPOLOGY_COMMON)

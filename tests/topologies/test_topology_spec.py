@@ -66,7 +66,7 @@ resolution = 1.0
 
 @pytest.mark.parametrize("section, message", [
     ({"generator": "line", "nodes": 3, "colour": 1},
-     r"topology.colour: unknown key; valid keys: bandwidth, cols"),
+     r"topology.colour: unknown key; valid keys: allow_disconnected, bandwidth, cols"),
     ({"generator": "ring", "nodes": 3}, r"topology.generator: expected one of line"),
     ({"nodes": 3}, r"topology.generator: expected one of line, .*got None"),
     ({"generator": "line", "rows": 3}, r"topology.rows: not used by generator 'line'"),
