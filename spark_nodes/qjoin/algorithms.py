@@ -117,12 +117,33 @@ class QJoinFamily(Algorithm):
         jl = jl[np.isfinite(jl)]
         out["join_latency_mean"] = float(jl.mean()) if jl.size else math.nan
         out["join_latency_p95"] = float(np.percentile(jl, 95)) if jl.size else math.nan
+        out.update(steady_state(run.metrics, run.results, p["P"]))
         out.update(self.extra(plan, run, arrivals, produced))
         return out
 
     def extra(self, plan, run, arrivals, produced) -> dict:
         """Algorithm-specific summary keys (default none)."""
         return {}
+
+
+def steady_state(metrics, results, warm_up: float) -> dict:
+    """Memory and latency after the first period ``warm_up`` (QJoin starts with its
+    largest buffers until its first adaptation; the whole-run means include that).
+
+    >>> import pandas as pd
+    >>> m = pd.DataFrame({"time": [0.0, 1.0, 2.0, 3.0], "node": 0, "source": "testbed",
+    ...                   "metric": "tuples", "value": [9.0, 9.0, 3.0, 5.0]})
+    >>> r = pd.DataFrame({"emitted_at": [0.5, 2.5], "last_entered": [0.0, 2.0]})
+    >>> steady_state(m, r, 2.0)
+    {'memory_steady_mean_tuples': 4.0, 'latency_steady_mean': 0.5}
+    """
+    mem = metrics[(metrics["source"] == "testbed") & (metrics["metric"] == "tuples")]
+    per_time = mem.groupby("time")["value"].sum()
+    steady = per_time[per_time.index >= warm_up]
+    late = results[results["emitted_at"] >= warm_up]
+    latency = late["emitted_at"] - late["last_entered"]
+    return {"memory_steady_mean_tuples": float(steady.mean()) if len(steady) else math.nan,
+            "latency_steady_mean": float(latency.mean()) if len(latency) else math.nan}
 
 
 def _series(metrics, name):
