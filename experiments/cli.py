@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -59,7 +60,8 @@ def _cmd_algorithms(args) -> int:
 
     for name in registry.names():
         algorithm = registry.get(name)
-        print(name)
+        doc = " ".join((type(algorithm).__doc__ or "").split("\n\n")[0].split())
+        print(f"{name}: {re.sub(r' ?[(]:mod:`[^`]*`[)]', '', doc).replace('``', '')}")
         for key, param in sorted(algorithm.params.items()):
             print(f"    {key} = {param.default!r}  {param.help}")
     return 0
@@ -74,27 +76,31 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run one spec into a run folder")
-    r.add_argument("spec")
+    r.add_argument("spec", help="the spec file (TOML)")
     r.add_argument("--out", default="runs", help="folder of run folders (default: runs)")
     r.add_argument("--seed", type=seed_argument,
                    help="the run's seed (a non-negative integer; overrides run.seed)")
-    r.add_argument("--runtime", choices=("inproc", "spark"))
-    r.add_argument("--backend", choices=("simpy", "mininet"))
+    r.add_argument("--runtime", choices=("inproc", "spark"),
+                   help="where node programs run (overrides run.runtime)")
+    r.add_argument("--backend", choices=("simpy", "mininet"),
+                   help="the emulated network: simpy (virtual time) or mininet (real hosts, "
+                        "root); overrides run.backend")
     r.add_argument("--spark-master", help="Spark master URL (default: local[*])")
     r.add_argument("--force", action="store_true", help="run again even if complete")
     r.add_argument("--report", action="store_true", help="also write the run's report")
     r.set_defaults(func=_cmd_run)
 
     s = sub.add_parser("sweep", help="run the missing points of a sweep spec")
-    s.add_argument("spec")
+    s.add_argument("spec", help="the sweep spec file (TOML, with a [sweep] table)")
     s.add_argument("--out", help="sweep folder (default: runs/<spec name>)")
-    s.add_argument("--engine", choices=("local", "spark"), default="local")
+    s.add_argument("--engine", choices=("local", "spark"), default="local",
+                   help="run the points one after another here, or as Spark tasks")
     s.add_argument("--spark-master", help="Spark master URL for --engine spark")
     s.add_argument("--report", action="store_true", help="also write the sweep's report")
     s.set_defaults(func=_cmd_sweep)
 
     rep = sub.add_parser("report", help="write report.html, plots and tables for a folder")
-    rep.add_argument("dir")
+    rep.add_argument("dir", help="a run folder, a sweep folder or a folder of run folders")
     rep.add_argument("--out", help="report folder (default: DIR/report)")
     rep.set_defaults(func=_cmd_report)
 

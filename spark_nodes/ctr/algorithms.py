@@ -173,7 +173,8 @@ def host_summary(metrics: pd.DataFrame, mine: pd.DataFrame, results: pd.DataFram
 
 
 class Atr(_DistributedJoin):
-    """Aligned tuple routing (:mod:`spark_nodes.ctr.atr`)."""
+    """Aligned tuple routing: a multi-way window join whose segments move from host to host
+    (:mod:`spark_nodes.ctr.atr`)."""
 
     name = "atr"
     scheme = "atr"
@@ -210,7 +211,8 @@ class Atr(_DistributedJoin):
 
 
 class Ctr(_DistributedJoin):
-    """Constrained tuple routing (:mod:`spark_nodes.ctr.ctr`)."""
+    """Constrained tuple routing: a multi-way window join routed over a host set that
+    covers each tuple's partners (:mod:`spark_nodes.ctr.ctr`)."""
 
     name = "ctr"
     scheme = "ctr"

@@ -178,7 +178,9 @@ class QJoin(QJoinFamily):
         "g": Param((float,), 0.01, "delay granularity g"),
         "purge": Param((str,), "window", "purge horizon: window = T-(w+d), literal = T-d"),
         "ideal": Param((str,), "basic", "N_L: basic (basic windows) or literal (formula 10)"),
-        "coarse_delay": Param((str,), "paper", "coarse delay D: paper (0 on [0,g]) or ceil"),
+        "coarse_delay": Param((str,), "paper", "coarse delay D: paper (0 on [0,g], the source's "
+                              "definition) or ceil (ceil(delay/g), the reading "
+                              "ALGORITHMS.md's worked numbers of §2 follow)"),
         "evict_over_size": Param((bool,), False,
                                  "also evict the oldest tuples beyond sizes x, y (the "
                                  "source's step 3; costs recall, see the module text)"),
