@@ -50,13 +50,19 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from emulator.ledger import Ledger
 from emulator.network import Network
 from emulator.transport import Transport, check_medium
 
 #: Columns :func:`deliver` needs.
 MESSAGE_COLUMNS = ("msg_id", "src", "dst", "sent_at", "size_bytes")
 
+
+
+class _HopCounter:
+    """A ledger that keeps no rows: :func:`deliver` reports arrivals, not hops."""
+
+    def add(self, *row) -> None:
+        pass
 
 
 class _Static:
@@ -118,7 +124,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     -------
     DataFrame
         ``msg_id, arrived_at`` (NaN when lost), ``lost`` (the reason, or ``""``), in the
-        order of ``messages``.
+        order of ``messages``; ``attrs["hops"]`` counts the hops attempted.
 
     Examples
     --------
@@ -149,8 +155,8 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
             raise ValueError("interference_radius: every node needs a position "
                              "(node attribute 'pos')") from None
 
-    transport = Transport(network, Ledger(), seed, medium, interference_radius,
-                                positions)
+    transport = Transport(network, _HopCounter(), seed, medium, interference_radius,
+                          positions)
     order = messages.sort_values(["sent_at", "msg_id"], kind="stable")
     for row in order.itertuples(index=False):
         transport.send(Message(int(row.msg_id), "data", int(row.src), int(row.dst),
@@ -159,6 +165,8 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     arrived = {m.msg_id: t for t, m in transport.arrivals}
     lost = {m.msg_id: reason for _, m, reason, _ in transport.losses}
     ids = messages["msg_id"].astype("int64")
-    return pd.DataFrame({"msg_id": ids.to_numpy(),
-                         "arrived_at": [arrived.get(int(i), math.nan) for i in ids],
-                         "lost": [lost.get(int(i), "") for i in ids]})
+    out = pd.DataFrame({"msg_id": ids.to_numpy(),
+                        "arrived_at": [arrived.get(int(i), math.nan) for i in ids],
+                        "lost": [lost.get(int(i), "") for i in ids]})
+    out.attrs["hops"] = transport.hops
+    return out
