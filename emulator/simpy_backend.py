@@ -68,8 +68,7 @@ class SimpyBackend:
     @classmethod
     def from_plan(cls, plan) -> "SimpyBackend":
         """The backend for a run's plan (``[network]`` table: medium, interference radius)."""
-        # Hand-built plans (tests, benchmarks) may carry no spec: the default network.
-        network = (getattr(plan, "spec", None) or {}).get("network", {})
+        network = plan.spec.get("network", {})
         return cls(plan.dynamics, plan.seed, plan.bytes_per_unit, plan.header_bytes,
                    network.get("medium", "links"), network.get("interference_radius"))
 

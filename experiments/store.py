@@ -237,11 +237,11 @@ def remove_abandoned(root: Path) -> list[Path]:
 
 def _alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
+        os.kill(pid, 0)   # signal 0: only asks whether the process exists
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass              # it exists, it is someone else's
     return True
 
 

@@ -34,7 +34,7 @@ def make_plan(dynamics, stream_nodes, query_node, params=None, window=2.0, durat
     return types.SimpleNamespace(
         dynamics=dynamics, seed=3, bytes_per_unit=32, header_bytes=24, duration=duration,
         step=0.05, memory_interval=1.0, name="central", algorithm="centralized",
-        streams=streams, query=query, params=validate_params(alg, params or {}))
+        streams=streams, query=query, params=validate_params(alg, params or {}), spec={})
 
 
 def random_tuples(stream_nodes, rate=4.0, duration=20.0, keys=5, seed=0, late=0.0):

@@ -14,7 +14,7 @@ from spark_nodes.tuples import StreamTuple
 def plan_for(dynamics, duration=5.0, step=0.1, seed=1):
     return types.SimpleNamespace(dynamics=dynamics, seed=seed, bytes_per_unit=32,
                                  header_bytes=24, duration=duration, step=step,
-                                 memory_interval=1.0, name="t", algorithm="test")
+                                 memory_interval=1.0, name="t", algorithm="test", spec={})
 
 
 def chain_dynamics(delay=0.1, jitter=0.0, n=4):
