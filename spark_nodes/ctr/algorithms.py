@@ -96,7 +96,7 @@ class _DistributedJoin(Algorithm):
         return Setup(
             scheme=self.scheme, streams=tuple(plan.stream_names), windows=windows,
             predicate=q.predicate, theta=q.theta, diffusion=diff, fusion=q.node,
-            hosts=hosts, segment=segment, flush=flush, slack=float(p["slack"]),
+            hosts=hosts, sources=tuple(sorted(set(sources))), segment=segment, flush=flush, slack=float(p["slack"]),
             report_interval=float(report), weights=weights,
             capacity=tuple(float(c) for c in capacity),
             bytes_per_unit=plan.bytes_per_unit, synopsis_unit=plan.synopsis_unit,

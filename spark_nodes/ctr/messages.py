@@ -4,6 +4,7 @@
 payload          kind       from -> to
 ===============  =========  ==========================================================
 StreamTuple      data       source -> diffusion (one tuple per message)
+EndOfStream      control    source -> diffusion (at finish: how many tuples it sent)
 Flush            data       diffusion -> the single host (closed tuples, in order)
 AtrPart          data       diffusion -> ATR host (one part of a batch)
 CtrBase          data       diffusion -> CTR hosts (a segment, with its whole route)
@@ -16,6 +17,10 @@ Results          result     host -> fusion (complete groups)
 from __future__ import annotations
 
 from typing import NamedTuple
+
+
+class EndOfStream(NamedTuple):
+    sent: int              # tuples this source node sent to the diffusion node in all
 
 
 class Flush(NamedTuple):

@@ -6,10 +6,15 @@ node); :class:`DistributedJoinNode` holds them and dispatches on the payload typ
 
 Roles
 -----
-- source: sends each tuple of its streams to the diffusion node (kind ``data``).
+- source: sends each tuple of its streams to the diffusion node (kind ``data``); at the
+  end of the run it tells the diffusion node how many it sent (:class:`EndOfStream`).
 - diffusion: buffers, closes and routes (:class:`AtrDiffusion`, :class:`CtrDiffusion`,
   :class:`SingleDiffusion`); ticks every ``flush`` time units with watermark
-  ``tick time - slack``; at the end of the run (``finish``) it closes everything. Tuples
+  ``tick time - slack``. It closes everything once the run has finished *and* every
+  source's end-of-stream has arrived with as many tuples as it announced: tuples sent just
+  before the end are still in flight at ``finish``, and closing there would drop them
+  (the cause of runs that lost a result or two with no message lost). A tuple message
+  lost on the way leaves the last ranges open, so their results are missing too. Tuples
   arriving after their range closed are late: dropped, counted in metric ``late``.
 - host: joins (:class:`AtrHost`, :class:`CtrHost`, :class:`SingleHost`); reports its
   measured load to the diffusion node every ``report_interval`` (kind ``report``).
@@ -35,6 +40,7 @@ from spark_nodes.ctr.messages import (
     AtrPart,
     CtrBase,
     CtrPartial,
+    EndOfStream,
     Flush,
     LoadReport,
     Release,
@@ -60,6 +66,7 @@ class Setup:
     diffusion: int
     fusion: int
     hosts: tuple
+    sources: tuple               # nodes producing a stream (each sends an end-of-stream)
     segment: float
     flush: float
     slack: float
@@ -81,13 +88,19 @@ class Setup:
 
 # -- sources and fusion -------------------------------------------------------------------
 class Source:
-    """Forwards every tuple produced here to the diffusion node."""
+    """Forwards every tuple produced here to the diffusion node; at the end, says how many."""
 
     def __init__(self, setup: Setup):
         self.diffusion = setup.diffusion
+        self.synopsis_unit = setup.synopsis_unit
+        self.sent = 0
 
     def on_tuple(self, ctx, tup) -> None:
         ctx.send(self.diffusion, "data", tup, tup.size)
+        self.sent += 1
+
+    def finish(self, ctx) -> None:
+        ctx.send(self.diffusion, "control", EndOfStream(self.sent), self.synopsis_unit)
 
 
 class Fusion:
@@ -106,6 +119,9 @@ class _Diffusion:
         self.s = setup
         self.board = setup.board()
         self._closed = {name: 0 for name in setup.streams}
+        self._finished = False
+        self._announced: dict[int, int] = {}                 # source node -> tuples sent
+        self._arrived = {node: 0 for node in setup.sources}  # source node -> tuples here
 
     def start(self, ctx) -> None:
         ctx.set_timer(self.s.flush + self.s.slack, ("diffusion", 1))
@@ -115,16 +131,30 @@ class _Diffusion:
         self.flush(ctx, k * self.s.flush)
         ctx.set_timer((k + 1) * self.s.flush + self.s.slack, ("diffusion", k + 1))
 
-    def on_tuple_message(self, ctx, tup) -> None:
-        if not self.router.add(tup):
+    def on_tuple_message(self, ctx, msg) -> None:
+        self._arrived[msg.src] = self._arrived.get(msg.src, 0) + 1
+        if not self.router.add(msg.payload):
             ctx.record("late", 1)
+        self._close_if_complete(ctx)
+
+    def on_end(self, ctx, msg) -> None:
+        self._announced[msg.src] = msg.payload.sent
+        self._close_if_complete(ctx)
 
     def on_report(self, ctx, msg) -> None:
         r = msg.payload
         self.board.report(msg.src, r.probes_rate, r.tuples, r.units_rate)
 
     def finish(self, ctx) -> None:
-        self.flush(ctx, math.inf)
+        self._finished = True
+        self._close_if_complete(ctx)
+
+    def _close_if_complete(self, ctx) -> None:
+        """Close everything once the run is over and no source tuple is still on its way."""
+        if self._finished and all(self._announced.get(node) == n
+                                  for node, n in self._arrived.items()):
+            self._finished = False          # close once
+            self.flush(ctx, math.inf)
 
     def _record_closed(self, ctx) -> None:
         for name, n in self.router.closed.items():
@@ -509,7 +539,9 @@ class DistributedJoinNode(NodeProgram):
     def on_message(self, ctx, msg) -> None:
         p = msg.payload
         if isinstance(p, StreamTuple):
-            self.diffusion.on_tuple_message(ctx, p)
+            self.diffusion.on_tuple_message(ctx, msg)
+        elif isinstance(p, EndOfStream):
+            self.diffusion.on_end(ctx, msg)
         elif isinstance(p, LoadReport):
             self.diffusion.on_report(ctx, msg)
         elif isinstance(p, Results):
@@ -531,7 +563,10 @@ class DistributedJoinNode(NodeProgram):
         getattr(self, tag[0]).on_timer(ctx, tag)
 
     def finish(self, ctx) -> None:
-        # the diffusion node closes first, so a host on the same node reports after it
+        # a source's end-of-stream first (a local send, delivered at once), then the
+        # diffusion node closes, so a host on the same node reports after it
+        if self.source is not None:
+            self.source.finish(ctx)
         for role in self._roles():
             role.finish(ctx)
 
