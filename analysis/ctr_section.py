@@ -7,7 +7,12 @@
 * Figure: communication cost per time unit vs number of hosts, one panel per (streams,
   window), single host as the reference.
 * The source's rule of thumb — ATR for one fast stream with small windows, CTR for
-  similar rates and large windows — checked on communication cost per configuration.
+  similar rates and large windows — checked on communication cost per configuration,
+  once per CTR storage mode (``params.ctr.store``: the source's ``cover`` and the
+  reconstructed ``llf``) when the runs hold both.
+
+CTR runs are labelled by their storage mode (``ctr (cover)``, ``ctr (llf)``) wherever
+the runs hold more than one; otherwise simply ``ctr``.
 
 Runs that differ only in the parameter table of another algorithm (the sweep is a
 cartesian product) are the same run: rows are averaged per configuration and seed first.
@@ -18,6 +23,8 @@ Example
 'atr'
 >>> rule_class(skew=1.0, window=4.0, small=1.0), rule_class(skew=1.0, window=0.5, small=1.0)
 ('ctr', None)
+>>> ctr_label("ctr", "llf", several=True), ctr_label("atr", None, several=True)
+('ctr (llf)', 'atr')
 """
 from __future__ import annotations
 
@@ -64,6 +71,15 @@ def rule_class(skew: float, window: float, small: float) -> str | None:
     return None
 
 
+def ctr_label(algorithm: str, store: str | None, several: bool) -> str:
+    """The scheme a run belongs to: CTR split by storage mode when ``several`` are run."""
+    return f"{algorithm} ({store})" if algorithm == "ctr" and several and store else algorithm
+
+
+def _is_ctr(label: str) -> bool:
+    return label == "ctr" or label.startswith("ctr (")
+
+
 def _spec_of(run_dir: Path | None) -> dict:
     if run_dir is None or not is_run_folder(run_dir):
         return {}
@@ -71,12 +87,15 @@ def _spec_of(run_dir: Path | None) -> dict:
 
 
 def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
-    """``runs`` plus ``n`` (streams), ``window`` (largest), ``skew`` (rate ratio) and
-    ``hosts`` (hosts used; 1 for single-host), from swept columns or ``spec.json``."""
+    """``runs`` plus ``n`` (streams), ``window`` (largest), ``skew`` (rate ratio),
+    ``hosts`` (hosts used; 1 for single-host) and ``store`` (CTR's storage mode), from
+    swept columns or ``spec.json``; CTR's ``algorithm`` is labelled by :func:`ctr_label`."""
     dirs = {Path(d).name: Path(d) for d in run_dirs}
     rows = []
     for _, r in runs.iterrows():
         spec = _spec_of(dirs.get(r["run_id"]))
+        store = r["params.ctr.store"] if "params.ctr.store" in runs.columns else \
+            spec.get("params", {}).get("ctr", {}).get("store", "cover")
         streams = spec.get("streams", {})
         n = r["streams.count"] if "streams.count" in runs.columns else streams.get("count")
         if "query.window" in runs.columns:
@@ -93,8 +112,12 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
         hosts = r["hosts_used"] if "hosts_used" in runs.columns and \
             not pd.isna(r.get("hosts_used")) else 1
         rows.append({"n": None if n is None else int(n), "window": w, "skew": float(skew),
-                     "hosts": int(hosts)})
-    return pd.concat([runs.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+                     "hosts": int(hosts), "store": store if r["algorithm"] == "ctr" else None})
+    info = pd.concat([runs.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+    several = info.loc[info["algorithm"] == "ctr", "store"].nunique() > 1
+    info["algorithm"] = [ctr_label(a, st, several)
+                         for a, st in zip(info["algorithm"], info["store"])]
+    return info
 
 
 METRICS = ["overhead_measured", "overhead_predicted", "comm_cost_per_time",
@@ -121,25 +144,26 @@ def _table(frame: pd.DataFrame, columns: list[tuple[str, str]]) -> str:
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
-def rule_of_thumb(conf: pd.DataFrame) -> tuple[pd.DataFrame, float]:
-    """Per (streams, window, skew, hosts): ATR's and CTR's cost and overhead, the winner
-    (lower communication cost), the rule's recommendation and whether it held.
-    Returns ``(table, small)``; ``small`` is the smallest window in the runs."""
+def rule_of_thumb(conf: pd.DataFrame, ctr: str = "ctr") -> tuple[pd.DataFrame, float]:
+    """Per (streams, window, skew, hosts): ATR's and the CTR scheme ``ctr``'s cost and
+    overhead, the winner (lower communication cost), the rule's recommendation and
+    whether it held. Returns ``(table, small)``; ``small`` is the smallest window in the
+    runs."""
     windows = sorted(w for w in conf["window"].unique() if math.isfinite(w))
     small = windows[0] if windows else 0.0
     rows = []
-    both = conf[conf["algorithm"].isin(["atr", "ctr"])]
+    both = conf[conf["algorithm"].isin(["atr", ctr])]
     for (n, w, skew, hosts), g in both.groupby(["n", "window", "skew", "hosts"],
                                                dropna=False):
         by = g.set_index("algorithm")
-        if not {"atr", "ctr"} <= set(by.index):
+        if not {"atr", ctr} <= set(by.index):
             continue
         cost, over = by["comm_cost_per_time"], by["overhead_measured"]
-        winner = "atr" if cost["atr"] <= cost["ctr"] else "ctr"
+        winner = "atr" if cost["atr"] <= cost[ctr] else "ctr"
         rec = rule_class(skew, w, small)
         rows.append({"n": n, "window": w, "skew": skew, "hosts": hosts,
-                     "atr_cost": cost["atr"], "ctr_cost": cost["ctr"],
-                     "atr_overhead": over["atr"], "ctr_overhead": over["ctr"],
+                     "atr_cost": cost["atr"], "ctr_cost": cost[ctr],
+                     "atr_overhead": over["atr"], "ctr_overhead": over[ctr],
                      "winner": winner, "rule": rec or "(no claim)",
                      "holds": "–" if rec is None else ("yes" if rec == winner else "no")})
     return pd.DataFrame(rows), small
@@ -149,14 +173,15 @@ def figure_cost_vs_hosts(conf: pd.DataFrame, out_dir: Path) -> Path:
     """Communication cost per time unit vs hosts, one panel per (streams, window)."""
     panels = sorted({(n, w) for n, w in zip(conf["n"], conf["window"])},
                     key=lambda p: (p[0], p[1]))
-    styles = plots.algorithm_styles(list(ALGORITHMS))
+    schemes = [a for a in sorted(conf["algorithm"].unique()) if a != "single-host"]
+    styles = plots.algorithm_styles(schemes)
     with matplotlib.rc_context(plots.STYLE):
         fig = Figure(figsize=(plots.FIGSIZE[0] * len(panels), plots.FIGSIZE[1]),
                      layout="constrained")
         axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
         for ax, (n, w) in zip(axes, panels):
             sub = conf[(conf["n"] == n) & (conf["window"] == w)]
-            for alg in ("atr", "ctr"):
+            for alg in schemes:
                 g = sub[sub["algorithm"] == alg].groupby("hosts")["comm_cost_per_time"].mean()
                 if len(g):
                     ax.plot(g.index, g.values, label=alg, **styles[alg])
@@ -191,22 +216,32 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
             ("duplicates", "duplicates"), ("late_tuples", "late tuples")]
     ordered = conf.sort_values(["n", "window", "skew", "algorithm", "hosts"])
     parts.append("<h3>Per configuration</h3>" + _table(ordered, cols))
-    dist = conf[conf["algorithm"].isin(["atr", "ctr"])]
+    schemes = [a for a in sorted(conf["algorithm"].unique()) if a != "single-host"]
+    dist = conf[conf["algorithm"].isin(schemes)]
     if len(dist) and "overhead_predicted" in dist:
         ratio = (dist["overhead_measured"] / dist["overhead_predicted"]).replace(
             [np.inf, -np.inf], np.nan)
         parts.append("<p>Measured / predicted overhead: " + ", ".join(
             f"{alg} median {_num(float(ratio[dist['algorithm'] == alg].median()))}"
-            for alg in ("atr", "ctr") if (dist["algorithm"] == alg).any()) + ".</p>")
+            for alg in schemes) + ".</p>")
     if conf["n"].notna().any() and "comm_cost_per_time" in conf:
         png = figure_cost_vs_hosts(conf, out_dir / "figures")
         rel = png.relative_to(out_dir).as_posix()
         parts.append(f'<figure><img src="{_e(rel)}" alt="cost vs hosts">'
                      "<figcaption>Communication cost per time unit vs hosts.</figcaption>"
                      "</figure>")
-    rule, small = rule_of_thumb(conf)
+    for ctr in (a for a in schemes if _is_ctr(a)):
+        parts.append(_rule_html(conf, ctr))
+    return "\n".join(parts)
+
+
+def _rule_html(conf: pd.DataFrame, ctr: str) -> str:
+    """The rule-of-thumb table of ATR against the CTR scheme ``ctr``."""
+    parts = []
+    rule, small = rule_of_thumb(conf, ctr)
     if len(rule):
-        parts.append(f"<h3>Rule of thumb</h3><p>ATR for one fast stream (rate skew ≥ "
+        title = "Rule of thumb" + (f" — ATR vs {ctr}" if ctr != "ctr" else "")
+        parts.append(f"<h3>{_e(title)}</h3><p>ATR for one fast stream (rate skew ≥ "
                      f"{SKEWED:g}) with small windows (≤ {small:g}); CTR for similar rates "
                      "with large windows. Winner = lower communication cost.</p>")
         claims = rule[rule["holds"] != "–"]

@@ -19,12 +19,14 @@ def runs(tmp_path_factory):
     raw["run"]["duration"] = 8.0
     out = tmp_path_factory.mktemp("ctr-runs")
     results = []
-    for name in ("atr", "ctr", "single-host"):
+    for name in ("atr", "ctr", "single-host", "ctr"):
         spec = copy.deepcopy(raw)
         spec["algorithm"]["name"] = name
         spec["params"].setdefault(name, {})
         if name != "single-host":
             spec["params"][name]["hosts"] = 4
+        if name == "ctr" and any(r.spec["algorithm"]["name"] == "ctr" for r in results):
+            spec["params"]["ctr"]["store"] = "cover"     # the source's storage
         results.append(run(spec, out=out))
     return results
 
@@ -40,7 +42,7 @@ def test_runs_are_exact_and_report_overhead(runs):
         # the ledger carries the replicated segments, intermediates and results
         kinds = set(r.ledger["kind"])
         assert "data" in kinds
-    atr, ctr, single = (r.summary for r in runs)
+    atr, ctr, single, _ = (r.summary for r in runs)
     assert single["overhead_measured"] == 0.0
     assert atr["overhead_measured"] > 0 and ctr["overhead_measured"] > 0
     assert atr["hosts_used"] == ctr["hosts_used"] == 4
@@ -68,5 +70,12 @@ def test_report_section_renders_tables_figure_and_rule(runs, tmp_path):
     frame = pd.DataFrame([{"run_id": r.run_id, "algorithm": r.spec["algorithm"]["name"],
                            "seed": r.spec["run"]["seed"], **r.summary} for r in runs])
     html = section(frame, [r.path for r in runs], tmp_path)
-    assert "Per configuration" in html and "Rule of thumb" in html
+    assert "Per configuration" in html
+    # one rule-of-thumb table per CTR storage mode, each with its own CTR cost
+    assert "Rule of thumb — ATR vs ctr (llf)" in html
+    assert "Rule of thumb — ATR vs ctr (cover)" in html
+    llf, cover = runs[1].summary, runs[3].summary
+    assert llf["comm_cost_per_time"] != cover["comm_cost_per_time"]
+    for s in (llf, cover):
+        assert f"{s['comm_cost_per_time']:.3g}" in html
     assert (tmp_path / "figures" / "ctr_cost_vs_hosts.png").exists()
