@@ -253,12 +253,24 @@ def _stream_seeds(seed: int, i: int):
     return np.random.SeedSequence(seed, spawn_key=(i,)).spawn(3)
 
 
+def key_probabilities(cfg: dict) -> np.ndarray:
+    """``P(key = k)`` for ``k = 0..key_domain-1`` of a resolved ``keys`` table.
+
+    >>> key_probabilities({"keys": "uniform", "key_domain": 4}).tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    m = cfg["key_domain"]
+    if cfg["keys"] == "uniform":
+        return np.full(m, 1.0 / m)
+    p = np.arange(1, m + 1, dtype=float) ** -cfg["zipf_s"]
+    return p / p.sum()
+
+
 def _keys(cfg: dict, rng: np.random.Generator, n: int) -> np.ndarray:
     m = cfg["key_domain"]
     if cfg["keys"] == "uniform":
         return rng.integers(0, m, n)
-    p = np.arange(1, m + 1, dtype=float) ** -cfg["zipf_s"]
-    return rng.choice(m, size=n, p=p / p.sum())
+    return rng.choice(m, size=n, p=key_probabilities(cfg))
 
 
 def _key_stream(cfg, name, node, rate, duration, seeds) -> list[StreamTuple]:

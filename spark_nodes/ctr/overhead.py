@@ -13,7 +13,20 @@ of stream ``i`` closed at the diffusion node divided by the run's duration.
   ``O* = Σ_i Σ_{k=2..n−1} M_ik · r_i · Π_{j=1..k−1} σ_{i_{j−1} i_j} · r_ij · W_ij``
   (``i_0 = i``), with ``M_i`` = copies of a base tuple, ``M_ik`` = copies of an
   intermediate result sent to hop ``k`` and ``σ`` = matches per in-range comparison, all
-  measured; the probe sequence is the one the measured selectivities give.
+  measured; the probe sequence is the one the measured selectivities give. Because
+  ``M_i`` and ``M_ik`` come from the same run, agreement there is partly circular.
+- Theorem D *from the spec* (:func:`ctr_overhead_from_spec`, [recon]): the same formula
+  with every quantity known before the run — the spec's rates, windows, segment length
+  and host count, ``σ = Σ_k P(key = k)²`` for an equality join on the spec's key
+  distribution, and ``M`` from a placement model: a stream's segments in a window of
+  ``W`` are ``q = ⌈W / T⌉ + 1``; under ``store = "llf"`` they lie on ``min(q, m)``
+  distinct hosts (least-loaded-first rotates over the ``m`` hosts), so hop ``k`` has
+  ``M_ik = min(q_ik, m)`` hosts and a base segment reaches hop 1 plus its store host,
+  outside hop 1 with probability ``1 − min(q, m) / m``; under ``store = "cover"`` every
+  segment is stored on its hop-1 hosts, which only ever hold earlier segments, so storage
+  stays on one host and ``M_i = M_ik = 1``. What the model leaves out: covers that use
+  fewer hosts than hold segments, load reports steering LLF, the first segments of a
+  run, and routing-table expiry.
 
 Examples
 --------
@@ -116,3 +129,47 @@ def ctr_overhead(metrics: pd.DataFrame, streams, windows, duration: float) -> di
                        / max(sum(closed.values()), 1.0)),
     }
     return {k: (float(v) if math.isfinite(v) else math.inf) for k, v in out.items()}
+
+
+def ctr_overhead_from_spec(rates: dict, windows: dict, segment: float, hosts: int,
+                           store: str, sigma: float) -> dict:
+    """Theorem D predicted before the run, from the spec alone (see the module docstring).
+
+    ``rates``/``windows``: per stream (spec order); ``sigma``: the selectivity of every
+    pair. Returns the predicted overhead in total and by part, and the mean ``M_i``.
+
+    >>> r = ctr_overhead_from_spec({"A": 5.0, "B": 5.0, "C": 5.0},
+    ...                            {"A": 4.0, "B": 4.0, "C": 4.0}, 1.0, 8, "llf", 0.05)
+    >>> r["ctr_M_predicted"], r["overhead_base_predicted_from_spec"]
+    (5.375, 65.625)
+    >>> r["overhead_intermediate_predicted_from_spec"]    # 3 × 5 hosts · 5/s · 0.05·5·4
+    75.0
+    >>> ctr_overhead_from_spec({"A": 5.0, "B": 5.0}, {"A": 4.0, "B": 4.0}, 1.0, 8,
+    ...                        "cover", 0.05)["overhead_predicted_from_spec"]
+    0.0
+    """
+    streams = list(rates)
+    n = len(streams)
+
+    def spread(w: float) -> float:
+        if store == "cover":
+            return 1.0
+        q = math.ceil(w / segment) + 1 if math.isfinite(w) else hosts
+        return float(min(q, hosts))
+
+    base = inter = m_sum = 0.0
+    for i in streams:
+        seq = probe_sequence(i, streams, lambda a, b: sigma)
+        hop1 = spread(windows[seq[0]])
+        m_i = hop1 if store == "cover" else hop1 + (1.0 - hop1 / hosts)
+        m_sum += m_i
+        base += (m_i - 1.0) * rates[i]
+        for k in range(2, n):
+            term = spread(windows[seq[k - 1]]) * rates[i]
+            for j in range(1, k):
+                term *= sigma * rates[seq[j - 1]] * windows[seq[j - 1]]
+            inter += term
+    return {"overhead_predicted_from_spec": base + inter,
+            "overhead_base_predicted_from_spec": base,
+            "overhead_intermediate_predicted_from_spec": inter,
+            "ctr_M_predicted": m_sum / n}

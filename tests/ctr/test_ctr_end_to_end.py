@@ -49,6 +49,24 @@ def test_runs_are_exact_and_report_overhead(runs):
     assert "intermediate" in set(runs[1].ledger["kind"])
 
 
+def test_theorem_d_is_also_predicted_from_the_spec_alone(runs):
+    """3 streams at 5/s, window 0.5, segment 1, 4 hosts, σ = 1/20 (uniform keys on 20):
+    q = ⌈0.5/1⌉ + 1 = 2 segments in a window. llf: M_i = 2 + (1 - 2/4) = 2.5, base
+    (2.5 - 1)·5·3 = 22.5, intermediates 3 · 2 hosts · 5 · (0.05·5·0.5) = 3.75.
+    cover: M = 1, no base overhead, intermediates 3 · 1 · 5 · 0.125 = 1.875."""
+    llf, cover = runs[1].summary, runs[3].summary
+    assert llf["ctr_M_predicted"] == pytest.approx(2.5)
+    assert llf["overhead_base_predicted_from_spec"] == pytest.approx(22.5)
+    assert llf["overhead_intermediate_predicted_from_spec"] == pytest.approx(3.75)
+    assert llf["overhead_predicted_from_spec"] == pytest.approx(26.25)
+    assert cover["ctr_M_predicted"] == 1.0
+    assert cover["overhead_predicted_from_spec"] == pytest.approx(1.875)
+    # the measured M lies between one copy and every host plus the store host
+    for s in (llf, cover):
+        assert 1.0 <= s["ctr_M_mean"] <= 5.0
+    assert "overhead_predicted_from_spec" not in runs[0].summary    # ATR: Theorem B only
+
+
 @pytest.mark.parametrize("name", ["atr", "ctr", "single-host"])
 def test_tuples_in_flight_at_the_end_still_join(name, tmp_path):
     """ctr_hosts at seed 1, window 4: five tuples reach the diffusion node after the
