@@ -203,3 +203,29 @@ def test_a_stream_cut_off_from_the_query_node_is_refused_by_name(tmp_path):
     summary = experiments.run(spec, out=tmp_path / "runs").summary
     assert summary["results"] == 0 < summary["expected_results"]
     assert summary["warnings"][0].startswith("no results although the exact answer has")
+
+
+def metres_trace(tmp_path):
+    """Five nodes moving over a 1,000 m square (the units of a BonnMotion export)."""
+    start = [(100, 100), (400, 150), (300, 450), (700, 500), (900, 900)]
+    lines = [f"$node_({i}) set {axis}_ {v}" for i, (x, y) in enumerate(start)
+             for axis, v in (("X", x), ("Y", y))]
+    lines += [f'$ns_ at 2.0 "$node_({i}) setdest {y} {x} 20.0"'
+              for i, (x, y) in enumerate(start)]
+    path = tmp_path / "walk.ns_movements"
+    path.write_text("\n".join(lines) + "\n")
+    return {**SMALL, "topology": {"generator": "random_geometric", "nodes": 5, "radius": 0.5},
+            "mobility": {"model": "ns2", "file": str(path)},
+            "streams": {"count": 2, "nodes": [1, 3], "rate": 4.0}, "query": {"node": 0}}
+
+
+def test_a_trace_in_metres_on_a_unit_topology_is_refused_with_the_scale_that_fits(tmp_path):
+    with pytest.raises(SpecError, match=r"mobility.file: .*walk.ns_movements: "
+                                        r"coordinates span 800 x 800 but the topology spans "
+                                        r"1 x 1 \(radius 0.5\); .*set mobility.scale = 0.00125"):
+        experiments.run(metres_trace(tmp_path), out=tmp_path / "runs")
+    spec = metres_trace(tmp_path)
+    spec["mobility"]["scale"] = 0.001
+    summary = experiments.run(spec, out=tmp_path / "runs").summary
+    assert summary["expected_results"] > 0
+    assert summary["results"] == summary["expected_results"]

@@ -19,6 +19,7 @@ import networkx as nx
 from topologies.draw import draw_topology
 from topologies.files import read_topology
 from topologies.ns2 import read_ns2_trace
+from topologies.spec import check_trace_scale
 from topologies.schedule import read_schedule
 
 TOPOLOGY_SUFFIXES = (".json", ".graphml")
@@ -59,6 +60,8 @@ def describe_file(path: str, topology_path: str | None = None) -> str:
     against = "" if topo is None else f", nodes checked against {topology_path}"
     if kind == "trace":
         trajectories = read_ns2_trace(path, topo)
+        if topo is not None and topo.radius is not None:
+            check_trace_scale(trajectories, topo, path, max(trajectories.end, 1.0))
         return (f"{path}: ns-2 trace, {len(trajectories.nodes)} nodes, moving until "
                 f"t={trajectories.end:g}{against}")
     schedule = read_schedule(path, topo)

@@ -83,6 +83,23 @@ class Trajectories:
         x, y = self._node_positions(node, np.array([float(t)]))[0]
         return (float(x), float(y))
 
+    def scaled(self, factor: float) -> "Trajectories":
+        """The same movements with every coordinate multiplied by ``factor`` (times kept),
+        e.g. a trace in metres brought onto a unit-square topology.
+
+        >>> Trajectories({0: [(0.0, 100.0, 50.0)]}).scaled(0.01).waypoints(0)
+        [(0.0, 1.0, 0.5)]
+        """
+        return Trajectories({node: [(t, x * factor, y * factor)
+                                    for t, x, y in self.waypoints(node)]
+                             for node in self.nodes})
+
+    def extent(self) -> tuple[float, float, float, float]:
+        """``(min x, min y, max x, max y)`` over every waypoint."""
+        xy = np.concatenate(list(self._xy.values()))
+        return (float(xy[:, 0].min()), float(xy[:, 1].min()),
+                float(xy[:, 0].max()), float(xy[:, 1].max()))
+
     def sample(self, times: Sequence[float]) -> np.ndarray:
         """Positions at ``times``: array of shape ``(len(times), len(nodes), 2)``."""
         times = np.asarray(times, dtype=float)

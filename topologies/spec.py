@@ -13,7 +13,12 @@ distance2 | etx; omitted: keep the generator's or file's costs), ``cost_range``
 
 ``[mobility]`` keys: ``model`` (none | random_waypoint | ns2 | schedule; default none),
 ``speed`` and ``pause`` (random_waypoint), ``resolution`` (random_waypoint, ns2;
-default 1.0), ``file`` (ns2, schedule).
+default 1.0), ``file`` (ns2, schedule), ``scale`` (ns2: every trace coordinate is
+multiplied by it, default 1.0; e.g. 0.001 for a trace in metres on a unit topology).
+
+A trace must fit the topology: one whose coordinates span more than
+:data:`TRACE_SPAN_LIMIT` times the topology's area (or its radius), or on which no two
+nodes ever come within the radius, is refused with the ``scale`` that would fit it.
 """
 from __future__ import annotations
 
@@ -47,7 +52,7 @@ _TOPOLOGY_KEYS = {
 _MOBILITY_KEYS = {
     "none": set(),
     "random_waypoint": {"speed", "pause", "resolution"},
-    "ns2": {"file", "resolution"},
+    "ns2": {"file", "resolution", "scale"},
     "schedule": {"file"},
 }
 _REQUIRED = {"random_geometric": {"nodes", "radius"}, "line": {"nodes"},
@@ -161,6 +166,49 @@ def topology_from_spec(section: Mapping, seed: int | np.random.Generator,
     return topo
 
 
+#: How many times the topology's extent a trace may span before it is taken for a unit
+#: mistake (a trace in metres on a unit square spans hundreds of times more).
+TRACE_SPAN_LIMIT = 10.0
+
+
+def check_trace_scale(trajectories, topo: Topology, path, duration: float) -> None:
+    """Refuse a trace that cannot be meant for ``topo``: coordinates far outside its area,
+    or no two nodes within ``topo.radius`` at any of 50 instants over the run.
+
+    >>> from topologies.mobility import Trajectories
+    >>> topo = generators.random_geometric(3, 0.5, seed=1)
+    >>> metres = Trajectories({0: [(0.0, 0.0, 0.0)], 1: [(0.0, 800.0, 0.0)],
+    ...                        2: [(0.0, 0.0, 600.0)]})
+    >>> check_trace_scale(metres, topo, "walk.ns_movements", 10.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: mobility.file: walk.ns_movements: coordinates span 800 x 600 but the topology spans 1 x 1 (radius 0.5); a trace in other units? set mobility.scale = 0.00125
+    >>> check_trace_scale(metres.scaled(0.0005), topo, "walk.ns_movements", 10.0)
+    >>> check_trace_scale(metres.scaled(0.00125), topo, "walk.ns_movements", 10.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: mobility.file: walk.ns_movements: no two nodes come within the radius 0.5 during the run (every node isolated); check the trace's units (mobility.scale) against topology.radius
+    """
+    x0, y0, x1, y1 = trajectories.extent()
+    span = max(x1 - x0, y1 - y0)
+    width, height = _area(topo)
+    room = max(width, height, topo.radius or 0.0)
+    if span > TRACE_SPAN_LIMIT * room:
+        raise ValueError(f"mobility.file: {path}: coordinates span {x1 - x0:g} x {y1 - y0:g} "
+                         f"but the topology spans {width:g} x {height:g} (radius "
+                         f"{topo.radius:g}); a trace in other units? set mobility.scale = "
+                         f"{room / span:.3g}")
+    positions = trajectories.sample(np.linspace(0.0, duration, 50))
+    if positions.shape[1] < 2:
+        return
+    gaps = np.linalg.norm(positions[:, :, None, :] - positions[:, None, :, :], axis=-1)
+    gaps[:, np.arange(positions.shape[1]), np.arange(positions.shape[1])] = np.inf
+    if (gaps > topo.radius).all():
+        raise ValueError(f"mobility.file: {path}: no two nodes come within the radius "
+                         f"{topo.radius:g} during the run (every node isolated); check the "
+                         "trace's units (mobility.scale) against topology.radius")
+
+
 def _area(topo: Topology) -> tuple[float, float]:
     """The unit square, grown to hold every node position (e.g. of a grid)."""
     positions = np.array(list(topo.positions.values()) or [[1.0, 1.0]])
@@ -201,8 +249,11 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
     resolution = _value("mobility.resolution", section.get("resolution", 1.0),
                         lambda v: check_float(v, low=0.0, low_open=True))
     if model == "ns2":
-        trajectories = read_ns2_trace(_path("mobility.file", section["file"], base_dir),
-                                      topo)
+        path = _path("mobility.file", section["file"], base_dir)
+        scale = _value("mobility.scale", section.get("scale", 1.0),
+                       lambda v: check_float(v, low=0.0, low_open=True))
+        trajectories = read_ns2_trace(path, topo).scaled(scale)
+        check_trace_scale(trajectories, topo, path, duration)
     else:
         speed = _pair("mobility.speed", section["speed"],
                       lambda v: check_float(v, low=0.0, low_open=True))
