@@ -330,7 +330,9 @@ def memory_per_node(wide: pd.DataFrame, *, unit: str = "tuples", highlight: int 
     unit : str
         Unit of the values (``tuples`` or ``B``).
     highlight : int
-        Nodes with the highest peak drawn in color and labelled; the rest in grey.
+        Nodes with the highest peak drawn in color and labelled; the rest in grey. Nodes
+        whose series are identical share one line and one label (``nodes 3, 5``), so no
+        named node hides under another.
 
     Returns
     -------
@@ -350,15 +352,30 @@ def memory_per_node(wide: pd.DataFrame, *, unit: str = "tuples", highlight: int 
             if node not in loud:
                 bottom.step(t, wide[node].to_numpy(dtype=float), where="post",
                             color="#bbbbbb", linewidth=0.7)
-        for node in loud:
-            bottom.step(t, wide[node].to_numpy(dtype=float), where="post",
-                        color=next(colors), label=f"node {node}")
+        for group in _identical_groups(wide, loud):
+            label = ("node " if len(group) == 1 else "nodes ") + ", ".join(map(str, group))
+            bottom.step(t, wide[group[0]].to_numpy(dtype=float), where="post",
+                        color=next(colors), label=label)
     _style_axes(top, "", f"buffered, total [{unit}]", title)
     _style_axes(bottom, TIME_LABEL, f"buffered per node [{unit}]", None)
     bottom.set_xlim(left=0)
-    _legend(bottom, title=f"largest peaks\n(of {len(nodes)} nodes)", title_fontsize=8,
+    _legend(bottom, title=f"largest peaks\n({len(loud)} of {len(nodes)} nodes)",
+            title_fontsize=8,
             loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
+
+
+def _identical_groups(wide: pd.DataFrame, columns: Sequence) -> list[list]:
+    """``columns`` grouped by identical series, in order of first appearance.
+
+    >>> w = pd.DataFrame({1: [0, 2], 2: [0, 1], 3: [0, 2]})
+    >>> _identical_groups(w, [1, 2, 3])
+    [[1, 3], [2]]
+    """
+    groups: dict[tuple, list] = {}
+    for c in columns:
+        groups.setdefault(tuple(wide[c].to_numpy(dtype=float).tolist()), []).append(c)
+    return list(groups.values())
 
 
 def cdf(samples: Mapping[str, Sequence[float]], xlabel: str, *,

@@ -143,8 +143,8 @@ def figure_cost_vs_time(info: pd.DataFrame, out_dir: Path) -> tuple[Path, list[s
                 ax.plot(x, mean, label=alg, color=styles[alg]["color"])
                 ax.fill_between(x, mean - np.nan_to_num(half), mean + np.nan_to_num(half),
                                 color=styles[alg]["color"], alpha=0.2)
-            ax.set_xlabel("time")
-            ax.set_ylabel("cost per time unit")
+            ax.set_xlabel(plots.TIME_LABEL)
+            ax.set_ylabel("cost per time unit [cost / time unit]")
             ax.set_ylim(bottom=0)
             ax.set_title(f"{_window_label(None if wk < 0 else wk)}, {n} sources")
             ax.legend()

@@ -335,3 +335,19 @@ def test_metric_vs_param_plots_means_with_ci_in_value_order():
     line = ax.lines[0]
     assert line.get_ydata().tolist() == pytest.approx([0.95, 0.6, 1.0])
     assert ax.get_ylabel() == "recall [fraction]"
+
+
+def test_memory_figure_names_every_highlighted_node_visibly():
+    """Four nodes, the two largest peaks identical: they share one labelled line instead
+    of one hiding the other, and the legend says how many of how many nodes it names."""
+    from analysis.plots import memory_per_node
+    t = [0.0, 1.0, 2.0]
+    wide = pd.DataFrame({1: [0, 9, 3], 2: [0, 9, 3], 3: [0, 5, 1], 4: [0, 1, 0]}, index=t)
+    wide["total"] = wide.sum(axis=1)
+    fig = memory_per_node(wide, highlight=3)
+    bottom = fig.axes[1]
+    legend = bottom.get_legend()
+    assert [x.get_text() for x in legend.get_texts()] == ["nodes 1, 2", "node 3"]
+    assert legend.get_title().get_text() == "largest peaks\n(3 of 4 nodes)"
+    colored = [ln for ln in bottom.get_lines() if ln.get_label() in ("nodes 1, 2", "node 3")]
+    assert len({ln.get_color() for ln in colored}) == 2
