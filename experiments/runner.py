@@ -232,6 +232,9 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     summary["lost_messages"] = sum(output.info.get("lost", {}).values())
     if "bytes_on_wire" in output.info:   # mininet: what the kernel counted per interface
         summary["bytes_on_wire"] = output.info["bytes_on_wire"]
+        # why the wire carries more than the ledger: pickled payloads, packet headers
+        for part, value in output.info["wire_breakdown"].items():
+            summary[f"wire_{part}"] = value
     summary.update(algorithm.summarize(plan, data))
     summary["warnings"] = run_warnings(summary)
     for warning in summary["warnings"]:

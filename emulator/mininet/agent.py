@@ -122,6 +122,7 @@ class Agent:
         self.ledger = Ledger()
         self.sent = 0
         self.received = 0
+        self.payload_hop_bytes = 0
         self.finished = False
         self.lost_controller = False
         self.t0 = None
@@ -170,7 +171,7 @@ class Agent:
         self.tell(("outputs", self.node, {
             "ledger": output.ledger, "results": output.results, "metrics": output.metrics,
             "dropped": output.info["dropped"], "sent": self.sent,
-            "received": self.received}))
+            "received": self.received, "payload_hop_bytes": self.payload_hop_bytes}))
 
     # ------------------------------------------------------- backend of the step driver
     def schedule(self, vt: float, node: int, kind: str, payload) -> None:
@@ -243,7 +244,10 @@ class Agent:
             if peer is None:
                 peer = self.peers[msg.dst] = _Peer((self.addresses[msg.dst], self.port),
                                                    self.stopping)
-            peer.queue.put(encode(("msg", msg)))
+            frame = encode(("msg", msg))
+            # what TCP carries over each hop of the path (the pickled message, framed)
+            self.payload_hop_bytes += len(frame) * (len(path) - 1)
+            peer.queue.put(frame)
             self.sent += 1
 
     def ledger_frame(self):

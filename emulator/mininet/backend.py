@@ -154,13 +154,13 @@ def run(plan, programs: dict, tuples_by_stream: dict, runtime, progress: bool = 
                      + [type(p).__module__ for p in programs.values()])
         agents.handshake(setups, options.agent_timeout)
         setup_s = time.monotonic() - wall0
-        counters0 = em.tx_bytes()
+        counters0 = em.tx_counters()
         log.info("%s: %d hosts, %d links, shaping %s, set up in %.2f s (network %.2f s)",
                  plan.name, len(view0.nodes), len(edges), em.shaping, setup_s, network_s)
         applied = _run_clock(plan, views, end, em, agents, edges, options)
         agents.broadcast(("stop",))
         outputs = agents.collect("outputs", timeout=60.0)
-        counters1 = em.tx_bytes()
+        counters1 = em.tx_counters()
     finally:
         t_stop = time.monotonic()
         if agents is not None:
@@ -212,6 +212,28 @@ def _run_clock(plan, views, end, em, agents, edges, opts) -> int:
     return applied[0]
 
 
+#: Bytes of headers per packet on a veth: Ethernet II (14), IPv4 without options (20) and
+#: TCP with the timestamp option Linux sets by default (32).
+PACKET_HEADER_BYTES = 14 + 20 + 32
+
+
+def wire_breakdown(wire: int, packets: int, payload: int) -> dict:
+    """What the kernel counted on the veths, split into what explains it.
+
+    ``payload_bytes``: the framed, pickled messages TCP carried, summed over each hop of
+    their paths (:mod:`.agent`); ``header_bytes``: every packet's Ethernet/IPv4/TCP headers, data and
+    pure ACKs, handshakes and closes alike; ``other_bytes``: the rest (ARP and IPv6 neighbour
+    discovery, whose packets are not 66 bytes; retransmissions; kernel routes that
+    differed from the view's path).
+
+    >>> wire_breakdown(10_000, 100, 3_000)
+    {'payload_bytes': 3000, 'header_bytes': 6600, 'packets': 100, 'other_bytes': 400}
+    """
+    headers = packets * PACKET_HEADER_BYTES
+    return {"payload_bytes": payload, "header_bytes": headers, "packets": packets,
+            "other_bytes": wire - payload - headers}
+
+
 def _output(plan, em, outputs, counters0, counters1, epochs_applied, timings, opts):
     ledgers, results, metrics, dropped = [], [], [], {}
     for node in sorted(outputs):
@@ -223,8 +245,9 @@ def _output(plan, em, outputs, counters0, counters1, epochs_applied, timings, op
         metrics.append(out["metrics"])
     led = pd.concat(ledgers, ignore_index=True) if ledgers else empty_frame()
     led = led.sort_values(["time", "msg_id"], kind="stable").reset_index(drop=True)
-    wire = {f"{u}-{v}": counters1[(u, v)] - counters0.get((u, v), 0)
+    wire = {f"{u}-{v}": counters1[(u, v)][0] - counters0.get((u, v), (0, 0))[0]
             for (u, v) in sorted(counters1)}
+    packets = sum(counters1[k][1] - counters0.get(k, (0, 0))[1] for k in counters1)
     lost = int(led.groupby("msg_id")["lost"].any().sum()) if len(led) else 0
     info = {
         "backend": "mininet",
@@ -243,6 +266,9 @@ def _output(plan, em, outputs, counters0, counters1, epochs_applied, timings, op
         "bytes": int(led.loc[~led["lost"], "size_bytes"].sum()),
         "bytes_on_wire": int(sum(wire.values())),
         "bytes_on_wire_by_link": wire,
+        "wire_breakdown": wire_breakdown(
+            int(sum(wire.values())), packets,
+            sum(o[2]["payload_hop_bytes"] for o in outputs.values())),
         "delivered": sum(o[2]["received"] for o in outputs.values()),
         **{k: round(v, 3) for k, v in timings.items()},
         "build_s": round(em.timings.get("build_s", math.nan), 3),

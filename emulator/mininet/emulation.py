@@ -366,11 +366,16 @@ class Emulation:
     # ------------------------------------------------------------------ measurements
     def tx_bytes(self) -> dict[tuple[int, int], int]:
         """Bytes each host has sent on each veth: ``{(u, v): bytes}`` (kernel counters)."""
+        return {link: count for link, (count, _) in self.tx_counters().items()}
+
+    def tx_counters(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """``{(u, v): (bytes, packets)}`` each host has sent on each veth (kernel counters)."""
         counts = {}
         for u in self.nodes:
             out = self.hosts[u].cmd("ip -j -s link show")
             for link in json.loads(out[out.index("["):]):
                 name = link["ifname"]
                 if name.startswith("to") and name[2:].isdigit():
-                    counts[(u, int(name[2:]))] = int(link["stats64"]["tx"]["bytes"])
+                    tx = link["stats64"]["tx"]
+                    counts[(u, int(name[2:]))] = (int(tx["bytes"]), int(tx["packets"]))
         return counts

@@ -86,3 +86,17 @@ def test_a_source_node_that_dies_for_a_while_drops_the_same_tuples(tmp_path):
     assert info["mininet"]["dropped"] == info["simpy"]["dropped"]
     assert info["mininet"]["dropped"]["tuples_at_dead_node"] > 0
     assert emulated.summary["recall"] < 1.0
+
+
+def test_wire_bytes_are_explained_by_payloads_and_headers(smoke):
+    """The kernel's veth counters carry several times the ledger's bytes: the messages
+    are pickled (larger than the modelled size) and every packet, data or ACK, has 66
+    bytes of Ethernet/IPv4/TCP headers. After that breakdown, less than 10 % is left."""
+    _, emulated = smoke
+    s = emulated.summary
+    assert s["bytes_on_wire"] > s["bytes"] > 0
+    assert s["wire_payload_bytes"] >= s["bytes"] * 0.5 and s["wire_packets"] > 0
+    assert s["wire_header_bytes"] == 66 * s["wire_packets"]
+    assert s["wire_payload_bytes"] + s["wire_header_bytes"] + s["wire_other_bytes"] == \
+        s["bytes_on_wire"]
+    assert abs(s["wire_other_bytes"]) < 0.10 * s["bytes_on_wire"]
