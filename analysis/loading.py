@@ -133,7 +133,8 @@ def load(directory: Any) -> pd.DataFrame:
     """
     root = Path(directory)
     if not root.is_dir():
-        raise RunFolderError(root, "path", "a run or sweep folder (directory does not exist)")
+        why = "a file, not a directory" if root.exists() else "no such directory"
+        raise RunFolderError(root, "path", f"a run or sweep folder ({why})")
     table = runs_table_path(root)
     if table.is_file():
         runs = pd.read_parquet(table)

@@ -84,9 +84,18 @@ def load(path) -> tuple[dict, Path]:
     """Read and resolve a TOML spec; returns ``(spec, directory of the file)``."""
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SpecError(str(path), "(file)", "no such file") from None
+    except IsADirectoryError:
+        raise SpecError(str(path), "(file)",
+                        "expected a TOML spec file, got a directory") from None
+    except UnicodeDecodeError as err:
+        raise SpecError(str(path), "(file)", f"expected a UTF-8 text file (byte {err.start} is "
+                        "not UTF-8)") from None
+    except OSError as err:
+        raise SpecError(str(path), "(file)",
+                        f"expected a readable file ({err.strerror})") from None
     except tomllib.TOMLDecodeError as err:
         raise SpecError(str(path), "(syntax)", str(err)) from None
     return resolve(raw, source=str(path)), path.parent.resolve()

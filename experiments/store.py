@@ -206,7 +206,8 @@ def load_run(run_dir: Any) -> Run:
     """Open one complete run folder; an incomplete one is a RunFolderError."""
     path = Path(run_dir)
     if not path.is_dir():
-        raise RunFolderError(path, "path", "a run folder (directory does not exist)")
+        why = "a file, not a directory" if path.exists() else "no such directory"
+        raise RunFolderError(path, "path", f"a run folder ({why})")
     run = Run(path)
     status = run.meta.get("status")
     if status != STATUS_COMPLETE:

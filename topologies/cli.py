@@ -72,12 +72,23 @@ def describe_file(path: str, topology_path: str | None = None) -> str:
             f"{node_rows} node changes, {len(times)} change times{against}")
 
 
+def _file_error(err: Exception, path: str) -> str:
+    """One line for a reader's error; the OS's own text names the file plainly."""
+    if isinstance(err, OSError) and err.filename is not None:
+        reason = {FileNotFoundError: "no such file",
+                  IsADirectoryError: "a directory, not a file"}.get(type(err), err.strerror)
+        return f"{err.filename}: {reason}"
+    if isinstance(err, UnicodeDecodeError):
+        return f"{path}: expected a UTF-8 text file (byte {err.start} is not UTF-8)"
+    return str(err)
+
+
 def validate_command(args: argparse.Namespace) -> int:
     """``topology validate``: print the summary (exit 0) or the error (exit 1)."""
     try:
         summary = describe_file(args.file, args.topology)
     except (ValueError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {_file_error(err, args.file)}", file=sys.stderr)
         return 1
     print(summary)
     if "disconnected" in summary:
@@ -95,7 +106,7 @@ def show_command(args: argparse.Namespace) -> int:
                              f"({', '.join(TOPOLOGY_SUFFIXES)})")
         draw_topology(read_topology(args.file), args.output, title=Path(args.file).name)
     except (ValueError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {_file_error(err, args.file)}", file=sys.stderr)
         return 1
     print(f"wrote {args.output}")
     return 0

@@ -67,7 +67,8 @@ def test_validate_errors_exit_non_zero_with_location(tmp_path, capsys, name, tex
 
 def test_validate_missing_file(tmp_path, capsys):
     assert run(["topology", "validate", str(tmp_path / "none.json")]) == 1
-    assert "No such file" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.strip() == f"error: {tmp_path / 'none.json'}: no such file"
 
 
 def test_show_writes_png(tmp_path, capsys):
