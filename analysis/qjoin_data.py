@@ -41,6 +41,7 @@ def _spec_value(spec: dict, path: str):
 
 def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
     """``runs`` plus ``dir``, ``q_user`` (the run's own), ``memory`` (Spark: state rows),
+    ``memory_steady`` (after the first period P where the summary has it, else ``memory``),
     ``join_latency_mean`` (computed from the folder when the summary lacks it) and the
     QJoin parameters (swept columns, else the run's spec)."""
     dirs = {Path(d).name: Path(d) for d in run_dirs}
@@ -71,6 +72,10 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
         spark_rows = pd.to_numeric(info["spark_state_rows_mean"], errors="coerce")
         mem = np.where(info["algorithm"] == "spark-join", spark_rows, mem)
     info["memory"] = mem
+    # after the first period P, in which QJoin warms up at its largest buffers
+    steady = pd.to_numeric(info["memory_steady_mean_tuples"], errors="coerce") \
+        if "memory_steady_mean_tuples" in info.columns else pd.Series(np.nan, index=info.index)
+    info["memory_steady"] = np.where(steady.notna(), steady, mem)
     if "join_latency_mean" not in info.columns or info["join_latency_mean"].isna().any():
         info["join_latency_mean"] = [_join_latency(d) if d is not None else math.nan
                                      for d in info["dir"]]

@@ -50,7 +50,7 @@ def reductions(info: pd.DataFrame) -> pd.DataFrame:
     if q.empty or mp.empty:
         return pd.DataFrame()
     mp_by_seed = mp.groupby(["scenario", "seed"])[["latency_mean", "join_latency_mean",
-                                                    "memory"]].mean()
+                                                    "memory", "memory_steady"]].mean()
     rows = []
     for (scn, L, qu), g in q.groupby(["scenario", "params.qjoin.L", "q_user"], dropna=False):
         paired = g.join(mp_by_seed, on=["scenario", "seed"], rsuffix="_mp", how="inner")
@@ -58,7 +58,7 @@ def reductions(info: pd.DataFrame) -> pd.DataFrame:
             continue
         row = {"scenario": scn, "L": L, "q_user": qu, "pairs": len(paired)}
         for name, col in (("latency", "latency_mean"), ("join_latency", "join_latency_mean"),
-                          ("memory", "memory")):
+                          ("memory", "memory"), ("memory_steady", "memory_steady")):
             red = 1 - paired[col] / paired[f"{col}_mp"]
             row[f"{name}_reduction"], row[f"{name}_reduction_ci95"], _ = mean_ci(red)
         rows.append(row)
