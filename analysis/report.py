@@ -29,6 +29,7 @@ import itertools
 import json
 import logging
 import math
+import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -354,6 +355,48 @@ def _time_sections(runs: pd.DataFrame, params: list[str], figures: Path, tables:
     return intro + '<div class="figs">' + "".join(blocks) + "</div>"
 
 
+#: Swept spec keys that change what a family's figures mean (the network model): a family
+#: section is written once per value, so that no figure or table mixes them.
+VARIANT_KEYS = ("network.medium", "network.interference_radius")
+
+
+def variants(runs: pd.DataFrame) -> list[tuple[str | None, pd.DataFrame]]:
+    """``runs`` split on the :data:`VARIANT_KEYS` swept in them: ``[(label, part)]``, or
+    ``[(None, runs)]`` when none is swept.
+
+    >>> r = pd.DataFrame({"algorithm": ["a", "a"], "network.medium": ["links", "shared"]})
+    >>> [(label, len(part)) for label, part in variants(r)]
+    [('network.medium = links', 1), ('network.medium = shared', 1)]
+    """
+    keys = [k for k in VARIANT_KEYS if k in runs.columns and runs[k].nunique(dropna=False) > 1]
+    if not keys:
+        return [(None, runs)]
+    out = []
+    for values, part in runs.groupby(keys, dropna=False, sort=True):
+        values = values if isinstance(values, tuple) else (values,)
+        out.append((", ".join(f"{k} = {v}" for k, v in zip(keys, values)), part))
+    return out
+
+
+def slug(label: str) -> str:
+    """A folder name for a variant label.
+
+    >>> slug("network.medium = shared")
+    'network.medium-shared'
+    """
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", label.replace(" = ", "-")).strip("-")
+
+
+def rebase_links(fragment: str, prefix: str) -> str:
+    """Prefix the relative ``src``/``href`` links of an HTML fragment with ``prefix``.
+
+    >>> rebase_links('<img src="figures/a.png"><a href="#x">', "v")
+    '<img src="v/figures/a.png"><a href="#x">'
+    """
+    return re.sub(r'((?:src|href)=["\'])(?![a-z]+:|/|#)', lambda m: f"{m.group(1)}{prefix}/",
+                  fragment)
+
+
 def _page(title: str, sections: list[tuple[str, str, str]]) -> str:
     toc = "".join(f'<li><a href="#{_e(i)}">{_e(h)}</a></li>' for i, h, _ in sections)
     body = "".join(f'<section id="{_e(i)}"><h2>{_e(h)}</h2>{b}</section>'
@@ -417,13 +460,23 @@ def write_report(directory: Any, out: Any = None, *,
     sections.append(("time", "Over time", _time_sections(runs, params, figures, tables, out)))
     for family, module in modules.items():
         mine = runs[runs["algorithm"].isin(families[family])]
-        dirs = [Path(p) for p in mine["run_dir"] if isinstance(p, str)]
-        log.info("family section %s: %d runs", family, len(mine))
-        fragment = module.section(mine.reset_index(drop=True), dirs, out)
-        if not isinstance(fragment, str):
-            raise TypeError(f"{module.__name__}.section returned {type(fragment).__name__}, "
-                            "expected an HTML fragment (str)")
-        sections.append((f"family-{family}", f"{family} family", fragment))
+        parts = []
+        for label, part in variants(mine):
+            # each variant's section writes into its own folder; its links are rebased
+            where = out if label is None else out / slug(label)
+            where.mkdir(parents=True, exist_ok=True)
+            dirs = [Path(p) for p in part["run_dir"] if isinstance(p, str)]
+            log.info("family section %s%s: %d runs", family,
+                     "" if label is None else f" ({label})", len(part))
+            fragment = module.section(part.reset_index(drop=True), dirs, where)
+            if not isinstance(fragment, str):
+                raise TypeError(f"{module.__name__}.section returned "
+                                f"{type(fragment).__name__}, expected an HTML fragment (str)")
+            if label is not None:
+                fragment = f"<h3>{_e(label)}</h3>" + rebase_links(
+                    fragment, where.relative_to(out).as_posix())
+            parts.append(fragment)
+        sections.append((f"family-{family}", f"{family} family", "\n".join(parts)))
 
     report = out / "report.html"
     report.write_text(_page(f"Report: {directory.name}", sections), encoding="utf-8")

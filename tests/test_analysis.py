@@ -305,6 +305,39 @@ def test_family_section_is_called(small, monkeypatch):
     assert "<p>fake family fragment</p>" in report.read_text()
 
 
+def test_family_section_is_written_once_per_network_medium(tmp_path, monkeypatch):
+    """A sweep over network.medium gets the family section once per medium, each in its
+    own folder, with its figure links rebased onto the report's folder."""
+    root = tmp_path / "media"
+    root.mkdir()
+    for medium in ("links", "shared"):
+        for seed in (1, 2):
+            path = make_run(root, f"flood-{medium}{seed}", "flood", seed)
+            spec = json.loads((path / "spec.json").read_text())
+            spec["network"] = {"medium": medium}
+            (path / "spec.json").write_text(json.dumps(spec))
+    calls = []
+
+    def section(runs, run_dirs, out_dir):
+        calls.append((sorted(set(runs["network.medium"])), len(run_dirs), out_dir))
+        (out_dir / "figures").mkdir()
+        (out_dir / "figures" / "fam.png").write_bytes(b"png")
+        return '<img src="figures/fam.png">'
+
+    module = types.ModuleType("analysis.fake_section")
+    module.section = section
+    monkeypatch.setitem(sys.modules, "analysis.fake_section", module)
+    report = write_report(root, families={"fake": frozenset({"flood"})})
+    out = report.parent
+    assert calls == [(["links"], 2, out / "network.medium-links"),
+                     (["shared"], 2, out / "network.medium-shared")]
+    text = report.read_text()
+    assert "<h3>network.medium = links</h3>" in text
+    for medium in ("links", "shared"):
+        link = f"network.medium-{medium}/figures/fam.png"
+        assert f'src="{link}"' in text and (out / link).is_file()
+
+
 def test_missing_family_module_raises(small):
     assert families_present(["flood", "smj-h"]) == ["smj"]
     with pytest.raises(MissingFamilySection, match=r"analysis/nosuch_section.py"):
