@@ -129,7 +129,7 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
     log.info("%s: %d messages, %d hops, %d results", plan.name, info.get("messages", 0),
              info.get("hops", 0), len(state.results))
     return RunOutput(backend.ledger_frame(), metrics_frame(metrics),
-                     results_frame(state.results), info)
+                     results_frame(state.results), info, state.traces)
 
 
 class _RunState:
@@ -138,6 +138,7 @@ class _RunState:
     def __init__(self, programs, memory_interval):
         self.results: list[dict] = []
         self.metric_rows: list[tuple] = []
+        self.traces: dict[str, list[dict]] = {}
         self.memory = {node: (0, 0) for node in programs}
         self.total = [0, 0]   # the sum of self.memory, kept as nodes report
         self.interval = memory_interval
@@ -180,6 +181,8 @@ class _RunState:
             out = outputs[node]
             self.results.extend(out.results)
             self.metric_rows.extend(out.metrics)
+            for table, row in out.traces:
+                self.traces.setdefault(table, []).append(row)
             before = self.memory[node]
             self.total[0] += out.memory[0] - before[0]
             self.total[1] += out.memory[1] - before[1]

@@ -19,6 +19,20 @@ class RunOutput:
     metrics: pd.DataFrame
     results: pd.DataFrame
     info: dict = field(default_factory=dict)
+    #: ``{name: rows}`` of the run's trace tables (``NodeContext.trace``), written as
+    #: ``trace_<name>.parquet``.
+    traces: dict = field(default_factory=dict)
+
+
+def trace_frames(traces: dict) -> dict[str, pd.DataFrame]:
+    """``{"trace_<name>": DataFrame}`` of trace rows, each sorted by time then node.
+
+    >>> trace_frames({"lookups": [{"time": 2.0, "node": 1}, {"time": 1.0, "node": 3}]}
+    ...              )["trace_lookups"]["node"].tolist()
+    [3, 1]
+    """
+    return {f"trace_{name}": pd.DataFrame(rows).sort_values(["time", "node"], kind="stable")
+            .reset_index(drop=True) for name, rows in sorted(traces.items()) if rows}
 
 
 def metrics_frame(rows) -> pd.DataFrame:

@@ -76,6 +76,7 @@ class StepOutput:
     results: list[dict] = field(default_factory=list)
     metrics: list[tuple[float, int, str, str, float]] = field(default_factory=list)
     timers: list[tuple[float, Any]] = field(default_factory=list)
+    traces: list[tuple[str, dict]] = field(default_factory=list)
     memory: tuple[int, int] = (0, 0)
     rng_state: dict | None = None
     next_local_id: int = 0
@@ -144,6 +145,12 @@ class NodeContext:
         at virtual time ``at``."""
         when = self.now if at is None else float(at)
         self._out.metrics.append((when, self.node, self._algorithm, metric, float(value)))
+
+    def trace(self, table: str, **row) -> None:
+        """Add one row to the run's trace table ``trace_<table>`` (``time`` and ``node``
+        are filled in: now and this node). Traced runs record what happened to tuples and
+        lookups, for profiles built after the run."""
+        self._out.traces.append((table, {"time": self.now, "node": self.node, **row}))
 
     def _next_order(self) -> int:
         # Local events sort after the driver's events of the same time and kind.

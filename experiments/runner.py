@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from emulator.network import Network
+from emulator.outputs import trace_frames
 from experiments import spec as specs
 from experiments.plan import Plan, QuerySpec, StreamSpec
 from experiments.store import Run, is_complete, write_run
@@ -45,6 +46,32 @@ def derived_seed(seed: int, purpose: str) -> int:
     return int(np.random.SeedSequence(words).generate_state(1)[0])
 
 
+def field_checked(source: str, field: str, build):
+    """``build()``, with any error it raises turned into a one-line
+    :class:`~experiments.spec.SpecError` naming ``field`` (or the dotted field under it
+    that the error already names).
+
+    >>> field_checked("s.toml", "params.x", lambda: int("seven"))
+    Traceback (most recent call last):
+    ...
+    experiments.spec.SpecError: s.toml: params.x: invalid literal for int() with base 10: 'seven'
+    """
+    try:
+        return build()
+    except specs.SpecError:
+        raise
+    except FileNotFoundError as err:
+        raise specs.SpecError(source, f"{field}.file", f"no such file: {err.filename}") \
+            from err
+    except (ValueError, KeyError, TypeError, OSError) as err:
+        text = str(err)
+        # A builder's message that already names the dotted field keeps its own path.
+        named, _, rest = text.partition(": ")
+        if rest and (named == field or named.startswith(f"{field}.")):
+            raise specs.SpecError(source, named, rest) from err
+        raise specs.SpecError(source, field, text) from err
+
+
 def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -> Plan:
     """Build topology, dynamics and stream placement and check everything the spec names.
 
@@ -57,20 +84,7 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -
     seed, duration = run_cfg["seed"], run_cfg["duration"]
 
     def checked(field, build):
-        try:
-            return build()
-        except specs.SpecError:
-            raise
-        except FileNotFoundError as err:
-            raise specs.SpecError(source, f"{field}.file",
-                                  f"no such file: {err.filename}") from err
-        except (ValueError, KeyError, TypeError, OSError) as err:
-            text = str(err)
-            # A builder's message that already names the dotted field keeps its own path.
-            named, _, rest = text.partition(": ")
-            if rest and (named == field or named.startswith(f"{field}.")):
-                raise specs.SpecError(source, named, rest) from err
-            raise specs.SpecError(source, field, text) from err
+        return field_checked(source, field, build)
 
     topology = checked("topology", lambda: topologies.topology_from_spec(
         spec["topology"], derived_seed(seed, "topology"), base_dir))
@@ -140,6 +154,8 @@ class RunData:
     expected: set
     duration: float
     tuples: dict = field(repr=False, default_factory=dict)
+    #: ``{"trace_<name>": DataFrame}`` of a traced run (see ``NodeContext.trace``)
+    traces: dict = field(repr=False, default_factory=dict)
 
 
 def expected_table(groups, tuples_by_stream: dict) -> pd.DataFrame:
@@ -201,6 +217,23 @@ def provenance() -> dict:
             "host": platform.node()}
 
 
+#: Where the runs other runs depend on (training runs) go, inside the output folder.
+PREPARED_DIR = "_prepared"
+
+
+def _prepared(spec: dict, out: Path, base_dir: Path, source: str) -> dict:
+    """The spec after the algorithm's own preparation (see ``Algorithm.prepare``); the
+    runs it needs go to ``out/_prepared`` and are reused when complete."""
+    from spark_nodes import registry
+
+    try:
+        algorithm = registry.get(spec["algorithm"]["name"])
+    except ValueError:
+        return spec            # build_plan names the unknown algorithm
+    return algorithm.prepare(spec, lambda first: Run(run_spec(
+        first, Path(out) / PREPARED_DIR, base_dir, source)))
+
+
 def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<spec>",
              progress: bool = False, force: bool = False) -> Path:
     """Run a resolved spec into ``out/<run_id>`` unless that folder is already complete."""
@@ -211,18 +244,21 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
         log.info("%s: complete already, skipped", run_dir.name)
         return run_dir
     started = time.time()   # wall clock for provenance only; the run itself is virtual
+    spec = _prepared(spec, out, base_dir, source)
     plan = build_plan(spec, base_dir, source)
     algorithm = registry.get(plan.algorithm)
     tuples = sources.generate_streams(spec["streams"], plan.stream_nodes, plan.duration,
                                       derived_seed(plan.seed, "streams"), base_dir=base_dir)
-    programs = algorithm.programs(plan)
+    programs = field_checked(source, f"params.{plan.algorithm}",
+                             lambda: algorithm.programs(plan))
     log.info("%s: %s on %s/%s, %d nodes, %d streams, %d tuples", run_dir.name, plan.algorithm,
              plan.backend, plan.runtime, plan.topology.graph.number_of_nodes(),
              len(plan.streams), sum(len(v) for v in tuples.values()))
     output = _execute(plan, programs, tuples, progress)
     expected = algorithm.exact_answer(plan, tuples)
+    traces = trace_frames(output.traces)
     data = RunData(output.ledger, output.results, output.metrics, set(expected), plan.duration,
-                   tuples)
+                   tuples, traces)
     summary = common_summary(output.ledger, output.results, data.expected, output.metrics,
                              plan.duration, output.info.get("messages", 0))
     summary["memory_peak_tuples"] = output.info.get("memory_peak_total_tuples",
@@ -253,7 +289,8 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     expected_frame = expected_table(expected, tuples)
     path = write_run(Path(out), run_dir.name,
                      {"ledger": output.ledger, "metrics": output.metrics,
-                      "results": output.results, "expected": expected_frame},
+                      "results": output.results, "expected": expected_frame,
+                      **traces},
                      {"spec": spec, "summary": summary, "meta": meta})
     log.info("%s: recall %.3f, cost/time %.2f, %.1f s", run_dir.name, summary["recall"],
              summary["comm_cost_per_time"], wall)

@@ -26,6 +26,7 @@ PLUGIN_MODULES = (
     "spark_nodes.smj.algorithms",
     "spark_nodes.qjoin.algorithms",
     "spark_nodes.ctr.algorithms",
+    "spark_nodes.enrich.algorithms",
 )
 
 
@@ -62,6 +63,13 @@ class Algorithm:
     def summarize(self, plan, run) -> dict:
         """Extra summary keys computed from the finished run (default: none)."""
         return {}
+
+    def prepare(self, spec: dict, run_first) -> dict:
+        """The resolved spec to plan this run with, after the runs it depends on (a
+        training run whose trace it learns from). ``run_first(spec)`` runs another
+        resolved spec, once per output folder, and returns its finished run (an
+        :class:`experiments.store.Run`). Default: ``spec`` as it is."""
+        return spec
 
 
 class Toy(Algorithm):
@@ -119,6 +127,18 @@ def _accepts(param: Param, value) -> bool:
     if float in param.types and isinstance(value, str) and value in ("inf", "-inf"):
         return True
     return isinstance(value, tuple(t for t in param.types if t is not type(None)))
+
+
+def check_param(algorithm: str, params: dict, key: str, ok: bool, expected: str) -> None:
+    """Raise ``params.<algorithm>.<key>: expected ..., got ...`` unless ``ok``.
+
+    >>> check_param("toy", {"batch": 0}, "batch", False, "an integer >= 1")
+    Traceback (most recent call last):
+    ...
+    ValueError: params.toy.batch: expected an integer >= 1, got 0
+    """
+    if not ok:
+        raise ValueError(f"params.{algorithm}.{key}: expected {expected}, got {params[key]!r}")
 
 
 def validate_params(algorithm: Algorithm, given: dict) -> dict:

@@ -171,7 +171,8 @@ class Agent:
         self.tell(("outputs", self.node, {
             "ledger": output.ledger, "results": output.results, "metrics": output.metrics,
             "dropped": output.info["dropped"], "sent": self.sent,
-            "received": self.received, "payload_hop_bytes": self.payload_hop_bytes}))
+            "received": self.received, "payload_hop_bytes": self.payload_hop_bytes,
+            "traces": output.traces}))
 
     # ------------------------------------------------------- backend of the step driver
     def schedule(self, vt: float, node: int, kind: str, payload) -> None:

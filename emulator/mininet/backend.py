@@ -276,4 +276,8 @@ def _output(plan, em, outputs, counters0, counters1, epochs_applied, timings, op
     metrics = pd.concat(metrics, ignore_index=True) if metrics else metrics_frame([])
     results = results_frame(pd.concat(results, ignore_index=True).to_dict("records")
                             if results else [])
-    return RunOutput(led, metrics, results, info)
+    traces: dict[str, list] = {}
+    for node in sorted(outputs):
+        for table, rows in outputs[node][2].get("traces", {}).items():
+            traces.setdefault(table, []).extend(rows)
+    return RunOutput(led, metrics, results, info, traces)

@@ -26,7 +26,7 @@ from spark_nodes.ctr.overhead import atr_overhead, ctr_overhead, ctr_overhead_fr
 from spark_nodes.ctr.placement import diffusion_node, host_nodes
 from spark_nodes.ctr.programs import DistributedJoinNode, Setup
 from spark_nodes.sources import key_probabilities, resolve_streams
-from spark_nodes.registry import Algorithm, Param, register
+from spark_nodes.registry import Algorithm, Param, check_param, register
 
 NONE = type(None)
 
@@ -48,10 +48,6 @@ _HOSTS = {
 }
 
 
-def _check(name: str, params: dict, key: str, ok: bool, expected: str) -> None:
-    if not ok:
-        raise ValueError(f"params.{name}.{key}: expected {expected}, got {params[key]!r}")
-
 
 class _DistributedJoin(Algorithm):
     """Shared placement, validation and summary of the three algorithms."""
@@ -62,33 +58,33 @@ class _DistributedJoin(Algorithm):
     def setup(self, plan) -> Setup:
         p = plan.params
         name = self.name
-        _check(name, p, "slack", p["slack"] >= 0, "a number >= 0")
+        check_param(name, p, "slack", p["slack"] >= 0, "a number >= 0")
         net = plan.net0
         sources = [s.node for s in plan.streams]
         diff = p["diffusion_node"]
         if diff is None:
             diff = diffusion_node(net, sources)
-        _check(name, p, "diffusion_node", diff in net.nodes, "a node of the topology")
+        check_param(name, p, "diffusion_node", diff in net.nodes, "a node of the topology")
         count = p.get("hosts", 1)
-        _check(name, p, "hosts", isinstance(count, int) and count >= 1, "an integer >= 1")
+        check_param(name, p, "hosts", isinstance(count, int) and count >= 1, "an integer >= 1")
         hosts = host_nodes(net, count, p["host_nodes"], plan.seed,
                            field=f"params.{name}.host_nodes")
         segment = p.get("segment", 1.0)
         if "segment" in p:
-            _check(name, p, "segment", segment > 0, "a number > 0")
+            check_param(name, p, "segment", segment > 0, "a number > 0")
         flush = self.flush_period(p)
         report = p.get("report_interval")
         if report is None:
             report = segment
         else:
-            _check(name, p, "report_interval", report > 0, "a number > 0")
+            check_param(name, p, "report_interval", report > 0, "a number > 0")
         weights = p.get("weights", [1.0, 0.0, 0.0])
-        _check(name, p, "weights", isinstance(weights, list) and len(weights) == 3 and all(
+        check_param(name, p, "weights", isinstance(weights, list) and len(weights) == 3 and all(
             isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights),
             "three numbers")
         weights = check_weights(weights, f"params.{name}.weights")
         capacity = p.get("capacity", [1.0, 1.0, 1.0])
-        _check(name, p, "capacity", len(capacity) == 3 and all(
+        check_param(name, p, "capacity", len(capacity) == 3 and all(
             isinstance(c, (int, float)) and not isinstance(c, bool) and c > 0
             for c in capacity), "three numbers > 0")
         q = plan.query
@@ -196,13 +192,13 @@ class Atr(_DistributedJoin):
 
     def flush_period(self, p: dict) -> float:
         f = p["flush"] if p["flush"] is not None else p["segment"] / 2
-        _check(self.name, p, "flush", f > 0, "a number > 0")
+        check_param(self.name, p, "flush", f > 0, "a number > 0")
         return f
 
     def extra(self, p: dict) -> dict:
-        _check(self.name, p, "delta_T", p["delta_T"] >= 0, "a number >= 0")
-        _check(self.name, p, "adapt_every", p["adapt_every"] >= 1, "an integer >= 1")
-        _check(self.name, p, "switch_margin", p["switch_margin"] >= 0, "a number >= 0")
+        check_param(self.name, p, "delta_T", p["delta_T"] >= 0, "a number >= 0")
+        check_param(self.name, p, "adapt_every", p["adapt_every"] >= 1, "an integer >= 1")
+        check_param(self.name, p, "switch_margin", p["switch_margin"] >= 0, "a number >= 0")
         return {"delta_T": p["delta_T"], "adapt": p["adapt"], "adapt_every": p["adapt_every"],
                 "master_switch": p["master_switch"], "switch_margin": p["switch_margin"]}
 
@@ -227,7 +223,7 @@ class Ctr(_DistributedJoin):
                              "hop-1 hosts, as the source) or 'llf' (least-loaded host)")}
 
     def extra(self, p: dict) -> dict:
-        _check(self.name, p, "store", p["store"] in STORE_MODES,
+        check_param(self.name, p, "store", p["store"] in STORE_MODES,
                f"one of {', '.join(STORE_MODES)}")
         return {"store": p["store"]}
 
@@ -255,7 +251,7 @@ class SingleHost(_DistributedJoin):
               "flush": Param((float,), 0.5, "period at which closed tuples are forwarded")}
 
     def flush_period(self, p: dict) -> float:
-        _check(self.name, p, "flush", p["flush"] > 0, "a number > 0")
+        check_param(self.name, p, "flush", p["flush"] > 0, "a number > 0")
         return p["flush"]
 
 

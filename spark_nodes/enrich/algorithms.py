@@ -1,0 +1,294 @@
+"""The enrichment pipeline with lookups fetched on demand or ahead of need (ALGORITHMS.md §5).
+
+Every tuple of every stream travels from its source to the query node (the *enrichment
+node*), where it is joined with the row of a reference table keyed by its ``key``. The
+table lives at ``table_node`` (default: the node farthest from the query node at time 0,
+in hops), so a row the enrichment node has not cached costs a multi-hop round trip
+while the tuple waits. Four algorithms, one per ``mode`` of fetching:
+
+- ``enrich-on-demand``: fetch when a tuple needs a row it does not hold;
+- ``enrich-predicted``: sources prefetch from a *profile* (:mod:`.profile`) the rows of
+  tuples whose lookup probability is at least ``threshold``, timed to arrive before the
+  need with probability ``confidence``;
+- ``enrich-eager``: sources prefetch for every tuple of a profiled type, at once;
+- ``enrich-oracle``: perfect foresight: sources prefetch, at once, exactly for the tuples
+  that needed a remote lookup in the same seed's on-demand run.
+
+``profile = "train"`` (the default) has the run build its profile first from a traced
+on-demand run of the same spec at ``training_seed`` (done once per sweep folder, kept in
+its ``_prepared`` folder); a path names a file ``testbed profile`` wrote.
+
+Summary keys: ``mode``, ``confidence``, ``needs``, ``lookups``, ``stall_time_total``,
+``stall_time_mean``, ``stall_time_p95``, ``prefetches``, ``prefetch_precision`` (used ÷
+arrived), ``prefetch_recall`` (needs served by a prefetched row ÷ needs),
+``prefetch_bytes`` and ``wasted_bytes`` (bytes of prefetch messages, and of those whose
+row was never used, each message counted once), ``prefetch_cost`` (their share of the
+communication cost, every hop counted).
+
+Examples
+--------
+>>> from spark_nodes import registry
+>>> sorted(n for n in registry.names() if n.startswith("enrich"))
+['enrich-eager', 'enrich-on-demand', 'enrich-oracle', 'enrich-predicted']
+>>> registry.get("enrich-predicted").params["confidence"].default
+0.9
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from emulator.messages import wire_bytes
+from spark_nodes.enrich.profile import (ProfileError, build_profile, check_profile,
+                                        prefetch_wait, read_profile)
+from spark_nodes.enrich.programs import ENRICH, EnrichNode, Setup, Trigger, source_location
+from spark_nodes.registry import Algorithm, Param, check_param, register
+from spark_nodes.tuples import member_id
+
+NONE = type(None)
+#: Columns of the trace tables (an empty one is built with them).
+TRACE_COLUMNS = {
+    "trace_tuples": ["time", "node", "location", "tuple_id", "type", "key", "parents"],
+    "trace_lookups": ["time", "node", "location", "tuple_id", "type", "source", "key",
+                      "stall", "served", "need_time"],
+    "trace_fetches": ["time", "node", "key", "latency", "prefetch"],
+}
+
+COMMON = {
+    "table_node": Param((int, NONE), None, "node holding the reference table (default: "
+                        "the farthest from the query node in hops at time 0)"),
+    "cache_ttl": Param((float,), 2.0, "time units a fetched row stays cached"),
+    "row_units": Param((float,), 1.0, "size of a row (reply) in data units"),
+    "request_units": Param((float,), 0.25, "size of a request in data units"),
+    "batch_period": Param((float,), 0.0, "sources send their tuples once per period "
+                          "(0: each at once)"),
+    "trace": Param((bool,), False, "write trace_tuples / trace_lookups / trace_fetches "
+                   "(what profiles are built from)"),
+}
+PROFILED = {
+    "profile": Param((str, dict), "train", "a profile file, or 'train': build one first "
+                     "from a traced on-demand run at training_seed"),
+    "training_seed": Param((int,), 1000, "seed of the training run of profile = 'train'"),
+}
+
+
+
+class _Enrich(Algorithm):
+    """What the four modes share."""
+
+    family = "enrich"
+    mode = ""
+    params = COMMON
+
+    # -- before the run -------------------------------------------------------------------
+    def prepare(self, spec: dict, run_first) -> dict:
+        """Build the profile this run loads, from a traced on-demand run (see the module
+        docstring); other modes run as given."""
+        p = spec["params"].get(self.name, {})
+        keyword = p.get("profile", self.params.get("profile", Param((), None)).default)
+        if keyword not in ("train", "oracle"):
+            return spec
+        seed = spec["run"]["seed"] if keyword == "oracle" else \
+            p.get("training_seed", PROFILED["training_seed"].default)
+        training = copy.deepcopy(spec)
+        training["run"]["seed"] = seed
+        # offline tracing: the runtime changes nothing but speed (inproc = spark)
+        training["run"]["runtime"] = "inproc"
+        training["algorithm"] = {"name": "enrich-on-demand"}
+        shared = {k: v for k, v in p.items() if k in COMMON}
+        training["params"] = {"enrich-on-demand": {**shared, "trace": True}}
+        run = run_first(training)
+
+        def table(name: str) -> pd.DataFrame:   # a run with no lookup writes no such table
+            return run.table(name) if run.has_table(name) else pd.DataFrame(
+                columns=TRACE_COLUMNS[name])
+
+        profile = build_profile(table("trace_tuples"), table("trace_lookups"),
+                                table("trace_fetches"),
+                                topology=json.loads(run.summary["profile_topology"]),
+                                oracle=keyword == "oracle")
+        profile["built_from"] = {"run_id": run.path.name, "seed": seed}
+        prepared = copy.deepcopy(spec)
+        prepared["params"].setdefault(self.name, {})["profile"] = profile
+        return prepared
+
+    # -- the run --------------------------------------------------------------------------
+    def setup(self, plan) -> Setup:
+        p = plan.params
+        for key in ("cache_ttl", "row_units", "request_units"):
+            check_param(self.name, p, key, p[key] > 0, "a number > 0")
+        check_param(self.name, p, "batch_period", p["batch_period"] >= 0, "a number >= 0")
+        enrich = plan.query.node
+        table = p["table_node"]
+        if table is None:
+            table = farthest_node(plan.net0, enrich)
+        check_param(self.name, p, "table_node", table in plan.net0.nodes, "a node of the topology")
+        return Setup(enrich_node=enrich, table_node=table, ttl=float(p["cache_ttl"]),
+                     row_units=float(p["row_units"]), request_units=float(p["request_units"]),
+                     trace=bool(p["trace"]), batch_period=float(p["batch_period"]),
+                     bytes_per_unit=plan.bytes_per_unit,
+                     triggers=self.triggers(plan))
+
+    def triggers(self, plan) -> dict:
+        """``{stream: Trigger}`` of the sources (none: fetch on demand only)."""
+        return {}
+
+    def programs(self, plan) -> dict:
+        setup = self.setup(plan)
+        streams: dict[int, list] = {}
+        for s in plan.streams:
+            streams.setdefault(s.node, []).append(s.name)
+        nodes = set(streams) | {setup.enrich_node, setup.table_node}
+        return {u: EnrichNode(setup, u, tuple(streams.get(u, ()))) for u in sorted(nodes)}
+
+    def exact_answer(self, plan, tuples_by_stream) -> set[str]:
+        """Every tuple, enriched once."""
+        return {member_id(t) for ts in tuples_by_stream.values() for t in ts}
+
+    # -- after the run --------------------------------------------------------------------
+    def summarize(self, plan, run) -> dict:
+        m = run.metrics
+        mine = m[m["source"] == plan.algorithm] if len(m) else m
+
+        def total(metric: str) -> float:
+            return float(mine.loc[mine["metric"] == metric, "value"].sum()) if len(mine) else 0.0
+
+        stalls = mine.loc[mine["metric"] == "stall", "value"].to_numpy() if len(mine) \
+            else np.array([])
+        needs, prefetches = total("need"), total("prefetch")
+        arrived, used = total("prefetch_arrived"), total("prefetch_used")
+        p = plan.params
+        request = wire_bytes(p["request_units"], plan.bytes_per_unit, plan.header_bytes)
+        row = wire_bytes(p["row_units"], plan.bytes_per_unit, plan.header_bytes)
+        led = run.ledger
+        pre = led[led["kind"] == "prefetch"] if len(led) else led
+        return {
+            "mode": self.mode,
+            "confidence": float(p["confidence"]) if "confidence" in p else math.nan,
+            "needs": needs,
+            "lookups": total("lookup"),
+            "stall_time_total": float(stalls.sum()),
+            "stall_time_mean": float(stalls.mean()) if stalls.size else 0.0,
+            "stall_time_p95": float(np.quantile(stalls, 0.95)) if stalls.size else 0.0,
+            "prefetches": prefetches,
+            "prefetch_precision": used / arrived if arrived else math.nan,
+            "prefetch_recall": total("served_by_prefetch") / needs if needs else math.nan,
+            "prefetch_bytes": prefetches * request + arrived * row,
+            "wasted_bytes": (arrived - used) * (request + row) + (prefetches - arrived) * request,
+            "prefetch_cost": float(pre["cost"].sum()) if len(pre) else 0.0,
+            "profile_topology": json.dumps(topology_signature(plan), sort_keys=True),
+        }
+
+
+def topology_signature(plan) -> dict:
+    """What a profile must have been built on to fit this run: the generator and the
+    node count (the graph itself differs with the seed)."""
+    return {"generator": plan.spec.get("topology", {}).get("generator", "file"),
+            "nodes": int(plan.topology.graph.number_of_nodes())}
+
+
+def farthest_node(net, origin: int) -> int:
+    """The node most hops away from ``origin`` (ties: the smallest id).
+
+    >>> import networkx as nx
+    >>> from emulator.network import NetView
+    >>> g = nx.path_graph(4); nx.set_edge_attributes(g, 1.0, "cost")
+    >>> farthest_node(NetView.from_graph(g), 1)
+    3
+    """
+    best, far = origin, -1
+    for v in sorted(net.nodes):
+        h = net.hops(origin, v)
+        if h is not None and math.isfinite(h) and h > far:
+            best, far = v, h
+    return best
+
+
+class _Profiled(_Enrich):
+    """Modes whose sources act on a profile."""
+
+    params = {**COMMON, **PROFILED}
+
+    def load(self, plan) -> dict:
+        """The run's profile, checked against it (one-line errors naming the field)."""
+        raw = plan.params["profile"]
+        field = f"params.{self.name}.profile"
+        try:
+            source = "inline profile"
+            if isinstance(raw, str):
+                path = Path(raw) if Path(raw).is_absolute() else plan.base_dir / raw
+                source, raw = str(path), read_profile(path)
+            operators = {ENRICH} | {source_location(s) for s in plan.stream_names}
+            return check_profile(raw, source, operators=operators,
+                                 types=set(plan.stream_names),
+                                 topology=topology_signature(plan))
+        except ProfileError as err:      # it names the file (or inline profile) and field
+            raise ValueError(f"{field}: {err}") from None
+
+    def records(self, plan) -> dict:
+        """``{stream: record}`` of the records triggered at each stream's source."""
+        out = {}
+        for r in self.load(plan)["records"]:
+            if r["need"] == ENRICH and r["trigger"] == source_location(r["type"]):
+                out[r["type"]] = r
+        return out
+
+
+class OnDemand(_Enrich):
+    """Fetch a row when a tuple needs it and it is not cached."""
+
+    name, mode = "enrich-on-demand", "on-demand"
+
+
+class Predicted(_Profiled):
+    """Prefetch, from a profile, the rows of tuples likely to need them, just in time."""
+
+    name, mode = "enrich-predicted", "predicted"
+    params = {**_Profiled.params,
+              "confidence": Param((float,), 0.9, "probability that a prefetch arrives "
+                                  "before the need, in (0, 1)"),
+              "threshold": Param((float,), 0.5, "lookup probability from which a tuple "
+                                 "triggers a prefetch")}
+
+    def triggers(self, plan) -> dict:
+        p = plan.params
+        check_param(self.name, p, "confidence", 0 < p["confidence"] < 1, "a number in (0, 1)")
+        check_param(self.name, p, "threshold", 0 <= p["threshold"] <= 1, "a number in [0, 1]")
+        return {s: Trigger(r, prefetch_wait(r, p["confidence"]), p["threshold"])
+                for s, r in self.records(plan).items()}
+
+
+class Eager(_Profiled):
+    """Prefetch for every tuple of a profiled type, at once."""
+
+    name, mode = "enrich-eager", "eager"
+
+    def triggers(self, plan) -> dict:
+        return {s: Trigger(r, 0.0, 0.0) for s, r in self.records(plan).items()}
+
+
+class Oracle(_Profiled):
+    """Perfect foresight: prefetch at once exactly for the tuples that needed a remote
+    lookup in the same seed's on-demand run."""
+
+    name, mode = "enrich-oracle", "oracle"
+    params = {**COMMON,
+              "profile": Param((str, dict), "oracle", "'oracle': the same seed's traced "
+                               "on-demand run; or an oracle profile file")}
+
+    def triggers(self, plan) -> dict:
+        profile = self.load(plan)
+        if profile["kind"] != "oracle":
+            raise ProfileError(f"params.{self.name}.profile", "kind",
+                               f"expected an oracle profile, got {profile['kind']!r}")
+        ids = frozenset(profile["tuples"])
+        return {s: Trigger(None, 0.0, 0.0, ids) for s in plan.stream_names}
+
+
+for _algorithm in (OnDemand(), Predicted(), Eager(), Oracle()):
+    register(_algorithm)

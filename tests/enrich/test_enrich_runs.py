@@ -1,0 +1,111 @@
+"""The enrichment pipeline end to end: every mode gives the exact answer, prefetching
+cuts stalls at the price of bytes, profiles are learnt from a training run and checked
+when loaded."""
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from experiments.runner import PREPARED_DIR, run
+from experiments.spec import SpecError
+from experiments.store import Run
+
+SPEC = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "prefetch.toml"
+MODES = ("enrich-on-demand", "enrich-predicted", "enrich-eager", "enrich-oracle")
+
+
+def spec_for(name: str, **params) -> dict:
+    raw = tomllib.loads(SPEC.read_text())
+    raw.pop("sweep")
+    raw["run"]["duration"] = 30.0
+    raw["algorithm"]["name"] = name
+    raw["params"].setdefault(name, {}).update(params)
+    return raw
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("enrich")
+    return out, {name: run(spec_for(name), out=out) for name in MODES}
+
+
+def test_every_mode_gives_the_exact_answer_once(runs):
+    _, by_mode = runs
+    groups = None
+    for name, r in by_mode.items():
+        s = r.summary
+        assert s["results"] == s["expected_results"] == s["needs"] > 100, name
+        assert s["duplicates"] == 0 and s["recall"] == 1.0
+        mine = set(r.results["group"])
+        assert groups is None or mine == groups
+        groups = mine
+
+
+def test_prefetching_cuts_stalls_for_bytes(runs):
+    _, by_mode = runs
+    s = {name: r.summary for name, r in by_mode.items()}
+    base = s["enrich-on-demand"]
+    assert base["prefetches"] == 0 and base["lookups"] > 50 and base["stall_time_total"] > 0
+    for name in MODES[1:]:
+        assert s[name]["prefetches"] > 0 and s[name]["prefetch_bytes"] > 0
+        assert s[name]["stall_time_total"] < 0.5 * base["stall_time_total"], name
+        assert s[name]["lookups"] < base["lookups"], name
+        assert 0 < s[name]["prefetch_precision"] <= 1 and 0 < s[name]["prefetch_recall"] <= 1
+        assert 0 <= s[name]["wasted_bytes"] < s[name]["prefetch_bytes"]
+    # eager fetches for every tuple: the most bytes, the most wasted
+    assert s["enrich-eager"]["prefetches"] == s["enrich-eager"]["needs"]
+    assert s["enrich-eager"]["wasted_bytes"] > s["enrich-predicted"]["wasted_bytes"]
+
+
+def test_the_profile_comes_from_a_traced_training_run(runs):
+    out, by_mode = runs
+    prepared = sorted((out / PREPARED_DIR).iterdir())
+    seeds = sorted(Run(p).spec["run"]["seed"] for p in prepared)
+    assert seeds == [1, 1000]          # oracle: the same seed; predicted/eager: training
+    profile = by_mode["enrich-predicted"].spec["params"]["enrich-predicted"]["profile"]
+    assert profile["built_from"]["seed"] == 1000
+    triggers = {r["trigger"] for r in profile["records"]}
+    assert triggers == {"source:R1", "source:R2", "source:R3"}
+    for r in profile["records"]:
+        assert 0 < r["probability"] < 1 and r["lookups"] <= r["tuples"]
+        assert len(r["delay_quantiles"]) == len(r["fetch_quantiles"]) == 21
+        for k in r["key_ranges"]:
+            assert k["probability"] >= 1.5 * r["probability"]
+
+
+def test_a_higher_confidence_fetches_earlier(tmp_path):
+    waits = {}
+    for c in (0.5, 0.99):
+        r = run(spec_for("enrich-predicted", confidence=c), out=tmp_path)
+        waits[c] = r.summary["stall_time_total"]
+    assert waits[0.99] <= waits[0.5]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda p: "not json", r"expected a JSON profile"),
+    (lambda p: {**p, "topology": {"generator": "grid", "nodes": 9}},
+     r"topology: built on \{'generator': 'grid', 'nodes': 9\}"),
+    (lambda p: {**p, "records": [{**p["records"][0], "trigger": "source:R9"}]},
+     r"records\[0\]\.trigger: no operator 'source:R9' in this run"),
+    (lambda p: {**p, "records": [{**p["records"][0], "probability": 2}]},
+     r"records\[0\]\.probability: expected a number in \[0, 1\]"),
+])
+def test_a_bad_profile_file_is_one_line_naming_the_field(runs, tmp_path, edit, message):
+    _, by_mode = runs
+    good = by_mode["enrich-predicted"].spec["params"]["enrich-predicted"]["profile"]
+    path = tmp_path / "profile.json"
+    bad = edit(copy.deepcopy(good))
+    path.write_text(bad if isinstance(bad, str) else json.dumps(bad))
+    field = r"params.enrich-predicted.profile: \S*profile.json: (\(file\): )?"
+    with pytest.raises(SpecError, match=field + message):
+        run(spec_for("enrich-predicted", profile=str(path)), out=tmp_path)
+
+
+def test_a_confidence_outside_zero_one_is_refused(tmp_path):
+    with pytest.raises((SpecError, ValueError),
+                       match=r"params.enrich-predicted.confidence: expected a number in \(0, 1\)"):
+        run(spec_for("enrich-predicted", confidence=1.0), out=tmp_path)
