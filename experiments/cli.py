@@ -1,7 +1,8 @@
 """The ``testbed`` command line.
 
 ``testbed run SPEC``, ``testbed sweep SPEC``, ``testbed report DIR``,
-``testbed topology validate|show FILE``, ``testbed algorithms``.
+``testbed topology validate|show FILE``, ``testbed profile RUN_DIR -o FILE``,
+``testbed algorithms``.
 A spec error prints ``file: field: what was expected`` and exits with status 2.
 """
 from __future__ import annotations
@@ -55,6 +56,22 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _cmd_profile(args) -> int:
+    from experiments.spec import SpecError
+    from experiments.store import load_run
+    from spark_nodes.enrich.profile import ProfileError, profile_from_run, save_profile
+
+    try:
+        profile = profile_from_run(load_run(args.dir), oracle=args.oracle)
+    except ProfileError as err:
+        raise SpecError(*str(err).split(": ", 2)) from None
+    path = save_profile(profile, args.output)
+    records = len(profile.get("records", profile.get("tuples", [])))
+    print(f"{path}: {profile['kind']} profile, {records} "
+          f"{'records' if profile['kind'] == 'predicted' else 'tuples'}")
+    return 0
+
+
 def _cmd_algorithms(args) -> int:
     from spark_nodes import registry
 
@@ -103,6 +120,14 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("dir", help="a run folder, a sweep folder or a folder of run folders")
     rep.add_argument("--out", help="report folder (default: DIR/report)")
     rep.set_defaults(func=_cmd_report)
+
+    pr = sub.add_parser("profile", help="build a lookup profile from a traced run of an "
+                        "enrich-* algorithm (params.<algorithm>.trace = true)")
+    pr.add_argument("dir", help="the traced run folder")
+    pr.add_argument("-o", "--output", required=True, help="the profile file to write (JSON)")
+    pr.add_argument("--oracle", action="store_true", help="list the exact tuples that needed "
+                    "a remote lookup (for enrich-oracle) instead of predicting")
+    pr.set_defaults(func=_cmd_profile)
 
     a = sub.add_parser("algorithms", help="list algorithms and their parameters")
     a.set_defaults(func=_cmd_algorithms)

@@ -31,6 +31,8 @@ COMMANDS = [
     ["sweep", "empty"], ["sweep"],
     ["report", "missing"], ["report", "empty"], ["report", "junk.toml"], ["report"],
     ["algorithms", "extra"],
+    ["profile", "missing", "-o", "p.json"], ["profile", "empty", "-o", "p.json"],
+    ["profile", "junk.toml", "-o", "p.json"], ["profile", "empty"],
     ["topology"], ["topology", "validate"], ["topology", "validate", "missing.json"],
     ["topology", "validate", "empty"], ["topology", "validate", "junk.toml"],
     ["topology", "validate", "junk.json"], ["topology", "validate", "text.json"],

@@ -41,24 +41,15 @@ import math
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from emulator.messages import wire_bytes
-from spark_nodes.enrich.profile import (ProfileError, build_profile, check_profile,
-                                        prefetch_wait, read_profile)
+from spark_nodes.enrich.profile import (ProfileError, check_profile, prefetch_wait,
+                                        profile_from_run, read_profile)
 from spark_nodes.enrich.programs import ENRICH, EnrichNode, Setup, Trigger, source_location
 from spark_nodes.registry import Algorithm, Param, check_param, register
 from spark_nodes.tuples import member_id
 
 NONE = type(None)
-#: Columns of the trace tables (an empty one is built with them).
-TRACE_COLUMNS = {
-    "trace_tuples": ["time", "node", "location", "tuple_id", "type", "key", "parents"],
-    "trace_lookups": ["time", "node", "location", "tuple_id", "type", "source", "key",
-                      "stall", "served", "need_time"],
-    "trace_fetches": ["time", "node", "key", "latency", "prefetch"],
-}
-
 COMMON = {
     "table_node": Param((int, NONE), None, "node holding the reference table (default: "
                         "the farthest from the query node in hops at time 0)"),
@@ -102,17 +93,7 @@ class _Enrich(Algorithm):
         training["algorithm"] = {"name": "enrich-on-demand"}
         shared = {k: v for k, v in p.items() if k in COMMON}
         training["params"] = {"enrich-on-demand": {**shared, "trace": True}}
-        run = run_first(training)
-
-        def table(name: str) -> pd.DataFrame:   # a run with no lookup writes no such table
-            return run.table(name) if run.has_table(name) else pd.DataFrame(
-                columns=TRACE_COLUMNS[name])
-
-        profile = build_profile(table("trace_tuples"), table("trace_lookups"),
-                                table("trace_fetches"),
-                                topology=json.loads(run.summary["profile_topology"]),
-                                oracle=keyword == "oracle")
-        profile["built_from"] = {"run_id": run.path.name, "seed": seed}
+        profile = profile_from_run(run_first(training), oracle=keyword == "oracle")
         prepared = copy.deepcopy(spec)
         prepared["params"].setdefault(self.name, {})["profile"] = profile
         return prepared

@@ -149,6 +149,38 @@ def build_profile(tuples: pd.DataFrame, lookups: pd.DataFrame, fetches: pd.DataF
             "records": records}
 
 
+#: Columns of the trace tables (an empty one is built with them).
+TRACE_COLUMNS = {
+    "trace_tuples": ["time", "node", "location", "tuple_id", "type", "key", "parents"],
+    "trace_lookups": ["time", "node", "location", "tuple_id", "type", "source", "key",
+                      "stall", "served", "need_time"],
+    "trace_fetches": ["time", "node", "key", "latency", "prefetch"],
+}
+
+
+def profile_from_run(run, oracle: bool = False) -> dict:
+    """The profile of a finished traced enrichment run (an ``experiments.store.Run``);
+    a run that is not one is a :class:`ProfileError` naming its folder."""
+    where = str(run.path)
+    if "profile_topology" not in run.summary:
+        raise ProfileError(where, "algorithm", "expected a run of an enrich-* algorithm, "
+                           f"got {run.spec.get('algorithm', {}).get('name')!r}")
+    if not run.has_table("trace_tuples"):
+        raise ProfileError(where, "trace_tuples", "expected a traced run (set "
+                           "params.<algorithm>.trace = true)")
+
+    def table(name: str) -> pd.DataFrame:   # a run with no lookup writes no such table
+        return run.table(name) if run.has_table(name) else pd.DataFrame(
+            columns=TRACE_COLUMNS[name])
+
+    profile = build_profile(table("trace_tuples"), table("trace_lookups"),
+                            table("trace_fetches"),
+                            topology=json.loads(run.summary["profile_topology"]),
+                            oracle=oracle)
+    profile["built_from"] = {"run_id": run.path.name, "seed": run.spec["run"]["seed"]}
+    return profile
+
+
 def save_profile(profile: dict, path) -> Path:
     """Write ``profile`` as JSON (written aside, then renamed into place)."""
     path = Path(path)

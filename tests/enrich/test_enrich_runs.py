@@ -109,3 +109,24 @@ def test_a_confidence_outside_zero_one_is_refused(tmp_path):
     with pytest.raises((SpecError, ValueError),
                        match=r"params.enrich-predicted.confidence: expected a number in \(0, 1\)"):
         run(spec_for("enrich-predicted", confidence=1.0), out=tmp_path)
+
+
+def test_testbed_profile_writes_the_file_a_later_run_loads(runs, tmp_path, capsys):
+    """The training run's profile written by the CLI drives a predicted run exactly as
+    the profile the sweep built in memory."""
+    from experiments.cli import main
+
+    out, by_mode = runs
+    training = next(p for p in (out / PREPARED_DIR).iterdir()
+                    if Run(p).spec["run"]["seed"] == 1000)
+    path = tmp_path / "learnt.json"
+    assert main(["profile", str(training), "-o", str(path)]) == 0
+    assert capsys.readouterr().out.strip() == f"{path}: predicted profile, 3 records"
+    from_file = run(spec_for("enrich-predicted", profile=str(path)), out=tmp_path)
+    inline = by_mode["enrich-predicted"]
+    assert from_file.summary["stall_time_total"] == inline.summary["stall_time_total"]
+    assert from_file.summary["prefetches"] == inline.summary["prefetches"]
+    # an untraced run has nothing to learn from
+    plain = by_mode["enrich-on-demand"].path
+    assert main(["profile", str(plain), "-o", str(tmp_path / "x.json")]) == 2
+    assert "trace_tuples: expected a traced run" in capsys.readouterr().err
