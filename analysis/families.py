@@ -26,6 +26,8 @@ FAMILIES: dict[str, frozenset[str]] = {
     "smj": frozenset({"smj-e", "smj-h", "lottery", "naive"}),
     "qjoin": frozenset({"qjoin", "k-slack", "mp-k-slack", "no-buffer", "spark-join"}),
     "ctr": frozenset({"atr", "ctr", "single-host"}),
+    "enrich": frozenset({"enrich-on-demand", "enrich-predicted", "enrich-eager",
+                         "enrich-oracle"}),
 }
 
 

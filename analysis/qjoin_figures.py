@@ -10,7 +10,7 @@ import pandas as pd
 
 from analysis import plots
 from analysis.qjoin_data import ALGORITHMS, PREFIX, SENSITIVITY, variant_label
-from analysis.qjoin_stats import mean_ci
+from analysis.stats import mean_ci
 from experiments.store import Run
 
 

@@ -2,21 +2,13 @@
 reductions against MP-K-slack, K-slack and hindsight tables, context figures."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pandas as pd
 
 from analysis.qjoin_data import is_nan, variant_label
-from analysis.stats import ci_halfwidth
+from analysis.stats import mean_ci
 from experiments.store import Run
-
-
-def mean_ci(values) -> tuple[float, float, int]:
-    v = pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy(dtype=float)
-    if v.size == 0:
-        return math.nan, math.nan, 0
-    return float(v.mean()), ci_halfwidth(v) if v.size > 1 else math.nan, int(v.size)
 
 
 def summary_table(info: pd.DataFrame) -> pd.DataFrame:

@@ -11,6 +11,8 @@ import math
 
 import pandas as pd
 
+from analysis.stats import fmt_ci
+
 
 #: The source's claims vs MP-K-slack at Q_user >= 0.85: (low, high) reduction.
 CLAIMS = {"latency": (0.80, 0.95), "memory": (0.50, 0.80)}
@@ -24,14 +26,6 @@ def claim_range(kind: str) -> str:
 
 def escape(x) -> str:
     return html.escape(str(x))
-
-
-def fmt_ci(mean, ci, digits=3) -> str:
-    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
-        return "–"
-    if ci is None or math.isnan(ci):
-        return f"{mean:.{digits}g}"
-    return f"{mean:.{digits}g} ± {ci:.2g}"
 
 
 def html_table(df: pd.DataFrame, cols: list[str]) -> str:

@@ -181,6 +181,32 @@ def ci_halfwidth(values: Iterable[float], level: float = 0.95) -> float:
     return t_quantile((1.0 + level) / 2.0, n - 1) * float(arr.std(ddof=1)) / math.sqrt(n)
 
 
+def mean_ci(values) -> tuple[float, float, int]:
+    """``(mean, 95 % CI half-width, n)`` of the numeric values (NaN and text ignored).
+
+    >>> m, ci, n = mean_ci([2.0, 4.0, float("nan")])
+    >>> m, round(ci, 3), n
+    (3.0, 12.706, 2)
+    """
+    v = pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy(dtype=float)
+    if v.size == 0:
+        return math.nan, math.nan, 0
+    return float(v.mean()), ci_halfwidth(v) if v.size > 1 else math.nan, int(v.size)
+
+
+def fmt_ci(mean, ci, digits=3) -> str:
+    """``mean ± ci`` for a table cell (``–`` without a mean, no ``±`` without a CI).
+
+    >>> fmt_ci(0.5, 0.0123), fmt_ci(2.0, float("nan")), fmt_ci(float("nan"), 1.0)
+    ('0.5 ± 0.012', '2', '–')
+    """
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "–"
+    if ci is None or math.isnan(ci):
+        return f"{mean:.{digits}g}"
+    return f"{mean:.{digits}g} ± {ci:.2g}"
+
+
 def mean_band(matrix: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Column-wise mean and CI half-width of a (runs × points) matrix, NaN-aware.
 

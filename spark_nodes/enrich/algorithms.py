@@ -18,7 +18,9 @@ while the tuple waits. Four algorithms, one per ``mode`` of fetching:
 on-demand run of the same spec at ``training_seed`` (done once per sweep folder, kept in
 its ``_prepared`` folder); a path names a file ``testbed profile`` wrote.
 
-Summary keys: ``mode``, ``confidence``, ``needs``, ``lookups``, ``stall_time_total``,
+Summary keys: ``mode``, ``confidence``, ``needs``, ``unserved`` (tuples that never got
+their row: their stall is not in the stall figures), ``lookups``, ``lookup_retries``
+(requests sent again after ``lookup_timeout``), ``stall_time_total``,
 ``stall_time_mean``, ``stall_time_p95``, ``prefetches``, ``prefetch_precision`` (used ÷
 arrived), ``prefetch_recall`` (needs served by a prefetched row ÷ needs),
 ``prefetch_bytes`` and ``wasted_bytes`` (bytes of prefetch messages, and of those whose
@@ -58,6 +60,8 @@ COMMON = {
     "request_units": Param((float,), 0.25, "size of a request in data units"),
     "batch_period": Param((float,), 0.0, "sources send their tuples once per period "
                           "(0: each at once)"),
+    "lookup_timeout": Param((float,), 1.0, "an on-demand request with no reply by then "
+                            "is sent again"),
     "trace": Param((bool,), False, "write trace_tuples / trace_lookups / trace_fetches "
                    "(what profiles are built from)"),
 }
@@ -101,7 +105,7 @@ class _Enrich(Algorithm):
     # -- the run --------------------------------------------------------------------------
     def setup(self, plan) -> Setup:
         p = plan.params
-        for key in ("cache_ttl", "row_units", "request_units"):
+        for key in ("cache_ttl", "row_units", "request_units", "lookup_timeout"):
             check_param(self.name, p, key, p[key] > 0, "a number > 0")
         check_param(self.name, p, "batch_period", p["batch_period"] >= 0, "a number >= 0")
         enrich = plan.query.node
@@ -112,6 +116,7 @@ class _Enrich(Algorithm):
         return Setup(enrich_node=enrich, table_node=table, ttl=float(p["cache_ttl"]),
                      row_units=float(p["row_units"]), request_units=float(p["request_units"]),
                      trace=bool(p["trace"]), batch_period=float(p["batch_period"]),
+                     lookup_timeout=float(p["lookup_timeout"]),
                      bytes_per_unit=plan.bytes_per_unit,
                      triggers=self.triggers(plan))
 
@@ -152,7 +157,10 @@ class _Enrich(Algorithm):
             "mode": self.mode,
             "confidence": float(p["confidence"]) if "confidence" in p else math.nan,
             "needs": needs,
+            # tuples that reached the enrichment node but never got their row
+            "unserved": needs - float(len(run.results)),
             "lookups": total("lookup"),
+            "lookup_retries": total("lookup_retry"),
             "stall_time_total": float(stalls.sum()),
             "stall_time_mean": float(stalls.mean()) if stalls.size else 0.0,
             "stall_time_p95": float(np.quantile(stalls, 0.95)) if stalls.size else 0.0,

@@ -12,8 +12,9 @@ Roles (a node may hold several):
   sent to the request's ``reply_to``.
 - **enrich** (at the query node): each tuple needs the row of its key. A cached row
   (not expired) serves it at once; otherwise the tuple waits (its *stall*) for an
-  on-demand lookup (kind ``lookup``; one request per key in flight) or for a prefetch
-  already under way, whichever reply comes first. Every tuple is emitted exactly once,
+  on-demand lookup (kind ``lookup``; one request per key in flight, sent again every
+  ``lookup_timeout`` while no reply came, since a partition can lose it) or for a
+  prefetch already under way, whichever reply comes first. Every tuple is emitted exactly once,
   enriched, whatever the mode: prefetching changes timing, never answers.
 
 Metrics (source = the algorithm's name): at the enrichment node ``need`` (one per tuple),
@@ -74,6 +75,7 @@ class Setup:
     request_units: float
     trace: bool
     batch_period: float = 0.0
+    lookup_timeout: float = 1.0
     bytes_per_unit: int = 32
     triggers: dict = field(default_factory=dict)     # stream -> Trigger
 
@@ -111,6 +113,10 @@ class EnrichNode(NodeProgram):
     def on_timer(self, ctx, tag) -> None:
         if tag[0] == "flush":
             self._flush(ctx)
+        elif tag[0] == "retry":
+            if tag[1] in self.requested and self.waiting.get(tag[1]):
+                ctx.record("lookup_retry", 1)
+                self._request(ctx, tag[1])
         else:
             self._prefetch(ctx, tag[1])
 
@@ -161,10 +167,14 @@ class EnrichNode(NodeProgram):
             return
         self.waiting.setdefault(tup.key, []).append((tup, ctx.now))
         if tup.key not in self.requested:
-            self.requested[tup.key] = ctx.now
-            ctx.send(self.s.table_node, "lookup",
-                     LookupRequest(tup.key, ctx.node, False, ctx.now), self.s.request_units)
             ctx.record("lookup", 1)
+            self._request(ctx, tup.key)
+
+    def _request(self, ctx, key) -> None:
+        self.requested[key] = ctx.now
+        ctx.send(self.s.table_node, "lookup", LookupRequest(key, ctx.node, False, ctx.now),
+                 self.s.request_units)
+        ctx.set_timer(ctx.now + self.s.lookup_timeout, ("retry", key))
 
     def _arrived(self, ctx, reply: LookupReply) -> None:
         if reply.prefetch:
