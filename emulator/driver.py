@@ -110,7 +110,9 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
         t0, t1 = backend.window(t0, nxt, plan.step)
         state.sample_memory_until(t0)
         while (events := backend.collect(t1)):
-            events = state.alive_only(events, backend)
+            # only programs run: a loss notice for a node without one is dropped
+            events = state.alive_only({n: e for n, e in events.items() if n in programs},
+                                      backend)
             if not events:
                 continue
             outputs = runtime.run_step(t0, t1, events, backend.view(t0))

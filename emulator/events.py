@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-#: Event kinds. When several share a time they run in this order.
+#: Event kinds. When several share a time they run in this order. ``LOST`` tells a
+#: sender that the network lost one of its messages (payload ``(message, reason)``).
 START, TUPLE, DELIVER, TIMER, FINISH = "start", "tuple", "deliver", "timer", "finish"
-_KIND_RANK = {START: 0, DELIVER: 1, TUPLE: 2, TIMER: 3, FINISH: 4}
+LOST = "lost"
+_KIND_RANK = {START: 0, DELIVER: 1, LOST: 2, TUPLE: 3, TIMER: 4, FINISH: 5}
 
 
 class Event(NamedTuple):

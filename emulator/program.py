@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 # The event vocabulary is part of this module's API (re-exported for programs and runtimes).
-from emulator.events import DELIVER, FINISH, START, TIMER, TUPLE, Event  # noqa: F401
+from emulator.events import DELIVER, FINISH, LOST, START, TIMER, TUPLE, Event  # noqa: F401
 from emulator.messages import Message
 
 class NodeProgram:
@@ -47,6 +47,11 @@ class NodeProgram:
     def on_timer(self, ctx: "NodeContext", tag) -> None:
         """A timer set with ``ctx.set_timer`` fired."""
 
+    def on_lost(self, ctx: "NodeContext", msg: Message, reason: str) -> None:
+        """The network lost ``msg``, which this node sent (``reason``: ``dead_node``,
+        ``no_route`` or ``link_loss``). The simpy backend tells the sender at the instant
+        of the loss, as a link layer that reports a failed delivery would."""
+
     def finish(self, ctx: "NodeContext") -> None:
         """End of the run: flush what is still buffered."""
 
@@ -66,6 +71,8 @@ class Outgoing:
     sent_at: float
     size_units: float
     payload: Any
+    #: delivered at once, outside the network (no hops, no ledger row): ``ctx.signal``
+    free: bool = False
 
 
 @dataclass
@@ -111,6 +118,18 @@ class NodeContext:
         else:
             self._out.messages.append(Outgoing(local_id, kind, self.node, dst, self.now,
                                                float(size_units), payload))
+        return local_id
+
+    def signal(self, dst: int, kind: str, payload, size_units: float, free: bool) -> int:
+        """Send a control signal: over the network like :meth:`send`, or with ``free``
+        delivered to ``dst`` at once and outside the network (no cost, no ledger row; a
+        comparison point for signals, e.g. ``[trigger] signal = "free"``)."""
+        if not free or dst == self.node:
+            return self.send(dst, kind, payload, size_units)
+        local_id = self._next_local_id
+        self._next_local_id += 1
+        self._out.messages.append(Outgoing(local_id, kind, self.node, dst, self.now,
+                                           float(size_units), payload, free=True))
         return local_id
 
     def emit(self, members, *, at: float | None = None, **extra) -> None:
@@ -194,7 +213,8 @@ def run_node_step(program: NodeProgram, node: int, events, t0: float, t1: float,
     heapq.heapify(agenda)
     ctx = NodeContext(node, net, rng, t1, out, agenda, algorithm, next_local_id)
     with_payload = {TUPLE: program.on_tuple, DELIVER: program.on_message,
-                    TIMER: program.on_timer}
+                    TIMER: program.on_timer,
+                    LOST: lambda ctx, payload: program.on_lost(ctx, *payload)}
     while agenda:
         _, event = heapq.heappop(agenda)
         ctx.now = event.time if event.time > t0 else t0

@@ -38,7 +38,7 @@ from collections import defaultdict
 
 import simpy
 
-from emulator.events import DELIVER, Event
+from emulator.events import DELIVER, LOST, Event
 from emulator.ledger import Ledger
 from emulator.messages import Message, wire_bytes
 from emulator.network import Network
@@ -109,6 +109,8 @@ class SimpyBackend:
         self._first_collect = False
         for arrival, msg in self.transport.take_arrivals():
             self.schedule(arrival, msg.dst, DELIVER, msg)
+        for t, msg, reason, _ in self.transport.take_losses():
+            self.schedule(t, msg.src, LOST, (msg, reason))   # the sender learns of it
         if until > self.env.now:
             self.env.run(until=until)
         for node, event in self._late:
@@ -148,7 +150,10 @@ class SimpyBackend:
                           out.payload)
             self._next_msg_id += 1
             ids.append(msg.msg_id)
-            self.transport.send(msg)
+            if out.free:        # a free signal: at once, outside the network
+                self.schedule(out.sent_at, out.dst, DELIVER, msg)
+            else:
+                self.transport.send(msg)
         return ids
 
     def view(self, t: float):

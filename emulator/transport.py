@@ -80,6 +80,7 @@ class Transport:
         #: ``(arrival time, message)`` of the deliveries decided so far.
         self.arrivals: list[tuple[float, object]] = []
         self.losses: list[tuple[float, object, str, int]] = []
+        self._losses_taken = 0
 
     # -- the calendar -------------------------------------------------------------------
     def send(self, msg) -> None:
@@ -155,6 +156,12 @@ class Transport:
         else:
             self._push(arrive, _READY, (msg, v))
         return done
+
+    def take_losses(self) -> list:
+        """The losses decided since the last call, ``(time, message, reason, node)``."""
+        taken = self.losses[self._losses_taken:]
+        self._losses_taken = len(self.losses)
+        return taken
 
     def take_arrivals(self) -> list:
         """The deliveries decided since the last call, ``(arrival time, message)``."""

@@ -54,6 +54,8 @@ class Plan:
     net0: Any
     spec: dict = field(repr=False)
     base_dir: Path = Path(".")
+    #: the ``[trigger.<algorithm>]`` table (``spark_nodes.triggers.spec.TriggerSpec``)
+    trigger: Any = None
 
     @property
     def stream_nodes(self) -> dict[str, int]:

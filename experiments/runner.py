@@ -131,6 +131,8 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -
         checked(f"params.{name}", lambda name=name: registry.get(name))
     params = checked(f"params.{algorithm.name}", lambda: registry.validate_params(
         algorithm, spec["params"].get(algorithm.name, {})))
+    trigger = checked(f"trigger.{algorithm.name}", lambda: _trigger(
+        algorithm, spec.get("trigger", {}), [s.name for s in streams], base_dir))
     if spec["mininet"]:
         from emulator.mininet.options import MininetOptions
 
@@ -141,7 +143,19 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -
                 bytes_per_unit=run_cfg["bytes_per_unit"], header_bytes=run_cfg["header_bytes"],
                 synopsis_unit=run_cfg["synopsis_unit"], topology=topology, dynamics=dynamics,
                 streams=streams, query=query, algorithm=algorithm.name, params=params,
+                trigger=trigger,
                 net0=net0, spec=spec, base_dir=Path(base_dir))
+
+
+def _trigger(algorithm, tables: dict, streams: list, base_dir: Path):
+    """The algorithm's ``[trigger.<name>]`` table, checked (None: the fixed clock)."""
+    from spark_nodes.triggers.spec import trigger_spec
+
+    table = tables.get(algorithm.name)
+    if table and not algorithm.triggered:
+        raise ValueError(f"trigger.{algorithm.name}: this algorithm's windows run on its "
+                         "fixed clock only (no window initiator yet)")
+    return trigger_spec(table, f"trigger.{algorithm.name}", streams, Path(base_dir))
 
 
 @dataclass

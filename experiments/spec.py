@@ -68,7 +68,7 @@ SCHEMA = {
     },
 }
 #: Sections checked by their owners (tables passed through as given).
-OWNED_ELSEWHERE = ("topology", "mobility", "streams", "mininet")
+OWNED_ELSEWHERE = ("topology", "mobility", "streams", "mininet", "trigger")
 SECTIONS = tuple(SCHEMA) + OWNED_ELSEWHERE + ("params", "sweep")
 
 
@@ -211,8 +211,9 @@ def set_path(spec: dict, path: str, value) -> None:
 
 
 def for_run(spec: dict, source: str = "<spec>") -> dict:
-    """The spec as one run sees it: only the chosen algorithm's ``params`` table is kept,
-    so parameters of other algorithms (there for sweeps) do not change the run's id.
+    """The spec as one run sees it: only the chosen algorithm's ``params`` and ``trigger``
+    tables are kept, so those of other algorithms (there for sweeps) do not change the
+    run's id.
     A table naming no known algorithm is an error.
 
     >>> s = resolve({"algorithm": {"name": "centralized"},
@@ -223,13 +224,16 @@ def for_run(spec: dict, source: str = "<spec>") -> dict:
     from spark_nodes import registry
 
     known = registry.names()
-    for name in spec["params"]:
-        if name not in known:
-            raise SpecError(source, f"params.{name}",
-                            f"no such algorithm; valid: {', '.join(known)}")
+    for section in ("params", "trigger"):
+        for name in spec.get(section, {}):
+            if name not in known:
+                raise SpecError(source, f"{section}.{name}",
+                                f"no such algorithm; valid: {', '.join(known)}")
     chosen = spec["algorithm"]["name"]
     out = dict(spec)
-    out["params"] = {chosen: spec["params"][chosen]} if chosen in spec["params"] else {}
+    for section in ("params", "trigger"):
+        table = spec.get(section, {})
+        out[section] = {chosen: table[chosen]} if chosen in table else {}
     return out
 
 

@@ -48,6 +48,9 @@ class Algorithm:
     name: str = ""
     family: str = ""
     params: dict[str, Param] = {}
+    #: Whether a ``[trigger.<name>]`` table can drive this algorithm's windows
+    #: (:mod:`spark_nodes.triggers`); others run on their fixed clock only.
+    triggered: bool = False
 
     def programs(self, plan) -> dict:
         """Return ``{node: NodeProgram}`` for every node with a role."""

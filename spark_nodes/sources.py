@@ -6,7 +6,8 @@ naming ``streams.<key>``.
 
 Generators:
 
-- ``keys``: streams ``R1..Rn``; Poisson arrivals of ``rate`` tuples per time unit on
+- ``keys``: streams ``R1..Rn``; arrivals of ``rate`` tuples per time unit (Poisson, or
+  bursty: ``pattern`` = onoff | mmpp, see :mod:`spark_nodes.arrivals`) on
   ``[0, duration)`` (``rate`` may be a list with one rate per stream, for skewed rates); keys ``uniform`` on ``0..key_domain-1`` or ``zipf`` (bounded,
   ``P(key = k) ~ (k + 1) ** -zipf_s``); positions ``x, y`` uniform on the square
   ``[0, key_domain)^2`` so that a distance query also has data.
@@ -44,6 +45,8 @@ from pathlib import Path
 import numpy as np
 
 from emulator.disorder import MODELS, make_disorder
+from spark_nodes.arrivals import arrivals as arrival_times
+from spark_nodes.arrivals import check_pattern
 from spark_nodes import soccer
 from spark_nodes.tuples import StreamTuple
 
@@ -66,11 +69,14 @@ _DEFAULTS = {
     "disorder_options": {},        # shape options of the model (sigma, alpha, burst_*)
     "generator": "keys",
     "file": None,
+    "pattern": "poisson",          # arrival process (spark_nodes.arrivals)
+    "pattern_options": {},
 }
 #: keys meaningful only for some generators (given for another one: an error)
 _ONLY_FOR = {
     "keys": ("keys",), "key_domain": ("keys",), "zipf_s": ("keys",),
     "rate": ("keys", "soccer"), "file": ("csv",),
+    "pattern": ("keys",), "pattern_options": ("keys",),
 }
 
 
@@ -126,7 +132,7 @@ def resolve_streams(cfg: dict) -> dict:
     >>> resolve_streams({"rates": 5})
     Traceback (most recent call last):
     ...
-    ValueError: streams.rates: unknown key; valid: count, disorder, disorder_mean, disorder_options, file, generator, key_domain, keys, nodes, rate, zipf_s
+    ValueError: streams.rates: unknown key; valid: count, disorder, disorder_mean, disorder_options, file, generator, key_domain, keys, nodes, pattern, pattern_options, rate, zipf_s
     """
     if not isinstance(cfg, dict):
         raise ValueError(f"streams: expected a table, got {type(cfg).__name__}")
@@ -141,6 +147,7 @@ def resolve_streams(cfg: dict) -> dict:
             raise ValueError(f"streams.{key}: not used by generator {gen!r} "
                              f"(only by {', '.join(gens)})")
     out["keys"] = _choice("streams.keys", out["keys"], KEY_DISTRIBUTIONS)
+    out["pattern_options"] = check_pattern(out["pattern"], out["pattern_options"])
     out["key_domain"] = _int("streams.key_domain", out["key_domain"], 1)
     out["zipf_s"] = _number("streams.zipf_s", out["zipf_s"], positive=True)
     out["disorder"] = _choice("streams.disorder", out["disorder"], tuple(sorted(MODELS)))
@@ -274,10 +281,9 @@ def _keys(cfg: dict, rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def _key_stream(cfg, name, node, rate, duration, seeds) -> list[StreamTuple]:
-    arrivals, values = (np.random.default_rng(s) for s in seeds[:2])
-    n = int(arrivals.poisson(rate * duration))
-    # given the count, Poisson arrival times are sorted uniform draws
-    ts = np.sort(arrivals.uniform(0.0, duration, n))
+    times, values = (np.random.default_rng(s) for s in seeds[:2])
+    ts = arrival_times(cfg["pattern"], rate, duration, times, cfg["pattern_options"])
+    n = len(ts)
     keys = _keys(cfg, values, n)
     side = float(cfg["key_domain"])
     xy = values.uniform(0.0, side, (n, 2))

@@ -228,6 +228,10 @@ class Agent:
         """Write the ledger rows of each message (the path in force at its ``sent_at``)
         and ship it over TCP; a message to an unreachable node is one lost row."""
         for m in outgoing:
+            if m.free:
+                raise ValueError("a free signal (e.g. [trigger] signal = \"free\") needs "
+                                 "the simpy backend: real hosts have no channel outside "
+                                 "the network")
             msg = Message(self.node * MSG_ID_BASE + m.local_id, m.kind, m.src, m.dst,
                           m.sent_at, m.size_units,
                           wire_bytes(m.size_units, self.bytes_per_unit, self.header_bytes),

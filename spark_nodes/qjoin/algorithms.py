@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
 from emulator.program import NodeProgram
 from spark_nodes.qjoin import evaluation as ev
@@ -87,11 +88,13 @@ class QJoinFamily(Algorithm):
         """A :class:`SourceNode` at each source node; the join program at the query node."""
         streams, w = self.query(plan)
         join = plan.query.node
+        trigger = getattr(plan, "trigger", None) if self.triggered else None
         progs: dict[int, NodeProgram] = {}
         for s in plan.streams:
             if s.node != join:
-                progs[s.node] = SourceNode(join)
-        source = SourceNode(join) if join in plan.stream_nodes.values() else None
+                progs[s.node] = SourceNode(join, trigger, plan.synopsis_unit)
+        source = SourceNode(join, trigger, plan.synopsis_unit) \
+            if join in plan.stream_nodes.values() else None
         progs[join] = self.join_program(plan, streams, w, source)
         return progs
 
@@ -167,10 +170,35 @@ def memory_by_period(metrics, period: float, duration: float) -> np.ndarray:
     return out
 
 
+def windows_fired(metrics: pd.DataFrame, trigger) -> dict:
+    """``trigger`` (the variant in force), ``windows_fired`` and ``windows_fired_by_<kind>``
+    for every kind of :data:`spark_nodes.triggers.conditions.KINDS`, from the
+    ``window_fired:<kind>`` metric rows (the fixed clock fires ``time`` windows).
+
+    >>> m = pd.DataFrame({"metric": ["window_fired:rate", "window_fired:time",
+    ...                              "window_fired:rate"], "value": [1.0, 1.0, 1.0]})
+    >>> out = windows_fired(m, None)
+    >>> out["windows_fired"], out["windows_fired_by_rate"], out["windows_fired_by_count"]
+    (3, 2, 0)
+    """
+    from spark_nodes.triggers.conditions import KINDS
+
+    rows = metrics[metrics["metric"].str.startswith("window_fired:")] if len(metrics) \
+        else metrics
+    by = rows.groupby("metric")["value"].sum() if len(rows) else {}
+    out = {"trigger": "clock" if trigger is None else trigger.variant,
+           "windows_fired": int(sum(by.values)) if len(rows) else 0}
+    for kind in KINDS:
+        out[f"windows_fired_by_{kind}"] = int(by.get(f"window_fired:{kind}", 0)) \
+            if len(rows) else 0
+    return out
+
+
 class QJoin(QJoinFamily):
     """QJoin: symmetric join on arrival, buffers chosen by Algorithm 1 every ``L``."""
 
     name = "qjoin"
+    triggered = True
     params = {
         **_COMMON,
         "L": Param((float,), 1.0, "adaptation interval L (time units)"),
@@ -201,7 +229,8 @@ class QJoin(QJoinFamily):
         _choice("params.qjoin.coarse_delay", p["coarse_delay"], ("paper", "ceil"))
         _choice("params.qjoin.max_delay_scope", p["max_delay_scope"], ("history", "interval"))
         q = plan.query
-        return QJoinNode(streams, w, q.predicate, q.theta, p, plan.bytes_per_unit, source)
+        return QJoinNode(streams, w, q.predicate, q.theta, p, plan.bytes_per_unit, source,
+                         getattr(plan, "trigger", None))
 
     def extra(self, plan, run, arrivals, produced) -> dict:
         p = plan.params
@@ -218,6 +247,7 @@ class QJoin(QJoinFamily):
             if len(_series(run.metrics, "feasible")) else math.nan,
             "buffer_model_mean_tuples": _finite_mean(_series(run.metrics, "x")
                                                      + _series(run.metrics, "y")),
+            **windows_fired(run.metrics, getattr(plan, "trigger", None)),
         }
         if p["hindsight"] and arrivals and run.tuples:
             seq = ev.arrival_sequence(run.tuples, arrivals, streams)

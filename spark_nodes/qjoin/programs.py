@@ -35,18 +35,49 @@ from spark_nodes.qjoin.operator import SymmetricJoin
 from spark_nodes.qjoin.statistics import IntervalStats, PeriodCounts
 
 ADAPT = "adapt"
+POLL = "poll"
+#: Message kind of a window signal from a source whose condition fired.
+SIGNAL = "trigger"
 #: Float slack when comparing virtual times that are sums of ``L``.
 _EPS = 1e-9
 
 
 class SourceNode(NodeProgram):
-    """Ship every tuple produced here to the join node, one ``data`` message each."""
+    """Ship every tuple produced here to the join node, one ``data`` message each.
 
-    def __init__(self, join_node: int):
+    With a trigger whose conditions are measured ``at = "sources"``, the source also
+    watches its own tuples and the faults it observes (its messages lost, a change of its
+    route to the join node) and, when its condition fires, signals the join node to
+    close a window (kind ``trigger``; ``signal = "free"``: at once, outside the network).
+    """
+
+    def __init__(self, join_node: int, trigger=None, signal_units: float = 0.25):
         self.join_node = join_node
+        self.trigger = trigger
+        self.initiator = trigger.initiator("sources") if trigger is not None else None
+        self.signal_units = signal_units
+        self.next_hop = None
 
     def on_tuple(self, ctx, tup) -> None:
         ctx.send(self.join_node, "data", tup, tup.size)
+        if self.initiator is not None:
+            self._watch_route(ctx)
+            self._signal(ctx, self.initiator.tuple(tup.stream, None, ctx.now))
+
+    def on_lost(self, ctx, msg, reason) -> None:
+        if self.initiator is not None:
+            self._signal(ctx, self.initiator.exception(reason, ctx.now))
+
+    def _watch_route(self, ctx) -> None:
+        hop = ctx.net.next_hop(ctx.node, self.join_node) if ctx.net is not None else None
+        if self.next_hop is not None and hop != self.next_hop:
+            self._signal(ctx, self.initiator.exception("route_change", ctx.now))
+        self.next_hop = hop
+
+    def _signal(self, ctx, fired) -> None:
+        for window in fired:
+            ctx.signal(self.join_node, SIGNAL, window.kind, self.signal_units,
+                       free=self.trigger.signal == "free")
 
 
 class JoinNode(NodeProgram):
@@ -76,6 +107,9 @@ class JoinNode(NodeProgram):
         self.source.on_tuple(ctx, tup)
 
     def on_message(self, ctx, msg) -> None:
+        if msg.kind == SIGNAL:
+            self.signalled(ctx, msg.payload)
+            return
         if msg.kind != "data":
             raise ValueError(f"join node {ctx.node}: unexpected {msg.kind!r} message from "
                              f"node {msg.src}")
@@ -89,6 +123,11 @@ class JoinNode(NodeProgram):
     def arrive(self, ctx, side: int, tup) -> None:
         """Handle one arrival (subclasses)."""
         raise NotImplementedError
+
+    def signalled(self, ctx, kind: str) -> None:
+        """A source's condition fired a window here (subclasses with windows)."""
+        raise ValueError(f"join node {ctx.node}: a window signal, but this join has no "
+                         "window initiator")
 
     def held(self) -> tuple[int, float]:
         """``(tuples, size units)`` held by the program (subclasses)."""
@@ -119,9 +158,13 @@ class QJoinNode(JoinNode):
     """
 
     def __init__(self, streams, w: float, predicate: str, theta, params: dict,
-                 bytes_per_unit: int = 32, source: SourceNode | None = None):
+                 bytes_per_unit: int = 32, source: SourceNode | None = None, trigger=None):
         super().__init__(streams, bytes_per_unit, source)
         self.p = dict(params)
+        # a window initiator instead of the fixed clock L (spark_nodes.triggers)
+        self.trigger = trigger if trigger is not None and not trigger.clock else None
+        self.initiator = self.trigger.initiator("here") if self.trigger is not None else None
+        self.last_adapt = 0.0
         self.w = float(w)
         self.core = SymmetricJoin(w, predicate, theta, params["purge"])
         self.core.set_allowance(0, None)
@@ -133,24 +176,52 @@ class QJoinNode(JoinNode):
         self.interval_max = [0.0, 0.0]
 
     def start(self, ctx) -> None:
-        ctx.set_timer(ctx.now + self.p["L"], ADAPT)
+        if self.trigger is None:
+            ctx.set_timer(ctx.now + self.p["L"], ADAPT)
+        else:
+            ctx.set_timer(ctx.now + self.trigger.poll, POLL)
 
     def arrive(self, ctx, side, tup) -> None:
+        allowance = self.core.allowance[side]
         partners, comparisons, delay = self.core.arrive(side, tup)
         _emit(ctx, tup, partners)
         self.stats.add(side, delay, comparisons, len(partners))
         self.produced += len(partners)
         self.interval_max[side] = max(self.interval_max[side], delay)
+        if self.initiator is not None:
+            fired = self.initiator.tuple(tup.stream, None, ctx.now)
+            if allowance is not None and delay > allowance:   # behind its allowance
+                fired += self.initiator.exception("late", ctx.now)
+            for window in fired:
+                self.adapt(ctx, window.kind)
 
     def on_timer(self, ctx, tag) -> None:
-        if tag != ADAPT:
+        if tag == ADAPT:
+            self.adapt(ctx, "time")
+            ctx.set_timer(ctx.now + self.p["L"], ADAPT)
+        elif tag == POLL:
+            if self.initiator is not None:
+                for window in self.initiator.poll(ctx.now):
+                    self.adapt(ctx, window.kind)
+            ctx.set_timer(ctx.now + self.trigger.poll, POLL)
+        else:
             raise ValueError(f"QJoin node {ctx.node}: unknown timer {tag!r}")
-        self.adapt(ctx)
-        ctx.set_timer(ctx.now + self.p["L"], ADAPT)
 
-    def adapt(self, ctx) -> None:
-        """Close the interval that ends now and choose the buffers of the next one."""
-        p = self.p
+    def signalled(self, ctx, kind: str) -> None:
+        if self.trigger is None:
+            super().signalled(ctx, kind)
+        self.adapt(ctx, kind)
+
+    def adapt(self, ctx, kind: str = "time") -> None:
+        """Close the interval that ends now and choose the buffers of the next one
+        (``kind``: what fired the window: the fixed clock is ``time``)."""
+        ctx.record(f"window_fired:{kind}", 1)
+        # the fixed clock's interval is L; a triggered one is what has passed since the
+        # last (at least a poll interval, so that rates stay measurable)
+        length = self.p["L"] if self.trigger is None else \
+            max(ctx.now - self.last_adapt, self.trigger.poll)
+        self.last_adapt = ctx.now
+        p = dict(self.p, L=length)
         if p["max_delay_scope"] == "history":
             max_delays = tuple(self.core.max_delay)
         else:

@@ -1,0 +1,306 @@
+"""Conditions that fire a window (ALGORITHMS.md §4, source 001): counts, elapsed time,
+input rates, deviation from a historical rate, exceptions, and their combinations.
+
+A condition looks at an :class:`Observations` record (what the operator has seen since
+the run began and since its current window opened) and says whether it holds *now*.
+Counts and elapsed time hold from their threshold on (the window initiator resets them
+when a window fires); rates, deviations and exception conditions are *edge-triggered*:
+they fire when they become true and must become false again before they fire again, so
+a rate that stays above its threshold fires one window, not one per tuple.
+
+Each leaf has a ``kind`` (``count``, ``time``, ``rate``, ``deviation``, ``exception``):
+what a fired window is attributed to (``windows_fired_by_<kind>``).
+
+Example: the source's "a 1,000-tuple window fires after 500 tuples when the rate drops
+below 10 tuples/s":
+
+>>> obs = Observations()
+>>> cond = AnyOf([Count(above=1000), Rate(below=10.0, interval=1.0)])
+>>> for i in range(495):                   # 100 tuples/s for 4.95 s
+...     obs.tuple("in", 0.01 * (i + 1))
+>>> fired = None
+>>> for k in range(10):                    # then 5 tuples/s
+...     t = 5.15 + 0.2 * k
+...     obs.tuple("in", t)
+...     fired = fired or (cond.fires(obs, t) and (obs.window_count, round(t, 2)))
+>>> fired
+(500, 5.95)
+"""
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, field
+
+KINDS = ("count", "time", "rate", "deviation", "exception")
+
+
+@dataclass
+class Observations:
+    """Arrival and exception times an operator has seen (kept for the longest interval
+    a condition measures; older ones are dropped by :meth:`forget_before`)."""
+
+    arrivals: dict = field(default_factory=dict)     # input -> sorted times
+    exceptions: dict = field(default_factory=dict)   # type -> sorted times
+    window_start: float = 0.0
+    window_count: int = 0
+
+    def tuple(self, source: str, t: float) -> None:
+        self.arrivals.setdefault(source, []).append(t)
+        self.window_count += 1
+
+    def exception(self, kind: str, t: float) -> None:
+        self.exceptions.setdefault(kind, []).append(t)
+
+    def opened(self, t: float) -> None:
+        """A new window starts at ``t``."""
+        self.window_start, self.window_count = t, 0
+
+    def rate(self, source: str | None, t: float, interval: float) -> float:
+        """Tuples per time unit over ``(t - interval, t]`` (all inputs when None)."""
+        series = self.arrivals.values() if source is None else [self.arrivals.get(source, [])]
+        return sum(_count_in(s, t - interval, t) for s in series) / interval
+
+    def exception_count(self, kind: str | None, since: float, t: float) -> int:
+        series = self.exceptions.values() if kind is None else [self.exceptions.get(kind, [])]
+        return sum(_count_in(s, since, t) for s in series)
+
+    def forget_before(self, t: float) -> None:
+        for table in (self.arrivals, self.exceptions):
+            for key, times in table.items():
+                table[key] = times[bisect.bisect_right(times, t):]
+
+
+def _count_in(times: list, lo: float, hi: float) -> int:
+    """Times in ``(lo, hi]``."""
+    return bisect.bisect_right(times, hi) - bisect.bisect_right(times, lo)
+
+
+class Condition:
+    """A condition on :class:`Observations` (see the module docstring)."""
+
+    kind = ""
+    #: Longest look-back this condition needs (observations older than that can go).
+    horizon = 0.0
+
+    def holds(self, obs: Observations, t: float) -> bool:
+        raise NotImplementedError
+
+    def fires(self, obs: Observations, t: float) -> bool:
+        """Whether the condition fires a window now."""
+        return self.holds(obs, t)
+
+    def fired_kind(self, obs: Observations, t: float) -> str:
+        """The kind a window fired now is attributed to."""
+        return self.kind
+
+    def reset(self) -> None:
+        """A window fired: level conditions start over (edges keep their state)."""
+
+
+def _between(value: float, above, below) -> bool:
+    return (above is None or value >= above) and (below is None or value < below)
+
+
+@dataclass
+class Count(Condition):
+    """Tuples in the current window reached ``above`` (or are still fewer than ``below``)."""
+
+    above: float | None = None
+    below: float | None = None
+    kind = "count"
+
+    def holds(self, obs, t):
+        return _between(obs.window_count, self.above, self.below)
+
+
+@dataclass
+class Elapsed(Condition):
+    """The current window has been open for ``above`` time units (the fixed clock)."""
+
+    above: float = 1.0
+    kind = "time"
+
+    def holds(self, obs, t):
+        return t - obs.window_start >= self.above - 1e-12
+
+
+class _Edge(Condition):
+    """Fires when ``holds`` turns true; re-arms once it is false again."""
+
+    _armed = True
+
+    def fires(self, obs, t):
+        now = self.holds(obs, t)
+        if not now:
+            self._armed = True
+            return False
+        if self._armed:
+            self._armed = False
+            return True
+        return False
+
+
+@dataclass
+class Rate(_Edge):
+    """The tuple rate of ``input`` (all inputs when None) over the last ``interval``
+    crosses ``above`` or falls below ``below``. Measured only once the window has been
+    open a whole interval (an empty interval at the start is no rate)."""
+
+    above: float | None = None
+    below: float | None = None
+    interval: float = 1.0
+    input: str | None = None
+    kind = "rate"
+
+    @property
+    def horizon(self):
+        return self.interval
+
+    def holds(self, obs, t):
+        if t - obs.window_start < self.interval:
+            return False
+        return _between(obs.rate(self.input, t, self.interval), self.above, self.below)
+
+
+@dataclass
+class Deviation(_Edge):
+    """The current rate deviates from the historical rate by ``above`` percent or more
+    (``direction``: ``up``, ``down`` or ``both``). History: a running average of the rate
+    measured every ``interval`` after ``warmup`` time units, or a saved ``profile`` of
+    ``[(time, rate), ...]`` (the rate in force at ``t`` is the last entry at or before it).
+    """
+
+    above: float = 50.0
+    interval: float = 1.0
+    warmup: float = 5.0
+    direction: str = "both"
+    input: str | None = None
+    profile: tuple = ()
+    kind = "deviation"
+    _samples: list = field(default_factory=list, repr=False)
+    _next_sample: float = 0.0
+
+    @property
+    def horizon(self):
+        return self.interval
+
+    def history(self, t: float) -> float | None:
+        if self.profile:
+            times = [p[0] for p in self.profile]
+            k = bisect.bisect_right(times, t) - 1
+            return float(self.profile[max(k, 0)][1])
+        return sum(self._samples) / len(self._samples) if self._samples else None
+
+    def holds(self, obs, t):
+        current = obs.rate(self.input, t, self.interval)
+        if not self.profile:
+            while t >= self._next_sample + self.interval:   # sample the history on a grid
+                self._next_sample += self.interval
+                if self._next_sample >= self.warmup:
+                    self._samples.append(obs.rate(self.input, self._next_sample,
+                                                  self.interval))
+            if t < self.warmup or len(self._samples) < 2:
+                return False
+        past = self.history(t)
+        if past is None or past <= 0:
+            return False
+        change = 100.0 * (current - past) / past
+        return {"up": change >= self.above, "down": -change >= self.above,
+                "both": abs(change) >= self.above}[self.direction]
+
+
+@dataclass
+class Exceptions(_Edge):
+    """Exceptions of ``type`` (all types when None) — their ``count`` in the current
+    window, or their ``rate`` over the last ``interval`` — reach ``above`` (or are
+    below ``below``)."""
+
+    above: float | None = None
+    below: float | None = None
+    type: str | None = None
+    measure: str = "count"
+    interval: float = 1.0
+    kind = "exception"
+
+    @property
+    def horizon(self):
+        return self.interval
+
+    def holds(self, obs, t):
+        if self.measure == "rate":
+            value = obs.exception_count(self.type, t - self.interval, t) / self.interval
+        else:
+            value = obs.exception_count(self.type, obs.window_start, t)
+        return _between(value, self.above, self.below)
+
+
+class _Combination(Condition):
+    def __init__(self, parts: list[Condition], need: int):
+        self.parts, self.need = list(parts), need
+
+    @property
+    def horizon(self):
+        return max((p.horizon for p in self.parts), default=0.0)
+
+    def fires(self, obs, t):
+        # every part is evaluated (edges must see each instant), then counted
+        return sum(p.fires(obs, t) for p in self.parts) >= self.need
+
+    def holds(self, obs, t):
+        return sum(p.holds(obs, t) for p in self.parts) >= self.need
+
+    def fired_kind(self, obs, t):
+        for p in self.parts:
+            if p.holds(obs, t):
+                return p.fired_kind(obs, t)
+        return self.parts[0].fired_kind(obs, t)
+
+    def reset(self):
+        for p in self.parts:
+            p.reset()
+
+
+class AnyOf(_Combination):
+    """Fires when any part fires."""
+
+    def __init__(self, parts):
+        super().__init__(parts, 1)
+
+
+class AllOf(_Combination):
+    """Fires when every part fires at once (e.g. one input above while another is
+    below: ``AllOf([Rate(above=..., input="R1"), Rate(below=..., input="R2")])``)."""
+
+    def __init__(self, parts):
+        super().__init__(parts, len(parts))
+
+    def fires(self, obs, t):
+        # level semantics across parts; fire on the rising edge of the conjunction
+        now = all(p.holds(obs, t) for p in self.parts)
+        was = getattr(self, "_was", False)
+        self._was = now
+        return now and not was
+
+
+class KOfN(_Combination):
+    """Fires when at least ``k`` parts hold (rising edge)."""
+
+    def __init__(self, k: int, parts):
+        if not 1 <= k <= len(parts):
+            raise ValueError(f"k of n: expected 1 <= k <= {len(parts)}, got {k}")
+        super().__init__(parts, k)
+
+    def fires(self, obs, t):
+        now = self.holds(obs, t)
+        was = getattr(self, "_was", False)
+        self._was = now
+        return now and not was
+
+
+def finite_or_none(value) -> float | None:
+    """A threshold from a spec: a number, or None (absent / ``"none"``)."""
+    if value is None or value == "none":
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
