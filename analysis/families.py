@@ -9,7 +9,8 @@ A family ``f`` contributes a section to the report through the module
 ``run_dirs`` the folders of those rows that have one, and ``out_dir`` is the report
 folder (where ``report.html`` lives): the section writes its files there, named with
 its family as prefix, and links them in the returned HTML fragment by paths relative to
-``out_dir``. The module is imported only when the family's algorithms are present.
+``out_dir``. The module is imported only when the family's algorithms are present; a
+section with nothing to say returns ``""`` and the report leaves it out.
 
 Examples
 --------
@@ -28,6 +29,9 @@ FAMILIES: dict[str, frozenset[str]] = {
     "ctr": frozenset({"atr", "ctr", "single-host"}),
     "enrich": frozenset({"enrich-on-demand", "enrich-predicted", "enrich-eager",
                          "enrich-oracle"}),
+    # not a family of its own: the algorithms whose windows a [trigger] table can drive
+    # (the section is empty, and left out, when every run uses the fixed clock)
+    "triggers": frozenset({"qjoin"}),
 }
 
 

@@ -472,11 +472,12 @@ def write_report(directory: Any, out: Any = None, *,
             if not isinstance(fragment, str):
                 raise TypeError(f"{module.__name__}.section returned "
                                 f"{type(fragment).__name__}, expected an HTML fragment (str)")
-            if label is not None:
+            if label is not None and fragment:
                 fragment = f"<h3>{_e(label)}</h3>" + rebase_links(
                     fragment, where.relative_to(out).as_posix())
             parts.append(fragment)
-        sections.append((f"family-{family}", f"{family} family", "\n".join(parts)))
+        if any(parts):
+            sections.append((f"family-{family}", f"{family} family", "\n".join(parts)))
 
     report = out / "report.html"
     report.write_text(_page(f"Report: {directory.name}", sections), encoding="utf-8")

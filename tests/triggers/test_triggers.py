@@ -174,3 +174,23 @@ def test_a_triggered_run_is_deterministic(runs, tmp_path):
     again = run(copy.deepcopy(spec("rate")), out=tmp_path)
     assert again.summary["windows_fired"] == runs["rate"].summary["windows_fired"]
     assert again.results.equals(runs["rate"].results)
+
+
+def test_the_report_compares_triggers_paired_with_the_clock(runs, tmp_path):
+    import pandas as pd
+
+    from analysis.triggers_section import per_variant, section
+
+    frame = pd.DataFrame([{"run_id": r.run_id, "seed": r.spec["run"]["seed"],
+                           "algorithm": "qjoin", **r.summary} for r in runs.values()])
+    table = per_variant(frame)
+    assert list(table["trigger"]) == ["clock", "exception", "rate"]
+    rate = table.set_index("trigger").loc["rate"]
+    assert rate["windows_fired"] == runs["rate"].summary["windows_fired"]
+    assert rate["d_recall"] == pytest.approx(runs["rate"].summary["recall"]
+                                            - runs["clock"].summary["recall"])
+    html = section(frame, [r.path for r in runs.values()], tmp_path)
+    assert "Δ recall vs clock" in html
+    assert (tmp_path / "figures" / "triggers_timeline.png").stat().st_size > 1000
+    only_clock = frame[frame["trigger"] == "clock"]
+    assert section(only_clock, [], tmp_path) == ""
