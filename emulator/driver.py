@@ -19,6 +19,7 @@ The driver alone owns the rules of a run (the backends only keep calendars):
 - an event at a node that is down: a tuple is dropped (the sensor is off); anything else
   waits until the node is up again (dropped if it never is);
 - after ``finish`` the run drains messages still in flight until :func:`run_end`;
+- a loss notice reaches a program only if it overrides ``on_lost``;
 - memory is sampled every ``plan.memory_interval`` (the state as last reported).
 
 Example
@@ -50,8 +51,9 @@ from collections import Counter
 
 from tqdm.auto import tqdm
 
-from emulator.events import DELIVER, FINISH, START, TIMER, TUPLE
+from emulator.events import DELIVER, FINISH, LOST, START, TIMER, TUPLE
 from emulator.outputs import RunOutput, metrics_frame, results_frame
+from emulator.program import NodeProgram
 
 log = logging.getLogger(__name__)
 
@@ -110,9 +112,7 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
         t0, t1 = backend.window(t0, nxt, plan.step)
         state.sample_memory_until(t0)
         while (events := backend.collect(t1)):
-            # only programs run: a loss notice for a node without one is dropped
-            events = state.alive_only({n: e for n, e in events.items() if n in programs},
-                                      backend)
+            events = state.alive_only(state.wanted(events), backend)
             if not events:
                 continue
             outputs = runtime.run_step(t0, t1, events, backend.view(t0))
@@ -138,6 +138,9 @@ class _RunState:
     """Results, metric rows, dropped events and memory bookkeeping of one run."""
 
     def __init__(self, programs, memory_interval):
+        # loss notices go only to programs that listen (no empty steps for the others)
+        self.listening = {n for n, p in programs.items()
+                          if type(p).on_lost is not NodeProgram.on_lost}
         self.results: list[dict] = []
         self.metric_rows: list[tuple] = []
         self.traces: dict[str, list[dict]] = {}
@@ -147,6 +150,18 @@ class _RunState:
         self.samples = 0
         self.peak_total = (0, 0)
         self.dropped: Counter = Counter()
+
+    def wanted(self, events_by_node: dict) -> dict:
+        """The events a program will see: a loss notice only where one listens."""
+        out = {}
+        for node, events in events_by_node.items():
+            if node not in self.memory:
+                continue
+            if node not in self.listening:
+                events = [e for e in events if e.kind != LOST]
+            if events:
+                out[node] = events
+        return out
 
     def alive_only(self, events_by_node: dict, backend) -> dict:
         """The events whose node is up at their time. Of the others, a tuple is dropped
