@@ -105,6 +105,7 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
                bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
                disable=not progress, leave=False)
     t0 = 0.0
+    timed = False
     while True:
         nxt = backend.next_time()
         if math.isinf(nxt) or nxt >= end:
@@ -117,6 +118,11 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
                 continue
             outputs = runtime.run_step(t0, t1, events, backend.view(t0))
             state.absorb(outputs, backend, plan.duration)
+        if not timed:
+            # the first step pays for warm-up (Spark plans its query, starts its Python
+            # worker): time the estimate from the steps after it
+            bar.reset()
+            timed = True
         bar.update(int(1000 * min(t1, plan.duration) / plan.duration) - bar.n)
         t0 = t1
     bar.close()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import math
+import os
 import platform
 import subprocess
 import time
@@ -190,6 +191,25 @@ def expected_table(groups, tuples_by_stream: dict) -> pd.DataFrame:
                          "last_entered": pd.array(last, dtype="float64")})
 
 
+def _spark_log(plan: Plan, out) -> Path | None:
+    """Where the JVM's console output goes on the spark runtime: ``TESTBED_SPARK_LOG``,
+    by default ``OUT/spark.log`` (the part written during a run is copied into its
+    folder); None on the inproc runtime."""
+    from spark_nodes.spark_session import LOG_ENV
+
+    if plan.runtime != "spark":
+        return None
+    return Path(os.environ.setdefault(LOG_ENV, str(Path(out).resolve() / "spark.log")))
+
+
+def _read_from(path: Path, offset: int) -> bytes:
+    if not path.exists():
+        return b""
+    with path.open("rb") as f:
+        f.seek(offset)
+        return f.read()
+
+
 def _execute(plan: Plan, programs: dict, tuples: dict, progress: bool):
     """Run on the plan's backend under its runtime (both from their registries)."""
     from emulator.backends import BACKENDS
@@ -268,6 +288,8 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     log.info("%s: %s on %s/%s, %d nodes, %d streams, %d tuples", run_dir.name, plan.algorithm,
              plan.backend, plan.runtime, plan.topology.graph.number_of_nodes(),
              len(plan.streams), sum(len(v) for v in tuples.values()))
+    spark_log = _spark_log(plan, out)
+    log_start = spark_log.stat().st_size if spark_log and spark_log.exists() else 0
     output = _execute(plan, programs, tuples, progress)
     expected = algorithm.exact_answer(plan, tuples)
     traces = trace_frames(output.traces)
@@ -305,7 +327,8 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
                      {"ledger": output.ledger, "metrics": output.metrics,
                       "results": output.results, "expected": expected_frame,
                       **traces},
-                     {"spec": spec, "summary": summary, "meta": meta})
+                     {"spec": spec, "summary": summary, "meta": meta},
+                     {"spark.log": _read_from(spark_log, log_start)} if spark_log else None)
     log.info("%s: recall %.3f, cost/time %.2f, %.1f s", run_dir.name, summary["recall"],
              summary["comm_cost_per_time"], wall)
     return path

@@ -246,10 +246,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def write_run(root: Path, run_id: str, tables: dict, documents: dict) -> Path:
-    """Write DataFrames (``name.parquet``) and JSON documents (``name.json``), then rename
-    the folder into place. ``meta`` is written last, so a folder is complete exactly when
-    it has one."""
+def write_run(root: Path, run_id: str, tables: dict, documents: dict,
+              files: dict | None = None) -> Path:
+    """Write DataFrames (``name.parquet``), JSON documents (``name.json``) and other files
+    (``{file name: bytes}``, e.g. ``spark.log``), then rename the folder into place.
+    ``meta`` is written last, so a folder is complete exactly when it has one."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     remove_abandoned(root)
@@ -260,6 +261,8 @@ def write_run(root: Path, run_id: str, tables: dict, documents: dict) -> Path:
     tmp.mkdir()
     for name, frame in tables.items():
         frame.to_parquet(tmp / f"{name}.parquet", index=False)
+    for name, data in (files or {}).items():
+        (tmp / name).write_bytes(data)
     for name in sorted(documents, key=lambda n: n == "meta"):
         (tmp / f"{name}.json").write_text(json.dumps(_jsonable(documents[name]), indent=2,
                                                      sort_keys=True) + "\n")

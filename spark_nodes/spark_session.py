@@ -31,6 +31,8 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
+from pathlib import Path
 
 #: Spark 4 runs on Java 17 or newer.
 MIN_JAVA = 17
@@ -178,6 +180,39 @@ def wait_for_executors(spark, count: int = 1, timeout: float = 60.0) -> int:
         time.sleep(0.2)
 
 
+#: Environment variable naming the file the JVM's console output goes to (its log4j
+#: lines, its warnings, and what its Python workers print); unset: the terminal.
+LOG_ENV = "TESTBED_SPARK_LOG"
+
+
+@contextmanager
+def jvm_output_to(path: str | None):
+    """Start the JVM (inside the block) with its stderr and stdout on ``path``.
+
+    The JVM and the Python workers it forks inherit the process's file descriptors 1
+    and 2 when it starts; pointing them at the log file for that moment, and back
+    afterwards, sends everything they ever print there while this process keeps its own
+    console (the progress bar, the summary).
+    """
+    if not path:
+        yield
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + [log]:
+            os.close(fd)
+
+
 def build_session(master: str = "local[*]", app_name: str = "testbed",
                   partitions: int | None = None, conf: dict | None = None,
                   timeout: float = 30.0, check: bool = True):
@@ -215,6 +250,9 @@ def build_session(master: str = "local[*]", app_name: str = "testbed",
         raise SparkSetupError(f"a SparkSession on {active.sparkContext.master} is already "
                               f"running in this process; stop it before using {master}")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if master_kind(master) == "local":
+        # else Spark warns that the hostname resolves to a loopback address
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     if check:
         check_java()
         if master_kind(master) == "local" or _is_loopback_master(master):
@@ -239,7 +277,8 @@ def build_session(master: str = "local[*]", app_name: str = "testbed",
                          .config("spark.driver.bindAddress", "127.0.0.1")
     for key, value in (conf or {}).items():
         builder = builder.config(key, str(value))
-    spark = builder.getOrCreate()
+    with jvm_output_to(os.environ.get(LOG_ENV)):
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     if master_kind(master) != "local":
         try:
