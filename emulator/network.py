@@ -1,9 +1,10 @@
 """Least-cost routing over a time-varying topology.
 
 A :class:`Network` turns :class:`topologies.Dynamics` into one :class:`NetView` per epoch:
-least path costs and next hops from networkx's Dijkstra, one tree per destination, built
-when first asked for. Views are built lazily and cached too, so a run pays only for the
-epochs and destinations its messages touch.
+least path costs from SciPy's Dijkstra (compiled; networkx's took a second per 100
+destinations on a 1,000-node graph) and next hops from them, one tree per destination,
+built when first asked for. Views are built lazily and cached too, so a run pays only for
+the epochs and destinations its messages touch.
 
 Example
 -------
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
+from scipy.sparse import csr_array
+from scipy.sparse.csgraph import dijkstra
 
 #: Link attributes the transport reads, with the value used where a link gives none
 #: (spelled out again in NetView.from_graph, the hot loop of an epoch's build).
@@ -42,10 +45,12 @@ class Link:
 class NetView:
     """A frozen, picklable snapshot of routing at one epoch.
 
-    Least-cost trees are computed lazily, one per destination (networkx Dijkstra on the
-    usable links), and cached: traffic usually goes to a few destinations, so an epoch
-    costs a few shortest-path trees rather than all pairs. Dead nodes neither send,
-    receive nor forward. Ties between equal-cost next hops go to the smaller node id.
+    Least-cost trees are computed lazily, one per destination (Dijkstra on the usable
+    links), and cached: traffic usually goes to a few destinations, so an epoch costs a
+    few shortest-path trees rather than all pairs. Dead nodes neither send, receive nor
+    forward. Ties between equal-cost next hops go to the smaller node id: the next hop
+    from ``u`` is the smallest neighbour ``p`` with ``cost(p) + w(u, p) == cost(u)``,
+    exactly as networkx's list of equal-cost predecessors gives it.
     """
 
     def __init__(self, epoch_start, graph: nx.Graph, alive: dict, links: dict):
@@ -55,6 +60,22 @@ class NetView:
         self._alive_map = alive
         self._links = links
         self._trees: dict[int, tuple[dict, dict]] = {}
+        # the usable links as arrays (both directions) and a sparse matrix, for Dijkstra
+        self._index = {u: k for k, u in enumerate(self.nodes)}
+        edges = [(self._index[u], self._index[v], d["cost"])
+                 for u, v, d in graph.edges(data=True)]
+        tail = np.array([e[0] for e in edges], dtype=np.int64)
+        head = np.array([e[1] for e in edges], dtype=np.int64)
+        cost = np.array([e[2] for e in edges], dtype=float)
+        self._u = np.concatenate([tail, head])
+        self._p = np.concatenate([head, tail])
+        self._w = np.concatenate([cost, cost])
+        n = len(self.nodes)
+        # SciPy reads an explicit 0 in a sparse matrix as "no edge": a zero-cost link is
+        # routed by networkx instead (costs here are positive in every generator)
+        self._scipy = bool(edges) and bool((self._w > 0).all())
+        self._matrix = csr_array((self._w, (self._u, self._p)), shape=(n, n)) \
+            if self._scipy else None
 
     @classmethod
     def from_graph(cls, graph: nx.Graph, epoch_start: float = 0.0) -> "NetView":
@@ -78,11 +99,29 @@ class NetView:
         """``(distance to dst, next hop towards dst)`` for every node that reaches ``dst``."""
         tree = self._trees.get(dst)
         if tree is None:
-            pred, dist = nx.dijkstra_predecessor_and_distance(self._graph, dst, weight="cost")
-            towards = {u: min(p) for u, p in pred.items() if p}
-            towards[dst] = dst
-            tree = self._trees[dst] = (dist, towards)
+            tree = self._trees[dst] = self._scipy_tree(dst) if self._scipy else \
+                self._networkx_tree(dst)
         return tree
+
+    def _scipy_tree(self, dst: int) -> tuple[dict, dict]:
+        d = self._index[dst]
+        cost = dijkstra(self._matrix, directed=False, indices=d)
+        on_path = np.isfinite(cost[self._u]) & (self._u != d) & \
+            (cost[self._p] + self._w == cost[self._u])
+        best = np.full(len(self.nodes), len(self.nodes), dtype=np.int64)
+        np.minimum.at(best, self._u[on_path], self._p[on_path])
+        nodes = self.nodes
+        reach = np.flatnonzero(np.isfinite(cost))
+        dist = {nodes[k]: float(cost[k]) for k in reach}
+        towards = {nodes[k]: nodes[best[k]] for k in reach if best[k] < len(nodes)}
+        towards[dst] = dst
+        return dist, towards
+
+    def _networkx_tree(self, dst: int) -> tuple[dict, dict]:
+        pred, dist = nx.dijkstra_predecessor_and_distance(self._graph, dst, weight="cost")
+        towards = {u: min(p) for u, p in pred.items() if p}
+        towards[dst] = dst
+        return dist, towards
 
     def alive(self, u: int) -> bool:
         """Whether node ``u`` is up in this epoch."""

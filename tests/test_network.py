@@ -73,3 +73,23 @@ def test_network_switches_views_at_epochs():
     assert net.view(5.0).path(0, 3) == [0, 2, 3]
     assert net.view(7.0) is net.view(5.5)
     assert net.next_change(1.0) == 5.0 and math.isinf(net.next_change(5.0))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_compiled_trees_equal_networkx_trees_ties_included(seed):
+    """Next hops and costs from SciPy's Dijkstra equal networkx's on random graphs,
+    with integer costs (many equal-cost paths: the smaller node id must win) and with
+    real costs, dead nodes and down links."""
+    import random
+
+    rng = random.Random(seed)
+    g = nx.gnm_random_graph(40, 90, seed=seed)
+    for u, v in g.edges:
+        g.edges[u, v]["cost"] = float(rng.randint(1, 3)) if seed % 2 else rng.random() + 0.1
+        g.edges[u, v]["up"] = rng.random() > 0.1
+    for u in g.nodes:
+        g.nodes[u]["alive"] = rng.random() > 0.05
+    view = NetView.from_graph(g)
+    assert view._scipy
+    for dst in view.nodes:
+        assert view._scipy_tree(dst) == view._networkx_tree(dst)
