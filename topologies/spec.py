@@ -14,7 +14,9 @@ distance2 | etx; omitted: keep the generator's or file's costs), ``cost_range``
 ``[mobility]`` keys: ``model`` (none | random_waypoint | ns2 | schedule; default none),
 ``speed`` and ``pause`` (random_waypoint), ``resolution`` (random_waypoint, ns2;
 default 1.0), ``file`` (ns2, schedule), ``scale`` (ns2: every trace coordinate is
-multiplied by it, default 1.0; e.g. 0.001 for a trace in metres on a unit topology).
+multiplied by it, default 1.0; e.g. 0.001 for a trace in metres on a unit topology),
+``failures`` (random_waypoint, ns2: a schedule file whose node rows ``time,u,,,up`` take
+nodes down and up again while they move).
 
 A trace must fit the topology: one whose coordinates span more than
 :data:`TRACE_SPAN_LIMIT` times the topology's area (or its radius), or on which no two
@@ -51,8 +53,8 @@ _TOPOLOGY_KEYS = {
 }
 _MOBILITY_KEYS = {
     "none": set(),
-    "random_waypoint": {"speed", "pause", "resolution"},
-    "ns2": {"file", "resolution", "scale"},
+    "random_waypoint": {"speed", "pause", "resolution", "failures"},
+    "ns2": {"file", "resolution", "scale", "failures"},
     "schedule": {"file"},
 }
 _REQUIRED = {"random_geometric": {"nodes", "radius"}, "line": {"nodes"},
@@ -263,4 +265,15 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
         start = positions if len(positions) == len(topo.nodes) else None
         trajectories = random_waypoint(topo.nodes, duration, speed, pause, seed,
                                        area=_area(topo), start=start)
-    return mobility_dynamics(topo, trajectories, duration=duration, resolution=resolution)
+    events = ()
+    if "failures" in section:
+        path = _path("mobility.failures", section["failures"], base_dir)
+        if not path.is_file():
+            raise ValueError(f"mobility.failures: no such file: {path}")
+        failures = read_schedule(path, topo)
+        if len(failures.node_events()) != len(failures.rows):
+            raise ValueError(f"mobility.failures: {failures.path}: expected node rows only "
+                             "(time,u,,,up); link changes belong to the mobility model")
+        events = failures.node_events()
+    return mobility_dynamics(topo, trajectories, duration=duration, resolution=resolution,
+                             node_events=events)

@@ -129,7 +129,9 @@ class _Diffusion:
     def on_timer(self, ctx, tag) -> None:
         k = tag[1]
         self.flush(ctx, k * self.s.flush)
-        ctx.set_timer((k + 1) * self.s.flush + self.s.slack, ("diffusion", k + 1))
+        # a node that was down runs its tick late: go on from the next tick after now
+        nxt = max(k + 1, math.floor((ctx.now - self.s.slack) / self.s.flush + 1e-9) + 1)
+        ctx.set_timer(nxt * self.s.flush + self.s.slack, ("diffusion", nxt))
 
     def on_tuple_message(self, ctx, msg) -> None:
         self._arrived[msg.src] = self._arrived.get(msg.src, 0) + 1
@@ -296,7 +298,9 @@ class _Host:
 
     def on_timer(self, ctx, tag) -> None:
         self.report(ctx)
-        ctx.set_timer((tag[1] + 1) * self.s.report_interval, ("host", tag[1] + 1))
+        # a node that was down runs its tick late: go on from the next tick after now
+        nxt = max(tag[1] + 1, math.floor(ctx.now / self.s.report_interval + 1e-9) + 1)
+        ctx.set_timer(nxt * self.s.report_interval, ("host", nxt))
 
     def received(self, units: float) -> None:
         self._units += units

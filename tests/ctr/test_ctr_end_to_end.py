@@ -97,3 +97,18 @@ def test_report_section_renders_tables_figure_and_rule(runs, tmp_path):
     for s in (llf, cover):
         assert f"{s['comm_cost_per_time']:.3g}" in html
     assert (tmp_path / "figures" / "ctr_cost_vs_hosts.png").exists()
+
+
+def test_a_diffusion_node_that_was_down_goes_on_ticking(tmp_path):
+    """Its ticks wait while it is down and run late once it is up: the next tick is the
+    first one after now, not one in the past (which stopped the run)."""
+    spec = tomllib.loads(SPEC.read_text())
+    spec.pop("sweep")
+    spec["run"]["duration"] = 12.0
+    first = run(copy.deepcopy(spec), out=tmp_path / "a").summary
+    node = first["diffusion_node"]
+    (tmp_path / "down.csv").write_text(f"time,u,v,cost,up\n4.0,{node},,,0\n7.3,{node},,,1\n")
+    spec["mobility"]["failures"] = str(tmp_path / "down.csv")
+    s = run(spec, out=tmp_path / "b").summary
+    assert s["diffusion_node"] == node
+    assert 0 < s["results"] <= s["expected_results"]

@@ -131,7 +131,7 @@ def test_random_waypoint_from_spec_is_seeded():
 
 @pytest.mark.parametrize("section, message", [
     ({"model": "random_waypoint", "speed": [0.1, 0.2], "sped": 1},
-     r"mobility.sped: unknown key; valid keys: file, model, pause, resolution, scale, speed"),
+     r"mobility.sped: unknown key; valid keys: failures, file, model, pause, resolution, scale, speed"),
     ({"model": "levy"}, r"mobility.model: expected one of none, random_waypoint"),
     ({"model": "schedule", "file": "x.csv", "speed": [1, 2]},
      r"mobility.speed: not used by model 'schedule'"),
@@ -161,3 +161,19 @@ def test_mobility_needs_radius_and_file_errors_name_the_file(tmp_path):
 def test_sample_topology_reads_the_same_through_spec():
     assert topology_from_spec({"generator": "file", "file": str(DATA / "five_nodes.json")},
                               seed=1) == read_topology(DATA / "five_nodes.json")
+
+
+def test_node_failures_from_a_schedule_while_nodes_move(tmp_path):
+    topo = topology_from_spec({"generator": "random_geometric", "nodes": 12,
+                               "radius": 0.45}, seed=1)
+    (tmp_path / "fail.csv").write_text("time,u,v,cost,up\n2.0,3,,,0\n6.0,3,,,1\n")
+    mob = {"model": "random_waypoint", "speed": [0.02, 0.05], "failures": "fail.csv"}
+    dyn = dynamics_from_spec(topo, mob, 10.0, 2, tmp_path)
+    alive = {t: dyn.snapshot(t).nodes[3]["alive"] for t in dyn.epochs}
+    assert alive[1.0] and not alive[2.0] and not alive[5.0] and alive[6.0]
+    assert not any(3 in e for e in dyn.snapshot(3.0).edges)
+    with pytest.raises(ValueError, match=r"^mobility.failures: no such file: .*none.csv$"):
+        dynamics_from_spec(topo, {**mob, "failures": "none.csv"}, 10.0, 2, tmp_path)
+    (tmp_path / "links.csv").write_text("time,u,v,cost,up\n2.0,3,4,1.0,0\n")
+    with pytest.raises(ValueError, match=r"^mobility.failures: .*expected node rows only"):
+        dynamics_from_spec(topo, {**mob, "failures": "links.csv"}, 10.0, 2, tmp_path)
