@@ -62,6 +62,7 @@ class NetView:
         self._trees: dict[int, tuple[dict, dict]] = {}
         # the usable links as arrays (both directions) and a sparse matrix, for Dijkstra
         self._index = {u: k for k, u in enumerate(self.nodes)}
+        self._ids = np.array(self.nodes, dtype=np.int64)
         edges = [(self._index[u], self._index[v], d["cost"])
                  for u, v, d in graph.edges(data=True)]
         tail = np.array([e[0] for e in edges], dtype=np.int64)
@@ -105,15 +106,19 @@ class NetView:
 
     def _scipy_tree(self, dst: int) -> tuple[dict, dict]:
         d = self._index[dst]
-        cost = dijkstra(self._matrix, directed=False, indices=d)
+        # the matrix holds both directions: a directed search from dst is the undirected
+        # one without SciPy symmetrising the matrix on every call
+        cost = dijkstra(self._matrix, directed=True, indices=d)
         on_path = np.isfinite(cost[self._u]) & (self._u != d) & \
             (cost[self._p] + self._w == cost[self._u])
-        best = np.full(len(self.nodes), len(self.nodes), dtype=np.int64)
+        n = len(self.nodes)
+        best = np.full(n, n, dtype=np.int64)
         np.minimum.at(best, self._u[on_path], self._p[on_path])
-        nodes = self.nodes
+        ids = self._ids
         reach = np.flatnonzero(np.isfinite(cost))
-        dist = {nodes[k]: float(cost[k]) for k in reach}
-        towards = {nodes[k]: nodes[best[k]] for k in reach if best[k] < len(nodes)}
+        dist = dict(zip(ids[reach].tolist(), cost[reach].tolist()))
+        hop = reach[best[reach] < n]
+        towards = dict(zip(ids[hop].tolist(), ids[best[hop]].tolist()))
         towards[dst] = dst
         return dist, towards
 
@@ -122,6 +127,10 @@ class NetView:
         towards = {u: min(p) for u, p in pred.items() if p}
         towards[dst] = dst
         return dist, towards
+
+    def forget_trees(self) -> None:
+        """Drop the cached least-cost trees (they are rebuilt when asked for again)."""
+        self._trees.clear()
 
     def alive(self, u: int) -> bool:
         """Whether node ``u`` is up in this epoch."""
@@ -198,6 +207,10 @@ class Network:
         if start <= t < end:
             return view
         k = self.epoch_index(t)
+        if view is not None:
+            # time moves on: the trees of the epoch left behind are built again if an
+            # event of its time still asks (bounds memory to about one epoch's trees)
+            view.forget_trees()
         if k not in self._views:
             start = self.epochs[k]
             self._views[k] = NetView.from_graph(self.dynamics.snapshot(start), start)
