@@ -31,7 +31,7 @@ FAMILIES: dict[str, frozenset[str]] = {
                          "enrich-oracle"}),
     # not a family of its own: the algorithms whose windows a [trigger] table can drive
     # (the section is empty, and left out, when every run uses the fixed clock)
-    "triggers": frozenset({"qjoin"}),
+    "triggers": frozenset({"qjoin", "atr"}),
 }
 
 

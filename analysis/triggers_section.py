@@ -48,18 +48,20 @@ PAIRED = [("recall", "Δ recall vs clock"), ("latency_mean", "Δ latency vs cloc
 
 
 def per_variant(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and CI of :data:`METRICS` and of windows by kind, per trigger variant, and
-    the :data:`PAIRED` differences from the clock run of the same seed (``d_<metric>``)."""
-    clock = runs[runs["trigger"] == "clock"].groupby("seed")[[m for m, _ in PAIRED]].mean()
+    """Mean and CI of :data:`METRICS` and of windows by kind, per algorithm and trigger
+    variant, and the :data:`PAIRED` differences from the same algorithm's clock run of
+    the same seed (``d_<metric>``)."""
+    clock = runs[runs["trigger"] == "clock"].groupby(["algorithm", "seed"])[
+        [m for m, _ in PAIRED]].mean()
     rows = []
-    for variant, g in runs.groupby("trigger", sort=True):
-        row = {"trigger": variant, "seeds": int(g["seed"].nunique())}
+    for (algorithm, variant), g in runs.groupby(["algorithm", "trigger"], sort=True):
+        row = {"algorithm": algorithm, "trigger": variant, "seeds": int(g["seed"].nunique())}
         for m in [m for m, _ in METRICS] + [f"windows_fired_by_{k}" for k in KINDS]:
             if m in g:
                 row[m], row[f"{m}_ci95"], _ = mean_ci(g[m])
         for m, _ in PAIRED:
-            diffs = [v - clock.loc[seed, m] for seed, v in zip(g["seed"], g[m])
-                     if seed in clock.index]
+            diffs = [v - clock.loc[(algorithm, seed), m] for seed, v in zip(g["seed"], g[m])
+                     if (algorithm, seed) in clock.index]
             row[f"d_{m}"], row[f"d_{m}_ci95"], _ = mean_ci(diffs)
         rows.append(row)
     return pd.DataFrame(rows)
@@ -67,7 +69,7 @@ def per_variant(runs: pd.DataFrame) -> pd.DataFrame:
 
 def _table(frame: pd.DataFrame) -> str:
     kinds = [k for k in KINDS if frame.get(f"windows_fired_by_{k}", pd.Series([0])).sum() > 0]
-    cols = [("trigger", "trigger"), ("seeds", "seeds"), *METRICS,
+    cols = [("algorithm", "algorithm"), ("trigger", "trigger"), ("seeds", "seeds"), *METRICS,
             *[(f"windows_fired_by_{k}", f"by {k}") for k in kinds],
             *[(f"d_{m}", label) for m, label in PAIRED]]
     head = "".join(f"<th>{html.escape(label)}</th>" for _, label in cols)
@@ -77,6 +79,17 @@ def _table(frame: pd.DataFrame) -> str:
                  else html.escape(str(r[c])) for c, _ in cols]
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def _input_times(run: Run, metrics: pd.DataFrame):
+    """When tuples reached the operator: QJoin's ``arrival:<stream>`` rows, else the
+    ledger's data messages at their last hop (ATR's diffusion node)."""
+    arrivals = metrics.loc[metrics["metric"].str.startswith("arrival:"), "time"]
+    if len(arrivals):
+        return arrivals.to_numpy()
+    led = run.table("ledger")
+    data = led[(led["kind"] == "data") & (led["hop_v"] == led["dst"])]
+    return data["time"].to_numpy()
 
 
 def figure_metrics(frame: pd.DataFrame, out_dir: Path) -> Path:
@@ -90,7 +103,8 @@ def figure_metrics(frame: pd.DataFrame, out_dir: Path) -> Path:
         for ax, (m, label) in zip(axes, shown):
             ax.errorbar(x, frame[m], yerr=frame[f"{m}_ci95"].fillna(0.0), fmt="o",
                         capsize=3, color="black")
-            ax.set_xticks(x, frame["trigger"], rotation=30)
+            ax.set_xticks(x, [f"{a}\n{t}" for a, t in zip(frame["algorithm"],
+                                                          frame["trigger"])], rotation=30)
             ax.set_ylabel(label)
     return plots.save(fig, out_dir, f"{PREFIX}_metrics")
 
@@ -106,8 +120,9 @@ def figure_timeline(examples: dict[str, Path], out_dir: Path, bin_width: float =
         axes = fig.subplots(len(examples), 1, sharex=True, squeeze=False)[:, 0]
         colors = plots.algorithm_styles(list(KINDS) + ["slide"])
         for ax, (variant, path) in zip(axes, sorted(examples.items())):
-            m = Run(path).table("metrics")
-            arrivals = m.loc[m["metric"].str.startswith("arrival:"), "time"].to_numpy()
+            run = Run(path)
+            m = run.table("metrics")
+            arrivals = _input_times(run, m)
             end = max(float(arrivals.max()) if arrivals.size else 1.0, 1.0)
             edges = np.arange(0.0, end + bin_width, bin_width)
             counts, _ = np.histogram(arrivals, edges)
@@ -118,7 +133,7 @@ def figure_timeline(examples: dict[str, Path], out_dir: Path, bin_width: float =
                           color=colors.get(kind, {"color": "black"})["color"],
                           label=f"window ({kind})")
             ax.set_ylabel("tuples / time unit")
-            ax.set_title(f"trigger = {variant}", fontsize=9)
+            ax.set_title(variant, fontsize=9)
             ax.legend(fontsize=7, loc="upper right")
         axes[-1].set_xlabel(plots.TIME_LABEL)
     return plots.save(fig, out_dir, f"{PREFIX}_timeline")
@@ -133,9 +148,9 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     frame = per_variant(runs)
     figures = out_dir / "figures"
     dirs = {Path(d).name: Path(d) for d in run_dirs if is_run_folder(d)}
-    first = runs.sort_values("seed").drop_duplicates("trigger")
-    examples = {r["trigger"]: dirs[r["run_id"]] for _, r in first.iterrows()
-                if r["run_id"] in dirs}
+    first = runs.sort_values("seed").drop_duplicates(["algorithm", "trigger"])
+    examples = {f"{r['algorithm']}, {r['trigger']}": dirs[r["run_id"]]
+                for _, r in first.iterrows() if r["run_id"] in dirs}
     parts = ["<p>What ended each window: the fixed clock, or a trigger (ALGORITHMS.md "
              "§4) — the input rate, its deviation from its history, or exceptions (late "
              "tuples at the operator, messages lost by the sources). A window attributed "

@@ -25,8 +25,7 @@ The driver alone owns the rules of a run (the backends only keep calendars):
 Example
 -------
 >>> import networkx as nx, types
->>> from emulator.program import NodeProgram
->>> from emulator.simpy_backend import SimpyBackend
+>>> >>> from emulator.simpy_backend import SimpyBackend
 >>> class Ping(NodeProgram):
 ...     def start(self, ctx): ctx.send(1, "data", "hi", 1.0)
 >>> class Pong(NodeProgram):
@@ -53,7 +52,6 @@ from tqdm.auto import tqdm
 
 from emulator.events import DELIVER, FINISH, LOST, START, TIMER, TUPLE
 from emulator.outputs import RunOutput, metrics_frame, results_frame
-from emulator.program import NodeProgram
 
 log = logging.getLogger(__name__)
 
@@ -145,8 +143,7 @@ class _RunState:
 
     def __init__(self, programs, memory_interval):
         # loss notices go only to programs that listen (no empty steps for the others)
-        self.listening = {n for n, p in programs.items()
-                          if type(p).on_lost is not NodeProgram.on_lost}
+        self.listening = {n for n, p in programs.items() if p.listens_to_losses()}
         self.results: list[dict] = []
         self.metric_rows: list[tuple] = []
         self.traces: dict[str, list[dict]] = {}

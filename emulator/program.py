@@ -55,6 +55,11 @@ class NodeProgram:
     def finish(self, ctx: "NodeContext") -> None:
         """End of the run: flush what is still buffered."""
 
+    def listens_to_losses(self) -> bool:
+        """Whether :meth:`on_lost` does anything (the driver tells only those that do,
+        so others take no extra steps): by default, whether a subclass overrides it."""
+        return type(self).on_lost is not NodeProgram.on_lost
+
     def memory(self) -> tuple[int, int]:
         """(tuples, bytes) this program buffers now."""
         return (0, 0)

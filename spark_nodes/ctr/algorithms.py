@@ -27,6 +27,7 @@ from spark_nodes.ctr.placement import diffusion_node, host_nodes
 from spark_nodes.ctr.programs import DistributedJoinNode, Setup
 from spark_nodes.sources import key_probabilities, resolve_streams
 from spark_nodes.registry import Algorithm, Param, check_param, register
+from spark_nodes.triggers.summary import windows_fired
 
 NONE = type(None)
 
@@ -97,10 +98,14 @@ class _DistributedJoin(Algorithm):
             report_interval=float(report), weights=weights,
             capacity=tuple(float(c) for c in capacity),
             bytes_per_unit=plan.bytes_per_unit, synopsis_unit=plan.synopsis_unit,
-            **self.extra(p))
+            **self.extra(p), **self.trigger_setup(plan, p))
 
     def flush_period(self, p: dict) -> float:
         return p["segment"]
+
+    def trigger_setup(self, plan, p: dict) -> dict:
+        """Setup fields of a ``[trigger.<name>]`` table (algorithms with windows)."""
+        return {}
 
     def extra(self, p: dict) -> dict:
         return {}
@@ -121,6 +126,8 @@ class _DistributedJoin(Algorithm):
         out["late_tuples"] = float(mine.loc[mine["metric"] == "late", "value"].sum()) \
             if not mine.empty else 0.0
         out.update(host_summary(m, mine, run.results, setup.hosts, duration))
+        if self.triggered:
+            out.update(windows_fired(mine, setup.trigger))
         out["diffusion_node"] = setup.diffusion
         out["hosts_used"] = len(setup.hosts)
         out["host_nodes"] = ",".join(str(h) for h in setup.hosts)
@@ -180,6 +187,7 @@ class Atr(_DistributedJoin):
 
     name = "atr"
     scheme = "atr"
+    triggered = True
     params = {**_PLACEMENT, **_HOSTS,
               "flush": Param((float, NONE), None, "flush period of closed tuples "
                              "(default: segment / 2)"),
@@ -202,13 +210,30 @@ class Atr(_DistributedJoin):
         return {"delta_T": p["delta_T"], "adapt": p["adapt"], "adapt_every": p["adapt_every"],
                 "master_switch": p["master_switch"], "switch_margin": p["switch_margin"]}
 
+    def trigger_setup(self, plan, p: dict) -> dict:
+        trigger = getattr(plan, "trigger", None)
+        if trigger is None or trigger.clock:
+            return {}
+        # probes of T ± ΔT measure whole segments: a cut would spoil the comparison
+        check_param(self.name, p, "adapt", not p["adapt"],
+                    f"false when a trigger cuts segments ([trigger.{self.name}])")
+        if trigger.measured_at("sources"):
+            raise ValueError(f"trigger.{self.name}: ATR's trigger measures at the diffusion "
+                             "node only (at = \"here\"); conditions at the sources are "
+                             "QJoin's")
+        return {"trigger": trigger}
+
     def overhead(self, metrics, setup: Setup, duration: float) -> dict:
         out = atr_overhead(metrics, setup.streams, setup.windows, duration)
         segs = metrics[metrics["metric"].str.startswith("segment:")]
         masters = [name.split(":")[1] for name in segs["metric"]]
         out["atr_segments"] = float(len(segs))
         out["atr_master_switches"] = float(sum(1 for a, b in pairwise(masters) if a != b))
-        out["atr_segment_mean"] = float(segs["value"].mean()) if len(segs) else 0.0
+        # a trigger's cuts shorten segments after they were recorded
+        cuts = metrics.loc[metrics["metric"].str.startswith("segment_cut:"), "value"].sum() \
+            if len(metrics) else 0.0
+        out["atr_segment_mean"] = float((segs["value"].sum() + cuts) / len(segs)) \
+            if len(segs) else 0.0
         return out
 
 

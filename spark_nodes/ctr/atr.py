@@ -81,7 +81,7 @@ class Segment(NamedTuple):
 
 
 class _Batch:
-    __slots__ = ("copies", "done_at", "own", "parts", "ranges", "seg", "sent_upto")
+    __slots__ = ("copies", "cut", "done_at", "own", "parts", "ranges", "seg", "sent_upto")
 
     def __init__(self, seg: Segment, ranges: dict):
         self.seg = seg
@@ -90,6 +90,7 @@ class _Batch:
         self.parts = 0
         self.copies = 0        # tuples sent in this batch
         self.own = 0           # of which with start <= ts < end (not replication)
+        self.cut = False       # ended early by a window trigger (:meth:`AtrRouter.cut`)
         self.done_at = max(hi for _, hi in ranges.values())
 
 
@@ -171,6 +172,8 @@ class AtrRouter:
         self.new_segments: list[Segment] = []
         self.late = 0
         self.closed = {s: 0 for s in self.streams}
+        #: Master segments that ended by reaching their length (not cut by a trigger).
+        self.ended_by_length = 0
 
     # -- input --------------------------------------------------------------------------
     def add(self, tup) -> bool:
@@ -213,6 +216,37 @@ class AtrRouter:
         up to the master's last tuple: a segment without master tuples has no results)."""
         return self.flush(math.inf)
 
+    def cut(self, at: float) -> float | None:
+        """End the current master segment at event time ``at`` (a window trigger fired);
+        the next one starts there. Only a segment that has begun and not yet closed can
+        be cut (``start < at < end`` and ``at >= wm``: nothing at or after ``at`` has been
+        sent), so segments stay disjoint and cover the master stream, and every group
+        keeps exactly one owner (Theorem A). Returns how much shorter the segment got,
+        or None when there was nothing to cut.
+
+        >>> from spark_nodes.ctr.load import LoadBoard
+        >>> from spark_nodes.tuples import StreamTuple as T
+        >>> r = AtrRouter(["A"], {"A": 1.0}, 4.0, LoadBoard([1], (0, 1, 0), (1, 1, 1), 1.0))
+        >>> _ = r.add(T("A", 0, 0.5, 0, None, None, 0)); _ = r.flush(1.0)
+        >>> r.cut(2.5), r.cut(0.5)
+        (-1.5, None)
+        """
+        b = self._cur
+        if b is None or not (b.seg.start < at < b.seg.end) or at < self.wm:
+            return None
+        shorter = at - b.seg.end
+        b.seg = b.seg._replace(end=at)
+        b.cut = True
+        m = b.seg.master
+        for s in self.streams:
+            if s == m:
+                b.ranges[s] = (b.ranges[s][0], at)
+            else:
+                b.ranges[s] = atr_slave_range(b.seg.start, at, self.windows[s],
+                                              self.windows[m], self._min_ts[s])
+        b.done_at = max(hi for _, hi in b.ranges.values())
+        return shorter
+
     def _last_master_ts(self) -> float:
         h = self._hist[self.master].ts if self.master is not None else []
         return h[-1] if h else -math.inf
@@ -232,6 +266,7 @@ class AtrRouter:
         if not self._cur.seg.end <= limit:
             return False
         t0 = self._cur.seg.end
+        self.ended_by_length += not self._cur.cut
         self._update_rates()
         if self.master_switch:
             self._maybe_switch(t0)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from spark_nodes.ctr.atr import AtrRouter
 from spark_nodes.ctr.ctr import CtrRouter
@@ -81,6 +82,7 @@ class Setup:
     switch_margin: float = 0.25
     adapt_every: int = 4
     store: str = "cover"
+    trigger: Any = None          # ATR: a TriggerSpec whose windows cut segments, or None
 
     def board(self) -> LoadBoard:
         return LoadBoard(self.hosts, self.weights, self.capacity, self.report_interval)
@@ -133,11 +135,14 @@ class _Diffusion:
         nxt = max(k + 1, math.floor((ctx.now - self.s.slack) / self.s.flush + 1e-9) + 1)
         ctx.set_timer(nxt * self.s.flush + self.s.slack, ("diffusion", nxt))
 
-    def on_tuple_message(self, ctx, msg) -> None:
+    def on_tuple_message(self, ctx, msg) -> bool:
+        """Take a source's tuple; False when it came after its range closed (late)."""
         self._arrived[msg.src] = self._arrived.get(msg.src, 0) + 1
-        if not self.router.add(msg.payload):
+        accepted = self.router.add(msg.payload)
+        if not accepted:
             ctx.record("late", 1)
         self._close_if_complete(ctx)
+        return accepted
 
     def on_end(self, ctx, msg) -> None:
         self._announced[msg.src] = msg.payload.sent
@@ -170,16 +175,63 @@ class _Diffusion:
 
 
 class AtrDiffusion(_Diffusion):
-    """ATR at the diffusion node (:class:`~spark_nodes.ctr.atr.AtrRouter`)."""
+    """ATR at the diffusion node (:class:`~spark_nodes.ctr.atr.AtrRouter`).
+
+    Every master segment is a window: one that reaches its length records
+    ``window_fired:time``. With a trigger (``[trigger.atr]``, conditions measured here),
+    the current master segment is cut when the window initiator fires, at the event time
+    the watermark would have now (``now - slack``): tuples, polls every ``poll``, late
+    tuples and the diffusion node's lost messages feed the initiator; each cut records
+    ``window_fired:<kind>`` and ``segment_cut:<master>`` (value: the change of length).
+    """
 
     def __init__(self, setup: Setup):
         super().__init__(setup)
         self.router = AtrRouter(setup.streams, setup.windows, setup.segment, self.board,
                                 setup.delta_T, setup.adapt, setup.master_switch,
                                 setup.switch_margin, setup.adapt_every)
+        trigger = setup.trigger
+        self.initiator = trigger.initiator("here") \
+            if trigger is not None and not trigger.clock else None
+
+    def start(self, ctx) -> None:
+        super().start(ctx)
+        if self.initiator is not None:
+            ctx.set_timer(ctx.now + self.s.trigger.poll, ("diffusion", "poll"))
+
+    def on_timer(self, ctx, tag) -> None:
+        if tag[1] == "poll":
+            self.cut(ctx, self.initiator.poll(ctx.now))
+            ctx.set_timer(ctx.now + self.s.trigger.poll, ("diffusion", "poll"))
+        else:
+            super().on_timer(ctx, tag)
+
+    def on_tuple_message(self, ctx, msg) -> bool:
+        accepted = super().on_tuple_message(ctx, msg)
+        if self.initiator is not None:
+            fired = self.initiator.tuple(msg.payload.stream, None, ctx.now)
+            if not accepted:
+                fired += self.initiator.exception("late", ctx.now)
+            self.cut(ctx, fired)
+        return accepted
+
+    def on_lost(self, ctx, msg, reason) -> None:
+        if self.initiator is not None:
+            self.cut(ctx, self.initiator.exception(reason, ctx.now))
+
+    def cut(self, ctx, fired) -> None:
+        """End the current master segment for each window that fired (if one is open)."""
+        for window in fired:
+            shorter = self.router.cut(ctx.now - self.s.slack)
+            if shorter is not None:
+                ctx.record(f"window_fired:{window.kind}", 1)
+                ctx.record(f"segment_cut:{self.router._cur.seg.master}", shorter)
 
     def flush(self, ctx, wm: float) -> None:
+        ended = self.router.ended_by_length
         parts = self.router.flush(wm)
+        if self.router.ended_by_length > ended:
+            ctx.record("window_fired:time", self.router.ended_by_length - ended)
         for seg in self.router.new_segments:
             ctx.record(f"segment:{seg.master}:{seg.kind}", seg.end - seg.start)
         self.router.new_segments.clear()
@@ -565,6 +617,13 @@ class DistributedJoinNode(NodeProgram):
 
     def on_timer(self, ctx, tag) -> None:
         getattr(self, tag[0]).on_timer(ctx, tag)
+
+    def on_lost(self, ctx, msg, reason) -> None:
+        # the diffusion node's lost parts are exceptions to its window trigger (ATR)
+        self.diffusion.on_lost(ctx, msg, reason)
+
+    def listens_to_losses(self) -> bool:
+        return getattr(self.diffusion, "initiator", None) is not None
 
     def finish(self, ctx) -> None:
         # a source's end-of-stream first (a local send, delivered at once), then the

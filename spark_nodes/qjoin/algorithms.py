@@ -33,12 +33,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 
 from emulator.program import NodeProgram
 from spark_nodes.qjoin import evaluation as ev
 from spark_nodes.qjoin.programs import (JoinNode, NoBufferNode, QJoinNode, SlackJoinNode,
                                         SourceNode, make_slack)
+from spark_nodes.triggers.summary import windows_fired
 from spark_nodes.registry import Algorithm, Param, register
 
 _COMMON = {
@@ -167,30 +167,6 @@ def memory_by_period(metrics, period: float, duration: float) -> np.ndarray:
         sel = idx == k
         if sel.any():
             out[k] = float(per.to_numpy()[sel].mean())
-    return out
-
-
-def windows_fired(metrics: pd.DataFrame, trigger) -> dict:
-    """``trigger`` (the variant in force), ``windows_fired`` and ``windows_fired_by_<kind>``
-    for every kind of :data:`spark_nodes.triggers.conditions.KINDS`, from the
-    ``window_fired:<kind>`` metric rows (the fixed clock fires ``time`` windows).
-
-    >>> m = pd.DataFrame({"metric": ["window_fired:rate", "window_fired:time",
-    ...                              "window_fired:rate"], "value": [1.0, 1.0, 1.0]})
-    >>> out = windows_fired(m, None)
-    >>> out["windows_fired"], out["windows_fired_by_rate"], out["windows_fired_by_count"]
-    (3, 2, 0)
-    """
-    from spark_nodes.triggers.conditions import KINDS
-
-    rows = metrics[metrics["metric"].str.startswith("window_fired:")] if len(metrics) \
-        else metrics
-    by = rows.groupby("metric")["value"].sum() if len(rows) else {}
-    out = {"trigger": "clock" if trigger is None else trigger.variant,
-           "windows_fired": int(sum(by.values)) if len(rows) else 0}
-    for kind in KINDS:
-        out[f"windows_fired_by_{kind}"] = int(by.get(f"window_fired:{kind}", 0)) \
-            if len(rows) else 0
     return out
 
 

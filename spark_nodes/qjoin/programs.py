@@ -65,8 +65,10 @@ class SourceNode(NodeProgram):
             self._signal(ctx, self.initiator.tuple(tup.stream, None, ctx.now))
 
     def on_lost(self, ctx, msg, reason) -> None:
-        if self.initiator is not None:
-            self._signal(ctx, self.initiator.exception(reason, ctx.now))
+        self._signal(ctx, self.initiator.exception(reason, ctx.now))
+
+    def listens_to_losses(self) -> bool:
+        return self.initiator is not None
 
     def _watch_route(self, ctx) -> None:
         hop = ctx.net.next_hop(ctx.node, self.join_node) if ctx.net is not None else None

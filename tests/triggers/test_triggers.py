@@ -115,6 +115,7 @@ def spec(use: str, loss: float = 0.05, **trigger) -> dict:
     raw.pop("sweep")
     raw["run"]["duration"] = 30.0
     raw["topology"]["loss"] = loss
+    raw["mobility"]["failures"] = str(SPEC.parent / raw["mobility"]["failures"])
     raw["trigger"]["qjoin"]["use"] = use
     raw["trigger"]["qjoin"].update(trigger)
     return raw
@@ -186,6 +187,7 @@ def test_the_report_compares_triggers_paired_with_the_clock(runs, tmp_path):
     table = per_variant(frame)
     assert list(table["trigger"]) == ["clock", "exception", "rate"]
     rate = table.set_index("trigger").loc["rate"]
+    assert rate["algorithm"] == "qjoin"
     assert rate["windows_fired"] == runs["rate"].summary["windows_fired"]
     assert rate["d_recall"] == pytest.approx(runs["rate"].summary["recall"]
                                             - runs["clock"].summary["recall"])
