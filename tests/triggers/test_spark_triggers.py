@@ -1,0 +1,38 @@
+"""Triggered windows give the same tables on Spark as in process (QJoin with sources that
+signal over the network and hear of their lost messages; ATR cutting segments)."""
+import math
+
+import pandas as pd
+import pytest
+
+from experiments.runner import run
+
+from .test_triggers import spec
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+
+def same(a, b):
+    pd.testing.assert_frame_equal(a.ledger, b.ledger)
+    pd.testing.assert_frame_equal(a.results, b.results)
+    ours = b.metrics[b.metrics.source != "spark"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(ours, a.metrics)
+    keys = {k for k in a.summary if k not in ("wall_seconds", "spark_state_rows_peak",
+                                              "spark_state_bytes_peak")}
+    nan = lambda v: "nan" if isinstance(v, float) and math.isnan(v) else v  # noqa: E731
+    assert {k: nan(b.summary[k]) for k in keys} == {k: nan(a.summary[k]) for k in keys}
+
+
+@pytest.mark.parametrize("algorithm, use", [("qjoin", "exception"), ("atr", "rate")])
+def test_triggered_runs_equal_on_spark(tmp_path, algorithm, use):
+    s = spec(use)
+    s["algorithm"]["name"] = algorithm
+    s["trigger"][algorithm]["use"] = use
+    s["run"]["duration"] = 6.0
+    s["run"]["step"] = 0.05
+    s["topology"]["delay"] = 0.05
+    s["run"]["spark_master"] = "local[2]"
+    inproc = run(s, out=tmp_path)
+    assert inproc.summary["windows_fired"] > 0
+    s["run"]["runtime"] = "spark"
+    same(inproc, run(s, out=tmp_path))
