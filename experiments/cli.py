@@ -2,6 +2,7 @@
 
 ``testbed run SPEC``, ``testbed sweep SPEC``, ``testbed report DIR``,
 ``testbed topology validate|show FILE``, ``testbed profile RUN_DIR -o FILE``,
+``testbed rates RUN_DIR -o FILE``,
 ``testbed algorithms``.
 A spec error prints ``file: field: what was expected`` and exits with status 2.
 """
@@ -72,6 +73,31 @@ def _cmd_profile(args) -> int:
     return 0
 
 
+def _cmd_rates(args) -> int:
+    import csv
+
+    from experiments.spec import SpecError
+    from experiments.store import load_run
+    from spark_nodes.triggers.spec import rate_profile
+
+    run = load_run(args.dir)
+    m = run.metrics
+    rows = m[m["metric"].str.startswith("arrival:")] if len(m) else m
+    if args.input:
+        rows = rows[rows["metric"] == f"arrival:{args.input}"]
+    if not len(rows):
+        raise SpecError(str(run.path), "metrics", "expected arrival:<stream> rows (a QJoin "
+                        "family run)" + (f" for input {args.input!r}" if args.input else ""))
+    profile = rate_profile(rows["time"].tolist(), float(run.spec["run"]["duration"]),
+                           args.interval)
+    with open(args.output, "w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["time", "rate"])
+        out.writerows(profile)
+    print(f"{args.output}: {len(profile)} intervals of {args.interval:g}")
+    return 0
+
+
 def _cmd_algorithms(args) -> int:
     from spark_nodes import registry
 
@@ -128,6 +154,15 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--oracle", action="store_true", help="list the exact tuples that needed "
                     "a remote lookup (for enrich-oracle) instead of predicting")
     pr.set_defaults(func=_cmd_profile)
+
+    ra = sub.add_parser("rates", help="save a run's input rate per interval as the rate "
+                        "profile of a deviation trigger ({kind = \"deviation\", profile = "
+                        "FILE})")
+    ra.add_argument("dir", help="a run folder of the QJoin family (its arrival rows)")
+    ra.add_argument("-o", "--output", required=True, help="the CSV file to write (time,rate)")
+    ra.add_argument("--interval", type=float, default=1.0, help="interval length (default 1)")
+    ra.add_argument("--input", help="one stream only (default: all inputs together)")
+    ra.set_defaults(func=_cmd_rates)
 
     a = sub.add_parser("algorithms", help="list algorithms and their parameters")
     a.set_defaults(func=_cmd_algorithms)

@@ -33,6 +33,7 @@ COMMANDS = [
     ["algorithms", "extra"],
     ["profile", "missing", "-o", "p.json"], ["profile", "empty", "-o", "p.json"],
     ["profile", "junk.toml", "-o", "p.json"], ["profile", "empty"],
+    ["rates", "missing", "-o", "r.csv"], ["rates", "empty", "-o", "r.csv"], ["rates"],
     ["topology"], ["topology", "validate"], ["topology", "validate", "missing.json"],
     ["topology", "validate", "empty"], ["topology", "validate", "junk.toml"],
     ["topology", "validate", "junk.json"], ["topology", "validate", "text.json"],

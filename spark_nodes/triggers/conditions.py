@@ -41,12 +41,14 @@ class Observations:
     a condition measures; older ones are dropped by :meth:`forget_before`)."""
 
     arrivals: dict = field(default_factory=dict)     # input -> sorted times
+    everything: list = field(default_factory=list)   # every input's arrivals, sorted
     exceptions: dict = field(default_factory=dict)   # type -> sorted times
     window_start: float = 0.0
     window_count: int = 0
 
     def tuple(self, source: str, t: float) -> None:
         self.arrivals.setdefault(source, []).append(t)
+        self.everything.append(t)
         self.window_count += 1
 
     def exception(self, kind: str, t: float) -> None:
@@ -58,8 +60,8 @@ class Observations:
 
     def rate(self, source: str | None, t: float, interval: float) -> float:
         """Tuples per time unit over ``(t - interval, t]`` (all inputs when None)."""
-        series = self.arrivals.values() if source is None else [self.arrivals.get(source, [])]
-        return sum(_count_in(s, t - interval, t) for s in series) / interval
+        times = self.everything if source is None else self.arrivals.get(source, [])
+        return _count_in(times, t - interval, t) / interval
 
     def exception_count(self, kind: str | None, since: float, t: float) -> int:
         series = self.exceptions.values() if kind is None else [self.exceptions.get(kind, [])]
@@ -69,6 +71,7 @@ class Observations:
         for table in (self.arrivals, self.exceptions):
             for key, times in table.items():
                 table[key] = times[bisect.bisect_right(times, t):]
+        self.everything = self.everything[bisect.bisect_right(self.everything, t):]
 
 
 def _count_in(times: list, lo: float, hi: float) -> int:
@@ -83,11 +86,23 @@ class Condition:
     #: Longest look-back this condition needs (observations older than that can go).
     horizon = 0.0
 
+    @property
+    def rises_on_arrival(self) -> bool:
+        """Whether a tuple's arrival can make this condition true (a count or rate
+        reaching a threshold from below); the others are judged when polled and when an
+        exception is told, which keeps the cost per tuple low."""
+        return True
+
     def holds(self, obs: Observations, t: float) -> bool:
         raise NotImplementedError
 
-    def fires(self, obs: Observations, t: float) -> bool:
-        """Whether the condition fires a window now."""
+    def fires(self, obs: Observations, t: float, arrival: bool = False) -> bool:
+        """Whether the condition fires a window now (``arrival``: judged for a tuple)."""
+        if arrival and not self.rises_on_arrival:
+            return False
+        return self._fires(obs, t)
+
+    def _fires(self, obs: Observations, t: float) -> bool:
         return self.holds(obs, t)
 
     def fired_kind(self, obs: Observations, t: float) -> str:
@@ -110,6 +125,10 @@ class Count(Condition):
     below: float | None = None
     kind = "count"
 
+    @property
+    def rises_on_arrival(self):
+        return self.above is not None
+
     def holds(self, obs, t):
         return _between(obs.window_count, self.above, self.below)
 
@@ -120,6 +139,7 @@ class Elapsed(Condition):
 
     above: float = 1.0
     kind = "time"
+    rises_on_arrival = False
 
     def holds(self, obs, t):
         return t - obs.window_start >= self.above - 1e-12
@@ -130,7 +150,7 @@ class _Edge(Condition):
 
     _armed = True
 
-    def fires(self, obs, t):
+    def _fires(self, obs, t):
         now = self.holds(obs, t)
         if not now:
             self._armed = True
@@ -157,6 +177,10 @@ class Rate(_Edge):
     def horizon(self):
         return self.interval
 
+    @property
+    def rises_on_arrival(self):
+        return self.above is not None
+
     def holds(self, obs, t):
         if t - obs.window_start < self.interval:
             return False
@@ -178,19 +202,23 @@ class Deviation(_Edge):
     input: str | None = None
     profile: tuple = ()
     kind = "deviation"
-    _samples: list = field(default_factory=list, repr=False)
+    _sum: float = 0.0          # of the history's samples
+    _n: int = 0
     _next_sample: float = 0.0
 
     @property
     def horizon(self):
         return self.interval
 
+    @property
+    def rises_on_arrival(self):
+        return self.direction != "down"
+
     def history(self, t: float) -> float | None:
         if self.profile:
-            times = [p[0] for p in self.profile]
-            k = bisect.bisect_right(times, t) - 1
+            k = bisect.bisect_right(self.profile, (t, math.inf)) - 1
             return float(self.profile[max(k, 0)][1])
-        return sum(self._samples) / len(self._samples) if self._samples else None
+        return self._sum / self._n if self._n else None
 
     def holds(self, obs, t):
         current = obs.rate(self.input, t, self.interval)
@@ -198,9 +226,9 @@ class Deviation(_Edge):
             while t >= self._next_sample + self.interval:   # sample the history on a grid
                 self._next_sample += self.interval
                 if self._next_sample >= self.warmup:
-                    self._samples.append(obs.rate(self.input, self._next_sample,
-                                                  self.interval))
-            if t < self.warmup or len(self._samples) < 2:
+                    self._sum += obs.rate(self.input, self._next_sample, self.interval)
+                    self._n += 1
+            if t < self.warmup or self._n < 2:
                 return False
         past = self.history(t)
         if past is None or past <= 0:
@@ -222,6 +250,7 @@ class Exceptions(_Edge):
     measure: str = "count"
     interval: float = 1.0
     kind = "exception"
+    rises_on_arrival = False
 
     @property
     def horizon(self):
@@ -243,9 +272,18 @@ class _Combination(Condition):
     def horizon(self):
         return max((p.horizon for p in self.parts), default=0.0)
 
-    def fires(self, obs, t):
+    @property
+    def rises_on_arrival(self):
+        return any(p.rises_on_arrival for p in self.parts)
+
+    def _fires(self, obs, t):
         # every part is evaluated (edges must see each instant), then counted
         return sum(p.fires(obs, t) for p in self.parts) >= self.need
+
+    def fires(self, obs, t, arrival=False):
+        if arrival and not self.rises_on_arrival:
+            return False
+        return sum(p.fires(obs, t, arrival) for p in self.parts) >= self.need
 
     def holds(self, obs, t):
         return sum(p.holds(obs, t) for p in self.parts) >= self.need
@@ -275,7 +313,9 @@ class AllOf(_Combination):
     def __init__(self, parts):
         super().__init__(parts, len(parts))
 
-    def fires(self, obs, t):
+    def fires(self, obs, t, arrival=False):
+        if arrival and not self.rises_on_arrival:
+            return False
         # level semantics across parts; fire on the rising edge of the conjunction
         now = all(p.holds(obs, t) for p in self.parts)
         was = getattr(self, "_was", False)
@@ -291,7 +331,9 @@ class KOfN(_Combination):
             raise ValueError(f"k of n: expected 1 <= k <= {len(parts)}, got {k}")
         super().__init__(parts, k)
 
-    def fires(self, obs, t):
+    def fires(self, obs, t, arrival=False):
+        if arrival and not self.rises_on_arrival:
+            return False
         now = self.holds(obs, t)
         was = getattr(self, "_was", False)
         self._was = now

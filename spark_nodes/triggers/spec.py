@@ -213,3 +213,19 @@ def trigger_spec(table: dict | None, field: str, streams, base_dir: Path = Path(
                        slide_by=_choice(f"{at}.slide_by", v.get("slide_by", "count"),
                                         SLIDE_BY),
                        when=when, k=k, conditions=checked)
+
+
+def rate_profile(times, duration: float, interval: float = 1.0) -> list[tuple[float, float]]:
+    """``[(start, tuples per time unit)]`` over consecutive intervals of ``interval``:
+    the rate profile a deviation condition's ``profile`` file holds.
+
+    >>> rate_profile([0.1, 0.2, 1.5], duration=2.0, interval=1.0)
+    [(0.0, 2.0), (1.0, 1.0)]
+    """
+    edges = [k * interval for k in range(int(math.ceil(duration / interval)) + 1)]
+    counts = [0] * (len(edges) - 1)
+    for t in times:
+        k = int(t // interval)
+        if 0 <= k < len(counts):
+            counts[k] += 1
+    return [(edges[k], counts[k] / interval) for k in range(len(counts))]

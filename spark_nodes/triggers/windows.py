@@ -114,7 +114,7 @@ class WindowInitiator:
             if due and (arrived or self.slide_by == "time"):
                 return [self._fire(t, "slide")]
             return []
-        if self.condition.fires(self.obs, t):
+        if self.condition.fires(self.obs, t, arrived):
             return [self._fire(t, self.condition.fired_kind(self.obs, t))]
         return []
 

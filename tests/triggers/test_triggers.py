@@ -196,3 +196,24 @@ def test_the_report_compares_triggers_paired_with_the_clock(runs, tmp_path):
     assert (tmp_path / "figures" / "triggers_timeline.png").stat().st_size > 1000
     only_clock = frame[frame["trigger"] == "clock"]
     assert section(only_clock, [], tmp_path) == ""
+
+
+def test_a_saved_rate_profile_drives_a_deviation_trigger(runs, tmp_path, capsys):
+    """testbed rates writes a run's input rate per interval; a later run's deviation
+    condition loads it as its history instead of a running average."""
+    from experiments.cli import main
+
+    path = tmp_path / "rates.csv"
+    assert main(["rates", str(runs["clock"].path), "-o", str(path)]) == 0
+    lines = path.read_text().splitlines()
+    assert lines[0] == "time,rate" and len(lines) == 31          # 30 intervals of 1
+    total = sum(float(r.split(",")[1]) for r in lines[1:])
+    assert total == len(runs["clock"].metrics.query("metric.str.startswith('arrival:')"))
+    s = spec("deviation")
+    s["trigger"]["qjoin"]["deviation"]["conditions"][0] = {
+        "kind": "deviation", "above": 75.0, "interval": 1.0, "profile": str(path)}
+    fired = run(s, out=tmp_path).summary
+    assert fired["windows_fired_by_deviation"] > 0
+    s["trigger"]["qjoin"]["deviation"]["conditions"][0]["profile"] = str(tmp_path / "x.csv")
+    with pytest.raises(SpecError, match=r"conditions\[0\].profile: no such file"):
+        run(s, out=tmp_path)
