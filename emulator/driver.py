@@ -25,7 +25,8 @@ The driver alone owns the rules of a run (the backends only keep calendars):
 Example
 -------
 >>> import networkx as nx, types
->>> >>> from emulator.simpy_backend import SimpyBackend
+>>> from emulator.program import NodeProgram
+>>> from emulator.simpy_backend import SimpyBackend
 >>> class Ping(NodeProgram):
 ...     def start(self, ctx): ctx.send(1, "data", "hi", 1.0)
 >>> class Pong(NodeProgram):
