@@ -97,12 +97,8 @@ class Condition:
         raise NotImplementedError
 
     def fires(self, obs: Observations, t: float, arrival: bool = False) -> bool:
-        """Whether the condition fires a window now (``arrival``: judged for a tuple)."""
-        if arrival and not self.rises_on_arrival:
-            return False
-        return self._fires(obs, t)
-
-    def _fires(self, obs: Observations, t: float) -> bool:
+        """Whether the condition fires a window now. ``arrival``: judged for a tuple,
+        by a caller that asks only conditions that :attr:`rises_on_arrival`."""
         return self.holds(obs, t)
 
     def fired_kind(self, obs: Observations, t: float) -> str:
@@ -150,7 +146,7 @@ class _Edge(Condition):
 
     _armed = True
 
-    def _fires(self, obs, t):
+    def fires(self, obs, t, arrival=False):
         now = self.holds(obs, t)
         if not now:
             self._armed = True
@@ -267,6 +263,8 @@ class Exceptions(_Edge):
 class _Combination(Condition):
     def __init__(self, parts: list[Condition], need: int):
         self.parts, self.need = list(parts), need
+        # the parts an arrival can make true, found once (judged per tuple)
+        self._on_arrival = [p for p in self.parts if p.rises_on_arrival]
 
     @property
     def horizon(self):
@@ -274,16 +272,15 @@ class _Combination(Condition):
 
     @property
     def rises_on_arrival(self):
-        return any(p.rises_on_arrival for p in self.parts)
-
-    def _fires(self, obs, t):
-        # every part is evaluated (edges must see each instant), then counted
-        return sum(p.fires(obs, t) for p in self.parts) >= self.need
+        return bool(self._on_arrival)
 
     def fires(self, obs, t, arrival=False):
-        if arrival and not self.rises_on_arrival:
-            return False
-        return sum(p.fires(obs, t, arrival) for p in self.parts) >= self.need
+        # every part judged now is evaluated (edges must see each instant), then counted
+        fired = 0
+        for p in (self._on_arrival if arrival else self.parts):
+            if p.fires(obs, t, arrival):
+                fired += 1
+        return fired >= self.need
 
     def holds(self, obs, t):
         return sum(p.holds(obs, t) for p in self.parts) >= self.need
@@ -314,8 +311,6 @@ class AllOf(_Combination):
         super().__init__(parts, len(parts))
 
     def fires(self, obs, t, arrival=False):
-        if arrival and not self.rises_on_arrival:
-            return False
         # level semantics across parts; fire on the rising edge of the conjunction
         now = all(p.holds(obs, t) for p in self.parts)
         was = getattr(self, "_was", False)
@@ -332,8 +327,6 @@ class KOfN(_Combination):
         super().__init__(parts, k)
 
     def fires(self, obs, t, arrival=False):
-        if arrival and not self.rises_on_arrival:
-            return False
         now = self.holds(obs, t)
         was = getattr(self, "_was", False)
         self._was = now

@@ -76,6 +76,7 @@ class WindowInitiator:
         if mode == "sliding" and (size is None or size < 1):
             raise ValueError(f"size: a sliding window needs a size >= 1, got {size!r}")
         self.condition = condition
+        self.rises_on_arrival = condition.rises_on_arrival
         self.mode, self.size, self.slide, self.slide_by = mode, size, slide, slide_by
         self.keep = keep
         self.obs = Observations()
@@ -113,6 +114,8 @@ class WindowInitiator:
                 else (t - self.last_fire >= self.slide - 1e-12)
             if due and (arrived or self.slide_by == "time"):
                 return [self._fire(t, "slide")]
+            return []
+        if arrived and not self.rises_on_arrival:
             return []
         if self.condition.fires(self.obs, t, arrived):
             return [self._fire(t, self.condition.fired_kind(self.obs, t))]
