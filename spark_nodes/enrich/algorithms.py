@@ -42,9 +42,8 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
-
 from emulator.messages import wire_bytes
+from spark_nodes.enrich.lookup_summary import ledger_prefetch, lookup_summary, metric_total
 from spark_nodes.enrich.profile import (ProfileError, check_profile, prefetch_wait,
                                         profile_from_run, read_profile)
 from spark_nodes.enrich.programs import ENRICH, EnrichNode, Setup, Trigger, source_location
@@ -140,36 +139,22 @@ class _Enrich(Algorithm):
     def summarize(self, plan, run) -> dict:
         m = run.metrics
         mine = m[m["source"] == plan.algorithm] if len(m) else m
-
-        def total(metric: str) -> float:
-            return float(mine.loc[mine["metric"] == metric, "value"].sum()) if len(mine) else 0.0
-
-        stalls = mine.loc[mine["metric"] == "stall", "value"].to_numpy() if len(mine) \
-            else np.array([])
-        needs, prefetches = total("need"), total("prefetch")
-        arrived, used = total("prefetch_arrived"), total("prefetch_used")
+        out = lookup_summary(mine)
+        prefetches = out["prefetches"]
+        arrived, used = (metric_total(mine, k) for k in ("prefetch_arrived", "prefetch_used"))
         p = plan.params
         request = wire_bytes(p["request_units"], plan.bytes_per_unit, plan.header_bytes)
         row = wire_bytes(p["row_units"], plan.bytes_per_unit, plan.header_bytes)
-        led = run.ledger
-        pre = led[led["kind"] == "prefetch"] if len(led) else led
+        _, prefetch_cost, _ = ledger_prefetch(run.ledger)
         return {
             "mode": self.mode,
             "confidence": float(p["confidence"]) if "confidence" in p else math.nan,
-            "needs": needs,
+            **out,
             # tuples that reached the enrichment node but never got their row
-            "unserved": needs - float(len(run.results)),
-            "lookups": total("lookup"),
-            "lookup_retries": total("lookup_retry"),
-            "stall_time_total": float(stalls.sum()),
-            "stall_time_mean": float(stalls.mean()) if stalls.size else 0.0,
-            "stall_time_p95": float(np.quantile(stalls, 0.95)) if stalls.size else 0.0,
-            "prefetches": prefetches,
-            "prefetch_precision": used / arrived if arrived else math.nan,
-            "prefetch_recall": total("served_by_prefetch") / needs if needs else math.nan,
+            "unserved": out["needs"] - float(len(run.results)),
             "prefetch_bytes": prefetches * request + arrived * row,
             "wasted_bytes": (arrived - used) * (request + row) + (prefetches - arrived) * request,
-            "prefetch_cost": float(pre["cost"].sum()) if len(pre) else 0.0,
+            "prefetch_cost": prefetch_cost,
             "profile_topology": json.dumps(topology_signature(plan), sort_keys=True),
         }
 

@@ -28,7 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from emulator.program import NodeProgram
-from spark_nodes.enrich.lookups import Cache, LookupReply, LookupRequest, reference_row
+from spark_nodes.enrich.fetcher import Fetcher
+from spark_nodes.enrich.lookups import LookupReply, LookupRequest, reference_row
 from spark_nodes.enrich.profile import record_probability
 from spark_nodes.tuples import StreamTuple, member_id
 
@@ -86,9 +87,9 @@ class EnrichNode(NodeProgram):
     def __init__(self, setup: Setup, node: int, streams: tuple = ()):
         self.s = setup
         self.streams = streams
-        self.cache = Cache(setup.ttl) if node == setup.enrich_node else None
-        self.waiting: dict[int, list] = {}       # key -> [(tuple, need time)]
-        self.requested: dict[int, float] = {}    # key -> when its on-demand request left
+        # the enrichment node's cache, tuples waiting for a row, requests in flight
+        self.fetch = Fetcher(setup.ttl, setup.lookup_timeout) \
+            if node == setup.enrich_node else None
         self.batch: list = []                    # tuples waiting for the next send
 
     # -- source ---------------------------------------------------------------------------
@@ -114,7 +115,7 @@ class EnrichNode(NodeProgram):
         if tag[0] == "flush":
             self._flush(ctx)
         elif tag[0] == "retry":
-            if tag[1] in self.requested and self.waiting.get(tag[1]):
+            if tag[1] in self.fetch.requested and self.fetch.waiting.get(tag[1]):
                 ctx.record("lookup_retry", 1)
                 self._request(ctx, tag[1])
         else:
@@ -154,42 +155,24 @@ class EnrichNode(NodeProgram):
         if self.s.trace:
             ctx.trace("tuples", location=ENRICH, tuple_id=member_id(tup), type=tup.stream,
                       key=tup.key, parents="")
-        entry = self.cache.entry(tup.key)
-        first_use = entry is not None and entry.prefetched and not entry.used
-        item = self.cache.get(tup.key, ctx.now)
+        item, served = self.fetch.cached(ctx, tup.key)
         if item is not None:
-            served = "prefetch" if entry.prefetched else "cache"
-            if served == "prefetch":
-                ctx.record("served_by_prefetch", 1)
-            if first_use:
-                ctx.record("prefetch_used", 1)
             self._emit(ctx, tup, item, ctx.now, served)
-            return
-        self.waiting.setdefault(tup.key, []).append((tup, ctx.now))
-        if tup.key not in self.requested:
-            ctx.record("lookup", 1)
+        elif self.fetch.park(ctx, tup.key, tup):
             self._request(ctx, tup.key)
 
     def _request(self, ctx, key) -> None:
-        self.requested[key] = ctx.now
+        self.fetch.asked(ctx, key)
         ctx.send(self.s.table_node, "lookup", LookupRequest(key, ctx.node, False, ctx.now),
                  self.s.request_units)
-        ctx.set_timer(ctx.now + self.s.lookup_timeout, ("retry", key))
 
     def _arrived(self, ctx, reply: LookupReply) -> None:
-        if reply.prefetch:
-            ctx.record("prefetch_arrived", 1)
-        else:
-            self.requested.pop(reply.key, None)
         if self.s.trace:
             ctx.trace("fetches", key=reply.key, latency=ctx.now - reply.requested_at,
                       prefetch=reply.prefetch)
-        self.cache.put(reply.key, reply.item, ctx.now, prefetched=reply.prefetch)
-        parked = self.waiting.pop(reply.key, [])
-        if parked:
-            self.cache.get(reply.key, ctx.now)          # marks the row used
-            if reply.prefetch:
-                ctx.record("prefetch_used", 1)
+        # a prefetch started at a source does not answer this node's request in flight
+        parked = self.fetch.arrived(ctx, reply.key, reply.item, reply.prefetch,
+                                    settles=not reply.prefetch)
         for tup, since in parked:
             self._emit(ctx, tup, reply.item, since, "demand")
 
@@ -202,7 +185,10 @@ class EnrichNode(NodeProgram):
                       source=TABLE, key=tup.key, stall=stall, served=served, need_time=since)
 
     def memory(self) -> tuple[int, int]:
-        held = sum(len(v) for v in self.waiting.values()) + len(self.batch)
-        cached = len(self.cache) if self.cache is not None else 0
+        held = len(self.batch)
+        cached = 0
+        if self.fetch is not None:
+            held += len(self.fetch.held())
+            cached = len(self.fetch.cache)
         units = held + cached * self.s.row_units
         return held + cached, int(round(units * self.s.bytes_per_unit))
