@@ -21,10 +21,12 @@ from itertools import pairwise
 import pandas as pd
 
 from spark_nodes.ctr.ctr import STORE_MODES
+from spark_nodes.ctr.entry_lookup import PARAMS as ROUTE_PARAMS, ROUTE_MODES, route_options
 from spark_nodes.ctr.load import check_weights
 from spark_nodes.ctr.overhead import atr_overhead, ctr_overhead, ctr_overhead_from_spec
 from spark_nodes.ctr.placement import diffusion_node, host_nodes
 from spark_nodes.ctr.programs import DistributedJoinNode, Setup
+from spark_nodes.enrich.lookup_summary import fetch_summary
 from spark_nodes.sources import key_probabilities, resolve_streams
 from spark_nodes.registry import Algorithm, Param, check_param, register
 from spark_nodes.triggers.summary import windows_fired
@@ -245,12 +247,20 @@ class Ctr(_DistributedJoin):
     scheme = "ctr"
     params = {**_PLACEMENT, **_HOSTS,
               "store": Param((str,), "cover", "where a segment is stored: 'cover' (its "
-                             "hop-1 hosts, as the source) or 'llf' (least-loaded host)")}
+                             "hop-1 hosts, as the source) or 'llf' (least-loaded host)"),
+              **ROUTE_PARAMS}
 
     def extra(self, p: dict) -> dict:
         check_param(self.name, p, "store", p["store"] in STORE_MODES,
                f"one of {', '.join(STORE_MODES)}")
-        return {"store": p["store"]}
+        return {"store": p["store"], "routes": route_options(self.name, p)}
+
+    def summarize(self, plan, run) -> dict:
+        """The family's keys, and how partial results waited for their routes (carried
+        or fetched: ``routes``, ``route_fetch`` and the lookup keys of
+        :mod:`spark_nodes.enrich.lookup_summary`)."""
+        return {**super().summarize(plan, run),
+                **fetch_summary(plan, run, "routes", ROUTE_MODES, "route")}
 
     def overhead(self, metrics, setup: Setup, duration: float) -> dict:
         return ctr_overhead(metrics, setup.streams, setup.windows, duration)

@@ -36,6 +36,7 @@ from typing import Any
 
 from spark_nodes.ctr.atr import AtrRouter
 from spark_nodes.ctr.ctr import CtrRouter
+from spark_nodes.ctr.entry_lookup import RouteDesk, RouteFetcher, needs_rest
 from spark_nodes.ctr.load import LoadBoard
 from spark_nodes.ctr.messages import (
     AtrPart,
@@ -49,6 +50,7 @@ from spark_nodes.ctr.messages import (
     units_of,
 )
 from spark_nodes.ctr.probe import StoredSegment, extend
+from spark_nodes.enrich.lookups import LookupReply, LookupRequest
 from spark_nodes.multiway import MultiwayJoin
 from spark_nodes.oracle import joinable
 from emulator.program import NodeProgram
@@ -83,6 +85,7 @@ class Setup:
     adapt_every: int = 4
     store: str = "cover"
     trigger: Any = None          # ATR: a TriggerSpec whose windows cut segments, or None
+    routes: Any = None           # CTR: RouteOptions when hosts fetch routes (entry_lookup.py)
 
     def board(self) -> LoadBoard:
         return LoadBoard(self.hosts, self.weights, self.capacity, self.report_interval)
@@ -252,6 +255,7 @@ class CtrDiffusion(_Diffusion):
         super().__init__(setup)
         self.router = CtrRouter(setup.streams, setup.windows, setup.segment, self.board,
                                 setup.store)
+        self.desk = RouteDesk() if setup.routes is not None else None
 
     def on_report(self, ctx, msg) -> None:
         super().on_report(ctx, msg)
@@ -261,11 +265,13 @@ class CtrDiffusion(_Diffusion):
         for route, tuples in self.router.flush(wm):
             tuples = tuple(tuples)
             units = sum(t.size for t in tuples)
+            # routes = "lookup": the segment carries its first hop, hosts ask for the rest
+            carried = route if self.desk is None else self.desk.keep(route)
             # the route annotation travels as synopsis-sized entries, one per (host, segment)
-            notes = self.s.synopsis_unit * sum(len(zs) for hop in route.hops for _, zs in hop)
+            notes = self.s.synopsis_unit * sum(len(zs) for hop in carried.hops for _, zs in hop)
             receivers = route.receivers()
             for h in receivers:
-                ctx.send(h, "data", CtrBase(route, h in route.store, tuples), units + notes)
+                ctx.send(h, "data", CtrBase(carried, h in route.store, tuples), units + notes)
             _record_copies(ctx, tuples, len(receivers))
         gone = self.router.table.drain() if math.isinf(wm) else self.router.expire()
         for entry, probes in gone:
@@ -481,10 +487,23 @@ class CtrHost(_Host):
         self._release: dict[tuple, int] = {}
         self._parked: list[tuple] = []           # (route, hop, partials)
         self._gather: dict[tuple, list] = {}     # (segment, hop) -> [parts, partials]
+        self.fetcher = RouteFetcher(setup.routes, setup.diffusion, setup.synopsis_unit) \
+            if setup.routes is not None else None
+
+    def on_timer(self, ctx, tag) -> None:
+        if tag[1] == "route_retry":
+            self.fetcher.retry(ctx, tag[2])
+        else:
+            super().on_timer(ctx, tag)
+
+    def on_route(self, ctx, reply: LookupReply) -> None:
+        self.fetcher.arrived(ctx, reply, self._forward)
 
     def on_base(self, ctx, base: CtrBase) -> None:
         self.received(sum(t.size for t in base.tuples))
         seg = base.route.seg
+        if self.fetcher is not None:
+            self.fetcher.arrived_segment(ctx, base.route)
         if base.store:
             self._segs[seg] = StoredSegment(base.tuples)
         if base.route.hops and ctx.node in dict(base.route.hops[0]):
@@ -529,6 +548,14 @@ class CtrHost(_Host):
             self._done[z] = self._done.get(z, 0) + 1
             self._maybe_drop(z)
         self.count(ctx, sum(c for c, _ in stats.values()), stats)
+        if self.fetcher is not None and needs_rest(route):
+            self.fetcher.need(ctx, route, hop, out, self._forward)
+        else:
+            self._forward(ctx, route, hop, out)
+
+    def _forward(self, ctx, route, hop: int, out) -> None:
+        """Send hop ``hop``'s partial results to every host of the next hop, or the
+        groups to the fusion node after the last."""
         nxt = hop + 1
         stream = route.seg[0]
         if nxt < len(route.hops):
@@ -552,8 +579,9 @@ class CtrHost(_Host):
     def memory(self) -> tuple[int, int]:
         n = sum(len(z) for z in self._segs.values())
         units = sum(z.units for z in self._segs.values())
+        waiting = self.fetcher.held() if self.fetcher is not None else []
         for partials in [p for _, _, p in self._parked] + \
-                [g[1] for g in self._gather.values()]:
+                [g[1] for g in self._gather.values()] + waiting:
             n += sum(len(p) for p in partials)
             units += units_of(partials)
         return n, round(units * self.s.bytes_per_unit)
@@ -612,6 +640,10 @@ class DistributedJoinNode(NodeProgram):
             self.host.on_release(ctx, p)
         elif isinstance(p, Flush):
             self.host.on_flush(ctx, p)
+        elif isinstance(p, LookupRequest):
+            self.diffusion.desk.answer(ctx, p, self.diffusion.s.synopsis_unit)
+        elif isinstance(p, LookupReply):
+            self.host.on_route(ctx, p)
         else:
             raise TypeError(f"node {ctx.node}: unexpected payload {type(p).__name__}")
 

@@ -2,16 +2,19 @@
 
 >>> [a.name for a in ALGORITHMS]
 ['smj-e', 'smj-h', 'lottery', 'naive']
->>> sorted(SmjH.params)
-['filter', 'grace', 'include_final', 'lookahead', 'margin', 'period', 'retry']
+>>> sorted(SmjH.params)  # doctest: +NORMALIZE_WHITESPACE
+['filter', 'grace', 'include_final', 'lookahead', 'margin', 'period', 'plan', 'plan_fetch',
+ 'plan_timeout', 'plan_ttl', 'retry']
 """
 from __future__ import annotations
 
 import pandas as pd
 
+from spark_nodes.enrich.lookup_summary import fetch_summary
 from spark_nodes.registry import Algorithm, Param, register
 from spark_nodes.smj.config import SmjConfig
 from spark_nodes.smj.node import SmjNode
+from spark_nodes.smj.plan_lookup import PARAMS as PLAN_PARAMS, PLAN_MODES, plan_options
 from spark_nodes.smj.semantics import exact_groups
 
 _COMMON = {
@@ -27,6 +30,7 @@ _SMJ = {
     "include_final": Param((bool,), True, "count the final hop to the query node when "
                                           "choosing an order"),
     "filter": Param((str,), "mask", "mask | product (the literal ΔS ⊙ Π S)"),
+    **PLAN_PARAMS,
 }
 #: Ledger kinds counted as synopsis traffic and as data traffic.
 SYNOPSIS_KINDS = ("synopsis", "filter", "order")
@@ -54,7 +58,8 @@ class SmjFamily(Algorithm):
             include_final=p.get("include_final", True), filter=p.get("filter", "mask"),
             lottery_draw=p.get("lottery_draw", "argmax"), initial_center=center,
             bytes_per_unit=plan.bytes_per_unit, lookahead=p.get("lookahead", 1),
-            retry=p["retry"])
+            retry=p["retry"],
+            plan_lookup=plan_options(self.name, p) if "plan" in p else None)
 
     def nodes_with_roles(self, plan, cfg) -> list[int]:
         """Sources and the query node."""
@@ -121,6 +126,14 @@ class SmjE(SmjFamily):
     def nodes_with_roles(self, plan, cfg):
         # the center may move to any node, so every node runs the program
         return sorted(plan.net0.nodes)
+
+
+    def summarize(self, plan, run) -> dict:
+        """The family's keys, and how blocks waited for their plans (pushed or
+        fetched: ``plan``, ``plan_fetch`` and the lookup keys of
+        :mod:`spark_nodes.enrich.lookup_summary`)."""
+        return {**super().summarize(plan, run),
+                **fetch_summary(plan, run, "plan", PLAN_MODES, "plan")}
 
 
 class SmjH(SmjE):

@@ -36,12 +36,13 @@ class SmjConfig:
     bytes_per_unit: int
     lookahead: int = 1
     retry: float = 0.25
+    plan_lookup: object = None    # PlanOptions when sites fetch plans (plan_lookup.py)
 
     @classmethod
     def of(cls, *, mode, streams, stream_nodes, query_node, windows, duration,
            period=1.0, margin=0.0, grace=2.0, synopsis_unit=0.25, include_final=True,
            filter="mask", lottery_draw="argmax", initial_center=None, bytes_per_unit=32,
-           lookahead=1, retry=0.25):
+           lookahead=1, retry=0.25, plan_lookup=None):
         """Validate and build; ``windows`` entries may be None (no window)."""
         for name, value, allowed in (("mode", mode, MODES), ("filter", filter, FILTERS),
                                      ("lottery_draw", lottery_draw, DRAWS)):
@@ -62,7 +63,7 @@ class SmjConfig:
                    int(query_node), tuple(window_value(w) for w in windows), float(period),
                    n_periods(duration, margin, period), float(grace), float(synopsis_unit),
                    bool(include_final), filter, lottery_draw, initial_center,
-                   int(bytes_per_unit), int(lookahead), float(retry))
+                   int(bytes_per_unit), int(lookahead), float(retry), plan_lookup)
 
     @property
     def n(self) -> int:

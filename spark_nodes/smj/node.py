@@ -15,6 +15,8 @@ intermed.  ``hop``/``lot`` a partial result on to the next site
 report     ``report``      lottery: result count back to the sender
 result     ``result``      final results to the query node
 data       ``block``       naive: a whole block to the query node
+lookup     ``plan?``       plan = "lookup": site → center, a request for a plan
+lookup     ``plan``        center → site: the reply (kind ``prefetch`` for eager ones)
 =========  ==============  ==========================================================
 
 A message whose destination is cut off (a partition: the network would drop it) is held
@@ -30,6 +32,7 @@ from emulator.program import NodeProgram
 from spark_nodes.smj.center import Center
 from spark_nodes.smj.lottery import LotteryCounters
 from spark_nodes.smj.naive import QueryJoin
+from spark_nodes.smj.plan_lookup import Plan, PlanDesk, PlanFetcher, PlanReply, reply_size
 from spark_nodes.smj.semantics import close_of
 from spark_nodes.smj.site import Site, by_key, count
 from spark_nodes.smj.synopsis import Sparse
@@ -53,6 +56,10 @@ class SmjNode(NodeProgram):
         self.center_epoch = None               # epoch of the last placement check
         self.outbox: list = []                 # messages held while their target is cut off
         self.retrying = False                  # a retry timer is pending
+        lookup = cfg.plan_lookup               # plan = "lookup": sites fetch their plans
+        self.plans = PlanFetcher(lookup, cfg.synopsis_unit) \
+            if lookup is not None and self.sites else None
+        self.desk = PlanDesk() if lookup is not None and center else None
 
     # ---- events -------------------------------------------------------------------
     def start(self, ctx):
@@ -73,6 +80,9 @@ class SmjNode(NodeProgram):
             for dst, kind, payload, size in held:
                 self._send(ctx, dst, kind, payload, size)
             return
+        if tag[0] == "plan_retry":
+            self.plans.retry(ctx, tag[1], self._to_center)
+            return
         _, j = tag
         for k in sorted(self.sites):
             self._close(ctx, self.sites[k], j)
@@ -81,10 +91,13 @@ class SmjNode(NodeProgram):
 
     def on_message(self, ctx, msg):
         tag = msg.payload[0]
-        if tag in ("delta", "state"):
+        if tag in ("delta", "state", "plan?"):
             self._center_message(ctx, msg)
         elif tag == "filter":
             self._filtered(ctx, msg)
+        elif tag == "plan":
+            self.center_at = msg.src
+            self.plans.arrived(ctx, msg.payload[1], self._forward_plan)
         elif tag == "hop":
             self._hop(ctx, *msg.payload[1:])
         elif tag == "lot":
@@ -136,9 +149,12 @@ class SmjNode(NodeProgram):
             delta = Sparse.of_keys(t.key for t in block)
             if delta.entries:
                 site.blocks[j] = block
+                ctx.record("need", 1)          # the block needs its plan from now on
             size = max(1, delta.entries + dec.entries) * cfg.synopsis_unit
             self._send(ctx, self.center_at, "synopsis", ("delta", site.index, j, delta, dec),
                        size)
+            if delta.entries and self.plans is not None:
+                self.plans.closed(ctx, site.index, j, self._to_center, self._forward_plan)
         elif not block:
             return
         elif cfg.mode == "lottery":
@@ -152,9 +168,20 @@ class SmjNode(NodeProgram):
     def _filtered(self, ctx, msg):
         _, k, j, keep, order = msg.payload
         self.center_at = msg.src      # the center may have moved: answer comes from it
+        ctx.record("stall", ctx.now - close_of(j, self.cfg.period))
+        self._forward(ctx, k, j, set(int(a) for a in keep), order)
+
+    def _to_center(self, ctx, kind, payload, size):
+        self._send(ctx, self.center_at, kind, payload, size)
+
+    def _forward_plan(self, ctx, k, j, plan, filtered):
+        # a plan of another period: its filter does not fit this block, its order does
+        self._forward(ctx, k, j, set(plan.keep) if filtered else None, plan.order)
+
+    def _forward(self, ctx, k, j, keep, order):
+        """Send block ``(k, j)``, filtered to ``keep`` (None: unfiltered), along ``order``."""
         block = self.sites[k].blocks.pop(j)
-        keep = set(int(a) for a in keep)
-        kept = [t for t in block if t.key in keep]
+        kept = block if keep is None else [t for t in block if t.key in keep]
         ctx.record("filtered", len(block) - len(kept))
         if kept:
             self._send(ctx, self.cfg.stream_nodes[order[0]], "data",
@@ -193,6 +220,7 @@ class SmjNode(NodeProgram):
     def _center_message(self, ctx, msg):
         if msg.payload[0] == "state":
             self.center, self.center_next, self.center_epoch = msg.payload[1], None, None
+            self.desk = msg.payload[2]
             pending, self.center_pending = self.center_pending, []
             for m in pending:
                 self._center_file(m)
@@ -207,6 +235,9 @@ class SmjNode(NodeProgram):
         self._center_run(ctx)
 
     def _center_file(self, msg):
+        if msg.payload[0] == "plan?":
+            self.desk.ask(msg.payload[1])
+            return
         _, k, j, delta, dec = msg.payload
         self.center.receive(k, j, delta, dec)
 
@@ -218,15 +249,27 @@ class SmjNode(NodeProgram):
             for d in center.decide(w):
                 ctx.record("hindsight_cost", d.hindsight)
                 ctx.record("estimated_cost", d.estimate)
+                if self.desk is not None:       # sites fetch their plans: keep it
+                    others = tuple(k for k in range(cfg.n) if k != d.site)
+                    self.desk.decided(d.site, Plan(d.period, tuple(int(a) for a in d.keep),
+                                                   d.order or others))
+                    continue
                 size = (len(d.keep) + len(d.order) or 1) * cfg.synopsis_unit
                 self._send(ctx, cfg.stream_nodes[d.site], "filter",
                          ("filter", d.site, d.period, d.keep, d.order), size)
+        if self.desk is not None:
+            for req, plan in self.desk.answers(center.next_period):
+                self._send(ctx, req.reply_to, "prefetch" if req.prefetch else "lookup",
+                           ("plan", PlanReply(req.site, plan, req.prefetch, req.sent_at)),
+                           reply_size(plan, cfg.synopsis_unit))
         if ctx.net.epoch_start != self.center_epoch:
             self.center_epoch = ctx.net.epoch_start
             best = ctx.net.center(sorted(set(cfg.stream_nodes)))
             # never move the state across a partition: it would be lost on the way
             if best != self.node and ctx.net.cost(self.node, best) < float("inf"):
-                size = max(1, center.entries()) * cfg.synopsis_unit
-                self._send(ctx, best, "synopsis", ("state", center), size)
+                desk = self.desk
+                held = center.entries() + (desk.entries() if desk is not None else 0)
+                self._send(ctx, best, "synopsis", ("state", center, desk),
+                           max(1, held) * cfg.synopsis_unit)
                 ctx.record("center_move", 1)
-                self.center, self.center_next = None, best
+                self.center, self.center_next, self.desk = None, best, None

@@ -1,0 +1,51 @@
+"""Contract: SMJ plan lookups and CTR route lookups give the same results, ledger,
+metrics and summary on ``--runtime spark`` as in-process (the caches, waiting blocks
+and requests in flight live in the node programs, hence in Spark state)."""
+from __future__ import annotations
+
+import copy
+
+import pandas as pd
+import pytest
+
+from experiments.runner import run
+from tests.spark.test_spark_equivalence import BASE, RUNTIME_KEYS, nan_equal
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+#: One fetching run per family on the equivalence test's small network.
+LOOKUPS = {
+    "smj-h": {"period": 0.5, "grace": 0.5, "plan": "lookup", "plan_fetch": "eager",
+              "plan_ttl": 0.75},
+    "ctr": {"routes": "lookup"},
+}
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from spark_nodes.spark_session import build_session
+
+    return build_session("local[2]", partitions=2)
+
+
+def spec_for(name: str, runtime: str) -> dict:
+    spec = copy.deepcopy(BASE)
+    spec["run"]["runtime"] = runtime
+    spec["run"]["drain"] = 4.0           # time for replies and the blocks that waited
+    spec["algorithm"] = {"name": name}
+    spec["params"] = {name: dict(LOOKUPS[name])}
+    return spec
+
+
+@pytest.mark.parametrize("name", sorted(LOOKUPS))
+def test_lookup_runs_on_spark_equal_inproc(name, spark, tmp_path):
+    inproc = run(spec_for(name, "inproc"), out=tmp_path)
+    on_spark = run(spec_for(name, "spark"), out=tmp_path)
+    fetched = inproc.summary["lookups"] + inproc.summary["prefetches"]
+    assert fetched > 0 and inproc.summary["results"] > 0, "the spec must fetch and join"
+    pd.testing.assert_frame_equal(on_spark.ledger, inproc.ledger)
+    pd.testing.assert_frame_equal(on_spark.results, inproc.results)
+    ours = on_spark.metrics[on_spark.metrics.source != "spark"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(ours, inproc.metrics)
+    same = {k: v for k, v in inproc.summary.items() if k not in RUNTIME_KEYS}
+    assert nan_equal({k: on_spark.summary[k] for k in same}) == nan_equal(same)
