@@ -7,11 +7,20 @@
 * Figure: prefetch precision vs recall per mode.
 * The source's claim — stalls cut at the price of some mispredicted fetches — beside ours,
   and whether every mode gave on-demand's answer.
+* Lookups in the join algorithms (``experiments/specs/prefetch_smj_ctr.toml``): SMJ
+  sites fetching their plans (``plan = "lookup"``) and CTR hosts fetching routes
+  (``routes = "lookup"``), each against its pushed / carried protocol: the same table
+  per mode, the stall cut against on-demand fetching paired by seed, and whether every
+  run's result groups equal the pushed / carried run's of its seed. Shown only when a
+  run fetches (the family also holds smj-e, smj-h and ctr for this).
 
 Example
 -------
 >>> mode_label(pd.Series({"mode": "predicted", "confidence": 0.9}))
 'predicted (c=0.9)'
+>>> mode_label(pd.Series({"algorithm": "smj-h", "plan": "lookup", "plan_fetch": "eager",
+...                       "plan_ttl": 1.5}))
+'eager, ttl 1.5'
 """
 from __future__ import annotations
 
@@ -33,11 +42,28 @@ METRICS = [("stall_time_total", "stall time, total"), ("stall_time_p95", "stall 
            ("prefetch_bytes", "prefetch bytes"), ("wasted_bytes", "wasted bytes"),
            ("prefetch_precision", "precision"), ("prefetch_recall", "recall"),
            ("comm_cost_per_time", "cost / time")]
-ORDER = {"on-demand": 0, "predicted": 1, "eager": 2, "oracle": 3}
+ORDER = {"push": -1, "carried": -1, "on-demand": 0, "predicted": 1, "eager": 2, "oracle": 3}
+
+
+#: Join operators that may fetch: their switch, its default (the source's protocol),
+#: and the name of their fetch options (``<what>_fetch``, ``<what>_ttl``).
+FETCHING = {"smj-e": ("plan", "push", "plan"), "smj-h": ("plan", "push", "plan"),
+            "ctr": ("routes", "carried", "route")}
+#: Extra columns of the join operators' tables.
+JOIN_METRICS = [("recall", "answer recall"), ("latency_mean", "latency"),
+                ("data_cost", "data cost")]
 
 
 def mode_label(row: pd.Series) -> str:
-    """The mode of a run as the report names it (predicted runs with their confidence)."""
+    """The mode of a run as the report names it (predicted runs with their confidence;
+    a join operator's fetch mode, with its cache time when plans are reused)."""
+    if row.get("algorithm") in FETCHING:
+        switch, default, what = FETCHING[row["algorithm"]]
+        if row.get(switch) == default:
+            return default
+        ttl = row.get(f"{what}_ttl")
+        reused = what == "plan" and not pd.isna(ttl) and ttl > 0
+        return f"{row[f'{what}_fetch']}, ttl {ttl:g}" if reused else str(row[f"{what}_fetch"])
     if row["mode"] == "predicted" and not pd.isna(row.get("confidence")):
         return f"predicted (c={row['confidence']:g})"
     return str(row["mode"])
@@ -46,20 +72,24 @@ def mode_label(row: pd.Series) -> str:
 def _with_labels(runs: pd.DataFrame) -> pd.DataFrame:
     runs = runs.copy()
     runs["label"] = [mode_label(r) for _, r in runs.iterrows()]
-    runs["order"] = [(ORDER.get(m, 9), 0.0 if pd.isna(c) else c)
-                     for m, c in zip(runs["mode"], runs["confidence"])]
-    return runs
+    confidence = runs["confidence"] if "confidence" in runs else pd.Series(math.nan, runs.index)
+    # "on-demand, ttl 1.5" sorts with on-demand
+    runs["order"] = [(ORDER.get(lab.split(" ")[0].rstrip(","), 9), 0.0 if pd.isna(c) else c, lab)
+                     for c, lab in zip(confidence, runs["label"])]
+    # push / carried runs ignore the fetch options: a sweep repeats them, keep one a seed
+    return runs.drop_duplicates(["label", "seed"])
 
 
-def per_mode(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and CI of :data:`METRICS` per mode, and the stall reduction against on-demand
-    paired by seed (``stall_reduction``, a fraction)."""
+def per_mode(runs: pd.DataFrame, metrics=METRICS, base_label: str = "on-demand"
+             ) -> pd.DataFrame:
+    """Mean and CI of ``metrics`` per mode, and the stall reduction against
+    ``base_label``'s runs paired by seed (``stall_reduction``, a fraction)."""
     runs = _with_labels(runs)
-    base = runs[runs["mode"] == "on-demand"].groupby("seed")["stall_time_total"].mean()
+    base = runs[runs["label"] == base_label].groupby("seed")["stall_time_total"].mean()
     rows = []
     for label, g in sorted(runs.groupby("label"), key=lambda kv: kv[1]["order"].iloc[0]):
         row = {"mode": label, "seeds": int(g["seed"].nunique())}
-        for m, _ in METRICS:
+        for m, _ in metrics:
             if m in g:
                 row[m], row[f"{m}_ci95"], _ = mean_ci(g[m])
         paired = [1.0 - s / base[seed] for seed, s in zip(g["seed"], g["stall_time_total"])
@@ -71,8 +101,8 @@ def per_mode(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _table(frame: pd.DataFrame) -> str:
-    cols = [("mode", "mode"), ("seeds", "seeds"), *METRICS,
+def _table(frame: pd.DataFrame, metrics=METRICS) -> str:
+    cols = [("mode", "mode"), ("seeds", "seeds"), *metrics,
             ("stall_reduction", "stall cut vs on-demand")]
     head = "".join(f"<th>{html.escape(label)}</th>" for _, label in cols)
     body = []
@@ -139,9 +169,63 @@ def claim_html(frame: pd.DataFrame) -> str:
             "</p>")
 
 
+def same_answers(runs: pd.DataFrame, default: str) -> dict[str, bool]:
+    """Per mode: whether every run's result groups equal those of the ``default`` mode's
+    run of the same seed (read from the run folders; runs without one are skipped)."""
+    from experiments.store import Run
+
+    runs = _with_labels(runs)
+    have = runs[runs["run_dir"].map(lambda p: isinstance(p, str))] if "run_dir" in runs \
+        else runs.iloc[0:0]
+    groups = {(r["label"], r["seed"]): set(Run(Path(r["run_dir"])).results["group"])
+              for _, r in have.iterrows()}
+    out = {}
+    for (label, seed), g in groups.items():
+        ref = groups.get((default, seed))
+        out[label] = out.get(label, True) and ref is not None and g == ref
+    return out
+
+
+def join_section(runs: pd.DataFrame, algorithm: str, out_dir: Path) -> str:
+    """The part on one join operator's lookups ("" when none of its runs fetches)."""
+    switch, default, what = FETCHING[algorithm]
+    mine = runs[runs["algorithm"] == algorithm]
+    if switch not in mine or not (mine[switch] != default).any():
+        return ""
+    metrics = [m for m in METRICS if m[0] != "comm_cost_per_time"] + JOIN_METRICS + \
+        [("comm_cost_per_time", "cost / time")]
+    frame = per_mode(mine, metrics)
+    same = same_answers(mine, default)
+    checked = [m for m in frame["mode"] if m in same]
+    verdict = (f"every run's result groups equal the {default} run's of its seed"
+               if checked and all(same[m] for m in checked) else
+               "some runs' result groups differ from the " + default + " run's of their "
+               "seed: " + ", ".join(m for m in checked if not same[m]))
+    what_text = {"plan": "SMJ sites fetch their block's plan (filter and visiting order) "
+                 "from the synopsis center instead of having it pushed. Stall = how long "
+                 "a closed block waited for its plan (pushed plans too)",
+                 "route": "CTR hop-1 hosts fetch the rest of a segment's route from the "
+                 "diffusion node instead of the segment carrying it. Stall = how long a "
+                 "hop-1 probe's partial results waited for the route"}[what]
+    stem = f"{algorithm}_stall_vs_cost"
+    fig = _figure(_scatter(frame, "comm_cost_per_time", "stall_time_total",
+                           "communication cost per time unit", "stall time, total",
+                           stem, Path(out_dir) / "figures"), Path(out_dir),
+                  f"{algorithm}: total stall time vs communication cost per mode; "
+                  "bars: 95 % CI over seeds")
+    return (f"<h3>{html.escape(algorithm)}: {what}s fetched as lookups</h3>"
+            f"<p>{html.escape(what_text)}.</p>" + _table(frame, metrics) +
+            f"<p>Fetching changes timing, never answers: {html.escape(verdict)}.</p>" + fig)
+
+
 def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     """The enrichment family's HTML fragment (figures written into ``out_dir/figures``)."""
     out_dir = Path(out_dir)
+    joins = [join_section(runs, a, out_dir) for a in sorted(FETCHING)
+             if a in set(runs["algorithm"])]
+    runs = runs[runs["algorithm"].str.startswith("enrich-")]
+    if runs.empty:
+        return "\n".join(j for j in joins if j)
     frame = per_mode(runs)
     parts = ["<p>Each tuple is enriched with a row of a table held at a remote node. "
              "Stall = how long a tuple waited for its row at the enrichment node. Prefetch "
@@ -159,4 +243,4 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
                                       "precision (prefetches used)", "precision_recall",
                                       figures), out_dir,
                              "Prefetch precision vs recall per mode; bars: 95 % CI over seeds"))
-    return "\n".join(parts)
+    return "\n".join(parts + [j for j in joins if j])

@@ -15,7 +15,7 @@ section with nothing to say returns ``""`` and the report leaves it out.
 Examples
 --------
 >>> families_present(["smj-h", "centralized", "lottery", "ctr"])
-['smj', 'ctr']
+['smj', 'ctr', 'enrich']
 """
 from __future__ import annotations
 
@@ -27,8 +27,10 @@ FAMILIES: dict[str, frozenset[str]] = {
     "smj": frozenset({"smj-e", "smj-h", "lottery", "naive"}),
     "qjoin": frozenset({"qjoin", "k-slack", "mp-k-slack", "no-buffer", "spark-join"}),
     "ctr": frozenset({"atr", "ctr", "single-host"}),
+    # with the join algorithms that may fetch plans / routes as lookups (the section
+    # leaves them out when none of their runs fetches)
     "enrich": frozenset({"enrich-on-demand", "enrich-predicted", "enrich-eager",
-                         "enrich-oracle"}),
+                         "enrich-oracle", "smj-e", "smj-h", "ctr"}),
     # not a family of its own: the algorithms whose windows a [trigger] table can drive
     # (the section is empty, and left out, when every run uses the fixed clock)
     "triggers": frozenset({"qjoin", "atr"}),

@@ -86,11 +86,14 @@ def ledger_lookup_summary(mine: pd.DataFrame, ledger: pd.DataFrame) -> dict:
 
 def fetch_summary(plan, run, switch: str, modes: tuple[str, str], what: str) -> dict:
     """The summary keys of an operator with a fetch switch (:mod:`.fetcher`): the
-    switch, ``<what>_fetch`` (empty when nothing is fetched) and
+    switch, ``<what>_fetch`` and ``<what>_ttl`` (empty and NaN when nothing is
+    fetched) and
     :func:`ledger_lookup_summary` of the run's own metrics."""
     m = run.metrics
     mine = m[m["source"] == plan.algorithm] if len(m) else m
     p = plan.params
+    fetching = p[switch] == modes[1]
     return {switch: p[switch],
-            f"{what}_fetch": p[f"{what}_fetch"] if p[switch] == modes[1] else "",
+            f"{what}_fetch": p[f"{what}_fetch"] if fetching else "",
+            f"{what}_ttl": float(p[f"{what}_ttl"]) if fetching else math.nan,
             **ledger_lookup_summary(mine, run.ledger)}

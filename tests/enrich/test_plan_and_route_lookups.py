@@ -84,6 +84,30 @@ def test_smj_plan_lookup_costs_and_stalls(smj):
     assert "prefetch" in set(smj["eager"].ledger["kind"])
 
 
+def test_the_report_tabulates_each_plan_mode_and_checks_the_answers(smj):
+    from analysis.enrich_section import per_mode, same_answers
+    from analysis.report import write_report
+
+    runs = analysis_runs(smj)
+    frame = per_mode(runs).set_index("mode")
+    assert list(frame.index) == ["push", "on-demand", "on-demand, ttl 1.5", "eager, ttl 1.5"]
+    stalls = {m: r.summary["stall_time_total"] for m, r in smj.items()}
+    assert frame.loc["eager, ttl 1.5", "stall_time_total"] == pytest.approx(stalls["eager"])
+    assert frame.loc["on-demand", "stall_reduction"] == 0.0
+    assert frame.loc["on-demand, ttl 1.5", "stall_reduction"] == pytest.approx(
+        1 - stalls["on-demand-ttl"] / stalls["on-demand"])
+    assert same_answers(runs, "push") == {m: True for m in frame.index}
+    text = write_report(smj["push"].path.parent).read_text()
+    assert "smj-h: plans fetched as lookups" in text
+    assert "every run&#x27;s result groups equal the push run&#x27;s of its seed" in text
+
+
+def analysis_runs(by_mode: dict):
+    import analysis
+
+    return analysis.load(next(iter(by_mode.values())).path.parent)
+
+
 def test_ctr_route_lookups_give_the_carried_answer(ctr):
     carried = ctr["carried"]
     assert carried.summary["results"] == carried.summary["expected_results"] > 20
