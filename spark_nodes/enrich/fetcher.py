@@ -52,7 +52,8 @@ def fetch_params(switch: str, modes: tuple[str, str], what: str, ttl: float) -> 
                       f"(fetched as a lookup, ALGORITHMS.md §5)"),
         f"{what}_fetch": Param((str,), "on-demand", f"{on}: 'on-demand' (when a need finds "
                                "nothing cached) or 'eager' (as soon as the need is known)"),
-        f"{what}_ttl": Param((float,), ttl, f"{on}: time units a fetched {what} stays cached"),
+        f"{what}_ttl": Param((float,), ttl, f"{on}: time units a fetched {what} stays cached "
+                             "for later needs (0: every need fetches its own)"),
         f"{what}_timeout": Param((float,), 1.0, f"{on}: a request with no reply by then is "
                                  "sent again"),
     }
