@@ -4,12 +4,15 @@ blocks and partial results move, and what the lookups cost, differ."""
 from __future__ import annotations
 
 import copy
+import tomllib
+from pathlib import Path
 
 import pytest
 
 from experiments.runner import run
 from experiments.spec import SpecError
 
+SWEEP = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "prefetch_smj_ctr.toml"
 #: A static (hence loss-free) multi-hop network: 20 nodes, radio range 0.4.
 BASE = {
     "run": {"name": "lookups", "seed": 3, "duration": 15.0, "step": 0.02, "drain": 5.0,
@@ -152,3 +155,24 @@ def test_bad_lookup_options_are_one_line_naming_the_field(tmp_path, name, params
     with pytest.raises(SpecError, match=message) as err:
         run(spec(name, **params), out=tmp_path)
     assert "\n" not in str(err.value)
+
+
+def test_plan_lookups_follow_the_center_when_it_moves(tmp_path):
+    """On the mobile sweep's network the synopsis center moves; the plans it kept and the
+    requests waiting at it move with it, and requests that reach a node it left are
+    passed on: nothing is lost, and the answer stays the pushed one."""
+    raw = tomllib.loads(SWEEP.read_text())
+    raw.pop("sweep")
+    raw["run"]["duration"] = 20.0
+    by_mode = {}
+    for mode, params in {"push": {}, "on-demand": {"plan": "lookup"},
+                         "eager": {"plan": "lookup", "plan_fetch": "eager",
+                                   "plan_ttl": 1.5}}.items():
+        s = copy.deepcopy(raw)
+        s["params"]["smj-h"].update(params)
+        by_mode[mode] = run(s, out=tmp_path)
+    push = by_mode["push"]
+    for mode, r in by_mode.items():
+        assert r.summary["center_moves"] >= 2 and r.summary["lost_messages"] == 0, mode
+        assert groups(r) == groups(push), mode
+    assert by_mode["on-demand"].summary["lookups"] >= by_mode["on-demand"].summary["needs"]
