@@ -104,8 +104,16 @@ class _DistributedJoin(Algorithm):
         return p["segment"]
 
     def trigger_setup(self, plan, p: dict) -> dict:
-        """Setup fields of a ``[trigger.<name>]`` table (algorithms with windows)."""
-        return {}
+        """Setup fields of a ``[trigger.<name>]`` table (ATR, CTR: its windows cut
+        segments; conditions measured at the diffusion node)."""
+        trigger = getattr(plan, "trigger", None)
+        if not self.triggered or trigger is None or trigger.clock:
+            return {}
+        if trigger.measured_at("sources"):
+            raise ValueError(f"trigger.{self.name}: {self.name.upper()}'s trigger measures "
+                             "at the diffusion node only (at = \"here\"); conditions at "
+                             "the sources are QJoin's and SMJ's")
+        return {"trigger": trigger}
 
     def extra(self, p: dict) -> dict:
         return {}
@@ -212,16 +220,11 @@ class Atr(_DistributedJoin):
 
     def trigger_setup(self, plan, p: dict) -> dict:
         trigger = getattr(plan, "trigger", None)
-        if trigger is None or trigger.clock:
-            return {}
-        # probes of T ± ΔT measure whole segments: a cut would spoil the comparison
-        check_param(self.name, p, "adapt", not p["adapt"],
-                    f"false when a trigger cuts segments ([trigger.{self.name}])")
-        if trigger.measured_at("sources"):
-            raise ValueError(f"trigger.{self.name}: ATR's trigger measures at the diffusion "
-                             "node only (at = \"here\"); conditions at the sources are "
-                             "QJoin's")
-        return {"trigger": trigger}
+        if trigger is not None and not trigger.clock:
+            # probes of T ± ΔT measure whole segments: a cut would spoil the comparison
+            check_param(self.name, p, "adapt", not p["adapt"],
+                        f"false when a trigger cuts segments ([trigger.{self.name}])")
+        return super().trigger_setup(plan, p)
 
     def overhead(self, metrics, setup: Setup, duration: float) -> dict:
         out = atr_overhead(metrics, setup.streams, setup.windows, duration)
@@ -243,6 +246,7 @@ class Ctr(_DistributedJoin):
 
     name = "ctr"
     scheme = "ctr"
+    triggered = True
     params = {**_PLACEMENT, **_HOSTS,
               "store": Param((str,), "cover", "where a segment is stored: 'cover' (its "
                              "hop-1 hosts, as the source) or 'llf' (least-loaded host)")}

@@ -1,4 +1,5 @@
-"""ATR's master segments cut by a window initiator: still exactly the oracle's groups."""
+"""ATR's master segments and CTR's grid segments cut by a window initiator: still
+exactly the oracle's groups."""
 import dataclasses
 
 import numpy as np
@@ -19,33 +20,58 @@ TRIGGERS = [
 ]
 
 
-def triggered_plan(n, windows, nodes, rates, segment, trigger, seed, hosts=4, **extra):
-    plan = make_plan("atr", dict(extra, slack=0.6, hosts=hosts, segment=segment), TOPO,
+def triggered_plan(n, windows, nodes, rates, segment, trigger, seed, hosts=4,
+                   algorithm="atr", **extra):
+    plan = make_plan(algorithm, dict(extra, slack=0.6, hosts=hosts, segment=segment), TOPO,
                      nodes, windows, duration=9.0, seed=seed)
-    spec = trigger_spec({"use": "cut", "cut": {"conditions": trigger}}, "trigger.atr",
-                        [f"R{i + 1}" for i in range(n)])
+    spec = trigger_spec({"use": "cut", "cut": {"conditions": trigger}},
+                        f"trigger.{algorithm}", [f"R{i + 1}" for i in range(n)])
     return dataclasses.replace(plan, trigger=spec)
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(n=st.integers(2, 4), w=st.sampled_from([0.3, 0.8, 1.5]),
        segment=st.sampled_from([0.7, 1.0, 2.0]), which=st.integers(0, len(TRIGGERS) - 1),
-       hosts=st.integers(1, 8), seed=st.integers(0, 10_000))
-def test_cut_segments_keep_the_exact_answer(n, w, segment, which, hosts, seed):
+       hosts=st.integers(1, 8), seed=st.integers(0, 10_000),
+       algorithm=st.sampled_from(["atr", "ctr"]))
+def test_cut_segments_keep_the_exact_answer(n, w, segment, which, hosts, seed, algorithm):
     names = [f"R{i + 1}" for i in range(n)]
     nodes = list(np.random.default_rng(seed).integers(0, 16, n))
     rng = np.random.default_rng(seed)
     tuples = make_streams(rng, names, nodes, [2.0] * n, 6.0, key_domain=6, disorder=0.2)
     plan = triggered_plan(n, [w] * n, nodes, [2.0] * n, segment, TRIGGERS[which], seed,
-                          hosts)
-    programs = registry.get("atr").programs(plan)
+                          hosts, algorithm)
+    programs = registry.get(algorithm).programs(plan)
     out, expected, run = run_plan(plan, tuples, programs)
     got = list(out.results["group"])
     assert len(got) == len(set(got)) and set(got) == expected
-    summary = registry.get("atr").summarize(plan, run)
+    summary = registry.get(algorithm).summarize(plan, run)
     assert summary["late_tuples"] == 0
     assert all(p.host.memory() == (0, 0) for p in programs.values()
                if getattr(p, "host", None))
+
+
+def test_a_count_trigger_cuts_ctr_segments_for_every_stream():
+    names, nodes = ["R1", "R2", "R3"], [3, 7, 11]
+    tuples = make_streams(np.random.default_rng(2), names, nodes, [3.0] * 3, 6.0,
+                          key_domain=6, disorder=0.2)
+    fixed = make_plan("ctr", dict(slack=0.6, hosts=4, segment=2.0), TOPO, nodes, [1.0] * 3,
+                      duration=9.0, seed=2)
+    cut = triggered_plan(3, [1.0] * 3, nodes, [3.0] * 3, 2.0, TRIGGERS[0], 2,
+                         algorithm="ctr")
+    s = {}
+    for name, plan in (("fixed", fixed), ("cut", cut)):
+        out, expected, run = run_plan(plan, tuples)
+        assert sorted(out.results["group"]) == sorted(expected)
+        s[name] = registry.get("ctr").summarize(plan, run)
+        m = out.metrics
+        s[name]["cuts"] = float(m.loc[m.metric == "segment_cut:grid", "value"].sum())
+    # ticks at 2k + slack close [0, 2) .. [6, 8) before the run ends at 9
+    assert s["fixed"]["windows_fired"] == s["fixed"]["windows_fired_by_time"] == 4
+    assert s["fixed"]["cuts"] == 0
+    # a window of 5 tuples out of ~9 per time unit: segments end far sooner than T = 2
+    assert s["cut"]["windows_fired_by_count"] > 6 and s["cut"]["cuts"] < -3.0
+    assert s["cut"]["trigger"] == "cut" and s["fixed"]["trigger"] == "clock"
 
 
 def test_a_count_trigger_cuts_segments_and_records_them():
@@ -70,6 +96,14 @@ def test_a_count_trigger_cuts_segments_and_records_them():
         assert v["clock"] + v["fired"] == v["atr_segments"] - 1
     assert s["cut"]["atr_segments"] > s["fixed"]["atr_segments"]
     assert s["cut"]["atr_segment_mean"] < s["fixed"]["atr_segment_mean"] == pytest.approx(2.0)
+
+
+def test_ctr_measures_its_trigger_at_the_diffusion_node():
+    with pytest.raises(ValueError, match=r"^trigger.ctr: CTR's trigger measures at the "
+                                         r"diffusion node only"):
+        registry.get("ctr").programs(triggered_plan(
+            2, [1.0, 1.0], [3, 7], [2.0, 2.0], 1.0,
+            [{"kind": "rate", "above": 3.0, "at": "sources"}], 1, algorithm="ctr"))
 
 
 def test_a_trigger_and_segment_adaptation_do_not_mix():
