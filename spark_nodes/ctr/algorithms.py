@@ -27,6 +27,7 @@ from spark_nodes.ctr.placement import diffusion_node, host_nodes
 from spark_nodes.ctr.programs import DistributedJoinNode, Setup
 from spark_nodes.sources import key_probabilities, resolve_streams
 from spark_nodes.registry import Algorithm, Param, check_param, register
+from spark_nodes.triggers.conditions import KINDS
 from spark_nodes.triggers.summary import windows_fired
 
 NONE = type(None)
@@ -55,6 +56,8 @@ class _DistributedJoin(Algorithm):
 
     family = "ctr"
     scheme = ""
+    #: a trigger (ATR, CTR) is measured where the segments are cut
+    trigger_places = {"here": KINDS}
 
     def setup(self, plan) -> Setup:
         p = plan.params

@@ -157,9 +157,9 @@ def test_sources_signal_their_windows_over_the_network_or_for_free(runs, tmp_pat
      r"trigger.qjoin.rate.conditions\[0\].input: expected one of R1, R2, got 'R9'"),
     (lambda s: s["trigger"]["qjoin"]["exception"]["conditions"][0].update(type="oops"),
      r"trigger.qjoin.exception.conditions\[0\].type: expected one of dead_node"),
-    (lambda s: s["trigger"].update({"smj-h": {"use": "clock"}}) or
-     s["algorithm"].update(name="smj-h"),
-     r"trigger.smj-h: this algorithm's windows run on its fixed clock only"),
+    (lambda s: s["trigger"].update({"single-host": {"use": "clock"}}) or
+     s["algorithm"].update(name="single-host"),
+     r"trigger.single-host: this algorithm's windows run on its fixed clock only"),
 ])
 def test_bad_trigger_tables_name_the_field(tmp_path, edit, message):
     s = spec("rate" if "rate" in message else "exception" if "exception" in message
