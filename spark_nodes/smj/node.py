@@ -92,6 +92,7 @@ class SmjNode(NodeProgram):
             raise ValueError(f"node {self.node} got a tuple of {tup.stream}, which it "
                              f"does not produce")
         site.add(tup)
+        ctx.record(f"arrival:{tup.stream}", tup.seq)     # the input rate, for the report
         if self.signals is not None:
             self.signals.on_tuple(ctx, tup)
 
