@@ -50,7 +50,8 @@ def fired_times(metrics: pd.DataFrame) -> dict[str, list[float]]:
 #: Compared with the fixed clock of the same seed (the seeds differ far more than the
 #: triggers do, so unpaired intervals would hide the effect).
 PAIRED = [("recall", "Δ recall vs clock"), ("latency_mean", "Δ latency vs clock"),
-          ("memory_mean_tuples", "Δ memory vs clock")]
+          ("memory_mean_tuples", "Δ memory vs clock"),
+          ("comm_cost_per_time", "Δ cost / time vs clock")]
 
 
 def per_variant(runs: pd.DataFrame) -> pd.DataFrame:
