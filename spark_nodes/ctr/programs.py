@@ -24,6 +24,8 @@ Roles
 Metrics (source = the algorithm's name), used by :mod:`.overhead`: at the diffusion
 node ``closed:<stream>`` (tuples closed), ``copies:<stream>`` (base tuples sent to
 hosts), ``late``; ATR ``segment:<master>:<kind>`` (value: its length, one per segment);
+ATR and CTR ``window_fired:<kind>`` (a segment ended by its length: ``time``; cut by a
+trigger: the condition's kind) and ``segment_cut:<master | grid>``;
 at hosts ``probes`` (comparisons), ``cmp:<a>:<b>`` / ``match:<a>:<b>``, and CTR
 ``inter_made:<stream>:<k>`` / ``inter_sent:<stream>:<k>`` (partials produced for hop
 ``k``, and copies sent to its hosts).
@@ -290,10 +292,11 @@ class CtrDiffusion(_TriggeredDiffusion):
         return "grid"
 
     def after_cut(self, ctx) -> None:
-        self.flush(ctx, ctx.now - self.s.slack)
+        self.polled(ctx)
 
     def polled(self, ctx) -> None:
-        self.flush(ctx, ctx.now - self.s.slack)
+        # a watermark inside the open segment would turn its later tuples late
+        self.flush(ctx, self.router.grid.floor(ctx.now - self.s.slack))
 
     def on_report(self, ctx, msg) -> None:
         super().on_report(ctx, msg)

@@ -111,3 +111,22 @@ def test_a_trigger_and_segment_adaptation_do_not_mix():
                                          r"cuts segments"):
         registry.get("atr").programs(triggered_plan(
             2, [1.0, 1.0], [3, 7], [2.0, 2.0], 1.0, TRIGGERS[0], 1, adapt=True))
+
+
+def test_a_ctr_trigger_that_never_fires_makes_no_tuple_late():
+    """Under a trigger the diffusion node also routes at its polls; their watermark is
+    the last segment boundary, so a tuple still in time on the clock is in time here."""
+    names, nodes = ["R1", "R2", "R3"], [3, 7, 11]
+    tuples = make_streams(np.random.default_rng(5), names, nodes, [3.0] * 3, 6.0,
+                          key_domain=6, disorder=0.9)       # disorder beyond slack
+    fixed = make_plan("ctr", dict(slack=0.6, hosts=4, segment=2.0), TOPO, nodes,
+                      [1.0] * 3, duration=9.0, seed=5)
+    never = triggered_plan(3, [1.0] * 3, nodes, [3.0] * 3, 2.0,
+                           [{"kind": "rate", "above": 1000.0}], 5, algorithm="ctr")
+    late, groups = {}, {}
+    for name, plan in (("fixed", fixed), ("never", never)):
+        out, _, run = run_plan(plan, tuples)
+        late[name] = registry.get("ctr").summarize(plan, run)["late_tuples"]
+        groups[name] = set(out.results["group"])
+    assert late["fixed"] > 0 and late["never"] == late["fixed"]
+    assert groups["never"] == groups["fixed"]
