@@ -14,8 +14,10 @@ section with nothing to say returns ``""`` and the report leaves it out.
 
 Examples
 --------
->>> families_present(["smj-h", "centralized", "lottery", "ctr"])
-['smj', 'ctr', 'enrich']
+>>> families_present(["smj-h", "centralized", "lottery", "single-host"])
+['smj', 'ctr', 'enrich', 'triggers']
+>>> families_present(["centralized", "single-host"])
+['ctr']
 """
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ FAMILIES: dict[str, frozenset[str]] = {
                          "enrich-oracle", "smj-e", "smj-h", "ctr"}),
     # not a family of its own: the algorithms whose windows a [trigger] table can drive
     # (the section is empty, and left out, when every run uses the fixed clock)
-    "triggers": frozenset({"qjoin", "atr"}),
+    "triggers": frozenset({"qjoin", "atr", "ctr", "smj-e", "smj-h", "lottery", "naive"}),
 }
 
 

@@ -3,8 +3,13 @@
 Written when the runs hold more than the fixed clock (a ``trigger`` summary key other
 than ``clock``); otherwise it is empty and the report leaves it out.
 
+Algorithms: QJoin (a window runs its adaptation step), ATR and CTR (it cuts a segment),
+the SMJ family (it ends a period).
+
 * Per trigger variant: windows fired (in all and by kind), recall, latency, memory and
   communication cost, means over seeds with 95 % confidence intervals.
+* What the source leads one to expect beside what was measured: bursts answered sooner
+  (:mod:`analysis.triggers_reaction`, paired with the clock run of the same seed).
 * Figure: recall, latency and cost per variant with their CIs.
 * Figure: windows over time against the input rate, one panel per variant (first seed).
 
@@ -26,6 +31,7 @@ from matplotlib.figure import Figure
 
 from analysis import plots
 from analysis.stats import fmt_ci, mean_ci
+from analysis.triggers_reaction import burst_onsets, reaction
 from experiments.store import Run, is_run_folder
 
 PREFIX = "triggers"
@@ -44,7 +50,8 @@ def fired_times(metrics: pd.DataFrame) -> dict[str, list[float]]:
 #: Compared with the fixed clock of the same seed (the seeds differ far more than the
 #: triggers do, so unpaired intervals would hide the effect).
 PAIRED = [("recall", "Δ recall vs clock"), ("latency_mean", "Δ latency vs clock"),
-          ("memory_mean_tuples", "Δ memory vs clock")]
+          ("memory_mean_tuples", "Δ memory vs clock"),
+          ("comm_cost_per_time", "Δ cost / time vs clock")]
 
 
 def per_variant(runs: pd.DataFrame) -> pd.DataFrame:
@@ -82,14 +89,72 @@ def _table(frame: pd.DataFrame) -> str:
 
 
 def _input_times(run: Run, metrics: pd.DataFrame):
-    """When tuples reached the operator: QJoin's ``arrival:<stream>`` rows, else the
-    ledger's data messages at their last hop (ATR's diffusion node)."""
+    """When tuples reached the operator: the ``arrival:<stream>`` rows (QJoin's join
+    node, SMJ's sites), else the data messages that reached the diffusion node (ATR,
+    CTR; its parts and segments to the hosts are not input)."""
     arrivals = metrics.loc[metrics["metric"].str.startswith("arrival:"), "time"]
     if len(arrivals):
-        return arrivals.to_numpy()
+        return np.sort(arrivals.to_numpy())
     led = run.table("ledger")
     data = led[(led["kind"] == "data") & (led["hop_v"] == led["dst"])]
-    return data["time"].to_numpy()
+    if "diffusion_node" in run.summary:
+        data = data[data["dst"] == run.summary["diffusion_node"]]
+    return np.sort(data["time"].to_numpy())
+
+
+def reactions(runs: pd.DataFrame, dirs: dict) -> pd.DataFrame:
+    """Per algorithm and trigger: the mean time from a burst's onset to the next window
+    (over seeds, with CI) and its difference from the clock run of the same seed."""
+    rows = []
+    for _, r in runs.iterrows():
+        if r["run_id"] not in dirs:
+            continue
+        run = Run(dirs[r["run_id"]])
+        m = run.table("metrics")
+        fired = [t for times in fired_times(m).values() for t in times]
+        rows.append({"algorithm": r["algorithm"], "trigger": r["trigger"], "seed": r["seed"],
+                     "reaction": reaction(burst_onsets(_input_times(run, m)), fired)})
+    if not rows:
+        return pd.DataFrame()
+    each = pd.DataFrame(rows)
+    clock = each[each["trigger"] == "clock"].set_index(["algorithm", "seed"])["reaction"]
+    out = []
+    for (algorithm, variant), g in each.groupby(["algorithm", "trigger"], sort=True):
+        diffs = [v - clock[(algorithm, seed)] for seed, v in zip(g["seed"], g["reaction"])
+                 if (algorithm, seed) in clock.index]
+        mean, ci, _ = mean_ci(g["reaction"])
+        d, dci, _ = mean_ci(diffs)
+        out.append({"algorithm": algorithm, "trigger": variant, "reaction": mean,
+                    "reaction_ci95": ci, "d_reaction": d, "d_reaction_ci95": dci})
+    return pd.DataFrame(out)
+
+
+def _expectations(frame: pd.DataFrame, react: pd.DataFrame) -> str:
+    """The source's expectations beside what the runs show, per algorithm."""
+    rows = []
+    for algorithm, g in frame.groupby("algorithm", sort=True):
+        r = react[react["algorithm"] == algorithm].set_index("trigger") if len(react) \
+            else pd.DataFrame()
+        burst = "; ".join(
+            f"{t}: {fmt_ci(r.loc[t, 'reaction'], r.loc[t, 'reaction_ci95'])}"
+            + ("" if t == "clock" else
+               f" (vs clock {fmt_ci(r.loc[t, 'd_reaction'], r.loc[t, 'd_reaction_ci95'])})")
+            for t in r.index) if len(r) else "–"
+        exc = g.set_index("trigger")
+        faults = "; ".join(
+            f"{t}: {fmt_ci(exc.loc[t, 'windows_fired_by_exception'], exc.loc[t].get('windows_fired_by_exception_ci95'))}"
+            for t in exc.index if "windows_fired_by_exception" in exc) or "–"
+        rows.append((algorithm, "bursts are answered sooner by a rate or deviation "
+                     "trigger than by the clock", f"time from a burst's onset to the next "
+                     f"window — {burst}"))
+        rows.append((algorithm, "work is skipped while an upstream operator fails",
+                     "not measured as such: no variant here suppresses windows on faults; "
+                     f"windows fired by exceptions — {faults}"))
+    head = "<tr><th>algorithm</th><th>the source leads one to expect</th>" \
+        "<th>measured (mean ± 95 % CI over seeds)</th></tr>"
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row)
+                   + "</tr>" for row in rows)
+    return f"<table>{head}{body}</table>"
 
 
 def figure_metrics(frame: pd.DataFrame, out_dir: Path) -> Path:
@@ -109,17 +174,21 @@ def figure_metrics(frame: pd.DataFrame, out_dir: Path) -> Path:
     return plots.save(fig, out_dir, f"{PREFIX}_metrics")
 
 
-def figure_timeline(examples: dict[str, Path], out_dir: Path, bin_width: float = 0.5
-                    ) -> Path | None:
-    """Windows over time against the input rate, one panel per variant."""
+def figure_timeline(examples: dict[tuple[str, str], Path], out_dir: Path,
+                    bin_width: float = 0.5) -> Path | None:
+    """Windows over time against the input rate: a panel per ``(algorithm, variant)``,
+    one column per algorithm, one row per variant."""
     if not examples:
         return None
+    algorithms = sorted({a for a, _ in examples})
+    variants = sorted({v for _, v in examples})
     with matplotlib.rc_context(plots.STYLE):
-        fig = Figure(figsize=(plots.FIGSIZE[0] * 1.6, 1.6 * len(examples) + 0.6),
-                     layout="constrained")
-        axes = fig.subplots(len(examples), 1, sharex=True, squeeze=False)[:, 0]
+        fig = Figure(figsize=(plots.FIGSIZE[0] * 0.9 * len(algorithms) + 1.0,
+                              1.6 * len(variants) + 0.6), layout="constrained")
+        grid = fig.subplots(len(variants), len(algorithms), sharex=True, squeeze=False)
         colors = plots.algorithm_styles(list(KINDS) + ["slide"])
-        for ax, (variant, path) in zip(axes, sorted(examples.items())):
+        for (algorithm, variant), path in sorted(examples.items()):
+            ax = grid[variants.index(variant), algorithms.index(algorithm)]
             run = Run(path)
             m = run.table("metrics")
             arrivals = _input_times(run, m)
@@ -129,13 +198,15 @@ def figure_timeline(examples: dict[str, Path], out_dir: Path, bin_width: float =
             ax.step(edges[:-1], counts / bin_width, where="post", color="grey",
                     label="input rate")
             for kind, times in fired_times(m).items():
-                ax.vlines(times, 0, 1, transform=ax.get_xaxis_transform(), linewidth=0.8,
+                ax.vlines(times, 0, 1, transform=ax.get_xaxis_transform(), linewidth=0.6,
                           color=colors.get(kind, {"color": "black"})["color"],
                           label=f"window ({kind})")
-            ax.set_ylabel("tuples / time unit")
-            ax.set_title(variant, fontsize=9)
-            ax.legend(fontsize=7, loc="upper right")
-        axes[-1].set_xlabel(plots.TIME_LABEL)
+            ax.set_title(f"{algorithm}, {variant}", fontsize=8)
+            ax.legend(fontsize=6, loc="upper right")
+        for row in grid:
+            row[0].set_ylabel("tuples / time unit")
+        for ax in grid[-1]:
+            ax.set_xlabel(plots.TIME_LABEL)
     return plots.save(fig, out_dir, f"{PREFIX}_timeline")
 
 
@@ -149,13 +220,14 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     figures = out_dir / "figures"
     dirs = {Path(d).name: Path(d) for d in run_dirs if is_run_folder(d)}
     first = runs.sort_values("seed").drop_duplicates(["algorithm", "trigger"])
-    examples = {f"{r['algorithm']}, {r['trigger']}": dirs[r["run_id"]]
+    examples = {(r["algorithm"], r["trigger"]): dirs[r["run_id"]]
                 for _, r in first.iterrows() if r["run_id"] in dirs}
     parts = ["<p>What ended each window: the fixed clock, or a trigger (ALGORITHMS.md "
              "§4) — the input rate, its deviation from its history, or exceptions (late "
              "tuples at the operator, messages lost by the sources). A window attributed "
-             "to <code>time</code> under a trigger is its fallback clock.</p>",
-             _table(frame)]
+             "to <code>time</code> under a trigger is its fallback clock. A window is a "
+             "QJoin adaptation step, an ATR or CTR segment, an SMJ period.</p>",
+             _table(frame), _expectations(frame, reactions(runs, dirs))]
     png = figure_metrics(frame, figures)
     parts.append(f'<figure><img src="{png.relative_to(out_dir).as_posix()}" alt="metrics">'
                  "<figcaption>Recall, latency and cost per trigger; bars: 95 % CI over "

@@ -156,7 +156,8 @@ def _trigger(algorithm, tables: dict, streams: list, base_dir: Path):
     if table and not algorithm.triggered:
         raise ValueError(f"trigger.{algorithm.name}: this algorithm's windows run on its "
                          "fixed clock only (no window initiator yet)")
-    return trigger_spec(table, f"trigger.{algorithm.name}", streams, Path(base_dir))
+    return trigger_spec(table, f"trigger.{algorithm.name}", streams, Path(base_dir),
+                        algorithm.trigger_places)
 
 
 @dataclass
@@ -291,7 +292,7 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     spark_log = _spark_log(plan, out)
     log_start = spark_log.stat().st_size if spark_log and spark_log.exists() else 0
     output = _execute(plan, programs, tuples, progress)
-    expected = algorithm.exact_answer(plan, tuples)
+    expected = algorithm.exact_answer_of_run(plan, tuples, output.metrics)
     traces = trace_frames(output.traces)
     data = RunData(output.ledger, output.results, output.metrics, set(expected), plan.duration,
                    tuples, traces)

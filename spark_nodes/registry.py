@@ -51,6 +51,9 @@ class Algorithm:
     #: Whether a ``[trigger.<name>]`` table can drive this algorithm's windows
     #: (:mod:`spark_nodes.triggers`); others run on their fixed clock only.
     triggered: bool = False
+    #: Where a trigger's conditions may be measured (``at``) and which kinds each place
+    #: sees; None: everywhere, every kind.
+    trigger_places: dict | None = None
 
     def programs(self, plan) -> dict:
         """Return ``{node: NodeProgram}`` for every node with a role."""
@@ -62,6 +65,12 @@ class Algorithm:
 
         q = plan.query
         return exact_groups(tuples_by_stream, q.windows, q.predicate, q.theta)
+
+    def exact_answer_of_run(self, plan, tuples_by_stream, metrics) -> set[str]:
+        """The exact answer of a finished run, for algorithms whose answer depends on
+        decisions the run recorded in ``metrics`` (SMJ's periods ended by a trigger);
+        default: :meth:`exact_answer`."""
+        return self.exact_answer(plan, tuples_by_stream)
 
     def summarize(self, plan, run) -> dict:
         """Extra summary keys computed from the finished run (default: none)."""

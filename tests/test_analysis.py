@@ -339,7 +339,7 @@ def test_family_section_is_written_once_per_network_medium(tmp_path, monkeypatch
 
 
 def test_missing_family_module_raises(small):
-    assert families_present(["flood", "smj-h"]) == ["smj", "enrich"]   # plan lookups
+    assert families_present(["flood", "smj-h"]) == ["smj", "enrich", "triggers"]
     with pytest.raises(MissingFamilySection, match=r"analysis/nosuch_section.py"):
         write_report(small, families={"nosuch": frozenset({"flood"})})
     assert not (small / "report").exists()

@@ -29,6 +29,7 @@ from spark_nodes.ctr.programs import DistributedJoinNode, Setup
 from spark_nodes.enrich.lookup_summary import fetch_summary
 from spark_nodes.sources import key_probabilities, resolve_streams
 from spark_nodes.registry import Algorithm, Param, check_param, register
+from spark_nodes.triggers.conditions import KINDS
 from spark_nodes.triggers.summary import windows_fired
 
 NONE = type(None)
@@ -57,6 +58,8 @@ class _DistributedJoin(Algorithm):
 
     family = "ctr"
     scheme = ""
+    #: a trigger (ATR, CTR) is measured where the segments are cut
+    trigger_places = {"here": KINDS}
 
     def setup(self, plan) -> Setup:
         p = plan.params
@@ -106,8 +109,16 @@ class _DistributedJoin(Algorithm):
         return p["segment"]
 
     def trigger_setup(self, plan, p: dict) -> dict:
-        """Setup fields of a ``[trigger.<name>]`` table (algorithms with windows)."""
-        return {}
+        """Setup fields of a ``[trigger.<name>]`` table (ATR, CTR: its windows cut
+        segments; conditions measured at the diffusion node)."""
+        trigger = getattr(plan, "trigger", None)
+        if not self.triggered or trigger is None or trigger.clock:
+            return {}
+        if trigger.measured_at("sources"):
+            raise ValueError(f"trigger.{self.name}: {self.name.upper()}'s trigger measures "
+                             "at the diffusion node only (at = \"here\"); conditions at "
+                             "the sources are QJoin's and SMJ's")
+        return {"trigger": trigger}
 
     def extra(self, p: dict) -> dict:
         return {}
@@ -214,16 +225,11 @@ class Atr(_DistributedJoin):
 
     def trigger_setup(self, plan, p: dict) -> dict:
         trigger = getattr(plan, "trigger", None)
-        if trigger is None or trigger.clock:
-            return {}
-        # probes of T ± ΔT measure whole segments: a cut would spoil the comparison
-        check_param(self.name, p, "adapt", not p["adapt"],
-                    f"false when a trigger cuts segments ([trigger.{self.name}])")
-        if trigger.measured_at("sources"):
-            raise ValueError(f"trigger.{self.name}: ATR's trigger measures at the diffusion "
-                             "node only (at = \"here\"); conditions at the sources are "
-                             "QJoin's")
-        return {"trigger": trigger}
+        if trigger is not None and not trigger.clock:
+            # probes of T ± ΔT measure whole segments: a cut would spoil the comparison
+            check_param(self.name, p, "adapt", not p["adapt"],
+                        f"false when a trigger cuts segments ([trigger.{self.name}])")
+        return super().trigger_setup(plan, p)
 
     def overhead(self, metrics, setup: Setup, duration: float) -> dict:
         out = atr_overhead(metrics, setup.streams, setup.windows, duration)
@@ -245,6 +251,7 @@ class Ctr(_DistributedJoin):
 
     name = "ctr"
     scheme = "ctr"
+    triggered = True
     params = {**_PLACEMENT, **_HOSTS,
               "store": Param((str,), "cover", "where a segment is stored: 'cover' (its "
                              "hop-1 hosts, as the source) or 'llf' (least-loaded host)"),

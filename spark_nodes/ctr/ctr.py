@@ -24,6 +24,9 @@ How the testbed makes every group come out exactly once:
 - **Closing** as in ATR: a flush at watermark ``wm`` routes every segment that ends at
   or before ``wm``; a tuple arriving below the routed watermark is late (dropped,
   counted).
+- **Cuts** (``[trigger.ctr]``): a window trigger ends the open segment early
+  (:meth:`CtrRouter.cut`); the grid restarts there (:class:`~.segments.Grid`), for
+  every stream at once, beyond everything routed, so the owner rule above still holds.
 - **Storage** (option ``store``): ``"cover"`` [source] stores ``η`` on every host of its
   hop 1 (the least-loaded host when ``η`` has nothing to probe). Because a cover only
   uses hosts that already hold segments, this never spreads data to a new host;
@@ -49,7 +52,7 @@ from typing import NamedTuple
 
 from spark_nodes.ctr.probe import probe_sequence
 from spark_nodes.ctr.routing_table import RoutingTable
-from spark_nodes.ctr.segments import segment_index, widen
+from spark_nodes.ctr.segments import Grid, widen
 from spark_nodes.ctr.set_cover import assign_probers, greedy_cover
 
 STORE_MODES = ("cover", "llf")
@@ -100,13 +103,18 @@ class CtrRouter:
         self.length = float(length)
         self.board = board
         self.store = store
-        self.table = RoutingTable(self.length)
+        self.grid = Grid(self.length)
+        self.table = RoutingTable(self.grid)
         self.stats: dict[tuple, list] = {}
         self._pending: dict[tuple, list] = {}        # (g, stream position) -> tuples
         self._pos = {s: i for i, s in enumerate(self.streams)}
         self.wm = -math.inf
         self.late = 0
         self.closed = {s: 0 for s in self.streams}
+        #: Grid segments that closed by reaching their length (not cut by a trigger).
+        self.ended_by_length = 0
+        self._next_window = 0                       # the next segment to count
+        self._cut: set[int] = set()                 # segments a trigger ended
 
     # -- statistics ---------------------------------------------------------------------
     def observe(self, stats: Mapping[tuple, Sequence[int]]) -> None:
@@ -128,7 +136,7 @@ class CtrRouter:
         if tup.ts < self.wm:
             self.late += 1
             return False
-        key = (segment_index(tup.ts, self.length), self._pos[tup.stream])
+        key = (self.grid.index(tup.ts), self._pos[tup.stream])
         self._pending.setdefault(key, []).append(tup)
         return True
 
@@ -138,10 +146,20 @@ class CtrRouter:
 
     def flush(self, wm: float) -> list[tuple[Route, list]]:
         """Route every buffered segment ending at or before ``wm``, in rank order."""
+        if self.grid.cuts:
+            # cuts moved the boundaries off the tick grid: a watermark inside a segment
+            # would make that segment's later tuples late although it is still open
+            wm = self.grid.floor(wm)
         if not wm > self.wm:
             return []
         self.wm = wm
-        ready = sorted(k for k in self._pending if (k[0] + 1) * self.length <= wm)
+        while math.isfinite(wm) and self.grid.end(self._next_window) <= wm:
+            if self._next_window in self._cut:
+                self._cut.discard(self._next_window)
+            else:
+                self.ended_by_length += 1
+            self._next_window += 1
+        ready = sorted(k for k in self._pending if self.grid.end(k[0]) <= wm)
         out = []
         for g, i in ready:
             tuples = sorted(self._pending.pop((g, i)), key=lambda t: (t.ts, t.seq))
@@ -159,14 +177,47 @@ class CtrRouter:
         Segments still to route start at or after the watermark (later tuples are late)
         or at the start of a buffered segment, whichever is earlier.
         """
-        t_next = min([self.wm] + [g * self.length for g, _ in self._pending])
+        t_next = min([self.wm] + [self.grid.start(g) for g, _ in self._pending])
         return self.table.expire(t_next, self.windows)
+
+    def cut(self, at: float) -> float | None:
+        """End the open segment holding event time ``at`` there (a window trigger
+        fired); the next segment starts at ``at``, for every stream. Only beyond the
+        routed watermark (``at > wm``: nothing at or after ``at`` has been routed), so
+        routed segments keep their bounds and every group its one owner. Buffered
+        tuples at or after ``at`` move to the new grid's segments. Returns how much
+        shorter the segment got, or None when there was nothing to cut.
+
+        >>> from spark_nodes.ctr.load import LoadBoard
+        >>> from spark_nodes.tuples import StreamTuple as T
+        >>> r = CtrRouter(["A"], {"A": 1.0}, 2.0, LoadBoard([1], (0, 1, 0), (1, 1, 1), 1.0))
+        >>> _ = r.add(T("A", 0, 0.5, 0, None, None, 0)); _ = r.add(T("A", 1, 1.5, 0, None, None, 0))
+        >>> r.cut(1.0), r.cut(1.0)
+        (-1.0, None)
+        >>> [(rt.seg, [t.seq for t in ts]) for rt, ts in r.flush(1.0)]
+        [(('A', 0), [0])]
+        >>> r.grid.bounds(1), sorted(r._pending)
+        ((1.0, 3.0), [(1, 0)])
+        """
+        if not at > self.wm:
+            return None
+        g = self.grid.index(at)
+        end = self.grid.end(g)
+        if self.grid.cut(at) is None:
+            return None
+        self._cut.add(g)
+        moved = [k for k in self._pending if k[0] >= g]
+        tuples = [t for k in sorted(moved) for t in self._pending.pop(k)]
+        for t in tuples:
+            self._pending.setdefault((self.grid.index(t.ts), self._pos[t.stream]),
+                                     []).append(t)
+        return at - end
 
     # -- routing ------------------------------------------------------------------------
     def route(self, stream: str, g: int, tuples: Sequence) -> Route:
         """Route segment ``g`` of ``stream`` and record it in the table."""
         seg = (stream, g)
-        start = g * self.length
+        start = self.grid.start(g)
         seq = probe_sequence(stream, self.streams, self.selectivity)
         hosts = self.board.hosts
         w = {h: self.board.load(h) for h in hosts}

@@ -24,6 +24,8 @@ Roles
 Metrics (source = the algorithm's name), used by :mod:`.overhead`: at the diffusion
 node ``closed:<stream>`` (tuples closed), ``copies:<stream>`` (base tuples sent to
 hosts), ``late``; ATR ``segment:<master>:<kind>`` (value: its length, one per segment);
+ATR and CTR ``window_fired:<kind>`` (a segment ended by its length: ``time``; cut by a
+trigger: the condition's kind) and ``segment_cut:<master | grid>``;
 at hosts ``probes`` (comparisons), ``cmp:<a>:<b>`` / ``match:<a>:<b>``, and CTR
 ``inter_made:<stream>:<k>`` / ``inter_sent:<stream>:<k>`` (partials produced for hop
 ``k``, and copies sent to its hosts).
@@ -84,7 +86,7 @@ class Setup:
     switch_margin: float = 0.25
     adapt_every: int = 4
     store: str = "cover"
-    trigger: Any = None          # ATR: a TriggerSpec whose windows cut segments, or None
+    trigger: Any = None          # ATR, CTR: a TriggerSpec whose windows cut segments, or None
     routes: Any = None           # CTR: RouteOptions when hosts fetch routes (entry_lookup.py)
 
     def board(self) -> LoadBoard:
@@ -177,22 +179,19 @@ class _Diffusion:
         return n, n * self.s.bytes_per_unit
 
 
-class AtrDiffusion(_Diffusion):
-    """ATR at the diffusion node (:class:`~spark_nodes.ctr.atr.AtrRouter`).
+class _TriggeredDiffusion(_Diffusion):
+    """A diffusion node whose segments a window trigger may end early (ATR, CTR).
 
-    Every master segment is a window: one that reaches its length records
-    ``window_fired:time``. With a trigger (``[trigger.atr]``, conditions measured here),
-    the current master segment is cut when the window initiator fires, at the event time
-    the watermark would have now (``now - slack``): tuples, polls every ``poll``, late
-    tuples and the diffusion node's lost messages feed the initiator; each cut records
-    ``window_fired:<kind>`` and ``segment_cut:<master>`` (value: the change of length).
+    With a trigger (``[trigger.<algorithm>]``, conditions measured here), tuples, polls
+    every ``poll``, late tuples and the diffusion node's lost messages feed a window
+    initiator; each window it fires cuts the open segment at the event time the
+    watermark would have now (``now - slack``) and records ``window_fired:<kind>`` and
+    ``segment_cut:<name>`` (value: the change of length). A segment that ends by its
+    length records ``window_fired:time``.
     """
 
     def __init__(self, setup: Setup):
         super().__init__(setup)
-        self.router = AtrRouter(setup.streams, setup.windows, setup.segment, self.board,
-                                setup.delta_T, setup.adapt, setup.master_switch,
-                                setup.switch_margin, setup.adapt_every)
         trigger = setup.trigger
         self.initiator = trigger.initiator("here") \
             if trigger is not None and not trigger.clock else None
@@ -205,6 +204,7 @@ class AtrDiffusion(_Diffusion):
     def on_timer(self, ctx, tag) -> None:
         if tag[1] == "poll":
             self.cut(ctx, self.initiator.poll(ctx.now))
+            self.polled(ctx)
             ctx.set_timer(ctx.now + self.s.trigger.poll, ("diffusion", "poll"))
         else:
             super().on_timer(ctx, tag)
@@ -223,18 +223,49 @@ class AtrDiffusion(_Diffusion):
             self.cut(ctx, self.initiator.exception(reason, ctx.now))
 
     def cut(self, ctx, fired) -> None:
-        """End the current master segment for each window that fired (if one is open)."""
+        """End the open segment for each window that fired (if one is open)."""
         for window in fired:
             shorter = self.router.cut(ctx.now - self.s.slack)
             if shorter is not None:
                 ctx.record(f"window_fired:{window.kind}", 1)
-                ctx.record(f"segment_cut:{self.router._cur.seg.master}", shorter)
+                ctx.record(f"segment_cut:{self.cut_name()}", shorter)
+                self.after_cut(ctx)
+
+    def record_ended(self, ctx, before: int) -> None:
+        """``window_fired:time`` for the segments that ended by length since ``before``."""
+        if self.router.ended_by_length > before:
+            ctx.record("window_fired:time", self.router.ended_by_length - before)
+
+    def cut_name(self) -> str:
+        raise NotImplementedError
+
+    def after_cut(self, ctx) -> None:
+        """Act on a cut at once (subclasses)."""
+
+    def polled(self, ctx) -> None:
+        """Act at a poll (subclasses)."""
+
+
+class AtrDiffusion(_TriggeredDiffusion):
+    """ATR at the diffusion node (:class:`~spark_nodes.ctr.atr.AtrRouter`).
+
+    Every master segment is a window (:class:`_TriggeredDiffusion`): a trigger cuts the
+    current master segment; ``segment_cut:<master>``.
+    """
+
+    def __init__(self, setup: Setup):
+        super().__init__(setup)
+        self.router = AtrRouter(setup.streams, setup.windows, setup.segment, self.board,
+                                setup.delta_T, setup.adapt, setup.master_switch,
+                                setup.switch_margin, setup.adapt_every)
+
+    def cut_name(self) -> str:
+        return self.router._cur.seg.master
 
     def flush(self, ctx, wm: float) -> None:
         ended = self.router.ended_by_length
         parts = self.router.flush(wm)
-        if self.router.ended_by_length > ended:
-            ctx.record("window_fired:time", self.router.ended_by_length - ended)
+        self.record_ended(ctx, ended)
         for seg in self.router.new_segments:
             ctx.record(f"segment:{seg.master}:{seg.kind}", seg.end - seg.start)
         self.router.new_segments.clear()
@@ -245,10 +276,14 @@ class AtrDiffusion(_Diffusion):
         self._record_closed(ctx)
 
 
-class CtrDiffusion(_Diffusion):
+class CtrDiffusion(_TriggeredDiffusion):
     """CTR at the diffusion node (:class:`~spark_nodes.ctr.ctr.CtrRouter`).
 
     Ticks every segment length, so that each tick routes the segments that just closed.
+    Every grid segment is a window (:class:`_TriggeredDiffusion`): a trigger cuts the
+    open one for every stream (``segment_cut:grid``) and routes it at once; the grid
+    restarts there, so under a trigger the node also routes at every poll what has
+    closed by then (the ticks no longer fall on segment ends).
     """
 
     def __init__(self, setup: Setup):
@@ -257,12 +292,25 @@ class CtrDiffusion(_Diffusion):
                                 setup.store)
         self.desk = RouteDesk() if setup.routes is not None else None
 
+    def cut_name(self) -> str:
+        return "grid"
+
+    def after_cut(self, ctx) -> None:
+        self.polled(ctx)
+
+    def polled(self, ctx) -> None:
+        # a watermark inside the open segment would turn its later tuples late
+        self.flush(ctx, self.router.grid.floor(ctx.now - self.s.slack))
+
     def on_report(self, ctx, msg) -> None:
         super().on_report(ctx, msg)
         self.router.observe({(a, b): (c, m) for a, b, c, m in msg.payload.stats})
 
     def flush(self, ctx, wm: float) -> None:
-        for route, tuples in self.router.flush(wm):
+        ended = self.router.ended_by_length
+        routed = self.router.flush(wm)
+        self.record_ended(ctx, ended)
+        for route, tuples in routed:
             tuples = tuple(tuples)
             units = sum(t.size for t in tuples)
             # routes = "lookup": the segment carries its first hop, hosts ask for the rest
@@ -651,7 +699,7 @@ class DistributedJoinNode(NodeProgram):
         getattr(self, tag[0]).on_timer(ctx, tag)
 
     def on_lost(self, ctx, msg, reason) -> None:
-        # the diffusion node's lost parts are exceptions to its window trigger (ATR)
+        # the diffusion node's lost parts are exceptions to its window trigger (ATR, CTR)
         self.diffusion.on_lost(ctx, msg, reason)
 
     def listens_to_losses(self) -> bool:

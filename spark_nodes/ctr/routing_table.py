@@ -29,7 +29,7 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from spark_nodes.ctr.segments import segment_bounds, segment_index, widen
+from spark_nodes.ctr.segments import Grid, widen
 
 
 class Entry(NamedTuple):
@@ -43,10 +43,12 @@ class Entry(NamedTuple):
 
 
 class RoutingTable:
-    """Entries for the segments of a grid of length ``length``."""
+    """Entries for the segments of a grid of length ``length`` (or a :class:`Grid`,
+    whose cuts the table then follows)."""
 
-    def __init__(self, length: float):
-        self.length = float(length)
+    def __init__(self, length: float | Grid):
+        self.grid = length if isinstance(length, Grid) else Grid(length)
+        self.length = self.grid.length
         self._entries: dict[tuple, Entry] = {}
         self._by_stream: dict[str, list[int]] = {}
         self._probes: dict[tuple, dict[int, int]] = {}
@@ -62,7 +64,7 @@ class RoutingTable:
         gs = self._by_stream.setdefault(stream, [])
         if gs and g <= gs[-1]:
             raise ValueError(f"routing table: segment {stream}:{g} added after {stream}:{gs[-1]}")
-        start, end = segment_bounds(g, self.length)
+        start, end = self.grid.bounds(g)
         seg = (stream, g)
         self._entries[seg] = Entry(seg, start, end, tuple(sorted(hosts)), int(tuples))
         gs.append(g)
@@ -75,7 +77,7 @@ class RoutingTable:
     def lookup(self, stream: str, lo: float) -> list[tuple]:
         """Segments of ``stream`` in the table that hold some ``ts >= lo``, oldest first."""
         gs = self._by_stream.get(stream, [])
-        i = bisect_left(gs, segment_index(lo, self.length)) if math.isfinite(lo) else 0
+        i = bisect_left(gs, self.grid.index(lo)) if math.isfinite(lo) else 0
         return [(stream, g) for g in gs[i:] if self._entries[(stream, g)].end > lo]
 
     def add_probes(self, host: int, seg, count: int) -> None:

@@ -9,5 +9,7 @@ Algorithms (registered by :mod:`spark_nodes.smj.algorithms`):
 * ``lottery`` — lottery routing over selectivity factors, no synopses.
 * ``naive`` — every block shipped to the query node and joined there.
 
-All four compute exactly :func:`spark_nodes.smj.semantics.exact_groups`.
+All four compute exactly :func:`spark_nodes.smj.semantics.exact_groups`, over periods of
+length ``period`` or, under ``[trigger.<name>]``, over the periods a window trigger ended
+(:mod:`spark_nodes.smj.triggered`).
 """

@@ -15,7 +15,8 @@ from spark_nodes.registry import Algorithm, Param, register
 from spark_nodes.smj.config import SmjConfig
 from spark_nodes.smj.node import SmjNode
 from spark_nodes.smj.plan_lookup import PARAMS as PLAN_PARAMS, PLAN_MODES, plan_options
-from spark_nodes.smj.semantics import exact_groups
+from spark_nodes.smj.semantics import FiredPeriods, exact_groups
+from spark_nodes.triggers.summary import windows_fired
 
 _COMMON = {
     "period": Param((float,), 1.0, "period length: blocks close every `period` time units"),
@@ -41,6 +42,11 @@ class SmjFamily(Algorithm):
     """Shared plumbing: configuration from the plan, exact answer, summary keys."""
 
     family = "smj"
+    #: a trigger ends the periods (:mod:`spark_nodes.smj.triggered`): the query node
+    #: keeps the clock and sees no tuples, so tuples are measured at the sites
+    triggered = True
+    trigger_places = {"here": ("time", "exception"),
+                      "sources": ("count", "time", "rate", "deviation", "exception")}
 
     def config(self, plan) -> SmjConfig:
         """The :class:`SmjConfig` of ``plan``."""
@@ -58,7 +64,7 @@ class SmjFamily(Algorithm):
             include_final=p.get("include_final", True), filter=p.get("filter", "mask"),
             lottery_draw=p.get("lottery_draw", "argmax"), initial_center=center,
             bytes_per_unit=plan.bytes_per_unit, lookahead=p.get("lookahead", 1),
-            retry=p["retry"],
+            retry=p["retry"], trigger=getattr(plan, "trigger", None),
             plan_lookup=plan_options(self.name, p) if "plan" in p else None)
 
     def nodes_with_roles(self, plan, cfg) -> list[int]:
@@ -75,6 +81,22 @@ class SmjFamily(Algorithm):
 
     def exact_answer(self, plan, tuples_by_stream) -> set[str]:
         """Groups under :mod:`spark_nodes.smj.semantics` (not the sliding-window oracle)."""
+        if self.config(plan).trigger is not None:
+            raise ValueError(f"trigger.{self.name}: the periods are those the run ended; "
+                             "its exact answer needs the run (exact_answer_of_run)")
+        return self._exact(plan, tuples_by_stream, None)
+
+    def exact_answer_of_run(self, plan, tuples_by_stream, metrics) -> set[str]:
+        """Under a trigger, the periods are those the run ended (its ``period_close``
+        records); else :meth:`exact_answer`."""
+        if self.config(plan).trigger is None:
+            return self.exact_answer(plan, tuples_by_stream)
+        mine = metrics[(metrics["source"] == plan.algorithm)
+                       & (metrics["metric"] == "period_close")] if len(metrics) else metrics
+        return self._exact(plan, tuples_by_stream,
+                           FiredPeriods(sorted(mine["value"]) if len(mine) else []))
+
+    def _exact(self, plan, tuples_by_stream, fired) -> set[str]:
         cfg = self.config(plan)
         if isinstance(tuples_by_stream, pd.DataFrame):
             from spark_nodes.tuples import frame_to_tuples
@@ -82,11 +104,16 @@ class SmjFamily(Algorithm):
             for t in frame_to_tuples(tuples_by_stream):
                 grouped.setdefault(t.stream, []).append(t)
             tuples_by_stream = grouped
+        periods, count = (cfg.period, cfg.periods) if fired is None else \
+            (fired, len(fired.closes))
         return exact_groups(tuples_by_stream, list(cfg.streams),
-                            dict(zip(cfg.streams, cfg.windows)), cfg.period, cfg.periods)
+                            dict(zip(cfg.streams, cfg.windows)), periods, count)
 
     def summarize(self, plan, run) -> dict:
-        return summary_extras(run.ledger, run.metrics)
+        m = run.metrics
+        mine = m[m["source"] == plan.algorithm] if len(m) else m
+        return {**summary_extras(run.ledger, run.metrics),
+                **windows_fired(mine, getattr(plan, "trigger", None))}
 
 
 def summary_extras(ledger: pd.DataFrame, metrics: pd.DataFrame) -> dict:

@@ -7,7 +7,9 @@
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from typing import Any
 
 from spark_nodes.smj.semantics import n_periods, window_value
 
@@ -37,13 +39,18 @@ class SmjConfig:
     lookahead: int = 1
     retry: float = 0.25
     plan_lookup: object = None    # PlanOptions when sites fetch plans (plan_lookup.py)
+    #: a TriggerSpec that ends the periods instead of ``period`` (None: the fixed clock)
+    trigger: Any = None
+    #: the last period closes at the latest here (``duration - margin``)
+    limit: float = float("inf")
 
     @classmethod
     def of(cls, *, mode, streams, stream_nodes, query_node, windows, duration,
            period=1.0, margin=0.0, grace=2.0, synopsis_unit=0.25, include_final=True,
            filter="mask", lottery_draw="argmax", initial_center=None, bytes_per_unit=32,
-           lookahead=1, retry=0.25, plan_lookup=None):
-        """Validate and build; ``windows`` entries may be None (no window)."""
+           lookahead=1, retry=0.25, plan_lookup=None, trigger=None):
+        """Validate and build; ``windows`` entries may be None (no window). Under a
+        ``trigger`` the number of periods is what the trigger fires (unbounded here)."""
         for name, value, allowed in (("mode", mode, MODES), ("filter", filter, FILTERS),
                                      ("lottery_draw", lottery_draw, DRAWS)):
             if value not in allowed:
@@ -59,11 +66,15 @@ class SmjConfig:
         if lookahead < 1:
             raise ValueError(f"params.{mode}.lookahead: expected an integer >= 1, "
                              f"got {lookahead}")
+        if trigger is not None and trigger.clock:
+            trigger = None
+        periods = n_periods(duration, margin, period) if trigger is None else sys.maxsize
         return cls(mode, tuple(streams), tuple(int(v) for v in stream_nodes),
                    int(query_node), tuple(window_value(w) for w in windows), float(period),
-                   n_periods(duration, margin, period), float(grace), float(synopsis_unit),
+                   periods, float(grace), float(synopsis_unit),
                    bool(include_final), filter, lottery_draw, initial_center,
-                   int(bytes_per_unit), int(lookahead), float(retry), plan_lookup)
+                   int(bytes_per_unit), int(lookahead), float(retry), plan_lookup,
+                   trigger, float(duration - margin))
 
     @property
     def n(self) -> int:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 
-from spark_nodes.smj.semantics import close_of, keeps, period_of
+from spark_nodes.smj.semantics import FixedPeriods, keeps
 
 
 class QueryJoin:
@@ -31,12 +31,14 @@ class QueryJoin:
         self.cfg = cfg
         self.index = {s: k for k, s in enumerate(cfg.streams)}
         self.store: dict = {}          # key -> per stream index: [(period, tuple)]
+        #: the periods' ends: the fixed clock, or the query node's FiredPeriods
+        self.periods = FixedPeriods(cfg.period)
 
     def add(self, t) -> list[tuple]:
         """Store ``t``; return the combinations it completes."""
         cfg = self.cfg
         k = self.index[t.stream]
-        p = period_of(t.entered_at, cfg.period)
+        p = self.periods.of(t.entered_at)
         per = self.store.setdefault(t.key, [[] for _ in range(cfg.n)])
         cands = []
         for o in range(cfg.n):
@@ -44,8 +46,8 @@ class QueryJoin:
                 continue
             # pairwise necessary condition: both kept at the later of the two periods
             c = [(pu, u) for pu, u in per[o]
-                 if keeps(cfg.windows[o], close_of(max(p, pu), cfg.period), u.ts)
-                 and keeps(cfg.windows[k], close_of(max(p, pu), cfg.period), t.ts)]
+                 if keeps(cfg.windows[o], self.periods.close(max(p, pu)), u.ts)
+                 and keeps(cfg.windows[k], self.periods.close(max(p, pu)), t.ts)]
             if not c:
                 per[k].append((p, t))
                 return []
@@ -53,7 +55,7 @@ class QueryJoin:
         per[k].append((p, t))
         out = []
         for combo in itertools.product(*cands):
-            close = close_of(max([p] + [pu for pu, _ in combo]), cfg.period)
+            close = self.periods.close(max([p] + [pu for pu, _ in combo]))
             members = [u for _, u in combo] + [t]
             if all(keeps(cfg.windows[self.index[m.stream]], close, m.ts) for m in members):
                 out.append(tuple(members))

@@ -19,6 +19,11 @@ lookup     ``plan?``       plan = "lookup": site → center, a request for a pla
 lookup     ``plan``        center → site: the reply (kind ``prefetch`` for eager ones)
 =========  ==============  ==========================================================
 
+Under a window trigger the query node ends the periods and announces them
+(:mod:`spark_nodes.smj.triggered`): tags ``period`` (query node → site nodes, kind
+``control``) and ``signal`` (a site's condition fired → query node, kind ``trigger``).
+A hop of a period whose end has not reached its site yet waits there for it.
+
 A message whose destination is cut off (a partition: the network would drop it) is held
 at its sender and retried every ``retry`` time units.
 
@@ -33,9 +38,10 @@ from spark_nodes.smj.center import Center
 from spark_nodes.smj.lottery import LotteryCounters
 from spark_nodes.smj.naive import QueryJoin
 from spark_nodes.smj.plan_lookup import Plan, PlanDesk, PlanFetcher, PlanReply, reply_size
-from spark_nodes.smj.semantics import close_of
+from spark_nodes.smj.semantics import FiredPeriods, close_of
 from spark_nodes.smj.site import Site, by_key, count
 from spark_nodes.smj.synopsis import Sparse
+from spark_nodes.smj.triggered import PeriodClock, SiteSignals
 
 
 class SmjNode(NodeProgram):
@@ -60,10 +66,31 @@ class SmjNode(NodeProgram):
         self.plans = PlanFetcher(lookup, cfg.synopsis_unit) \
             if lookup is not None and self.sites else None
         self.desk = PlanDesk() if lookup is not None and center else None
+        self._triggered(cfg, node)
+
+    def _triggered(self, cfg, node):
+        """Roles under a window trigger (:mod:`spark_nodes.smj.triggered`)."""
+        trigger = cfg.trigger
+        self.clock = PeriodClock(trigger, sorted(set(cfg.stream_nodes)), cfg.synopsis_unit) \
+            if trigger is not None and node == cfg.query_node else None
+        self.signals = SiteSignals(trigger, cfg.query_node, cfg.synopsis_unit) \
+            if trigger is not None and self.sites else None
+        self.periods = None if trigger is None else \
+            self.clock.periods if self.clock is not None else FiredPeriods()
+        for holder in [*self.sites.values(), self.query]:
+            if holder is not None and self.periods is not None:
+                holder.periods = self.periods
+        self.closed = 0                        # periods this node's sites have closed
+        self.parked: list = []                 # hops waiting for their period's end
 
     # ---- events -------------------------------------------------------------------
     def start(self, ctx):
-        if self.sites and self.cfg.periods > 0:
+        if self.cfg.trigger is not None:
+            if self.clock is not None:
+                self.clock.start(ctx, self.cfg.limit)
+            if self.signals is not None:
+                self.signals.start(ctx)
+        elif self.sites and self.cfg.periods > 0:
             ctx.set_timer(close_of(0, self.cfg.period), ("close", 0))
 
     def on_tuple(self, ctx, tup):
@@ -72,8 +99,31 @@ class SmjNode(NodeProgram):
             raise ValueError(f"node {self.node} got a tuple of {tup.stream}, which it "
                              f"does not produce")
         site.add(tup)
+        ctx.record(f"arrival:{tup.stream}", tup.seq)     # the input rate, for the report
+        if self.signals is not None:
+            self.signals.on_tuple(ctx, tup)
+
+    def on_lost(self, ctx, msg, reason):
+        if self.signals is not None:
+            self.signals.lost(ctx, reason)
+        if self.clock is not None:
+            for kind in self.clock.lost(ctx, reason):
+                self._end_period(ctx, kind)
+
+    def listens_to_losses(self):
+        return (self.signals is not None and self.signals.initiator is not None) or \
+            (self.clock is not None and self.clock.initiator is not None)
 
     def on_timer(self, ctx, tag):
+        if tag[0] == "clock":
+            if tag[1] == "last":
+                self._end_period(ctx, "time", last=True)
+            for kind in self.clock.poll(ctx) if tag[1] == "poll" else ():
+                self._end_period(ctx, kind)
+            return
+        if tag[0] == "sites":
+            self.signals.on_timer(ctx)
+            return
         if tag[0] == "retry":
             self.retrying = False
             held, self.outbox = self.outbox, []
@@ -86,6 +136,8 @@ class SmjNode(NodeProgram):
         _, j = tag
         for k in sorted(self.sites):
             self._close(ctx, self.sites[k], j)
+        if 0 in self.sites:                    # one record per period, at the first site
+            ctx.record("window_fired:time", 1)
         if j + 1 < self.cfg.periods:
             ctx.set_timer(close_of(j + 1, self.cfg.period), ("close", j + 1))
 
@@ -98,6 +150,13 @@ class SmjNode(NodeProgram):
         elif tag == "plan":
             self.center_at = msg.src
             self.plans.arrived(ctx, msg.payload[1], self._forward_plan)
+        elif tag == "period":
+            self._learn(ctx, *msg.payload[1:])
+        elif tag == "signal":
+            if self.clock is None:
+                raise ValueError(f"SMJ node {self.node}: a window signal, but the period "
+                                 "clock is at the query node")
+            self._end_period(ctx, msg.payload[1])
         elif tag == "hop":
             self._hop(ctx, *msg.payload[1:])
         elif tag == "lot":
@@ -187,7 +246,45 @@ class SmjNode(NodeProgram):
             self._send(ctx, self.cfg.stream_nodes[order[0]], "data",
                      ("hop", k, j, order, by_key(kept)), len(kept))
 
+    # ---- periods ended by a trigger -----------------------------------------------------
+    def _end_period(self, ctx, kind, last=False):
+        """The query node ends the current period now and tells every site node."""
+        announcement = self.clock.end(ctx, kind, last)
+        if announcement is None:
+            return
+        size = len(announcement[2]) * self.cfg.synopsis_unit
+        for v in self.clock.sites:
+            self._send(ctx, v, "control", announcement, size)
+
+    def _learn(self, ctx, first, closes):
+        """Period ends arrived: close this node's sites' blocks of every period whose
+        end is now known, in order, then run the hops that waited for them."""
+        for i, close in enumerate(closes):
+            self.periods.learn(first + i, close)
+        if not self.periods.known(self.closed):
+            return
+        for site in self.sites.values():
+            site.learned()
+        if self.signals is not None:
+            self.signals.restart(ctx.now)
+        while self.periods.known(self.closed):
+            for k in sorted(self.sites):
+                self._close(ctx, self.sites[k], self.closed)
+            self.closed += 1
+        parked, self.parked = self.parked, []
+        for hop, args in parked:
+            getattr(self, hop)(ctx, *args)
+
+    def _waits(self, hop, args, j) -> bool:
+        """Park a hop of period ``j`` until this node knows when ``j`` ended."""
+        if self.periods is None or self.periods.known(j):
+            return False
+        self.parked.append((hop, args))     # by name: programs are pickled
+        return True
+
     def _hop(self, ctx, origin, j, route, partial):
+        if self._waits("_hop", (origin, j, route, partial), j):
+            return
         out = self.sites[route[0]].join(partial, j, origin)
         if not out:
             return
@@ -199,6 +296,8 @@ class SmjNode(NodeProgram):
             self._send(ctx, self.cfg.query_node, "result", ("result", out), count(out))
 
     def _lottery_hop(self, ctx, origin, j, remaining, partial, sender, target):
+        if self._waits("_lottery_hop", (origin, j, remaining, partial, sender, target), j):
+            return
         out = self.sites[target].join(partial, j, origin)
         self._send(ctx, self.cfg.stream_nodes[sender], "report",
                  ("report", sender, target, count(out)), self.cfg.synopsis_unit)

@@ -14,6 +14,10 @@ Definitions
   ``entered_at`` (:func:`period_of`). Only periods closing at or before
   ``duration - margin`` are processed (:func:`n_periods`); later tuples take no part.
 * The *rank* of a tuple of stream ``R_k`` in period ``p`` is ``(p, k)``.
+* Under a window trigger (``[trigger.<algorithm>]``) the periods end where the trigger
+  fired instead: period ``j`` covers ``[c_{j-1}, c_j)`` for the fired closes
+  ``c_0 < c_1 < ...`` (:class:`FiredPeriods`; ``c_{-1} = -inf``), and only periods that
+  closed are processed. Everything below holds with those ``c_j``.
 * A stream's window ``W_k`` (``None`` or ``inf`` = none) keeps a tuple ``r`` *for a
   block that closed at* ``c`` when ``c - r.ts <= W_k``.
 
@@ -38,6 +42,7 @@ set()
 """
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from collections import defaultdict
@@ -108,7 +113,70 @@ def keeps(window: float, close: float, ts: float) -> bool:
     return close - ts <= window
 
 
-def exact_groups(tuples_by_stream, order, windows, period: float, periods: int) -> set[str]:
+class FixedPeriods:
+    """Periods of the fixed clock ``P`` (:func:`period_of`, :func:`close_of`).
+
+    >>> clock = FixedPeriods(0.5)
+    >>> clock.of(1.2), clock.close(2), clock.known(10**6)
+    (2, 1.5, True)
+    """
+
+    def __init__(self, period: float):
+        self.period = float(period)
+
+    def of(self, t: float) -> int:
+        return period_of(t, self.period)
+
+    def close(self, j: int) -> float:
+        return close_of(j, self.period)
+
+    def known(self, j: int) -> bool:
+        """Whether period ``j``'s close is known (always, on a clock)."""
+        return True
+
+
+class FiredPeriods:
+    """Periods that end where a window trigger fired: ``closes[j]`` is ``c_j``.
+
+    A node learns the closes as they are announced, possibly out of order (``learn``);
+    only the consecutive ones from period 0 count. A time at or after the last known
+    close lies in a period whose end is not known yet (``of`` gives None).
+
+    >>> fired = FiredPeriods()
+    >>> fired.learn(1, 2.5); fired.of(0.3), fired.known(0)
+    (None, False)
+    >>> fired.learn(0, 1.0); fired.of(0.3), fired.of(1.0), fired.of(2.5), fired.close(1)
+    (0, 1, None, 2.5)
+    """
+
+    def __init__(self, closes=()):
+        self.closes: list[float] = [float(c) for c in closes]
+        self._later: dict[int, float] = {}      # announced beyond a gap
+
+    def learn(self, j: int, close: float) -> None:
+        if j >= len(self.closes):
+            self._later[j] = float(close)
+        while len(self.closes) in self._later:
+            self.closes.append(self._later.pop(len(self.closes)))
+
+    def of(self, t: float) -> int | None:
+        j = bisect.bisect_right(self.closes, t)
+        return j if j < len(self.closes) else None
+
+    def close(self, j: int) -> float:
+        return self.closes[j]
+
+    def known(self, j: int) -> bool:
+        return j < len(self.closes)
+
+
+def as_periods(period):
+    """A period object: :class:`FixedPeriods` for a number, else ``period`` itself."""
+    return period if isinstance(period, (FixedPeriods, FiredPeriods)) else \
+        FixedPeriods(period)
+
+
+def exact_groups(tuples_by_stream, order, windows, period, periods: int) -> set[str]:
     """The groups the query must produce, computed centrally from all tuples.
 
     Parameters
@@ -119,8 +187,8 @@ def exact_groups(tuples_by_stream, order, windows, period: float, periods: int) 
         Stream names in index order (``R1``, ``R2``, ...).
     windows : dict
         ``{stream: window or None}``.
-    period : float
-        Period length ``P``.
+    period : float, FixedPeriods or FiredPeriods
+        Period length ``P``, or the periods a trigger ended.
     periods : int
         Number of processed periods (:func:`n_periods`).
 
@@ -129,13 +197,14 @@ def exact_groups(tuples_by_stream, order, windows, period: float, periods: int) 
     set of str
         Group ids (see :func:`spark_nodes.tuples.group_id`).
     """
+    clock = as_periods(period)
     index = {s: k for k, s in enumerate(order)}
     win = {s: window_value(windows.get(s)) for s in order}
     by_key: dict = defaultdict(lambda: defaultdict(list))
     for s in order:
         for t in tuples_by_stream.get(s, ()):
-            p = period_of(t.entered_at, period)
-            if p < periods and t.key is not None:
+            p = clock.of(t.entered_at)
+            if p is not None and p < periods and t.key is not None:
                 by_key[t.key][s].append((p, index[s], t))
     out: set[str] = set()
     for per_stream in by_key.values():
@@ -143,7 +212,7 @@ def exact_groups(tuples_by_stream, order, windows, period: float, periods: int) 
             continue
         for s in order:
             for p, k, t in per_stream[s]:
-                close = close_of(p, period)
+                close = clock.close(p)
                 if not keeps(win[s], close, t.ts):
                     continue
                 # t is the member of largest rank: the others rank below it

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from spark_nodes.smj.semantics import close_of, keeps, period_of
+from spark_nodes.smj.semantics import FixedPeriods, keeps
 from spark_nodes.smj.synopsis import Sparse
 
 
@@ -60,6 +60,9 @@ class Site:
         self.open: dict = defaultdict(list)       # period -> tuples not yet closed
         self.counted: list = []                   # tuples the center's S includes
         self.blocks: dict = {}                    # period -> block awaiting its filter
+        #: the periods' ends: the fixed clock, or a node's FiredPeriods under a trigger
+        self.periods = FixedPeriods(cfg.period)
+        self.later: list = []                     # tuples of a period whose end is unknown
 
     def add(self, t) -> None:
         """Retain a tuple of this stream (tuples of unprocessed periods are ignored)."""
@@ -67,19 +70,27 @@ class Site:
             raise ValueError(f"site of {self.stream} got a tuple of {t.stream}")
         if t.key is None:
             raise ValueError(f"{t.stream}:{t.seq}: SMJ joins on key; the tuple has none")
-        p = period_of(t.entered_at, self.cfg.period)
-        if p < self.cfg.periods:
+        p = self.periods.of(t.entered_at)
+        if p is None:            # a trigger has not ended its period yet
+            self.later.append(t)
+        elif p < self.cfg.periods:
             self.store[t.key].append((p, t))
             self.open[p].append(t)
 
+    def learned(self) -> None:
+        """Period ends were learned: file the tuples that now fall in a known period."""
+        later, self.later = self.later, []
+        for t in later:
+            self.add(t)
+
     def close(self, j: int) -> list:
         """The block of period ``j``: its tuples that the window keeps at ``c_j``."""
-        close = close_of(j, self.cfg.period)
+        close = self.periods.close(j)
         return [t for t in self.open.pop(j, []) if keeps(self.window, close, t.ts)]
 
     def decrement(self, j: int, block: list) -> Sparse:
         """``∇S`` at the close of period ``j``; then count the new ``block`` in."""
-        close = close_of(j, self.cfg.period)
+        close = self.periods.close(j)
         gone = [t for t in self.counted if not keeps(self.window, close, t.ts)]
         if gone:
             self.counted = [t for t in self.counted if keeps(self.window, close, t.ts)]
@@ -101,7 +112,7 @@ class Site:
     def join(self, partial: dict, j: int, origin: int) -> dict:
         """Extend each partial result with this stream's tuples of equal key that rank
         below the block ``(j, origin)`` and that the window keeps at ``c_j``."""
-        close = close_of(j, self.cfg.period)
+        close = self.periods.close(j)
         rank = (j, origin)
         out = {}
         for key, combos in partial.items():
@@ -113,4 +124,4 @@ class Site:
 
     def tuples(self) -> int:
         """Tuples retained now."""
-        return sum(len(v) for v in self.store.values())
+        return sum(len(v) for v in self.store.values()) + len(self.later)

@@ -137,7 +137,17 @@ def _read_profile(field: str, path, base_dir: Path) -> list:
     return out
 
 
-def _check_condition(field: str, c, streams, base_dir: Path) -> dict:
+def _check_place(field: str, kind: str, where: str, places: dict | None) -> None:
+    """An algorithm measures some kinds only at some places (SMJ: tuples at its sites)."""
+    if places is None:
+        return
+    valid = [p for p, kinds in places.items() if kind in kinds]
+    if where not in valid:
+        raise ValueError(f"{field}.at: a {kind} condition cannot be measured at {where!r} "
+                         f"by this algorithm; valid: {', '.join(valid)}")
+
+
+def _check_condition(field: str, c, streams, base_dir: Path, places=None) -> dict:
     if not isinstance(c, dict):
         raise ValueError(f"{field}: expected a table {{kind = ..., ...}}")
     kind = _choice(f"{field}.kind", c.get("kind"), tuple(KINDS))
@@ -147,6 +157,7 @@ def _check_condition(field: str, c, streams, base_dir: Path) -> dict:
                          f"{', '.join(sorted(_KEYS[kind] | {'at'}))}")
     out = {"kind": kind, "at": _choice(f"{field}.at", c.get("at", "here"),
                                        ("here", "sources"))}
+    _check_place(field, kind, out["at"], places)
     for key in ("above", "below"):
         if key in c:
             out[key] = _number(f"{field}.{key}", c[key], low=0.0)
@@ -172,9 +183,11 @@ def _check_condition(field: str, c, streams, base_dir: Path) -> dict:
     return out
 
 
-def trigger_spec(table: dict | None, field: str, streams, base_dir: Path = Path(".")
-                 ) -> TriggerSpec:
-    """Check a ``[trigger.<algorithm>]`` table; no table is the fixed clock."""
+def trigger_spec(table: dict | None, field: str, streams, base_dir: Path = Path("."),
+                 places: dict | None = None) -> TriggerSpec:
+    """Check a ``[trigger.<algorithm>]`` table; no table is the fixed clock. ``places``:
+    ``{at: kinds measured there}`` for an algorithm that cannot measure every kind
+    everywhere (None: no limit)."""
     if not table:
         return TriggerSpec()
     if not isinstance(table, dict):
@@ -200,7 +213,7 @@ def trigger_spec(table: dict | None, field: str, streams, base_dir: Path = Path(
     conditions = v.get("conditions")
     if not isinstance(conditions, list) or not conditions:
         raise ValueError(f"{at}.conditions: expected a non-empty list of condition tables")
-    checked = tuple(_check_condition(f"{at}.conditions[{i}]", c, streams, base_dir)
+    checked = tuple(_check_condition(f"{at}.conditions[{i}]", c, streams, base_dir, places)
                     for i, c in enumerate(conditions))
     k = v.get("k", 1)
     if when == "k" and (not isinstance(k, int) or not 1 <= k <= len(checked)):

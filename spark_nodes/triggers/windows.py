@@ -124,6 +124,12 @@ class WindowInitiator:
     def _fire(self, t: float, kind: str) -> Fired:
         window = Fired(t, kind, tuple(self.buffer))
         self.fired_by[kind] = self.fired_by.get(kind, 0) + 1
+        self.restart(t)
+        return window
+
+    def restart(self, t: float) -> None:
+        """The window ended at ``t`` for another cause (e.g. a condition measured at
+        another node fired it): the next one opens now, as after a window of its own."""
         if self.mode == "tumbling":
             self.buffer = []
         self.first_fired = True
@@ -132,4 +138,3 @@ class WindowInitiator:
         self.obs.opened(t)
         self.condition.reset()
         self.obs.forget_before(t - max(self.condition.horizon, 1e-9) - 1.0)
-        return window

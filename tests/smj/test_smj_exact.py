@@ -12,6 +12,17 @@ VARIANTS = [("smj-e", {}), ("smj-h", {}), ("smj-h", {"filter": "product"}),
             ("lottery", {"lottery_draw": "proportional"}), ("naive", {})]
 
 
+def random_setup(n, seed):
+    """A random network of a few more nodes than ``n`` streams, the streams' nodes (two
+    may share one) and the query node."""
+    rng = np.random.default_rng(seed)
+    n_nodes = int(rng.integers(max(n, 3), n + 5))
+    net = random_net(n_nodes, seed)
+    nodes = rng.choice(n_nodes, size=n, replace=bool(rng.random() < 0.2))
+    streams = {f"R{k + 1}": int(v) for k, v in enumerate(nodes)}
+    return net, streams, int(rng.integers(n_nodes))
+
+
 def random_net(n_nodes, seed):
     rng = np.random.default_rng(seed)
     g = nx.connected_watts_strogatz_graph(n_nodes, 2, 0.5, seed=seed) if n_nodes > 3 \
@@ -26,12 +37,7 @@ def random_net(n_nodes, seed):
        window=st.sampled_from([None, 0.4, 1.5, 3.0]), period=st.sampled_from([0.5, 1.0]),
        disorder=st.sampled_from([0.0, 0.3]), seed=st.integers(0, 10_000))
 def test_all_variants_equal_exact_answer(n, keys, rate, window, period, disorder, seed):
-    rng = np.random.default_rng(seed)
-    n_nodes = int(rng.integers(max(n, 3), n + 5))
-    net = random_net(n_nodes, seed)
-    nodes = rng.choice(n_nodes, size=n, replace=bool(rng.random() < 0.2))
-    streams = {f"R{k + 1}": int(v) for k, v in enumerate(nodes)}
-    query = int(rng.integers(n_nodes))
+    net, streams, query = random_setup(n, seed)
     # more keys for more streams keeps the no-window answers at a few thousand groups
     tuples = make_tuples(streams, rate, keys + 2 * max(0, n - 3), 5.0, seed, disorder)
     expected = None

@@ -1,12 +1,15 @@
 """SMJE equals brute-force enumeration; SMJH never beats it; programs pickle."""
+import dataclasses
 import itertools
 import pickle
+import types
 
 import numpy as np
 import pytest
 
 from spark_nodes.smj.lottery import LotteryCounters
 from spark_nodes.smj.orders import OrderProblem, smje, smjh
+from spark_nodes.triggers.spec import trigger_spec
 from .smj_harness import algorithm, make_plan, make_tuples, run_algorithm
 from .test_smj_exact import random_net
 
@@ -58,20 +61,30 @@ def test_lottery_proportional_draw_follows_sf():
     assert {c.choose([0, 1, 2], rng, "proportional") for _ in range(50)} == {2}
 
 
+@pytest.mark.parametrize("triggered", [False, True])
 @pytest.mark.parametrize("name", ["smj-e", "smj-h", "lottery", "naive"])
-def test_programs_pickle_mid_run(name):
+def test_programs_pickle_mid_run(name, triggered):
     net = random_net(6, 1)
     streams = {"R1": 0, "R2": 3, "R3": 5}
     plan = make_plan(net, streams, 2, 2.0, 4.0, name=name)
+    if triggered:       # a window initiator at each site, tuples whose period is open
+        plan = dataclasses.replace(plan, trigger=trigger_spec(
+            {"use": "r", "r": {"conditions": [{"kind": "rate", "above": 3.0,
+                                                "at": "sources"}]}},
+            f"trigger.{name}", list(streams)))
     tuples = make_tuples(streams, 2.0, 3, 4.0, 1)
     programs = algorithm(name).programs(plan)
     for v, prog in programs.items():
         for lst in tuples.values():
             for t in lst:
                 if t.origin == v:
-                    prog.on_tuple(None, t)
+                    ctx = types.SimpleNamespace(now=t.entered_at, record=lambda *a: None,
+                                                signal=lambda *a, **k: 0)
+                    prog.on_tuple(ctx, t)
         clone = pickle.loads(pickle.dumps(prog))
         assert clone.memory() == prog.memory()
+        if triggered and prog.sites:
+            assert clone.memory()[0] > 0 and clone.signals.initiator.obs.everything
 
 
 def test_summary_keys_and_smje_not_above_smjh_data_cost():

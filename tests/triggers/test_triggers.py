@@ -157,9 +157,29 @@ def test_sources_signal_their_windows_over_the_network_or_for_free(runs, tmp_pat
      r"trigger.qjoin.rate.conditions\[0\].input: expected one of R1, R2, got 'R9'"),
     (lambda s: s["trigger"]["qjoin"]["exception"]["conditions"][0].update(type="oops"),
      r"trigger.qjoin.exception.conditions\[0\].type: expected one of dead_node"),
-    (lambda s: s["trigger"].update({"smj-h": {"use": "clock"}}) or
-     s["algorithm"].update(name="smj-h"),
-     r"trigger.smj-h: this algorithm's windows run on its fixed clock only"),
+    (lambda s: s["trigger"].update({"single-host": {"use": "clock"}}) or
+     s["algorithm"].update(name="single-host"),
+     r"trigger.single-host: this algorithm's windows run on its fixed clock only"),
+    # SMJ's query node keeps the period clock and sees no tuples: rates at the sites
+    (lambda s: s["algorithm"].update(name="smj-h") or
+     s["trigger"]["smj-h"].update(use="rate") or
+     s["trigger"]["smj-h"]["rate"]["conditions"][0].pop("at"),
+     r"^\S+: trigger.smj-h.rate.conditions\[0\].at: a rate condition cannot be measured "
+     r"at 'here' by this algorithm; valid: sources$"),
+    (lambda s: s["algorithm"].update(name="smj-h") or
+     s["trigger"]["smj-h"].update(use="deviation") or
+     s["trigger"]["smj-h"]["deviation"].update(when="k", k=3),
+     r"trigger.smj-h.deviation.k: expected an integer in 1..2, got 3$"),
+    # CTR cuts its segments where it measures: at the diffusion node
+    (lambda s: s["algorithm"].update(name="ctr") or
+     s["trigger"]["ctr"].update(use="exception") or
+     s["trigger"]["ctr"]["exception"]["conditions"][0].update(at="sources"),
+     r"^\S+: trigger.ctr.exception.conditions\[0\].at: a exception condition cannot be "
+     r"measured at 'sources' by this algorithm; valid: here$"),
+    (lambda s: s["algorithm"].update(name="ctr") or
+     s["trigger"]["ctr"].update(use="rate") or
+     s["trigger"]["ctr"]["rate"]["conditions"][0].update(above=-1.0),
+     r"trigger.ctr.rate.conditions\[0\].above: expected a number >= 0, got -1.0$"),
 ])
 def test_bad_trigger_tables_name_the_field(tmp_path, edit, message):
     s = spec("rate" if "rate" in message else "exception" if "exception" in message
@@ -193,6 +213,16 @@ def test_the_report_compares_triggers_paired_with_the_clock(runs, tmp_path):
                                             - runs["clock"].summary["recall"])
     html = section(frame, [r.path for r in runs.values()], tmp_path)
     assert "Δ recall vs clock" in html
+    assert "onset to the next window — clock: " in html
+    # the reaction to bursts, from the rate run's own arrivals and windows
+    from analysis.triggers_reaction import burst_onsets, reaction
+    from analysis.triggers_section import fired_times, reactions
+    m = runs["rate"].metrics
+    arrivals = np.sort(m.loc[m["metric"].str.startswith("arrival:"), "time"].to_numpy())
+    fired = [t for ts in fired_times(m).values() for t in ts]
+    mine = reaction(burst_onsets(arrivals), fired)
+    react = reactions(frame, {r.run_id: r.path for r in runs.values()}).set_index("trigger")
+    assert 0 < react.loc["rate", "reaction"] == pytest.approx(mine)
     assert (tmp_path / "figures" / "triggers_timeline.png").stat().st_size > 1000
     only_clock = frame[frame["trigger"] == "clock"]
     assert section(only_clock, [], tmp_path) == ""
