@@ -56,6 +56,8 @@ class Plan:
     base_dir: Path = Path(".")
     #: the ``[trigger.<algorithm>]`` table (``spark_nodes.triggers.spec.TriggerSpec``)
     trigger: Any = None
+    #: when nodes are down: ``(node, down_at, up_at)`` from the failures / schedule file
+    outages: tuple = ()
 
     @property
     def stream_nodes(self) -> dict[str, int]:

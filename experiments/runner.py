@@ -144,7 +144,8 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -
                 bytes_per_unit=run_cfg["bytes_per_unit"], header_bytes=run_cfg["header_bytes"],
                 synopsis_unit=run_cfg["synopsis_unit"], topology=topology, dynamics=dynamics,
                 streams=streams, query=query, algorithm=algorithm.name, params=params,
-                trigger=trigger,
+                trigger=trigger, outages=tuple(topologies.node_outages(
+                    topology, spec["mobility"], duration, base_dir)),
                 net0=net0, spec=spec, base_dir=Path(base_dir))
 
 
@@ -322,7 +323,11 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     meta = {"status": "complete", "run_id": run_dir.name, "seed": plan.seed,
             "algorithm": plan.algorithm, "backend": plan.backend, "runtime": plan.runtime,
             "wall_seconds": wall, "started_unix": started, "backend_info": output.info,
-            "stream_nodes": plan.stream_nodes, **provenance()}
+            "stream_nodes": plan.stream_nodes,
+            # when nodes were down (failures, schedule node rows): readers of the run
+            # folder need them without the spec's files
+            "node_outages": [list(o) for o in plan.outages],
+            **provenance()}
     expected_frame = expected_table(expected, tuples)
     path = write_run(Path(out), run_dir.name,
                      {"ledger": output.ledger, "metrics": output.metrics,

@@ -10,7 +10,7 @@ mobility and link schedules, all turned into :class:`Dynamics` (epochs + snapsho
   :func:`read_ns2_trace` (ns-2 / BonnMotion movements), :func:`read_schedule` (CSV)
 - dynamics: :class:`Dynamics`, :func:`static_dynamics`, :func:`mobility_dynamics`,
   :func:`schedule_dynamics`, :class:`Trajectories`, :func:`random_waypoint`
-- specs: :func:`topology_from_spec`, :func:`dynamics_from_spec`
+- specs: :func:`topology_from_spec`, :func:`dynamics_from_spec`, :func:`node_outages`
 - errors: :class:`TopologyFileError`, :class:`DisconnectedTopologyError` (ValueErrors)
 
 Examples
@@ -29,7 +29,7 @@ from topologies.mobility import Trajectories, mobility_dynamics, random_waypoint
 from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology, path_cost_matrix
 from topologies.ns2 import loads_ns2_trace, read_ns2_trace
 from topologies.schedule import Schedule, loads_schedule, read_schedule, schedule_dynamics
-from topologies.spec import dynamics_from_spec, topology_from_spec
+from topologies.spec import dynamics_from_spec, node_outages, topology_from_spec
 
 __all__ = [
     "Dynamics", "static_dynamics", "DisconnectedTopologyError", "TopologyFileError",
@@ -37,5 +37,5 @@ __all__ = [
     "ETX_MAX_LOSS", "apply_link_cost", "link_costs", "Trajectories", "mobility_dynamics",
     "random_waypoint", "LINK_COST_MODELS", "LINK_DEFAULTS", "Topology", "path_cost_matrix",
     "loads_ns2_trace", "read_ns2_trace", "Schedule", "loads_schedule", "read_schedule",
-    "schedule_dynamics", "dynamics_from_spec", "topology_from_spec",
+    "schedule_dynamics", "dynamics_from_spec", "node_outages", "topology_from_spec",
 ]

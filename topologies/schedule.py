@@ -67,6 +67,30 @@ class Schedule:
         """
         return [(r.time, r.u, r.up) for r in self.rows if r.v is None]
 
+    def outages(self, end: float) -> list[tuple[int, float, float]]:
+        """Each node's down intervals ``(node, down_at, up_at)`` from its node rows, in
+        time order, clipped to ``[0, end)``: a node still down at ``end`` comes back at
+        ``end``, and an outage from ``end`` on is left out.
+
+        Examples
+        --------
+        >>> rows = loads_schedule("time,u,v,cost,up\\n35,7,,,0\\n15,3,,,0\\n25,3,,,1\\n")
+        >>> rows.outages(60.0)
+        [(3, 15.0, 25.0), (7, 35.0, 60.0)]
+        >>> rows.outages(20.0)
+        [(3, 15.0, 20.0)]
+        """
+        down: dict[int, float] = {}
+        spans = []
+        for time, node, up in sorted(self.node_events(), key=lambda e: e[0]):
+            if not up:
+                down.setdefault(node, time)
+            elif node in down:
+                spans.append((node, down.pop(node), time))
+        spans += [(node, t, float(end)) for node, t in down.items()]
+        return sorted(((node, a, min(b, float(end))) for node, a, b in spans if a < end),
+                      key=lambda s: (s[1], s[0]))
+
     def check_nodes(self, topology: Topology) -> None:
         """Raise :class:`TopologyFileError` for a row naming a node not in ``topology``."""
         for row in self.rows:

@@ -217,6 +217,27 @@ def _area(topo: Topology) -> tuple[float, float]:
     return (max(1.0, float(positions[:, 0].max())), max(1.0, float(positions[:, 1].max())))
 
 
+def node_outages(topo: Topology, section: Mapping, duration: float,
+                 base_dir: str | PathLike | None = None) -> list[tuple[int, float, float]]:
+    """When nodes are down in a run of this ``[mobility]`` table: ``(node, down_at,
+    up_at)`` from the node rows of its ``failures`` file (or of its schedule file),
+    ``[]`` when nothing fails. Call it on a table :func:`dynamics_from_spec` accepted.
+
+    Examples
+    --------
+    >>> topo = topology_from_spec({"generator": "random_geometric", "nodes": 8,
+    ...                            "radius": 0.6}, seed=2)
+    >>> node_outages(topo, {"model": "random_waypoint", "speed": [0.05, 0.1]}, 10.0)
+    []
+    """
+    model = section.get("model", "none")
+    key = "file" if model == "schedule" else "failures"
+    if model == "none" or key not in section:
+        return []
+    schedule = read_schedule(_path(f"mobility.{key}", section[key], base_dir), topo)
+    return schedule.outages(duration)
+
+
 def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
                        seed: int | np.random.Generator,
                        base_dir: str | PathLike | None = None) -> Dynamics:

@@ -224,6 +224,19 @@ def test_the_report_compares_triggers_paired_with_the_clock(runs, tmp_path):
     react = reactions(frame, {r.run_id: r.path for r in runs.values()}).set_index("trigger")
     assert 0 < react.loc["rate", "reaction"] == pytest.approx(mine)
     assert (tmp_path / "figures" / "triggers_timeline.png").stat().st_size > 1000
+    # faults: nodes 3 (15-25) and 7 (from 35, after this 30-unit run) fail; the run
+    # folder keeps the outages clipped to the run, and the windows fired inside them
+    # are counted per time unit of outage
+    from analysis.triggers_reaction import while_down
+    assert runs["rate"].meta["node_outages"] == [[3, 15.0, 25.0]]
+    inside = sum(1 for t in fired if 15.0 <= t < 25.0)
+    assert react.loc["rate", "fired_down"] == pytest.approx(inside / 10.0)
+    assert react.loc["rate", "fired_up"] == pytest.approx((len(fired) - inside) / 20.0)
+    assert while_down(fired, [[3, 15.0, 25.0]], 30.0) == (inside / 10.0,
+                                                         (len(fired) - inside) / 20.0)
+    # the clock fires once per L = 1, inside the outage as outside it
+    assert react.loc["clock", "fired_down"] == react.loc["clock", "fired_up"] == 1.0
+    assert "while some node is down vs while all are up — clock: 1 while down" in html
     only_clock = frame[frame["trigger"] == "clock"]
     assert section(only_clock, [], tmp_path) == ""
 
