@@ -58,13 +58,6 @@ MESSAGE_COLUMNS = ("msg_id", "src", "dst", "sent_at", "size_bytes")
 
 
 
-class _HopCounter:
-    """A ledger that keeps no rows: :func:`deliver` reports arrivals, not hops."""
-
-    def add(self, *row) -> None:
-        pass
-
-
 class _Static:
     """Dynamics of one graph that never changes."""
 
@@ -155,7 +148,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
             raise ValueError("interference_radius: every node needs a position "
                              "(node attribute 'pos')") from None
 
-    transport = Transport(network, _HopCounter(), seed, medium, interference_radius,
+    transport = Transport(network, None, seed, medium, interference_radius,
                           positions)
     order = messages.sort_values(["sent_at", "msg_id"], kind="stable")
     for row in order.itertuples(index=False):
