@@ -57,7 +57,8 @@ class Transport:
 
     ``network`` is an :class:`emulator.network.Network`; ``ledger`` gets one row per hop
     (None: no rows, as :func:`emulator.deliver` wants); ``positions(t)`` (optional) gives
-    ``{node: (x, y)}`` at time ``t`` for an interference radius.
+    ``{node: (x, y)}`` at time ``t`` for an interference radius, the same throughout an
+    epoch (zones are kept per epoch).
     """
 
     def __init__(self, network, ledger: Ledger | None, seed: int, medium: str = "links",
@@ -75,6 +76,8 @@ class Transport:
         self._link_free: dict[tuple[int, int], float] = {}
         self._waiting: list = []      # shared medium: (ready time, seq, hop) in ready order
         self._active: dict[int, tuple] = {}   # shared medium: seq -> (u, v, end)
+        self._busy: dict[int, int] = {}       # shared medium: node -> transmissions it is in
+        self._zones: dict = {}                # shared medium: (view or epoch, node) -> zone
         #: Messages lost, by reason: "dead_node", "no_route", "link_loss".
         self.lost: Counter = Counter()
         self.hops = 0
@@ -106,7 +109,7 @@ class Transport:
             while cal and cal[0][0] == t:
                 _, rank, seq, payload = heapq.heappop(cal)
                 if rank == _END:
-                    del self._active[payload]
+                    self._end(payload)
                 else:
                     self._ready(t, seq, *payload)
             self._grant(t)
@@ -253,32 +256,67 @@ class Transport:
 
     # -- the shared medium --------------------------------------------------------------
     def _grant(self, t: float) -> None:
-        """Start every waiting transmission the conflict rule allows at ``t``."""
-        if not self._waiting:
+        """Start every waiting transmission the conflict rule allows at ``t``.
+
+        In ready order, a transmission u→v starts unless a transmission in progress has
+        an endpoint in the zone of u or v, or u or v lies in the zone of an earlier one
+        still waiting. Both are kept as node sets, so a check costs the size of two zones,
+        not the number of transmissions in progress and waiting; once the waiting ones
+        cover every node, none after them can start and the scan stops.
+        """
+        waiting = self._waiting
+        if not waiting:
             return
-        blocked: list[set] = []     # neighbourhoods of earlier waiting transmissions
+        busy = self._busy.keys()    # endpoints of the transmissions in progress
+        covered: set = set()        # the zones of earlier waiting transmissions
+        everyone = len(waiting[0][2][4].nodes)
         still = []
-        for ready, seq, hop in self._waiting:
-            msg, u, v, _, view = hop
-            zone = self._zone(t, view, u) | self._zone(t, view, v)
-            busy = any(a in zone or b in zone for a, b, _ in self._active.values()) \
-                or any(u in z or v in z for z in blocked)
-            if busy:
-                still.append((ready, seq, hop))
-                blocked.append(zone)
+        for i, item in enumerate(waiting):
+            msg, u, v, _, view = item[2]
+            zone_u, zone_v = self._zone(t, view, u), self._zone(t, view, v)
+            if u in covered or v in covered or not busy.isdisjoint(zone_u) \
+                    or not busy.isdisjoint(zone_v):
+                still.append(item)
+                covered |= zone_u
+                covered |= zone_v
+                if len(covered) == everyone:
+                    still.extend(waiting[i + 1:])
+                    break
                 continue
-            done = self._transmit(t, hop)
+            seq = item[1]
+            done = self._transmit(t, item[2])
             self._active[seq] = (u, v, done)
+            for node in (u, v):
+                self._busy[node] = self._busy.get(node, 0) + 1
             self._push(done, _END, seq)
         self._waiting = still
 
-    def _zone(self, t: float, view, u: int) -> set:
-        """``u`` and the nodes it interferes with at ``t``."""
-        if self.radius is None:
-            return {u, *view.neighbors(u)}
-        pos = self.positions(t)
-        x, y = pos[u]
-        return {w for w, (a, b) in pos.items() if math.hypot(a - x, b - y) <= self.radius}
+    def _end(self, seq: int) -> None:
+        """The transmission numbered ``seq`` leaves the channel."""
+        u, v, _ = self._active.pop(seq)
+        for node in (u, v):
+            left = self._busy[node] - 1
+            if left:
+                self._busy[node] = left
+            else:
+                del self._busy[node]
+
+    def _zone(self, t: float, view, u: int) -> frozenset:
+        """``u`` and the nodes it interferes with at ``t`` (cached per epoch)."""
+        key = (view, u) if self.radius is None else (self.network.epoch_index(t), u)
+        zone = self._zones.get(key)
+        if zone is None:
+            if len(self._zones) > 1_000_000:   # a bound on memory; rebuilt identically
+                self._zones.clear()
+            if self.radius is None:
+                zone = frozenset((u, *view.neighbors(u)))
+            else:
+                pos = self.positions(t)
+                x, y = pos[u]
+                zone = frozenset(w for w, (a, b) in pos.items()
+                                 if math.hypot(a - x, b - y) <= self.radius)
+            self._zones[key] = zone
+        return zone
 
 
 def check_medium(medium: str, interference_radius: float | None) -> None:
