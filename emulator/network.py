@@ -85,6 +85,13 @@ class NetView:
         self._tables: dict[int, list] = {}
         self._dists: dict[int, np.ndarray] = {}
 
+    def __getstate__(self):
+        # Ship the links only (the Spark runtime pickles a view per node and epoch):
+        # routing structures and trees are rebuilt, identically, where they are used.
+        state = dict(self.__dict__)
+        state.update(_routing=None, _tables={}, _dists={})
+        return state
+
     @classmethod
     def from_graph(cls, graph: nx.Graph, epoch_start: float = 0.0) -> "NetView":
         """The view of ``graph`` (edge attrs as in :data:`LINK_DEFAULTS`, plus ``up``;

@@ -78,7 +78,7 @@ class Transport:
         self._waiting: list = []      # shared medium: (ready time, seq, hop) in ready order
         self._active: dict[int, tuple] = {}   # shared medium: seq -> (u, v, end)
         self._busy: dict[int, int] = {}       # shared medium: node -> transmissions it is in
-        self._zones: dict = {}                # shared medium: (view or epoch, node) -> zone
+        self._zones: dict = {}                # shared medium: epoch -> {node: zone}
         #: Messages lost, by reason: "dead_node", "no_route", "link_loss".
         self.lost: Counter = Counter()
         self.hops = 0
@@ -326,12 +326,17 @@ class Transport:
                 del self._busy[node]
 
     def _zone(self, t: float, view, u: int) -> frozenset:
-        """``u`` and the nodes it interferes with at ``t`` (cached per epoch)."""
-        key = (view, u) if self.radius is None else (self.network.epoch_index(t), u)
-        zone = self._zones.get(key)
+        """``u`` and the nodes it interferes with at ``t`` (kept for the last epochs)."""
+        epoch = view.epoch_start if self.radius is None else self.network.epoch_index(t)
+        zones = self._zones.get(epoch)
+        if zones is None:
+            # by epoch, not by view, and only the last few: holding views would hold
+            # their trees (4 GiB on bench_scale's shared medium before this bound)
+            zones = self._zones[epoch] = {}
+            if len(self._zones) > 3:
+                del self._zones[next(iter(self._zones))]
+        zone = zones.get(u)
         if zone is None:
-            if len(self._zones) > 1_000_000:   # a bound on memory; rebuilt identically
-                self._zones.clear()
             if self.radius is None:
                 zone = frozenset((u, *view.neighbors(u)))
             else:
@@ -339,7 +344,7 @@ class Transport:
                 x, y = pos[u]
                 zone = frozenset(w for w, (a, b) in pos.items()
                                  if math.hypot(a - x, b - y) <= self.radius)
-            self._zones[key] = zone
+            zones[u] = zone
         return zone
 
 

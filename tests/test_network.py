@@ -127,3 +127,14 @@ def test_network_keeps_only_the_views_used_last():
     net.keep = 1
     net.view(6.0)
     assert net.view(1.0) is not first and net.view(1.0).path(0, 3) == first.path(0, 3)
+
+
+def test_a_pickled_view_ships_its_links_and_routes_the_same():
+    import pickle
+
+    view = NetView.from_graph(diamond())
+    before = {(u, v): view.next_hop(u, v) for u in view.nodes for v in view.nodes}
+    copy = pickle.loads(pickle.dumps(view))
+    assert copy._routing is None and not copy._tables
+    assert {(u, v): copy.next_hop(u, v) for u in view.nodes for v in view.nodes} == before
+    assert copy.link(0, 1) == view.link(0, 1) and copy.cost(2, 4) == view.cost(2, 4)
