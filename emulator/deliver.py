@@ -58,13 +58,6 @@ MESSAGE_COLUMNS = ("msg_id", "src", "dst", "sent_at", "size_bytes")
 
 
 
-class _HopCounter:
-    """A ledger that keeps no rows: :func:`deliver` reports arrivals, not hops."""
-
-    def add(self, *row) -> None:
-        pass
-
-
 class _Static:
     """Dynamics of one graph that never changes."""
 
@@ -155,12 +148,14 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
             raise ValueError("interference_radius: every node needs a position "
                              "(node attribute 'pos')") from None
 
-    transport = Transport(network, _HopCounter(), seed, medium, interference_radius,
+    transport = Transport(network, None, seed, medium, interference_radius,
                           positions)
     order = messages.sort_values(["sent_at", "msg_id"], kind="stable")
-    for row in order.itertuples(index=False):
-        transport.send(Message(int(row.msg_id), "data", int(row.src), int(row.dst),
-                               float(row.sent_at), 1.0, int(row.size_bytes), None))
+    columns = [order[c].astype(kind).tolist() for c, kind in
+               (("msg_id", "int64"), ("src", "int64"), ("dst", "int64"), ("sent_at", float),
+                ("size_bytes", "int64"))]
+    for msg_id, src, dst, sent_at, size_bytes in zip(*columns):
+        transport.send(Message(msg_id, "data", src, dst, sent_at, 1.0, size_bytes, None))
     transport.advance()
     arrived = {m.msg_id: t for t, m in transport.arrivals}
     lost = {m.msg_id: reason for _, m, reason, _ in transport.losses}

@@ -2,9 +2,10 @@
 
 A :class:`Network` turns :class:`topologies.Dynamics` into one :class:`NetView` per epoch:
 least path costs from SciPy's Dijkstra (compiled; networkx's took a second per 100
-destinations on a 1,000-node graph) and next hops from them, one tree per destination,
-built when first asked for. Views are built lazily and cached too, so a run pays only for
-the epochs and destinations its messages touch.
+destinations on a 1,000-node graph) and next hops from them, one tree per destination
+kept as a flat table (a list indexed by node position), built when first asked for. Views
+are built lazily from the epoch's links as arrays, and only the last few are kept, so a
+run pays only for the epochs and destinations its messages touch.
 
 Example
 -------
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import networkx as nx
@@ -26,8 +28,7 @@ import numpy as np
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import dijkstra
 
-#: Link attributes the transport reads, with the value used where a link gives none
-#: (spelled out again in NetView.from_graph, the hot loop of an epoch's build).
+#: Link attributes the transport reads, with the value used where a link gives none.
 LINK_DEFAULTS = {"cost": 1.0, "delay": 0.01, "jitter": 0.0, "bandwidth": math.inf, "loss": 0.0}
 
 
@@ -45,127 +46,243 @@ class Link:
 class NetView:
     """A frozen, picklable snapshot of routing at one epoch.
 
-    Least-cost trees are computed lazily, one per destination (Dijkstra on the usable
-    links), and cached: traffic usually goes to a few destinations, so an epoch costs a
-    few shortest-path trees rather than all pairs. Dead nodes neither send, receive nor
-    forward. Ties between equal-cost next hops go to the smaller node id: the next hop
-    from ``u`` is the smallest neighbour ``p`` with ``cost(p) + w(u, p) == cost(u)``,
-    exactly as networkx's list of equal-cost predecessors gives it.
+    The usable links (up, between live nodes) are kept as flat arrays, each undirected
+    link once (``tail``, ``head``: positions in :attr:`nodes`, sorted ids) with one array
+    per attribute of :data:`LINK_DEFAULTS`. What routing needs is derived from them when
+    first asked for: the directed links sorted by ``(tail, head)`` (so the links leaving a
+    node are a slice, in increasing id order), per-link Python lists for the transport's
+    hot loop, and per destination a least-cost tree — SciPy's Dijkstra costs and a
+    next-hop table (a list indexed by node position holding the directed link to take,
+    -1 where there is none). Traffic usually goes to a few destinations, so an epoch
+    costs a few trees rather than all pairs. Dead nodes neither send, receive nor forward.
+    Ties between equal-cost next hops go to the smaller node id: the next hop from ``u``
+    is the smallest neighbour ``p`` with ``cost(p) + w(u, p) == cost(u)``, exactly as
+    networkx's list of equal-cost predecessors gives it (a property test holds them
+    equal).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> view = NetView(0.0, [0, 1, 2], [True, True, True], [0, 1, 0], [1, 2, 2],
+    ...                {"cost": np.array([1.0, 1.0, 5.0])})
+    >>> view.path(0, 2), view.neighbors(0), view.link(2, 1).delay
+    ([0, 1, 2], [1, 2], 0.01)
     """
 
-    def __init__(self, epoch_start, graph: nx.Graph, alive: dict, links: dict):
+    def __init__(self, epoch_start, nodes, alive, tail, head, attrs: dict):
         self.epoch_start = float(epoch_start)
-        self.nodes = tuple(sorted(graph.nodes))
-        self._graph = graph
-        self._alive_map = alive
-        self._links = links
-        self._trees: dict[int, tuple[dict, dict]] = {}
-        # the usable links as arrays (both directions) and a sparse matrix, for Dijkstra
-        self._index = {u: k for k, u in enumerate(self.nodes)}
-        self._ids = np.array(self.nodes, dtype=np.int64)
-        edges = [(self._index[u], self._index[v], d["cost"])
-                 for u, v, d in graph.edges(data=True)]
-        tail = np.array([e[0] for e in edges], dtype=np.int64)
-        head = np.array([e[1] for e in edges], dtype=np.int64)
-        cost = np.array([e[2] for e in edges], dtype=float)
-        self._u = np.concatenate([tail, head])
-        self._p = np.concatenate([head, tail])
-        self._w = np.concatenate([cost, cost])
-        n = len(self.nodes)
-        # SciPy reads an explicit 0 in a sparse matrix as "no edge": a zero-cost link is
-        # routed by networkx instead (costs here are positive in every generator)
-        self._scipy = bool(edges) and bool((self._w > 0).all())
-        self._matrix = csr_array((self._w, (self._u, self._p)), shape=(n, n)) \
-            if self._scipy else None
+        self.nodes = tuple(nodes)
+        self._alive_list = [bool(a) for a in alive]
+        self._alive_map = dict(zip(self.nodes, self._alive_list))
+        self._pos = {u: k for k, u in enumerate(self.nodes)}
+        self._tail = np.asarray(tail, dtype=np.int64)
+        self._head = np.asarray(head, dtype=np.int64)
+        m = len(self._tail)
+        self._attrs = {name: np.broadcast_to(np.asarray(attrs.get(name, default), dtype=float),
+                                             (m,))
+                       for name, default in LINK_DEFAULTS.items()}
+        self._routing = None     # built by _prepare() when routing is first asked for
+        self._tables: dict[int, list] = {}
+        self._dists: dict[int, np.ndarray] = {}
+
+    def __getstate__(self):
+        # Ship the links only (the Spark runtime pickles a view per node and epoch):
+        # routing structures and trees are rebuilt, identically, where they are used.
+        state = dict(self.__dict__)
+        state.update(_routing=None, _tables={}, _dists={})
+        return state
 
     @classmethod
     def from_graph(cls, graph: nx.Graph, epoch_start: float = 0.0) -> "NetView":
         """The view of ``graph`` (edge attrs as in :data:`LINK_DEFAULTS`, plus ``up``;
         node attr ``alive``, default True)."""
-        alive = {u: bool(graph.nodes[u].get("alive", True)) for u in graph.nodes}
-        usable = nx.Graph()
-        usable.add_nodes_from(sorted(graph.nodes))
-        links = {}
+        nodes = sorted(graph.nodes)
+        pos = {u: k for k, u in enumerate(nodes)}
+        alive = [bool(graph.nodes[u].get("alive", True)) for u in nodes]
+        tail, head, columns = [], [], {name: [] for name in LINK_DEFAULTS}
         for u, v, d in graph.edges(data=True):
-            if d.get("up", True) and alive[u] and alive[v]:
-                get = d.get
-                link = Link(float(get("cost", 1.0)), float(get("delay", 0.01)),
-                            float(get("jitter", 0.0)), float(get("bandwidth", math.inf)),
-                            float(get("loss", 0.0)))
-                usable.add_edge(u, v, cost=link.cost)
-                links[(u, v)] = links[(v, u)] = link
-        return cls(epoch_start, usable, alive, links)
+            i, j = pos[u], pos[v]
+            if d.get("up", True) and alive[i] and alive[j]:
+                tail.append(i)
+                head.append(j)
+                for name, default in LINK_DEFAULTS.items():
+                    columns[name].append(float(d.get(name, default)))
+        return cls(epoch_start, nodes, alive, tail, head,
+                   {name: np.array(values, dtype=float) for name, values in columns.items()})
 
-    def _tree(self, dst: int) -> tuple[dict, dict]:
-        """``(distance to dst, next hop towards dst)`` for every node that reaches ``dst``."""
-        tree = self._trees.get(dst)
-        if tree is None:
-            tree = self._trees[dst] = self._scipy_tree(dst) if self._scipy else \
-                self._networkx_tree(dst)
-        return tree
+    # -- routing structures, built on first use -------------------------------------------
+    def _prepare(self):
+        if self._routing is None:
+            n, m = len(self.nodes), len(self._tail)
+            u = np.concatenate([self._tail, self._head])
+            p = np.concatenate([self._head, self._tail])
+            undirected = np.concatenate([np.arange(m), np.arange(m)])
+            order = np.lexsort((p, u))
+            u, p, undirected = u[order], p[order], undirected[order]
+            w = self._attrs["cost"][undirected]
+            ids = np.array(self.nodes, dtype=np.int64)
+            # SciPy reads an explicit 0 in a sparse matrix as "no edge": a zero-cost link
+            # is routed by networkx instead (costs here are positive in every generator)
+            scipy = bool(m) and bool((w > 0).all())
+            self._routing = {
+                "u": u, "p": p, "w": w, "ids": ids, "scipy": scipy,
+                "starts": np.searchsorted(u, np.arange(n + 1)).tolist(),
+                "matrix": csr_array((w, (u, p)), shape=(n, n)) if scipy else None,
+                # per directed link, what the transport reads at each hop
+                "head": ids[p].tolist(),
+                "attrs": tuple(self._attrs[name][undirected].tolist()
+                               for name in LINK_DEFAULTS),
+            }
+        return self._routing
+
+    @property
+    def _scipy(self) -> bool:
+        return self._prepare()["scipy"]
+
+    def hop_lists(self):
+        """The per-directed-link lists the transport reads at each hop:
+        ``(head id, cost, delay, jitter, bandwidth, loss)``, indexed like the entries of
+        :meth:`route`."""
+        r = self._prepare()
+        return (r["head"],) + r["attrs"]
+
+    def route(self, dst: int) -> list:
+        """The next-hop table towards ``dst``: entry ``k`` is the directed link (an index
+        into :meth:`hop_lists`) that node ``nodes[k]`` sends on, -1 if it has none (no
+        route, or ``nodes[k]`` is ``dst``)."""
+        d = self._pos[dst]
+        table = self._tables.get(d)
+        if table is None:
+            table = self._build_tree(d)
+        return table
+
+    def _build_tree(self, d: int) -> list:
+        if self._prepare()["scipy"]:
+            # the matrix holds both directions: a directed search from d is the undirected
+            # one without SciPy symmetrising the matrix on every call
+            return self._keep_tree(d, dijkstra(self._routing["matrix"], directed=True,
+                                               indices=d))
+        n = len(self.nodes)
+        table = np.full(n, -1, dtype=np.int64)
+        cost = np.full(n, math.inf)
+        pred, dist = nx.dijkstra_predecessor_and_distance(self._nx_graph(), self.nodes[d],
+                                                          weight="cost")
+        for node, c in dist.items():
+            cost[self._pos[node]] = c
+        for node, before in pred.items():
+            if before:
+                table[self._pos[node]] = self._link_index(node, min(before))
+        self._tables[d] = table = table.tolist()
+        self._dists[d] = cost
+        return table
+
+    def _keep_tree(self, d: int, cost: np.ndarray) -> list:
+        """Next hops towards position ``d`` from its least path costs ``cost``, kept.
+
+        The links on a shortest path are those with ``cost(head) + w == cost(tail)``,
+        the tail reachable. Every cost is positive here (SciPy's case), so no link out of
+        ``d`` qualifies (its tail costs 0) and an unreachable tail (inf on both sides) is
+        dropped after the comparison, on the few links that pass it: two passes over the
+        links instead of six, a third of the tree's cost besides Dijkstra.
+        """
+        r = self._routing
+        u = r["u"]
+        on = np.flatnonzero(cost[r["p"]] + r["w"] == cost[u])
+        on = on[cost[u[on]] < math.inf]
+        # links are sorted by (tail, head): a tail's first link on a shortest path leads
+        # to its smallest equal-cost neighbour
+        tails = u[on]
+        first = np.ones(len(on), dtype=bool)
+        first[1:] = tails[1:] != tails[:-1]
+        table = np.full(len(self.nodes), -1, dtype=np.int64)
+        table[tails[first]] = on[first]
+        self._tables[d] = table = table.tolist()
+        self._dists[d] = cost
+        return table
+
+    def _dist(self, dst: int) -> np.ndarray:
+        d = self._pos[dst]
+        if d not in self._dists:
+            self._build_tree(d)
+        return self._dists[d]
+
+    def _link_index(self, u: int, v: int) -> int:
+        """The directed link ``u -> v`` (an index into :meth:`hop_lists`), -1 if not up."""
+        r = self._prepare()
+        i, j = self._pos.get(u), self._pos.get(v)
+        if i is None or j is None:
+            return -1
+        lo, hi = r["starts"][i], r["starts"][i + 1]
+        k = lo + int(np.searchsorted(r["p"][lo:hi], j))
+        return k if k < hi and r["p"][k] == j else -1
+
+    def _nx_graph(self) -> nx.Graph:
+        """The usable links as a networkx graph (the reference, and zero-cost links)."""
+        g = nx.Graph()
+        g.add_nodes_from(self.nodes)
+        for i, j, c in zip(self._tail.tolist(), self._head.tolist(),
+                           self._attrs["cost"].tolist()):
+            g.add_edge(self.nodes[i], self.nodes[j], cost=c)
+        return g
 
     def _scipy_tree(self, dst: int) -> tuple[dict, dict]:
-        d = self._index[dst]
-        # the matrix holds both directions: a directed search from dst is the undirected
-        # one without SciPy symmetrising the matrix on every call
-        cost = dijkstra(self._matrix, directed=True, indices=d)
-        on_path = np.isfinite(cost[self._u]) & (self._u != d) & \
-            (cost[self._p] + self._w == cost[self._u])
-        n = len(self.nodes)
-        best = np.full(n, n, dtype=np.int64)
-        np.minimum.at(best, self._u[on_path], self._p[on_path])
-        ids = self._ids
-        reach = np.flatnonzero(np.isfinite(cost))
-        dist = dict(zip(ids[reach].tolist(), cost[reach].tolist()))
-        hop = reach[best[reach] < n]
-        towards = dict(zip(ids[hop].tolist(), ids[best[hop]].tolist()))
+        """``(distance to dst, next hop towards dst)`` by node, from the view's own tree."""
+        table, cost = self.route(dst), self._dist(dst)
+        head = self._prepare()["head"]
+        dist = {u: c for u, c in zip(self.nodes, cost.tolist()) if c != math.inf}
+        towards = {u: head[k] for u, k in zip(self.nodes, table) if k >= 0}
         towards[dst] = dst
         return dist, towards
 
     def _networkx_tree(self, dst: int) -> tuple[dict, dict]:
-        pred, dist = nx.dijkstra_predecessor_and_distance(self._graph, dst, weight="cost")
+        """The same from networkx's Dijkstra (the reference the tree is held equal to)."""
+        pred, dist = nx.dijkstra_predecessor_and_distance(self._nx_graph(), dst, weight="cost")
         towards = {u: min(p) for u, p in pred.items() if p}
         towards[dst] = dst
         return dist, towards
 
     def forget_trees(self) -> None:
         """Drop the cached least-cost trees (they are rebuilt when asked for again)."""
-        self._trees.clear()
+        self._tables.clear()
+        self._dists.clear()
 
+    # -- queries ------------------------------------------------------------------------
     def alive(self, u: int) -> bool:
         """Whether node ``u`` is up in this epoch."""
         return self._alive_map[u]
 
     def cost(self, u: int, v: int) -> float:
         """Least path cost from ``u`` to ``v`` (0 for u == v, inf if unreachable)."""
-        return float(self._tree(v)[0].get(u, math.inf))
+        i = self._pos.get(u)
+        return math.inf if i is None else float(self._dist(v)[i])
 
     def cost_matrix(self, nodes) -> np.ndarray:
         """``W[i][j]`` = least path cost between ``nodes[i]`` and ``nodes[j]``."""
         nodes = list(nodes)
         w = np.empty((len(nodes), len(nodes)))
         for j, v in enumerate(nodes):
-            dist = self._tree(v)[0]
-            w[:, j] = [dist.get(u, math.inf) for u in nodes]
+            w[:, j] = [self.cost(u, v) for u in nodes]
         return w
 
     def next_hop(self, u: int, v: int) -> int | None:
         """The neighbour of ``u`` on the least-cost path to ``v``, or None."""
-        return self._tree(v)[1].get(u)
+        if u == v:
+            return v
+        i = self._pos.get(u)
+        k = -1 if i is None else self.route(v)[i]
+        return self._prepare()["head"][k] if k >= 0 else None
 
     def next_hops_towards(self, v: int) -> dict:
-        """``{u: next hop from u towards v}`` for every node that reaches ``v`` (a table
-        the transport keeps while the epoch lasts instead of asking hop by hop)."""
-        return self._tree(v)[1]
+        """``{u: next hop from u towards v}`` for every node that reaches ``v``."""
+        return self._scipy_tree(v)[1]
 
     def path(self, u: int, v: int) -> list[int]:
         """Nodes on the least-cost path from ``u`` to ``v`` ([] if unreachable)."""
-        towards = self._tree(v)[1]
-        if u not in towards:
+        if self.next_hop(u, v) is None:
             return []
         path = [u]
         while path[-1] != v:
-            path.append(towards[path[-1]])
+            path.append(self.next_hop(path[-1], v))
         return path
 
     def hops(self, u: int, v: int) -> int:
@@ -173,28 +290,42 @@ class NetView:
         return len(self.path(u, v)) - 1
 
     def neighbors(self, u: int) -> list[int]:
-        """The nodes ``u`` has a link to that is up in this epoch."""
-        return list(self._graph.neighbors(u))
+        """The nodes ``u`` has a link to that is up in this epoch, in increasing id order."""
+        r = self._prepare()
+        i = self._pos[u]
+        return r["head"][r["starts"][i]:r["starts"][i + 1]]
 
     def link(self, u: int, v: int) -> Link | None:
         """Attributes of the link ``u -> v`` if it is up in this epoch."""
-        return self._links.get((u, v))
+        k = self._link_index(u, v)
+        if k < 0:
+            return None
+        return Link(*(column[k] for column in self._prepare()["attrs"]))
 
     def center(self, targets) -> int:
         """The live node with the least sum of path costs to ``targets`` (ties: smaller id)."""
-        trees = [self._tree(t)[0] for t in targets]
-        totals = [(sum(d.get(u, math.inf) for d in trees), u)
-                  for u in self.nodes if self._alive_map[u]]
+        rows = [self._dist(t).tolist() for t in targets]
+        totals = [(sum(row[i] for row in rows), u)
+                  for i, u in enumerate(self.nodes) if self._alive_list[i]]
         return min(totals)[1]
 
 
 class Network:
-    """Routing views over the epochs of a :class:`topologies.Dynamics`, built lazily."""
+    """Routing views over the epochs of a :class:`topologies.Dynamics`, built lazily.
 
-    def __init__(self, dynamics):
+    A dynamics that can list an epoch's links as arrays (``link_table(index)``, as
+    :class:`topologies.mobility.MobilityDynamics` does) gives its views without building a
+    networkx graph; any other is read through ``snapshot``. Only the ``keep`` views used
+    last are kept, with their trees (``keep`` >= 2: the transport looks one epoch ahead
+    for the receiver's liveness while it routes in the current one); a view dropped is
+    built again, identically, if an event of its time still asks.
+    """
+
+    def __init__(self, dynamics, keep: int = 3):
         self.dynamics = dynamics
         self.epochs = list(dynamics.epochs)
-        self._views: dict[int, NetView] = {}
+        self.keep = keep
+        self._views: OrderedDict[int, NetView] = OrderedDict()
         self._current = (math.inf, -math.inf, None)   # (start, end, view) last returned
 
     def epoch_index(self, t: float) -> int:
@@ -203,20 +334,28 @@ class Network:
 
     def view(self, t: float) -> NetView:
         """The routing view in force at time ``t``."""
+        return self.view_span(t)[0]
+
+    def view_span(self, t: float) -> tuple[NetView, float, float]:
+        """``(view, start, end)``: the view in force at ``t`` and the epoch it holds for."""
         start, end, view = self._current
         if start <= t < end:
-            return view
+            return view, start, end
         k = self.epoch_index(t)
-        if view is not None:
-            # time moves on: the trees of the epoch left behind are built again if an
-            # event of its time still asks (bounds memory to about one epoch's trees)
-            view.forget_trees()
-        if k not in self._views:
+        view = self._views.get(k)
+        if view is None:
             start = self.epochs[k]
-            self._views[k] = NetView.from_graph(self.dynamics.snapshot(start), start)
+            table = getattr(self.dynamics, "link_table", None)
+            view = NetView(start, *table(k)) if table is not None else \
+                NetView.from_graph(self.dynamics.snapshot(start), start)
+            self._views[k] = view
+            if len(self._views) > self.keep:
+                self._views.popitem(last=False)
+        else:
+            self._views.move_to_end(k)
         end = self.epochs[k + 1] if k + 1 < len(self.epochs) else math.inf
-        self._current = (self.epochs[k], end, self._views[k])
-        return self._views[k]
+        self._current = (self.epochs[k], end, view)
+        return view, self.epochs[k], end
 
     def next_change(self, t: float) -> float:
         """Time of the first epoch after ``t`` (inf if none)."""

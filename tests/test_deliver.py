@@ -143,3 +143,57 @@ def test_equals_a_per_hop_simpy_reference(seed, n, count):
                       for i in range(count)])
     ours = deliver(g0, msgs, dynamics=dynamics)["arrived_at"].tolist()
     assert ours == pytest.approx(simpy_reference(dynamics, msgs), abs=1e-9, nan_ok=True)
+
+
+class NaiveSharedTransport:
+    """The shared medium's conflict rule read literally: every waiting transmission is
+    checked against each transmission in progress and each earlier waiting one."""
+
+    @staticmethod
+    def make():
+        from emulator.transport import _END, Transport
+
+        class Naive(Transport):
+            def _grant(self, t):
+                blocked, still = [], []
+                for ready, seq, hop in self._waiting:
+                    msg, u, v, _, view = hop
+                    zone = self._zone(t, view, u) | self._zone(t, view, v)
+                    if any(a in zone or b in zone for a, b, _ in self._active.values()) \
+                            or any(u in z or v in z for z in blocked):
+                        still.append((ready, seq, hop))
+                        blocked.append(zone)
+                        continue
+                    done = self._transmit(t, hop)
+                    self._active[seq] = (u, v, done)
+                    self._push(done, _END, seq)
+                self._waiting = still
+
+            def _end(self, seq):
+                del self._active[seq]
+
+        return Naive
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 12), count=st.integers(1, 60),
+       radius=st.sampled_from([None, 0.3, 0.6]))
+def test_shared_medium_equals_the_literal_conflict_rule(seed, n, count, radius, monkeypatch):
+    import sys
+
+    deliver_module = sys.modules["emulator.deliver"]   # the package exports the function
+    rng = np.random.default_rng(seed)
+    g = nx.connected_watts_strogatz_graph(n, 2, 0.5, seed=seed) if n > 3 else nx.path_graph(n)
+    for e in g.edges:
+        g.edges[e].update(cost=float(rng.integers(1, 4)), delay=float(rng.uniform(0.01, 0.1)),
+                          bandwidth=float(rng.uniform(100, 1000)), jitter=0.01, loss=0.05)
+    for u in g.nodes:
+        g.nodes[u]["pos"] = (float(rng.random()), float(rng.random()))
+    msgs = messages(*[(i, int(rng.integers(n)), int(rng.integers(n)),
+                       float(rng.uniform(0, 0.5)), int(rng.integers(10, 200)))
+                      for i in range(count)])
+    ours = deliver(g, msgs, medium="shared", seed=seed, interference_radius=radius)
+    with monkeypatch.context() as patch:
+        patch.setattr(deliver_module, "Transport", NaiveSharedTransport.make())
+        literal = deliver(g, msgs, medium="shared", seed=seed, interference_radius=radius)
+    assert ours.equals(literal)

@@ -93,3 +93,48 @@ def test_compiled_trees_equal_networkx_trees_ties_included(seed):
     assert view._scipy
     for dst in view.nodes:
         assert view._scipy_tree(dst) == view._networkx_tree(dst)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_views_from_link_tables_equal_views_from_snapshots(seed):
+    """A mobility epoch read as arrays gives the same nodes, liveness, links, attributes
+    and trees as its networkx snapshot, new links (default attributes) and dead nodes
+    included."""
+    import topologies
+
+    topo = topologies.topology_from_spec(
+        {"generator": "random_geometric", "nodes": 40, "radius": 0.3, "link_cost": "distance",
+         "delay": 0.02, "jitter": 0.001, "bandwidth": 5000.0}, seed=seed)
+    moves = topologies.random_waypoint(topo.nodes, 6.0, (0.05, 0.1), 0.5, seed=seed,
+                                       start=topo.positions)
+    dyn = topologies.mobility_dynamics(topo, moves, duration=6.0, resolution=1.0,
+                                       node_events=[(2.0, 3, False), (4.0, 3, True)])
+    for k, t in enumerate(dyn.epochs):
+        fast, slow = NetView(t, *dyn.link_table(k)), NetView.from_graph(dyn.snapshot(t), t)
+        assert fast.nodes == slow.nodes
+        for u in fast.nodes:
+            assert fast.alive(u) == slow.alive(u)
+            assert fast.neighbors(u) == slow.neighbors(u)
+            assert [fast.link(u, v) for v in fast.neighbors(u)] == \
+                [slow.link(u, v) for v in slow.neighbors(u)]
+        for dst in fast.nodes:
+            assert fast._scipy_tree(dst) == slow._networkx_tree(dst)
+
+
+def test_network_keeps_only_the_views_used_last():
+    net = Network(TwoEpochs())
+    first = net.view(1.0)
+    net.keep = 1
+    net.view(6.0)
+    assert net.view(1.0) is not first and net.view(1.0).path(0, 3) == first.path(0, 3)
+
+
+def test_a_pickled_view_ships_its_links_and_routes_the_same():
+    import pickle
+
+    view = NetView.from_graph(diamond())
+    before = {(u, v): view.next_hop(u, v) for u in view.nodes for v in view.nodes}
+    copy = pickle.loads(pickle.dumps(view))
+    assert copy._routing is None and not copy._tables
+    assert {(u, v): copy.next_hop(u, v) for u in view.nodes for v in view.nodes} == before
+    assert copy.link(0, 1) == view.link(0, 1) and copy.cost(2, 4) == view.cost(2, 4)

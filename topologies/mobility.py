@@ -15,8 +15,12 @@ import numpy as np
 from topologies.dynamics import Dynamics
 from topologies.generators import geometric_edges
 from topologies.link_cost import check_model, link_costs
-from topologies.model import Topology
+from topologies.model import LINK_DEFAULTS, Topology
 from topologies.rng import as_generator
+
+#: The link attributes a link keeps from the topology as nodes move (its cost is the
+#: epoch's).
+_CARRIED = ("delay", "jitter", "bandwidth", "loss")
 
 
 class Trajectories:
@@ -212,6 +216,49 @@ class MobilityDynamics(Dynamics):
             links.append((u, v, attrs))
         graph.add_edges_from(links)
         return graph
+
+    def link_table(self, index: int) -> tuple:
+        """Epoch ``index`` as arrays, what :class:`emulator.network.NetView` takes:
+        ``(nodes, alive, tail, head, attrs)`` with ``tail``/``head`` positions in
+        ``nodes`` and one array per link attribute — the same links and values as
+        :meth:`snapshot`'s graph, without building it (a 1,000-node epoch's graph costs
+        0.1-0.3 s).
+
+        >>> from topologies.generators import line
+        >>> dyn = mobility_dynamics(line(3), Trajectories({}), duration=1, radius=1.5)
+        >>> nodes, alive, tail, head, attrs = dyn.link_table(0)
+        >>> nodes, tail.tolist(), head.tolist(), attrs["cost"].tolist()
+        ([0, 1, 2], [0, 1], [1, 2], [1.0, 1.0])
+        """
+        pairs, costs, alive, _ = self._states[index]
+        nodes = self.topology.nodes
+        known_keys, known_values = self._known_links()
+        n = len(nodes)
+        keys = pairs[:, 0].astype(np.int64) * n + pairs[:, 1]
+        at = np.minimum(np.searchsorted(known_keys, keys), max(len(known_keys) - 1, 0))
+        known = known_keys[at] == keys if len(known_keys) else np.zeros(len(keys), bool)
+        attrs = {"cost": np.asarray(costs, dtype=float)}
+        defaults = self.topology.defaults
+        for k, name in enumerate(_CARRIED):
+            # links known to the topology keep their attributes; new ones take its defaults
+            value = known_values[at, k] if len(known_keys) else 0.0
+            attrs[name] = np.where(known, value, float(defaults[name]))
+        return nodes, alive, pairs[:, 0], pairs[:, 1], attrs
+
+    def _known_links(self):
+        """The topology's links as sorted keys ``i * n + j`` (i < j, positions) and their
+        carried attributes, built once."""
+        cached = getattr(self, "_known", None)
+        if cached is None:
+            nodes = self.topology.nodes
+            pos = {u: k for k, u in enumerate(nodes)}
+            rows = sorted((min(pos[u], pos[v]) * len(nodes) + max(pos[u], pos[v]),
+                           [float(d.get(name, LINK_DEFAULTS[name])) for name in _CARRIED])
+                          for u, v, d in self.topology.graph.edges(data=True))
+            cached = self._known = (np.array([r[0] for r in rows], dtype=np.int64),
+                                    np.array([r[1] for r in rows], dtype=float)
+                                    .reshape(len(rows), len(_CARRIED)))
+        return cached
 
 
 def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: float,
