@@ -105,7 +105,7 @@ class SmjNode(NodeProgram):
 
     def on_lost(self, ctx, msg, reason):
         if self.signals is not None:
-            self.signals.lost(ctx, reason)
+            self.signals.exception(ctx, reason)
         if self.clock is not None:
             for kind in self.clock.lost(ctx, reason):
                 self._end_period(ctx, kind)
@@ -131,7 +131,8 @@ class SmjNode(NodeProgram):
                 self._send(ctx, dst, kind, payload, size)
             return
         if tag[0] == "plan_retry":
-            self.plans.retry(ctx, tag[1], self._to_center)
+            if self.plans.retry(ctx, tag[1], self._to_center) and self.signals is not None:
+                self.signals.exception(ctx, "peer_timeout")
             return
         _, j = tag
         for k in sorted(self.sites):

@@ -168,10 +168,13 @@ class PlanFetcher:
         send(ctx, "prefetch" if prefetch else "lookup",
              ("plan?", PlanRequest(k, j, ctx.node, prefetch, ctx.now)), request_size(self.unit))
 
-    def retry(self, ctx, k: int, send) -> None:
-        """A request's timeout: ask again (for the latest waiting block) if due."""
-        if self.f.retry_due(ctx, k):
+    def retry(self, ctx, k: int, send) -> bool:
+        """A request's timeout: ask again (for the latest waiting block) if due; whether
+        it was (the center did not answer in time: a peer timeout)."""
+        due = self.f.retry_due(ctx, k)
+        if due:
             self._ask(ctx, k, max(j for j, _ in self.f.waiting[k]), False, send)
+        return due
 
     def arrived(self, ctx, reply: PlanReply, forward) -> None:
         """A plan arrived: cache it and send the blocks that waited for it."""

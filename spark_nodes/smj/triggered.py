@@ -120,9 +120,11 @@ class SiteSignals:
         self._signal(ctx, self.initiator.poll(ctx.now))
         ctx.set_timer(ctx.now + self.trigger.poll, ("sites", "poll"))
 
-    def lost(self, ctx, reason: str) -> None:
+    def exception(self, ctx, kind: str) -> None:
+        """A fault at this node's sites: a message lost (``kind`` its reason) or a plan
+        request that timed out (``peer_timeout``)."""
         if self.initiator is not None:
-            self._signal(ctx, self.initiator.exception(reason, ctx.now))
+            self._signal(ctx, self.initiator.exception(kind, ctx.now))
 
     def restart(self, t: float) -> None:
         if self.initiator is not None:

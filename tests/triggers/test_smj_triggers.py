@@ -111,3 +111,26 @@ def test_triggered_periods_with_plan_lookups_stay_exact(name, fetch):
         assert run.groups == algorithm(name).exact_answer_of_run(plan, tuples, run.metrics)
         m = run.metrics
         assert (m["metric"] == "period_close").sum() > 0
+
+
+def test_an_unanswered_plan_request_is_a_peer_timeout_at_the_site():
+    """With plan lookups and a timeout shorter than the center takes to answer, sites
+    see peer timeouts; an exception trigger measured at the sites turns them into
+    windows (ended periods) recorded as ``exception``."""
+    net, streams, query = random_setup(4, 2)
+    tuples = make_tuples(streams, 2.5, 3, 5.0, 2, 0.0)
+    plan = make_plan(net, streams, query, 2.0, 5.0,
+                     {"plan": "lookup", "plan_timeout": 0.05}, name="smj-h", seed=2)
+    # poll 0.02: the query node absorbs a signal within one poll of the last close,
+    # and the timeouts come 0.05 after a close here
+    spec = trigger_spec({"use": "faults", "poll": 0.02, "faults": {"conditions": [
+        {"kind": "exception", "type": "peer_timeout", "above": 1, "at": "sources"},
+        {"kind": "time", "above": 1.0}]}}, "trigger.smj-h",
+        [s.name for s in plan.streams], places=SMJ_PLACES)
+    run = run_algorithm("smj-h", dataclasses.replace(plan, trigger=spec), tuples)
+    m = run.metrics
+    retries = int((m["metric"] == "lookup_retry").sum())
+    by_exception = int((m["metric"] == "window_fired:exception").sum())
+    assert retries > 0 and 0 < by_exception <= retries
+    assert run.groups == algorithm("smj-h").exact_answer_of_run(
+        dataclasses.replace(plan, trigger=spec), tuples, m)
