@@ -263,7 +263,7 @@ def build_session(master: str = "local[*]", app_name: str = "testbed",
                # every micro-batch (one micro-batch is one emulation step).
                .config("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled",
                        "true")
-               .config("spark.sql.shuffle.partitions", str(partitions or _cores(master)))
+               .config("spark.sql.shuffle.partitions", str(partitions or master_cores(master)))
                .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
                # An idle streaming query polls its source every pollingDelay: 10 ms (the
                # default) burns ~20% of a core between steps, 50 ms ~10%, and adds at most
@@ -296,7 +296,12 @@ def _is_loopback_master(master: str) -> bool:
                for h, _ in standalone_endpoints(master))
 
 
-def _cores(master: str) -> int:
+def master_cores(master: str) -> int:
+    """The cores of a ``local[N]`` master, else this machine's.
+
+    >>> master_cores("local[3]"), master_cores("local[2,4]")
+    (3, 2)
+    """
     m = re.fullmatch(r"local\[(\d+)(,\d+)?\]", master)
     if m:
         return int(m.group(1))

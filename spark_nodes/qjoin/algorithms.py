@@ -303,8 +303,8 @@ class SparkJoin(QJoinFamily):
         "watermark": Param((float,), 0.1, "watermark delay threshold (time units = s)"),
         "trigger": Param((float,), 0.1, "virtual length of one micro-batch"),
         "master": Param((str,), "local[1]", "Spark master of the embedded session"),
-        "cache": Param((bool,), False, "memoize Spark's output by its full input (sweeps "
-                                       "repeat identical Spark runs)"),
+        "cache": Param((bool,), False, "reuse Spark's output kept in the run folder "
+                                       "when a rerun gives it the same input"),
     }
 
     def join_program(self, plan, streams, w, source):
