@@ -382,8 +382,13 @@ class SparkRuntime:
         return outputs
 
     def close(self) -> list[tuple]:
-        """Stop the query, delete its directories; return the Spark state metric rows."""
+        """Stop the query, delete its directories; return the Spark state metric rows.
+
+        :attr:`facts` then holds ``spark_state_partitions``: the executors that ran each
+        state partition's tasks, from Spark's status store."""
         if self._query is not None:
+            self.facts = {**self.facts, "spark_state_partitions": state_partition_executors(
+                self._spark, self._query.name)}
             self._query.stop()
             self._query = None
         if self._dir is not None:
@@ -475,6 +480,30 @@ def step_breakdown(started, written, processed, done, progress, python_seconds) 
         part[k] for k in ("spark_offsets", "spark_wal", "spark_planning", "python_steps",
                           "state_commit", "spark_tasks_other", "spark_commit"))
     return {**{k: part[k] for k in STEP_PARTS}, "wall": done - started}
+
+
+def state_partition_executors(spark, query_name: str) -> dict[str, list[str]]:
+    """``{state partition: sorted executor ids}`` of the query ``query_name``, from
+    Spark's status store: the tasks of its stages that read the shuffle (the stateful
+    stages; the file scan writes it). Stages Spark no longer retains are not counted
+    (``spark.ui.retainedStages``)."""
+    sc = spark.sparkContext
+    store = sc._jsc.sc().statusStore()
+    gateway = sc._gateway
+    stages = store.stageList(None, False, False, gateway.new_array(gateway.jvm.double, 0),
+                             None)
+    ran: dict[str, set] = {}
+    for i in range(stages.size()):
+        stage = stages.apply(i)
+        description = stage.description()
+        if (stage.shuffleReadBytes() == 0 or not description.isDefined()
+                or query_name not in description.get()):
+            continue
+        tasks = store.taskList(stage.stageId(), stage.attemptId(), stage.numTasks())
+        for j in range(tasks.size()):
+            task = tasks.apply(j)
+            ran.setdefault(str(task.index()), set()).add(task.executorId())
+    return {p: sorted(ran[p]) for p in sorted(ran, key=int)}
 
 
 def state_summary(metric_rows) -> dict:

@@ -174,11 +174,13 @@ def test_state_metrics_per_step(both):
     assert summary["spark_state_bytes_peak"] == max(v for _, v in by_metric[STATE_BYTES])
 
 
-def test_step_times(both):
-    """Every step's wall time is split into its parts."""
+def test_where_the_state_partitions_ran_and_the_step_times(both):
+    """Spark's status store names the executor of each state partition (local mode: the
+    driver), and every step's wall time is split into its parts."""
     from spark_nodes.runtime_spark import STEP_PARTS
 
     reference, _, _, runtime = both
+    assert runtime.facts["spark_state_partitions"] == {"0": ["driver"], "1": ["driver"]}
     assert len(runtime.step_times) == len(reference)
     for parts in runtime.step_times:
         assert set(parts) == set(STEP_PARTS) | {"wall"}
