@@ -199,19 +199,12 @@ class SparkJoinNode(JoinNode):
     runner), because a node program may run inside a Spark task, which cannot start a
     query of its own. Tuples that arrive after ``finish`` (network drain) are not joined;
     their number is recorded as ``spark_late_arrivals``. ``memory()`` reports nothing:
-    the join's state is Spark's, read from its own metrics.
-
-    The join's parameters stay on the node for the plug-in's checks; the pass reads them
-    from the plan.
+    the join's state is Spark's, read from its own metrics. The join's parameters are
+    the plan's; the pass reads them there.
     """
 
-    def __init__(self, streams, w, predicate, theta, watermark: float, trigger: float,
-                 master: str = "local[1]", bytes_per_unit: int = 32, source=None,
-                 cache: bool = False):
+    def __init__(self, streams, bytes_per_unit: int = 32, source=None):
         super().__init__(streams, bytes_per_unit, source)
-        self.w, self.predicate, self.theta = float(w), predicate, theta
-        self.watermark, self.trigger, self.master = watermark, trigger, master
-        self.cache = cache
         self.done = False
 
     def arrive(self, ctx, side, tup) -> None:

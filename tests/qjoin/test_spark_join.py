@@ -91,7 +91,7 @@ def test_spark_join_pass_emits_at_batch_ends(spark, tmp_path):
     events += [Event(float(a), i + 1, DELIVER, Message(i, "data", 0, 9, 0.0, 1.0, 56, t))
                for i, (a, t) in enumerate(zip(time, tups))]
     events.append(Event(20.0, 999, FINISH, None))
-    node = SparkJoinNode(("R", "S"), 0.5, "equality", None, watermark=30.0, trigger=4.0)
+    node = SparkJoinNode(("R", "S"))
     out = run_node_step(node, 9, events, 0.0, 21.0, None, seed=1, algorithm="spark-join")
     assert out.results == [] and node.memory() == (0, 0)
     arrivals = pd.DataFrame([row for table, row in out.traces if table == ARRIVALS])
