@@ -3,16 +3,19 @@
 1. Per-step time of ``--runtime spark`` against ``--runtime inproc`` for steps of 10^2 to
    10^6 tuples: the source programs of the centralized join (each tuple forwarded to the
    query node) on 8 source nodes; median of the timed steps after warm-up steps.
-   Target: spark within 3x of inproc at >= 10^5 tuples per step.
-2. Sweep throughput: the same small runs as Spark tasks on ``local[1]`` and ``local[2]``.
-   Target: speed-up >= 1.7x from one core to two.
-
-Also prints where a small step's time goes (Spark's own ``durationMs`` of the micro-batch).
+   Goal: spark ÷ inproc <= 3 at 10^5 tuples per step.
+2. Where a small (8-tuple) step's time goes: the driver's packing and unpacking, and
+   Spark's offsets, write-ahead log, planning, Python node steps, state commit and the
+   rest (:func:`spark_nodes.runtime_spark.step_breakdown`), medians over steps.
+3. The quickstart (``experiments/specs/quickstart.toml``, ``local[*]``) as a new user
+   runs it: ``testbed run`` in a fresh process, JVM start included. Goal: <= 20 s wall.
+4. Sweep throughput: the same small runs as Spark tasks on ``local[1]`` and ``local[2]``.
+   Goal: speed-up >= 1.7x from one core to two.
 
 Usage::
 
     python benchmarks/bench_spark_runtime.py                 # everything
-    python benchmarks/bench_spark_runtime.py --sizes 100,100000 --sweep-runs 0
+    python benchmarks/bench_spark_runtime.py --sizes 100,100000 --sweep-runs 0 --quickstart 0
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import argparse
 import copy
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -74,11 +78,9 @@ def time_steps(runtime, tuples: int, steps: int, batch: int,
     return statistics.median(times[warmup:]), last
 
 
-def bench_steps(sizes, master: str, batch: int, partitions: int | None) -> None:
+def bench_steps(spark, sizes, master: str, batch: int) -> None:
     from spark_nodes.runtime_spark import SparkRuntime
-    from spark_nodes.spark_session import build_session
 
-    spark = build_session(master, partitions=partitions)
     print(f"## per-step time, {SOURCES} source nodes, centralized sources (batch={batch}), "
           f"spark on {master} with {spark.conf.get('spark.sql.shuffle.partitions')} "
           f"state partitions")
@@ -90,29 +92,49 @@ def bench_steps(sizes, master: str, batch: int, partitions: int | None) -> None:
         on_spark, got = time_steps(runtime, tuples, steps, batch, warmup)
         assert sum(len(o.messages) for o in got.values()) == \
             sum(len(o.messages) for o in ref.values())
-        print(f"{tuples:>12} {inproc:>10.3f} {on_spark:>10.3f} {on_spark / inproc:>7.2f}",
-              flush=True)
-    overhead(spark)
-    spark.stop()
+        print(f"{tuples:>12} {inproc:>10.3f} {on_spark:>10.3f} {on_spark / inproc:>7.2f}  "
+              f"(spark step, ms: {breakdown(runtime.step_times[warmup:])})", flush=True)
 
 
-def overhead(spark) -> None:
-    """Where the time of a small (8-tuple) step goes, from Spark's progress reports."""
-    from spark_nodes.runtime_spark import SparkRuntime
+def breakdown(step_times) -> str:
+    """Median milliseconds of each part of the steps' time (non-zero parts)."""
+    from spark_nodes.runtime_spark import STEP_PARTS
+
+    medians = {k: 1000 * statistics.median(t[k] for t in step_times) for k in STEP_PARTS}
+    return ", ".join(f"{k} {v:.0f}" for k, v in medians.items() if round(v))
+
+
+def overhead(spark, steps: int = 12, warmup: int = 3) -> None:
+    """Where the time of a small (8-tuple) step goes (medians over the steps after
+    ``warmup``; the parts' medians need not add up to the median wall)."""
+    from spark_nodes.runtime_spark import STEP_PARTS, SparkRuntime
 
     runtime = SparkRuntime(spark=spark)
     runtime.open(BenchPlan(), programs(1))
-    walls, parts = [], []
-    for step in range(8):
-        started = time.perf_counter()
+    for step in range(warmup + steps):
         runtime.run_step(float(step), step + 1.0, step_events(step, SOURCES), None)
-        walls.append(time.perf_counter() - started)
-        parts.append(runtime._query.lastProgress["durationMs"])
     runtime.close()
-    keys = sorted(parts[-1])
-    median = {k: statistics.median(p.get(k, 0) for p in parts[2:]) for k in keys}
-    print(f"## small-step overhead: median {statistics.median(walls[2:]):.3f} s per step; "
-          f"Spark's breakdown (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in median.items()))
+    timed = runtime.step_times[warmup:]
+    print(f"## where a small step's time goes ({SOURCES} tuples on {SOURCES} nodes; "
+          f"median of {steps} steps, ms)")
+    for part in STEP_PARTS + ("wall",):
+        print(f"{part:>18} {1000 * statistics.median(t[part] for t in timed):8.1f}")
+
+
+def bench_quickstart(spec: str, runs: int) -> None:
+    """Wall time of ``testbed run SPEC`` (on Spark) in a fresh process, JVM start
+    included, as ``make run`` runs it."""
+    print(f"## quickstart on Spark: testbed run {spec} (goal <= 20 s wall)")
+    walls = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as out:
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "experiments.cli", "run", spec,
+                            "--out", out], check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            walls.append(time.perf_counter() - started)
+    print(f"wall: median {statistics.median(walls):.1f} s of {runs} "
+          f"(min {min(walls):.1f}, max {max(walls):.1f})", flush=True)
 
 
 SWEEP_BASE = {
@@ -168,12 +190,26 @@ def main(argv=None) -> int:
     p.add_argument("--partitions", type=int, default=None)
     p.add_argument("--batch", type=int, default=1, help="tuples per message of the sources")
     p.add_argument("--sweep-runs", type=int, default=8, help="0 skips the sweep benchmark")
+    p.add_argument("--small-steps", type=int, default=12,
+                   help="timed small steps of the breakdown (0 skips it)")
+    p.add_argument("--quickstart", type=int, default=1,
+                   help="runs of the quickstart (0 skips it)")
+    p.add_argument("--quickstart-spec", default="experiments/specs/quickstart.toml")
     args = p.parse_args(argv)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    if sizes:
-        bench_steps(sizes, args.master, args.batch, args.partitions)
+    if sizes or args.small_steps:
+        from spark_nodes.spark_session import build_session
+
+        spark = build_session(args.master, partitions=args.partitions)
+        if sizes:
+            bench_steps(spark, sizes, args.master, args.batch)
+        if args.small_steps:
+            overhead(spark, args.small_steps)
+        spark.stop()
+    if args.quickstart:
+        bench_quickstart(args.quickstart_spec, args.quickstart)
     if args.sweep_runs:
         bench_sweep(args.sweep_runs)
     print(f"load average after: {os.getloadavg()[0]:.1f}")

@@ -16,6 +16,7 @@ import logging
 import math
 import os
 import platform
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -25,10 +26,11 @@ import numpy as np
 import pandas as pd
 
 from emulator.network import Network
-from emulator.outputs import trace_frames
+from emulator.outputs import metrics_frame, results_frame, trace_frames
 from experiments import spec as specs
 from experiments.plan import Plan, QuerySpec, StreamSpec
-from experiments.store import Run, is_complete, write_run
+from experiments.store import (SPARK_JOIN_OUTPUT, Run, is_complete, spark_join_paths,
+                               write_run)
 from experiments.summary import common_summary
 
 log = logging.getLogger(__name__)
@@ -194,12 +196,12 @@ def expected_table(groups, tuples_by_stream: dict) -> pd.DataFrame:
 
 
 def _spark_log(plan: Plan, out) -> Path | None:
-    """Where the JVM's console output goes on the spark runtime: ``TESTBED_SPARK_LOG``,
-    by default ``OUT/spark.log`` (the part written during a run is copied into its
-    folder); None on the inproc runtime."""
+    """Where the JVM's console output goes on the spark runtime or for the spark-join
+    pass: ``TESTBED_SPARK_LOG``, by default ``OUT/spark.log`` (the part written during a
+    run is copied into its folder); None for runs that do not start Spark."""
     from spark_nodes.spark_session import LOG_ENV
 
-    if plan.runtime != "spark":
+    if plan.runtime != "spark" and plan.algorithm != "spark-join":
         return None
     return Path(os.environ.setdefault(LOG_ENV, str(Path(out).resolve() / "spark.log")))
 
@@ -220,6 +222,27 @@ def _execute(plan: Plan, programs: dict, tuples: dict, progress: bool):
     backend = BACKENDS.get(plan.backend)
     with RUNTIMES.get(plan.runtime)(plan) as runtime:
         return backend(plan, programs, tuples, runtime, progress=progress)
+
+
+def _spark_join_pass(plan: Plan, output, out: Path, run_id: str) -> dict:
+    """Run the ``spark-join`` baseline's Spark query over the arrivals its join node
+    recorded (:func:`spark_nodes.qjoin.spark_join.join_pass`), here in the driver, after
+    the node programs have run on either runtime; add its results and Spark's state
+    metrics to ``output``. Returns the files for the run folder (Spark's output)."""
+    from spark_nodes.qjoin.spark_join import ARRIVALS, join_pass
+
+    rows = output.traces.get(ARRIVALS)
+    if not rows:
+        return {}
+    previous, scratch = spark_join_paths(out, run_id)
+    try:
+        results, metrics, blob = join_pass(plan, pd.DataFrame(rows), previous, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    output.results = results_frame(output.results.to_dict("records") + results)
+    output.metrics = metrics_frame(
+        list(output.metrics.itertuples(index=False, name=None)) + metrics)
+    return {SPARK_JOIN_OUTPUT: blob}
 
 
 def run_warnings(summary: dict) -> list[str]:
@@ -293,6 +316,8 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     spark_log = _spark_log(plan, out)
     log_start = spark_log.stat().st_size if spark_log and spark_log.exists() else 0
     output = _execute(plan, programs, tuples, progress)
+    files = _spark_join_pass(plan, output, Path(out), run_dir.name) \
+        if plan.algorithm == "spark-join" else {}
     expected = algorithm.exact_answer_of_run(plan, tuples, output.metrics)
     traces = trace_frames(output.traces)
     data = RunData(output.ledger, output.results, output.metrics, set(expected), plan.duration,
@@ -334,7 +359,8 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
                       "results": output.results, "expected": expected_frame,
                       **traces},
                      {"spec": spec, "summary": summary, "meta": meta},
-                     {"spark.log": _read_from(spark_log, log_start)} if spark_log else None)
+                     {**files, "spark.log": _read_from(spark_log, log_start)} if spark_log
+                     else files)
     log.info("%s: recall %.3f, cost/time %.2f, %.1f s", run_dir.name, summary["recall"],
              summary["comm_cost_per_time"], wall)
     return path

@@ -2,7 +2,8 @@
 
 A run folder ``<name>-<hash12>/`` holds ``spec.json``, ``meta.json``, ``summary.json``
 and the Parquet tables ``ledger``, ``metrics``, ``results`` and ``expected`` (plus any
-tables an algorithm adds). A sweep folder holds run folders and ``runs.parquet``, one row
+tables an algorithm adds, and ``spark_join.npz``, the output of a ``spark-join`` run's
+Spark pass). A sweep folder holds run folders and ``runs.parquet``, one row
 per run. Everything that writes or reads these files goes through here.
 
 A run is written into a hidden temporary sibling (``.tmp-<run_id>-<pid>``) and renamed
@@ -270,6 +271,25 @@ def write_run(root: Path, run_id: str, tables: dict, documents: dict,
         shutil.rmtree(final)   # an incomplete or stale folder of the same spec
     os.replace(tmp, final)
     return final
+
+
+#: The output of a run's ``spark-join`` pass (Spark's results and state per batch, with
+#: the hash of its input), kept in the run folder.
+SPARK_JOIN_OUTPUT = "spark_join.npz"
+
+
+def spark_join_paths(root: Path, run_id: str) -> tuple[Path, Path]:
+    """Where the ``spark-join`` pass of run ``run_id`` finds the output of an earlier run
+    of the same spec (``<run_id>/spark_join.npz``) and keeps its scratch files (the
+    query's input and checkpoint: a hidden ``.tmp-spark-<run_id>-<pid>`` folder, removed
+    by the pass, or as abandoned once its process is gone).
+
+    >>> output, scratch = spark_join_paths(Path("out"), "r-1")
+    >>> str(output), scratch.name == f".tmp-spark-r-1-{os.getpid()}"
+    ('out/r-1/spark_join.npz', True)
+    """
+    root = Path(root)
+    return root / run_id / SPARK_JOIN_OUTPUT, root / f".tmp-spark-{run_id}-{os.getpid()}"
 
 
 def write_runs_table(out: Path, frame: pd.DataFrame) -> Path:

@@ -22,6 +22,11 @@ How a step travels
    driver-side buffer, which :meth:`SparkRuntime.run_step` returns to the backend for
    transport over the emulated links.
 
+Where each step's wall time went (the driver's packing and unpacking, Spark's offsets,
+write-ahead log, planning, the node steps in the Python worker, the state commit, the
+rest) is kept in :attr:`SparkRuntime.step_times` (:func:`step_breakdown`);
+``benchmarks/bench_spark_runtime.py`` prints it.
+
 After every step the query's state metrics (``numRowsTotal``, ``memoryUsedBytes``) become
 metric rows ``(t1, -1, "spark", "state_rows" | "state_bytes", value)``, returned by
 :meth:`SparkRuntime.close`; :func:`state_summary` turns them into the summary keys
@@ -51,6 +56,7 @@ import os
 import pickle
 import shutil
 import tempfile
+import time
 import uuid
 import weakref
 from collections import OrderedDict
@@ -67,8 +73,9 @@ from spark_nodes.tuples import StreamTuple
 #: One row per (step, node) written by the driver.
 INPUT_DDL = ("step long, node int, t0 double, t1 double, run string, net_epoch double, "
              "program binary, net binary, events binary")
-#: One row per (step, node) returned by the processor.
-OUTPUT_DDL = "step long, node int, output binary"
+#: One row per (step, node) returned by the processor (``seconds``: the node step's time
+#: in the Python worker, unpickling and pickling included).
+OUTPUT_DDL = "step long, node int, output binary, seconds double"
 #: Metric names the runtime records (source ``"spark"``, node -1 = the whole query).
 STATE_ROWS, STATE_BYTES = "state_rows", "state_bytes"
 
@@ -85,6 +92,24 @@ def _dumps(obj, protocol=_PICKLE) -> bytes:
     # ``cloudpickle.register_pickle_by_value``; importable classes still go by reference.
     with _gc_paused():
         return cloudpickle.dumps(obj, protocol)
+
+
+def _dumps_plain(obj) -> bytes:
+    """Plain pickle, else cloudpickle: for what crosses once (events, step outputs).
+
+    cloudpickle's pickler asks a Python-level hook about every object, which doubles the
+    cost of a step output of 10^5 messages (measured 2.2-3.4 s against 1.0-1.4 s); plain
+    pickle names classes by reference, and only an object it cannot name (a class that
+    travelled by value, a lambda) needs cloudpickle.
+
+    >>> pickle.loads(_dumps_plain([1.5, "a"])), pickle.loads(_dumps_plain(lambda: 7))()
+    ([1.5, 'a'], 7)
+    """
+    with _gc_paused():
+        try:
+            return pickle.dumps(obj, _PICKLE)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            return cloudpickle.dumps(obj, _PICKLE)
 
 
 def _loads(blob):
@@ -150,8 +175,8 @@ def encode_events(events) -> bytes:
     >>> decode_events(encode_events(evs)) == evs
     True
     """
-    return _dumps([(time, order, kind, _pack(payload))
-                   for time, order, kind, payload in events])
+    return _dumps_plain([(time, order, kind, _pack(payload))
+                         for time, order, kind, payload in events])
 
 
 def decode_events(blob) -> list:
@@ -186,25 +211,29 @@ class NodeStepProcessor(StatefulProcessor):
         node = int(key[0])
         frames = list(rows)
         pdf = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-        out_steps, out_blobs = [], []
+        out_steps, out_blobs, out_seconds = [], [], []
         # One micro-batch is one step, but keep step order if a batch ever holds more.
         for row in pdf.sort_values("step").itertuples(index=False):
+            started = time.perf_counter()
             out_steps.append(int(row.step))
             # The step allocates an object or more per event and frees nearly all of them
             # by reference counting; the cyclic collector would only rescan them.
             with _gc_paused():
                 out_blobs.append(self._one_step(node, row))
+            out_seconds.append(time.perf_counter() - started)
         yield pd.DataFrame({"step": out_steps, "node": [node] * len(out_steps),
-                            "output": out_blobs})
+                            "output": out_blobs, "seconds": out_seconds})
 
     def _one_step(self, node: int, row) -> bytes:
         if row.program is not None:
             state = _loads(row.program)
-        elif self._program.exists():
-            state = _loads(self._program.get()[0])
         else:
-            raise RuntimeError(f"node {node}: step {row.step} arrived without the "
-                               f"node's program in Spark state")
+            # get() answers None for a missing state: no exists() round trip to the JVM
+            blob = self._program.get()
+            if blob is None:
+                raise RuntimeError(f"node {node}: step {row.step} arrived without the "
+                                   f"node's program in Spark state")
+            state = _loads(blob[0])
         net = self._load_net(row)
         out = run_node_step(state["program"], node, decode_events(row.events),
                             float(row.t0), float(row.t1), net, seed=state["seed"],
@@ -215,7 +244,7 @@ class NodeStepProcessor(StatefulProcessor):
         self._program.update((_dumps(state, _PICKLE),))
         # The generator state stays in Spark; the driver gets what the inproc runtime gives.
         out.rng_state = None
-        return _dumps(out, _PICKLE)
+        return _dumps_plain(out)
 
     def _load_net(self, row):
         cache_key = (row.run, float(row.net_epoch))
@@ -283,7 +312,9 @@ class SparkRuntime:
         self._step = 0
         self._run = uuid.uuid4().hex
         self._outputs: dict[int, dict[int, bytes]] = {}
+        self._python_seconds: dict[int, float] = {}
         self._metrics: list[tuple] = []
+        self.step_times: list[dict] = []
         self._dir = tempfile.mkdtemp(prefix="testbed-spark-", dir=self.work_dir)
         # Removed by close(), or at exit when a failed run never reached close().
         self._remove_dir = weakref.finalize(self, shutil.rmtree, self._dir, True)
@@ -308,6 +339,7 @@ class SparkRuntime:
         unknown = sorted(set(events_by_node) - set(self._programs))
         if unknown:
             raise KeyError(f"events for nodes without a program: {unknown}")
+        started = time.perf_counter()
         step = self._step
         self._step += 1
         epoch = _net_epoch(net)
@@ -334,18 +366,29 @@ class SparkRuntime:
         if not rows["node"]:
             return {}
         self._write_inbox(step, rows)
+        written = time.perf_counter()
         self._process()
+        processed = time.perf_counter()
         blobs = self._outputs.pop(step, {})
         missing = sorted(set(events_by_node) - set(blobs))
         if missing:
             raise RuntimeError(f"step {step} [{t0}, {t1}): Spark returned no output for "
                                f"nodes {missing}")
-        self._record_state_metrics(t1)
-        return {node: _loads(blobs[node]) for node in sorted(blobs)}
+        progress = self._record_state_metrics(t1)
+        outputs = {node: _loads(blobs[node]) for node in sorted(blobs)}
+        self.step_times.append(step_breakdown(
+            started, written, processed, time.perf_counter(), progress,
+            self._python_seconds.pop(step, 0.0)))
+        return outputs
 
     def close(self) -> list[tuple]:
-        """Stop the query, delete its directories; return the Spark state metric rows."""
+        """Stop the query, delete its directories; return the Spark state metric rows.
+
+        :attr:`facts` then holds ``spark_state_partitions``: the executors that ran each
+        state partition's tasks, from Spark's status store."""
         if self._query is not None:
+            self.facts = {**self.facts, "spark_state_partitions": state_partition_executors(
+                self._spark, self._query.name)}
             self._query.stop()
             self._query = None
         if self._dir is not None:
@@ -374,17 +417,93 @@ class SparkRuntime:
 
     def _collect(self, batch_df, batch_id: int) -> None:
         for row in batch_df.collect():
-            self._outputs.setdefault(int(row.step), {})[int(row.node)] = bytes(row.output)
+            step = int(row.step)
+            self._outputs.setdefault(step, {})[int(row.node)] = bytes(row.output)
+            self._python_seconds[step] = self._python_seconds.get(step, 0.0) + row.seconds
 
-    def _record_state_metrics(self, t: float) -> None:
+    def _record_state_metrics(self, t: float):
+        """Spark's state figures of the last micro-batch as metric rows; returns its
+        progress report (None if Spark has none)."""
         progress = self._query.lastProgress
         if progress is None:
-            return
+            return None
         operators = progress["stateOperators"]
         rows = sum(int(op["numRowsTotal"]) for op in operators)
         used = sum(int(op["memoryUsedBytes"]) for op in operators)
         self._metrics.append((t, -1, "spark", STATE_ROWS, float(rows)))
         self._metrics.append((t, -1, "spark", STATE_BYTES, float(used)))
+        return progress
+
+
+#: The parts of a step's wall time :func:`step_breakdown` reports, in the order they
+#: happen (seconds).
+STEP_PARTS = ("driver_encode", "spark_offsets", "spark_wal", "spark_planning",
+              "python_steps", "state_commit", "spark_tasks_other", "spark_commit",
+              "spark_other", "driver_decode")
+
+
+def step_breakdown(started, written, processed, done, progress, python_seconds) -> dict:
+    """Where one step's wall time went, in seconds (keys :data:`STEP_PARTS` and
+    ``wall``), from the driver's clock and the micro-batch's progress report.
+
+    ``driver_encode``: packing and writing the inbox; ``spark_offsets``: the source's
+    ``latestOffset`` and ``getBatch`` (file listing); ``spark_wal``: the offset log;
+    ``spark_planning``: query planning; ``python_steps``: the node steps in the Python
+    worker(s) (summed over nodes, so more than their share of the wall time when
+    partitions run in parallel); ``state_commit``: the state store commit;
+    ``spark_tasks_other``: the rest of ``addBatch`` (scheduling, shuffle, Arrow transfer,
+    state reads and writes, the driver's ``foreachBatch``); ``spark_commit``: the commit
+    log; ``spark_other``: the rest of the driver's wait (polling for the new file,
+    progress reporting); ``driver_decode``: unpickling the outputs.
+
+    >>> parts = step_breakdown(0.0, 0.01, 0.51, 0.52, {"durationMs": {
+    ...     "latestOffset": 40, "getBatch": 5, "walCommit": 40, "queryPlanning": 30,
+    ...     "addBatch": 300, "commitOffsets": 40, "triggerExecution": 470},
+    ...     "stateOperators": [{"commitTimeMs": 20}]}, 0.08)
+    >>> {k: round(v, 3) for k, v in parts.items() if k in ("spark_tasks_other", "spark_other")}
+    {'spark_tasks_other': 0.2, 'spark_other': 0.045}
+    >>> round(sum(v for k, v in parts.items() if k != "wall"), 3) == parts["wall"]
+    True
+    """
+    ms = (progress or {}).get("durationMs", {})
+    commit = sum(op.get("commitTimeMs", 0) for op in (progress or {}).get("stateOperators", []))
+    part = {"driver_encode": written - started,
+            "spark_offsets": (ms.get("latestOffset", 0) + ms.get("getBatch", 0)) / 1000,
+            "spark_wal": ms.get("walCommit", 0) / 1000,
+            "spark_planning": ms.get("queryPlanning", 0) / 1000,
+            "python_steps": python_seconds,
+            "state_commit": commit / 1000,
+            "spark_commit": ms.get("commitOffsets", 0) / 1000,
+            "driver_decode": done - processed}
+    part["spark_tasks_other"] = ms.get("addBatch", 0) / 1000 - python_seconds - commit / 1000
+    part["spark_other"] = (processed - written) - sum(
+        part[k] for k in ("spark_offsets", "spark_wal", "spark_planning", "python_steps",
+                          "state_commit", "spark_tasks_other", "spark_commit"))
+    return {**{k: part[k] for k in STEP_PARTS}, "wall": done - started}
+
+
+def state_partition_executors(spark, query_name: str) -> dict[str, list[str]]:
+    """``{state partition: sorted executor ids}`` of the query ``query_name``, from
+    Spark's status store: the tasks of its stages that read the shuffle (the stateful
+    stages; the file scan writes it). Stages Spark no longer retains are not counted
+    (``spark.ui.retainedStages``)."""
+    sc = spark.sparkContext
+    store = sc._jsc.sc().statusStore()
+    gateway = sc._gateway
+    stages = store.stageList(None, False, False, gateway.new_array(gateway.jvm.double, 0),
+                             None)
+    ran: dict[str, set] = {}
+    for i in range(stages.size()):
+        stage = stages.apply(i)
+        description = stage.description()
+        if (stage.shuffleReadBytes() == 0 or not description.isDefined()
+                or query_name not in description.get()):
+            continue
+        tasks = store.taskList(stage.stageId(), stage.attemptId(), stage.numTasks())
+        for j in range(tasks.size()):
+            task = tasks.apply(j)
+            ran.setdefault(str(task.index()), set()).add(task.executorId())
+    return {p: sorted(ran[p]) for p in sorted(ran, key=int)}
 
 
 def state_summary(metric_rows) -> dict:

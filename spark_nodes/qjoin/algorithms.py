@@ -303,8 +303,8 @@ class SparkJoin(QJoinFamily):
         "watermark": Param((float,), 0.1, "watermark delay threshold (time units = s)"),
         "trigger": Param((float,), 0.1, "virtual length of one micro-batch"),
         "master": Param((str,), "local[1]", "Spark master of the embedded session"),
-        "cache": Param((bool,), False, "memoize Spark's output by its full input (sweeps "
-                                       "repeat identical Spark runs)"),
+        "cache": Param((bool,), False, "reuse Spark's output kept in the run folder "
+                                       "when a rerun gives it the same input"),
     }
 
     def join_program(self, plan, streams, w, source):
@@ -315,9 +315,8 @@ class SparkJoin(QJoinFamily):
         if not (p["watermark"] >= 0 and math.isfinite(p["watermark"])):
             raise ValueError(f"params.spark-join.watermark: expected a finite number >= 0, "
                              f"got {p['watermark']!r}")
-        q = plan.query
-        return SparkJoinNode(streams, w, q.predicate, q.theta, p["watermark"], p["trigger"],
-                             p["master"], plan.bytes_per_unit, source, p["cache"])
+        # The node records arrivals; the runner's Spark pass reads the rest from the plan.
+        return SparkJoinNode(streams, plan.bytes_per_unit, source)
 
     def extra(self, plan, run, arrivals, produced) -> dict:
         rows = _series(run.metrics, "spark_state_rows")

@@ -1,5 +1,9 @@
 """Spark's built-in stream-stream join run on an arrival sequence, in virtual time.
 
+The ``spark-join`` baseline's join node only records its arrivals (the trace table
+:data:`ARRIVALS`); after the run, the runner hands them to :func:`join_pass`, which runs
+the query below in the driver and turns its output into the run's results and metrics.
+
 The arrivals are cut into micro-batches of ``trigger`` virtual time units by arrival
 time; batch ``k`` is written as one parquet file and a real local SparkSession reads the
 folder with a file stream source (``maxFilesPerTrigger = 1``, files ordered by their
@@ -32,6 +36,7 @@ import numpy as np
 
 from spark_nodes.oracle import cell_size
 from spark_nodes.qjoin.programs import JoinNode
+from spark_nodes.spark_session import master_cores
 
 #: Seconds added to event times before they become Spark timestamps (see module text).
 EPOCH_OFFSET = 1_000_000_000
@@ -110,7 +115,8 @@ def build_query(spark, folder: Path, w: float, predicate: str, theta: float | No
 
 def spark_stream_join(side, ts, time, w: float, predicate: str = "equality", key=None,
                       x=None, y=None, theta: float | None = None, watermark: float = 0.0,
-                      trigger: float = 1.0, master: str = "local[1]", spark=None):
+                      trigger: float = 1.0, master: str = "local[1]", spark=None,
+                      work_dir: Path | None = None):
     """Run Spark's stream-stream join on an arrival sequence (arrays in arrival order).
 
     Returns
@@ -121,6 +127,9 @@ def spark_stream_join(side, ts, time, w: float, predicate: str = "equality", key
         Virtual end time of each batch.
     state : list of tuple
         ``(batch, numRowsTotal, memoryUsedBytes)`` per batch.
+
+    The input files and the checkpoint go to a temporary folder inside ``work_dir``
+    (default: the system's), removed on return.
     """
     from spark_nodes.spark_session import build_session
 
@@ -128,7 +137,9 @@ def spark_stream_join(side, ts, time, w: float, predicate: str = "equality", key
         spark = build_session(master)
     spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "1000000")
     idx = np.arange(len(ts))
-    with tempfile.TemporaryDirectory(prefix="spark-join-") as tmp:
+    if work_dir is not None:
+        Path(work_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="spark-join-", dir=work_dir) as tmp:
         folder = Path(tmp) / "in"
         folder.mkdir()
         ends = write_batches(folder, side, idx, ts, key, x, y, time, trigger, theta)
@@ -175,88 +186,117 @@ def cache_key(*parts) -> str:
     return h.hexdigest()
 
 
-def cached_spark_stream_join(cache_dir: Path | None, side, ts, time, w, predicate, key, x, y,
-                             theta, watermark, trigger, master):
-    """:func:`spark_stream_join`, memoized on disk by the full input when ``cache_dir``.
-
-    Sweeps that vary only other algorithms' parameters give Spark the same arrival
-    sequence again; the cache answers those runs with the stored output of the first.
-    """
-    if cache_dir is None:
-        return spark_stream_join(side, ts, time, w, predicate, key, x, y, theta, watermark,
-                                 trigger, master)
-    k = cache_key(side, ts, time, w, predicate, key if key is not None else 0,
-                  x if x is not None else 0, y if y is not None else 0,
-                  theta if theta is not None else -1.0, watermark, trigger)
-    path = Path(cache_dir) / f"{k}.npz"
-    if path.is_file():
-        with np.load(path) as z:
-            return z["results"], z["ends"].tolist(), [tuple(r) for r in z["state"].tolist()]
-    results, ends, state = spark_stream_join(side, ts, time, w, predicate, key, x, y, theta,
-                                             watermark, trigger, master)
-    Path(cache_dir).mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
-    np.savez(tmp, results=results, ends=np.asarray(ends, dtype=float),
-             state=np.asarray(state, dtype=np.int64).reshape(-1, 3))
-    os.replace(tmp, path)
-    return results, ends, state
-
-
-#: Where ``cache = true`` keeps Spark outputs.
-CACHE_DIR = Path(tempfile.gettempdir()) / "testbed-spark-join-cache"
+#: The trace table of the arrivals a :class:`SparkJoinNode` records for the Spark pass.
+ARRIVALS = "spark_join_arrivals"
 
 
 class SparkJoinNode(JoinNode):
-    """Join node that hands the arrival sequence to Spark's stream-stream join.
+    """Join node of the ``spark-join`` baseline: it records the arrival sequence.
 
-    Arrivals are kept (with their times) during the run; at ``finish`` Spark runs over
-    them and every result is emitted at its batch's end time, Spark's state rows and
-    bytes recorded per batch (metrics ``spark_state_rows``, ``spark_state_bytes``).
-    Tuples that arrive after ``finish`` (network drain) are not joined; their number is
-    recorded as ``spark_late_arrivals``. ``memory()`` reports nothing during the run:
-    the join's state is Spark's, read from its own metrics. With ``cache``, outputs are
-    memoized in :data:`CACHE_DIR` by their full input (:func:`cached_spark_stream_join`).
+    Every arrival before ``finish`` becomes a row of the trace table :data:`ARRIVALS`
+    (``time``, ``node``, ``side``, the tuple's fields); Spark's own stream-stream join
+    runs over that table after the run, in the driver (:func:`join_pass`, called by the
+    runner), because a node program may run inside a Spark task, which cannot start a
+    query of its own. Tuples that arrive after ``finish`` (network drain) are not joined;
+    their number is recorded as ``spark_late_arrivals``. ``memory()`` reports nothing:
+    the join's state is Spark's, read from its own metrics. The join's parameters are
+    the plan's; the pass reads them there.
     """
 
-    def __init__(self, streams, w, predicate, theta, watermark: float, trigger: float,
-                 master: str = "local[1]", bytes_per_unit: int = 32, source=None,
-                 cache: bool = False):
+    def __init__(self, streams, bytes_per_unit: int = 32, source=None):
         super().__init__(streams, bytes_per_unit, source)
-        self.w, self.predicate, self.theta = float(w), predicate, theta
-        self.watermark, self.trigger, self.master = watermark, trigger, master
-        self.cache = cache
-        self.log: list = []
         self.done = False
 
     def arrive(self, ctx, side, tup) -> None:
         if self.done:
             ctx.record("spark_late_arrivals", 1)
         else:
-            self.log.append((ctx.now, side, tup))
+            ctx.trace(ARRIVALS, side=side, stream=tup.stream, seq=tup.seq, ts=tup.ts,
+                      key=tup.key, x=tup.x, y=tup.y, entered_at=tup.entered_at)
 
     def finish(self, ctx) -> None:
         self.done = True
-        if not self.log:
-            return
-        now = ctx.now
-        times = np.array([a[0] for a in self.log])
-        sides = np.array([a[1] for a in self.log], dtype=np.int8)
-        tups = [a[2] for a in self.log]
-        ts = np.array([t.ts for t in tups])
-        key = x = y = None
-        if self.predicate == "equality":
-            key = np.array([t.key for t in tups], dtype=np.int64)
-        else:
-            x = np.array([t.x for t in tups], dtype=float)
-            y = np.array([t.y for t in tups], dtype=float)
-        results, ends, state = cached_spark_stream_join(
-            CACHE_DIR if self.cache else None, sides, ts, times, self.w, self.predicate, key,
-            x, y, self.theta, self.watermark, self.trigger, self.master)
-        # Results and Spark's metrics belong to the batch ends in virtual time.
-        for r_i, s_i, b in results:
-            ctx.emit((tups[r_i], tups[s_i]), at=ends[b])
-        for b, rows, nbytes in state:
-            at = ends[b] if b < len(ends) else now
-            ctx.record("spark_state_rows", rows, at=at)
-            ctx.record("spark_state_bytes", nbytes, at=at)
-        self.log = []
+
+
+def join_pass(plan, arrivals, previous: Path | None, scratch: Path):
+    """Run Spark's stream-stream join over a run's recorded ``arrivals`` (the trace table
+    :data:`ARRIVALS`, rows in arrival order); return ``(result rows, metric rows, output
+    file bytes)``.
+
+    A result of batch ``k`` is emitted by the join node at the batch's end; Spark's state
+    rows and bytes become metrics ``spark_state_rows`` / ``spark_state_bytes`` at each
+    batch's end. The session is the process's active one (the spark runtime's), else one
+    on ``params.master``; the query gets as many state partitions as ``params.master``
+    has cores either way, so its state figures do not depend on the runtime.
+
+    ``scratch`` holds the query's input files and checkpoint (removed afterwards). The
+    output file (``np.savez``: the input's hash, results, batch ends, state) goes into the
+    run folder; with ``params.cache``, the same file in ``previous`` (the run folder of
+    an earlier run of the same spec) answers an identical input without Spark.
+    """
+    import io
+
+    p, q = plan.params, plan.query
+    w = float(plan.query.windows[plan.stream_names[0]])
+    equality = q.predicate == "equality"
+    side = arrivals["side"].to_numpy(np.int8)
+    ts = arrivals["ts"].to_numpy(float)
+    time = arrivals["time"].to_numpy(float)
+    key = arrivals["key"].to_numpy(np.int64) if equality else None
+    x = None if equality else arrivals["x"].to_numpy(float)
+    y = None if equality else arrivals["y"].to_numpy(float)
+    digest = cache_key(side, ts, time, w, q.predicate, key if key is not None else 0,
+                       x if x is not None else 0, y if y is not None else 0,
+                       q.theta if q.theta is not None else -1.0, p["watermark"],
+                       p["trigger"], master_cores(p["master"]))
+    cached = _read_output(previous, digest) if p["cache"] and previous else None
+    if cached is None:
+        cached = _spark_output(side, ts, time, w, q.predicate, key, x, y, q.theta,
+                               p["watermark"], p["trigger"], p["master"], scratch)
+    results, ends, state = cached
+    node = int(arrivals["node"].iloc[0])
+    names = (arrivals["stream"].astype(str) + ":" + arrivals["seq"].astype(str)).tolist()
+    entered = arrivals["entered_at"].to_numpy(float)
+    rows = []
+    for r_i, s_i, b in results.tolist():
+        pair = (r_i, s_i)
+        rows.append({"group": "|".join(sorted(names[i] for i in pair)),
+                     "emitted_at": float(ends[b]), "node": node,
+                     "first_entered": float(min(entered[i] for i in pair)),
+                     "last_entered": float(max(entered[i] for i in pair))})
+    metrics = []
+    for b, n_rows, nbytes in state:
+        at = float(ends[b]) if b < len(ends) else float(plan.duration)
+        metrics.append((at, node, plan.algorithm, "spark_state_rows", float(n_rows)))
+        metrics.append((at, node, plan.algorithm, "spark_state_bytes", float(nbytes)))
+    buf = io.BytesIO()
+    np.savez(buf, key=np.array(digest), results=results, ends=np.asarray(ends, dtype=float),
+             state=np.asarray(state, dtype=np.int64).reshape(-1, 3))
+    return rows, metrics, buf.getvalue()
+
+
+def _read_output(path: Path, digest: str):
+    """``(results, ends, state)`` of an output file whose input hash is ``digest``."""
+    if not path.is_file():
+        return None
+    with np.load(path) as z:
+        if str(z["key"]) != digest:
+            return None
+        return z["results"], z["ends"].tolist(), [tuple(r) for r in z["state"].tolist()]
+
+
+def _spark_output(side, ts, time, w, predicate, key, x, y, theta, watermark, trigger,
+                  master, scratch: Path):
+    from pyspark.sql import SparkSession
+
+    from spark_nodes.spark_session import build_session
+
+    spark = SparkSession.getActiveSession() or build_session(master)
+    partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    # The join's state partitions are fixed when its query starts.
+    spark.conf.set("spark.sql.shuffle.partitions", str(master_cores(master)))
+    try:
+        return spark_stream_join(side, ts, time, w, predicate, key, x, y, theta, watermark,
+                                 trigger, master, spark=spark, work_dir=scratch)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", partitions)

@@ -72,10 +72,16 @@ def test_tight_watermark_drops_late_results(spark):
     assert max(s[1] for s in state) < 0.6 * len(ts)
 
 
-def test_spark_join_node_emits_at_batch_ends(spark):
+def test_spark_join_pass_emits_at_batch_ends(spark, tmp_path):
+    """The join node records its arrivals; the pass joins them and emits at batch ends,
+    keeping its scratch files under the given folder and removing nothing else."""
+    import types
+
+    import pandas as pd
+
     from emulator.messages import Message
     from emulator.program import DELIVER, FINISH, START, Event, run_node_step
-    from spark_nodes.qjoin.spark_join import SparkJoinNode
+    from spark_nodes.qjoin.spark_join import ARRIVALS, SparkJoinNode, join_pass
     from spark_nodes.tuples import StreamTuple
 
     side, ts, time, key, _, _ = _data(n=60)
@@ -85,13 +91,32 @@ def test_spark_join_node_emits_at_batch_ends(spark):
     events += [Event(float(a), i + 1, DELIVER, Message(i, "data", 0, 9, 0.0, 1.0, 56, t))
                for i, (a, t) in enumerate(zip(time, tups))]
     events.append(Event(20.0, 999, FINISH, None))
-    node = SparkJoinNode(("R", "S"), 0.5, "equality", None, watermark=30.0, trigger=4.0)
+    node = SparkJoinNode(("R", "S"))
     out = run_node_step(node, 9, events, 0.0, 21.0, None, seed=1, algorithm="spark-join")
+    assert out.results == [] and node.memory() == (0, 0)
+    arrivals = pd.DataFrame([row for table, row in out.traces if table == ARRIVALS])
+    assert arrivals["seq"].tolist() == list(range(len(tups)))
+    plan = types.SimpleNamespace(
+        params={"watermark": 30.0, "trigger": 4.0, "master": "local[1]", "cache": False},
+        query=types.SimpleNamespace(predicate="equality", theta=None,
+                                    windows={"R": 0.5, "S": 0.5}),
+        stream_names=("R", "S"), duration=20.0, algorithm="spark-join")
+    scratch = tmp_path / "scratch"
+    results, metrics, blob = join_pass(plan, arrivals, None, scratch)
     later, earlier = join_arrivals(side, ts, 0.5, key=key, allowance_r=math.inf,
                                    allowance_s=math.inf)
     want = {"|".join(sorted(f"{tups[j].stream}:{j}" for j in (a, b)))
             for a, b in zip(later.tolist(), earlier.tolist())}
-    assert {r["group"] for r in out.results} == want
-    assert {r["emitted_at"] for r in out.results} <= {4.0, 8.0, 12.0}
-    rows = [m for m in out.metrics if m[3] == "spark_state_rows"]
-    assert rows and rows[-1][4] == len(tups) and node.memory() == (0, 0)
+    assert {r["group"] for r in results} == want
+    assert {r["emitted_at"] for r in results} <= {4.0, 8.0, 12.0}
+    assert {r["node"] for r in results} == {9}
+    rows = [m for m in metrics if m[3] == "spark_state_rows"]
+    assert rows and rows[-1][4] == len(tups)
+    assert scratch.is_dir() and not any(scratch.iterdir())   # its query's files are gone
+    # The output file answers the same input again (cache) without Spark.
+    previous = tmp_path / "spark_join.npz"
+    previous.write_bytes(blob)
+    plan.params["cache"] = True
+    again = join_pass(plan, arrivals, previous, tmp_path / "unused")
+    assert again[0] == results and again[1] == metrics
+    assert not (tmp_path / "unused").exists()

@@ -71,6 +71,7 @@ class Standalone:
                         SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false")
         self.master = None
         self.workers: list[subprocess.Popen] = []
+        self.started = 0   # workers ever started: names stay unique when one is removed
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
         log = open(self.root / f"{name}.log", "ab")
@@ -93,7 +94,8 @@ class Standalone:
         raise RuntimeError(f"master not listening after {timeout} s: {self.log('master')}")
 
     def start_worker(self, cores: int = 1, timeout: float = 120.0) -> subprocess.Popen:
-        name = f"worker{len(self.workers)}"
+        name = f"worker{self.started}"
+        self.started += 1
         registered = self.log("master").count("Registering worker")
         work = self.root / name
         work.mkdir()

@@ -11,11 +11,9 @@ from spark_nodes import registry
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-#: Operators whose programs cannot run inside a Spark task, and why.
-EXCLUDED = {
-    "spark-join": "its join node drives a Spark streaming query of its own, and a Spark "
-                  "task cannot start a SparkSession",
-}
+#: Operators whose programs cannot run inside a Spark task, and why (none today: the
+#: spark-join baseline's own Spark query runs in the driver after the run).
+EXCLUDED: dict[str, str] = {}
 
 # Few steps (step = link delay = 0.5, 3 + 1 time units) keep the Spark side short; rates
 # and key domain are chosen so that every family exchanges data and most emit results.
@@ -26,7 +24,11 @@ BASE = {"run": {"name": "equivalence", "seed": 7, "duration": 3.0, "step": 0.5, 
         "query": {"node": 0, "predicate": "equality", "window": 1.0}}
 FAMILY_PARAMS = {"smj": {"period": 0.5, "grace": 0.5}}
 #: Summary keys that legitimately differ between runtimes.
-RUNTIME_KEYS = {"wall_seconds", "spark_state_rows_peak", "spark_state_bytes_peak"}
+RUNTIME_KEYS = {"wall_seconds", "spark_state_rows_peak", "spark_state_bytes_peak",
+                "spark_state_bytes_mean"}
+#: Metrics that are Spark's own memory accounting (RocksDB's memory use varies between
+#: two runs of the same query): compared by time and sign only.
+SPARK_MEASURED = ("spark_state_bytes",)
 
 
 def spec_for(name: str, runtime: str) -> dict:
@@ -64,13 +66,20 @@ def test_spark_runtime_equals_inproc(name, spark, tmp_path):
     pd.testing.assert_frame_equal(on_spark.expected, inproc.expected)
     spark_metrics = on_spark.metrics
     ours = spark_metrics[spark_metrics.source != "spark"].reset_index(drop=True)
-    pd.testing.assert_frame_equal(ours, inproc.metrics)
+    measured = ours.metric.isin(SPARK_MEASURED)
+    pd.testing.assert_frame_equal(ours[~measured], inproc.metrics[~measured])
+    pd.testing.assert_frame_equal(ours[measured].drop(columns="value"),
+                                  inproc.metrics[measured].drop(columns="value"))
+    assert (ours[measured].value >= 0).all() and (inproc.metrics[measured].value >= 0).all()
     state = spark_metrics[spark_metrics.source == "spark"]
     assert set(state.metric) == {"state_rows", "state_bytes"}
     assert (state[state.metric == "state_rows"].value > 0).all()
     same = {k: v for k, v in inproc.summary.items() if k not in RUNTIME_KEYS}
     got = {k: on_spark.summary[k] for k in same}
     assert nan_equal(got) == nan_equal(same)
+    if name == "spark-join":   # its Spark pass keeps its output in the run folder only
+        assert (on_spark.path / "spark_join.npz").is_file()
+        assert not list(tmp_path.glob(".tmp-*"))
 
 
 def nan_equal(summary: dict) -> dict:

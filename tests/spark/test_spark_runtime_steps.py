@@ -134,12 +134,13 @@ def spark():
 @pytest.fixture(scope="module")
 def both(spark):
     reference, _ = drive(InprocRuntime())
-    on_spark, metric_rows = drive(SparkRuntime(spark=spark))
-    return reference, on_spark, metric_rows
+    runtime = SparkRuntime(spark=spark)
+    on_spark, metric_rows = drive(runtime)
+    return reference, on_spark, metric_rows, runtime
 
 
 def test_every_step_equals_inproc(both):
-    reference, on_spark, _ = both
+    reference, on_spark, _, _ = both
     assert len(on_spark) == len(reference)
     for step, (ref, got) in enumerate(zip(reference, on_spark)):
         assert sorted(got) == sorted(ref), f"step {step}: nodes differ"
@@ -148,7 +149,7 @@ def test_every_step_equals_inproc(both):
 
 
 def test_the_script_exercises_state(both):
-    reference, _, _ = both
+    reference, _, _, _ = both
     outs = [o for step in reference for o in step.values()]
     assert sum(len(o.results) for o in outs) > 3
     assert {r["label"] for o in outs for r in o.results} == {"before", "after"}
@@ -158,7 +159,7 @@ def test_the_script_exercises_state(both):
 
 
 def test_state_metrics_per_step(both):
-    reference, _, rows = both
+    reference, _, rows, _ = both
     by_metric = {}
     for time, node, source, metric, value in rows:
         assert (node, source) == (-1, "spark")
@@ -171,6 +172,20 @@ def test_state_metrics_per_step(both):
     summary = state_summary(rows)
     assert summary["spark_state_rows_peak"] == 6
     assert summary["spark_state_bytes_peak"] == max(v for _, v in by_metric[STATE_BYTES])
+
+
+def test_where_the_state_partitions_ran_and_the_step_times(both):
+    """Spark's status store names the executor of each state partition (local mode: the
+    driver), and every step's wall time is split into its parts."""
+    from spark_nodes.runtime_spark import STEP_PARTS
+
+    reference, _, _, runtime = both
+    assert runtime.facts["spark_state_partitions"] == {"0": ["driver"], "1": ["driver"]}
+    assert len(runtime.step_times) == len(reference)
+    for parts in runtime.step_times:
+        assert set(parts) == set(STEP_PARTS) | {"wall"}
+        assert sum(parts[k] for k in STEP_PARTS) == pytest.approx(parts["wall"])
+        assert parts["spark_wal"] > 0 and parts["python_steps"] > 0
 
 
 def test_program_error_surfaces_with_its_message(spark):

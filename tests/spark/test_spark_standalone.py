@@ -95,16 +95,27 @@ def complete_runs(out):
 
 
 def test_spark_runtime_on_the_cluster_equals_inproc(standalone, tmp_path):
+    """On two one-core workers the state partitions run on both (Spark's status store,
+    recorded in meta.json) and the results equal inproc's."""
     spec = tmp_path / "on_cluster.toml"
     spec.write_text(RUNTIME_SPEC)
-    code, log = finish(cli("run", str(spec), "--runtime", "spark", "--spark-master",
-                               standalone.url, "--out", str(tmp_path / "runs"), cwd=tmp_path),
-                       timeout=400)
+    second = standalone.start_worker(cores=1)
+    try:
+        code, log = finish(cli("run", str(spec), "--runtime", "spark", "--spark-master",
+                                   standalone.url, "--out", str(tmp_path / "runs"),
+                                   cwd=tmp_path), timeout=400)
+    finally:   # the other tests expect the one worker of the fixture
+        kill_tree(second)
+        standalone.workers.remove(second)
     assert code == 0, log[-3000:]
     on_cluster = [p for p in (tmp_path / "runs").iterdir() if is_complete(p)]
     assert len(on_cluster) == 1
     meta = json.loads((on_cluster[0] / "meta.json").read_text())
     assert meta["runtime"] == "spark"
+    partitions = meta["backend_info"]["spark_state_partitions"]
+    assert sorted(partitions) == ["0", "1"]   # two cores: two state partitions
+    executors = {e for ran_on in partitions.values() for e in ran_on}
+    assert len(executors) == 2 and "driver" not in executors, partitions
     reference = run(str(spec), out=tmp_path / "ref", runtime="inproc")
     for table in ("ledger", "results"):
         pd.testing.assert_frame_equal(pd.read_parquet(on_cluster[0] / f"{table}.parquet"),
