@@ -11,13 +11,18 @@ On a cluster, ``out`` and the spec's files must be on a file system every execut
 interpreter with this project installed on every worker.
 
 Runs use the spec's runtime inside the task; ``runtime = "spark"`` cannot, since a task
-cannot start a SparkSession of its own (see :func:`check_runnable`).
+cannot start a SparkSession of its own, nor can the ``spark-join`` baseline, whose Spark
+query runs after the run (see :func:`check_runnable`).
 
 >>> check_runnable([{"run": {"name": "a", "runtime": "inproc"}}])
 >>> check_runnable([{"run": {"name": "b", "runtime": "spark"}}])
 Traceback (most recent call last):
 ...
 ValueError: run b: run.runtime = "spark" cannot run inside a Spark sweep task; sweep it with --engine local, or set run.runtime = "inproc"
+>>> check_runnable([{"run": {"name": "c"}, "algorithm": {"name": "spark-join"}}])
+Traceback (most recent call last):
+...
+ValueError: run c: algorithm.name = "spark-join" runs a Spark query of its own after the run, which a Spark sweep task cannot start; sweep it with --engine local
 """
 from __future__ import annotations
 
@@ -39,6 +44,10 @@ def check_runnable(specs: list[dict]) -> None:
             raise ValueError(f"run {spec['run']['name']}: run.runtime = \"spark\" cannot run "
                              f"inside a Spark sweep task; sweep it with --engine local, or set "
                              f"run.runtime = \"inproc\"")
+        if spec.get("algorithm", {}).get("name") == "spark-join":
+            raise ValueError(f"run {spec['run']['name']}: algorithm.name = \"spark-join\" runs "
+                             "a Spark query of its own after the run, which a Spark sweep "
+                             "task cannot start; sweep it with --engine local")
 
 
 def _run_task(item):

@@ -61,6 +61,12 @@ def test_spark_runtime_specs_are_refused_before_any_task(spark, tmp_path):
                                          'sweep task'):
         run_on_spark([spec(1), spec(2, runtime="spark")], tmp_path, spark=spark)
     assert list(tmp_path.iterdir()) == []
+    join = spec(3)
+    join["algorithm"] = {"name": "spark-join"}
+    with pytest.raises(ValueError, match='algorithm.name = "spark-join" runs a Spark query '
+                                         'of its own'):
+        run_on_spark([spec(1), join], tmp_path, spark=spark)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_sweep_command_with_the_spark_engine(spark, tmp_path):
