@@ -26,11 +26,10 @@ import numpy as np
 import pandas as pd
 
 from emulator.network import Network
-from emulator.outputs import metrics_frame, results_frame, trace_frames
+from emulator.outputs import trace_frames
 from experiments import spec as specs
 from experiments.plan import Plan, QuerySpec, StreamSpec
-from experiments.store import (SPARK_JOIN_OUTPUT, Run, is_complete, spark_join_paths,
-                               write_run)
+from experiments.store import Run, after_run_paths, is_complete, write_run
 from experiments.summary import common_summary
 
 log = logging.getLogger(__name__)
@@ -224,25 +223,16 @@ def _execute(plan: Plan, programs: dict, tuples: dict, progress: bool):
         return backend(plan, programs, tuples, runtime, progress=progress)
 
 
-def _spark_join_pass(plan: Plan, output, out: Path, run_id: str) -> dict:
-    """Run the ``spark-join`` baseline's Spark query over the arrivals its join node
-    recorded (:func:`spark_nodes.qjoin.spark_join.join_pass`), here in the driver, after
-    the node programs have run on either runtime; add its results and Spark's state
-    metrics to ``output``. Returns the files for the run folder (Spark's output)."""
-    from spark_nodes.qjoin.spark_join import ARRIVALS, join_pass
-
-    rows = output.traces.get(ARRIVALS)
-    if not rows:
+def _after_run(algorithm, plan: Plan, output, out: Path, run_id: str) -> dict:
+    """The algorithm's own pass over the finished run (:meth:`Algorithm.after_run`), with
+    its scratch folder removed afterwards; the files it returns go into the run folder."""
+    if algorithm.after_run_output is None:
         return {}
-    previous, scratch = spark_join_paths(out, run_id)
+    previous, scratch = after_run_paths(out, run_id, algorithm.after_run_output)
     try:
-        results, metrics, blob = join_pass(plan, pd.DataFrame(rows), previous, scratch)
+        return algorithm.after_run(plan, output, previous, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    output.results = results_frame(output.results.to_dict("records") + results)
-    output.metrics = metrics_frame(
-        list(output.metrics.itertuples(index=False, name=None)) + metrics)
-    return {SPARK_JOIN_OUTPUT: blob}
 
 
 def run_warnings(summary: dict) -> list[str]:
@@ -316,8 +306,7 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     spark_log = _spark_log(plan, out)
     log_start = spark_log.stat().st_size if spark_log and spark_log.exists() else 0
     output = _execute(plan, programs, tuples, progress)
-    files = _spark_join_pass(plan, output, Path(out), run_dir.name) \
-        if plan.algorithm == "spark-join" else {}
+    files = _after_run(algorithm, plan, output, Path(out), run_dir.name)
     expected = algorithm.exact_answer_of_run(plan, tuples, output.metrics)
     traces = trace_frames(output.traces)
     data = RunData(output.ledger, output.results, output.metrics, set(expected), plan.duration,

@@ -275,21 +275,18 @@ def write_run(root: Path, run_id: str, tables: dict, documents: dict,
 
 #: The output of a run's ``spark-join`` pass (Spark's results and state per batch, with
 #: the hash of its input), kept in the run folder.
-SPARK_JOIN_OUTPUT = "spark_join.npz"
+def after_run_paths(root: Path, run_id: str, output: str) -> tuple[Path, Path]:
+    """Where an algorithm's pass after run ``run_id`` finds what a run of the same spec
+    kept (``<run_id>/<output>``) and keeps its scratch files (a hidden
+    ``.tmp-pass-<run_id>-<pid>`` folder, removed after the pass, or as abandoned once its
+    process is gone).
 
-
-def spark_join_paths(root: Path, run_id: str) -> tuple[Path, Path]:
-    """Where the ``spark-join`` pass of run ``run_id`` finds the output of an earlier run
-    of the same spec (``<run_id>/spark_join.npz``) and keeps its scratch files (the
-    query's input and checkpoint: a hidden ``.tmp-spark-<run_id>-<pid>`` folder, removed
-    by the pass, or as abandoned once its process is gone).
-
-    >>> output, scratch = spark_join_paths(Path("out"), "r-1")
-    >>> str(output), scratch.name == f".tmp-spark-r-1-{os.getpid()}"
+    >>> previous, scratch = after_run_paths(Path("out"), "r-1", "spark_join.npz")
+    >>> str(previous), scratch.name == f".tmp-pass-r-1-{os.getpid()}"
     ('out/r-1/spark_join.npz', True)
     """
     root = Path(root)
-    return root / run_id / SPARK_JOIN_OUTPUT, root / f".tmp-spark-{run_id}-{os.getpid()}"
+    return root / run_id / output, root / f".tmp-pass-{run_id}-{os.getpid()}"
 
 
 def write_runs_table(out: Path, frame: pd.DataFrame) -> Path:

@@ -76,6 +76,19 @@ class Algorithm:
         """Extra summary keys computed from the finished run (default: none)."""
         return {}
 
+    #: The file ``after_run`` may write into the run folder (None: it has no pass).
+    after_run_output: str | None = None
+
+    def after_run(self, plan, output, previous, scratch) -> dict:
+        """A pass over the finished run in the driver's process, after the node programs
+        ran on either runtime (``spark-join``: Spark's own query over the arrivals its
+        join node recorded). It may add rows to ``output.results`` and
+        ``output.metrics``; ``previous`` is where a run of the same spec left
+        :attr:`after_run_output` (it may be missing), ``scratch`` a folder of its own that
+        the runner removes afterwards. Returns files for the run folder,
+        ``{name: bytes}``. Default: no pass."""
+        return {}
+
     def prepare(self, spec: dict, run_first) -> dict:
         """The resolved spec to plan this run with, after the runs it depends on (a
         training run whose trace it learns from). ``run_first(spec)`` runs another

@@ -318,6 +318,26 @@ class SparkJoin(QJoinFamily):
         # The node records arrivals; the runner's Spark pass reads the rest from the plan.
         return SparkJoinNode(streams, plan.bytes_per_unit, source)
 
+    after_run_output = "spark_join.npz"
+
+    def after_run(self, plan, output, previous, scratch) -> dict:
+        """Spark's stream-stream join over the arrivals the join node recorded
+        (:func:`spark_nodes.qjoin.spark_join.join_pass`): its results and Spark's state
+        metrics join the run's, its output is kept for a rerun (``cache``)."""
+        import pandas as pd
+
+        from emulator.outputs import metrics_frame, results_frame
+        from spark_nodes.qjoin.spark_join import ARRIVALS, join_pass
+
+        rows = output.traces.get(ARRIVALS)
+        if not rows:
+            return {}
+        results, metrics, blob = join_pass(plan, pd.DataFrame(rows), previous, scratch)
+        output.results = results_frame(output.results.to_dict("records") + results)
+        output.metrics = metrics_frame(
+            list(output.metrics.itertuples(index=False, name=None)) + metrics)
+        return {self.after_run_output: blob}
+
     def extra(self, plan, run, arrivals, produced) -> dict:
         rows = _series(run.metrics, "spark_state_rows")
         nbytes = _series(run.metrics, "spark_state_bytes")
