@@ -162,7 +162,7 @@ def _faults(r: pd.DataFrame) -> str:
 def _expectations(frame: pd.DataFrame, react: pd.DataFrame) -> str:
     """The source's expectations beside what the runs show, per algorithm."""
     rows = []
-    for algorithm, g in frame.groupby("algorithm", sort=True):
+    for algorithm in sorted(frame["algorithm"].unique()):
         r = react[react["algorithm"] == algorithm].set_index("trigger") if len(react) \
             else pd.DataFrame()
         burst = "; ".join(

@@ -59,6 +59,16 @@ from emulator.program import NodeProgram
 from spark_nodes.tuples import StreamTuple
 
 
+def next_tick(k: int, now: float, every: float, offset: float = 0.0) -> int:
+    """The tick after tick ``k`` of a clock ticking at ``offset + i * every``: ``k + 1``,
+    or the first one after ``now`` when tick ``k`` ran late (its node was down).
+
+    >>> next_tick(3, 3.5, 1.0), next_tick(3, 7.2, 1.0), next_tick(3, 7.7, 1.0, offset=0.5)
+    (4, 8, 8)
+    """
+    return max(k + 1, math.floor((now - offset) / every + 1e-9) + 1)
+
+
 @dataclass(frozen=True)
 class Setup:
     """Everything the roles of one run share (built by :mod:`.algorithms`)."""
@@ -136,8 +146,7 @@ class _Diffusion:
     def on_timer(self, ctx, tag) -> None:
         k = tag[1]
         self.flush(ctx, k * self.s.flush)
-        # a node that was down runs its tick late: go on from the next tick after now
-        nxt = max(k + 1, math.floor((ctx.now - self.s.slack) / self.s.flush + 1e-9) + 1)
+        nxt = next_tick(k, ctx.now, self.s.flush, self.s.slack)
         ctx.set_timer(nxt * self.s.flush + self.s.slack, ("diffusion", nxt))
 
     def on_tuple_message(self, ctx, msg) -> bool:
@@ -237,7 +246,8 @@ class _TriggeredDiffusion(_Diffusion):
             ctx.record("window_fired:time", self.router.ended_by_length - before)
 
     def cut_name(self) -> str:
-        raise NotImplementedError
+        """What a cut ends, for ``segment_cut:<name>`` (each subclass names it)."""
+        raise NotImplementedError(f"{type(self).__name__} must name its cuts")
 
     def after_cut(self, ctx) -> None:
         """Act on a cut at once (subclasses)."""
@@ -404,8 +414,7 @@ class _Host:
 
     def on_timer(self, ctx, tag) -> None:
         self.report(ctx)
-        # a node that was down runs its tick late: go on from the next tick after now
-        nxt = max(tag[1] + 1, math.floor(ctx.now / self.s.report_interval + 1e-9) + 1)
+        nxt = next_tick(tag[1], ctx.now, self.s.report_interval)
         ctx.set_timer(nxt * self.s.report_interval, ("host", nxt))
 
     def received(self, units: float) -> None:

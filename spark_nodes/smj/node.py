@@ -37,7 +37,7 @@ from emulator.program import NodeProgram
 from spark_nodes.smj.center import Center
 from spark_nodes.smj.lottery import LotteryCounters
 from spark_nodes.smj.naive import QueryJoin
-from spark_nodes.smj.plan_lookup import Plan, PlanDesk, PlanFetcher, PlanReply, reply_size
+from spark_nodes.smj.plan_lookup import Plan, PlanDesk, PlanFetcher, PlanReply, plan_size
 from spark_nodes.smj.semantics import FiredPeriods, close_of
 from spark_nodes.smj.site import Site, by_key, count
 from spark_nodes.smj.synopsis import Sparse
@@ -354,14 +354,14 @@ class SmjNode(NodeProgram):
                     self.desk.decided(d.site, Plan(d.period, tuple(int(a) for a in d.keep),
                                                    d.order or others))
                     continue
-                size = (len(d.keep) + len(d.order) or 1) * cfg.synopsis_unit
                 self._send(ctx, cfg.stream_nodes[d.site], "filter",
-                         ("filter", d.site, d.period, d.keep, d.order), size)
+                         ("filter", d.site, d.period, d.keep, d.order),
+                         plan_size(d.keep, d.order, cfg.synopsis_unit))
         if self.desk is not None:
             for req, plan in self.desk.answers(center.next_period):
                 self._send(ctx, req.reply_to, "prefetch" if req.prefetch else "lookup",
                            ("plan", PlanReply(req.site, plan, req.prefetch, req.sent_at)),
-                           reply_size(plan, cfg.synopsis_unit))
+                           plan_size(plan.keep, plan.order, cfg.synopsis_unit))
         if ctx.net.epoch_start != self.center_epoch:
             self.center_epoch = ctx.net.epoch_start
             best = ctx.net.center(sorted(set(cfg.stream_nodes)))

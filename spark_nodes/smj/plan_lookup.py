@@ -99,10 +99,14 @@ def request_size(unit: float) -> float:
     return unit
 
 
-def reply_size(plan: Plan, unit: float) -> float:
-    """Units of a reply: an entry per kept key and per order position (as a pushed
-    filter message)."""
-    return (len(plan.keep) + len(plan.order) or 1) * unit
+def plan_size(keep, order, unit: float) -> float:
+    """Units of a plan on the wire, pushed as a filter or sent as a reply: an entry per
+    kept key and per order position, at least one.
+
+    >>> plan_size((3, 5), (1, 2), 0.25), plan_size((), (), 0.25)
+    (1.0, 0.25)
+    """
+    return (len(keep) + len(order) or 1) * unit
 
 
 class PlanDesk:
