@@ -16,9 +16,10 @@ def run_simpy(plan, programs: dict, tuples_by_stream: dict, runtime, progress: b
     from emulator.driver import execute
     from emulator.simpy_backend import SimpyBackend
 
-    return execute(plan, programs, tuples_by_stream, runtime,
-                   drain=plan.spec.get("run", {}).get("drain"), progress=progress,
-                   backend=SimpyBackend.from_plan(plan))
+    run = plan.spec.get("run", {})
+    return execute(plan, programs, tuples_by_stream, runtime, drain=run.get("drain"),
+                   progress=progress, backend=SimpyBackend.from_plan(plan),
+                   run_ahead=run.get("run_ahead", True))
 
 
 BACKENDS = Registry("backend", {"simpy": "emulator.backends:run_simpy",

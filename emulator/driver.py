@@ -45,9 +45,11 @@ Example
 """
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 from collections import Counter
+from dataclasses import dataclass
 
 from tqdm.auto import tqdm
 
@@ -67,36 +69,49 @@ def run_end(plan, drain: float | None = None) -> float:
     return plan.duration + (plan.duration if drain is None else drain)
 
 
-def seed_calendar(backend, plan, programs: dict, tuples_by_stream: dict) -> None:
+def seed_calendar(backend, plan, programs: dict, tuples_by_stream: dict,
+                  lookahead=None) -> None:
     """File the run's own events: ``start`` at 0, every tuple at its origin when it
     enters the system, ``finish`` at the duration. A tuple whose origin has no program is
-    an error."""
+    an error. The events of nodes that run ahead go to ``lookahead`` instead."""
+    def file(time, node, kind, payload):
+        if lookahead is None or not lookahead.file(time, node, kind, payload):
+            backend.schedule(time, node, kind, payload)
+
     for node in sorted(programs):
-        backend.schedule(0.0, node, START, None)
+        file(0.0, node, START, None)
     for name in sorted(tuples_by_stream):
         for tup in tuples_by_stream[name]:
             if tup.origin not in programs:
                 raise ValueError(f"stream {name}: tuple {tup.seq} comes from node {tup.origin}, "
                                  f"which runs no program of {plan.algorithm!r}")
-            backend.schedule(tup.entered_at, tup.origin, TUPLE, tup)
+            file(tup.entered_at, tup.origin, TUPLE, tup)
     for node in sorted(programs):
-        backend.schedule(plan.duration, node, FINISH, None)
+        file(plan.duration, node, FINISH, None)
 
 
 def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float | None = None,
-            progress: bool = False, backend=None) -> RunOutput:
+            progress: bool = False, backend=None, run_ahead: bool = True) -> RunOutput:
     """Run ``programs`` under ``runtime`` on ``backend`` (default: the simpy backend built
     from ``plan``); return the raw tables.
 
     ``tuples_by_stream`` holds every tuple the sources produce at the nodes this backend
-    serves; each enters the system at its origin node at ``entered_at``.
+    serves; each enters the system at its origin node at ``entered_at``. With
+    ``run_ahead`` (and a backend on a grid of virtual time), nodes that receive nothing
+    run ahead and nodes that send nothing are deferred (:mod:`emulator.lookahead`); the
+    outputs are the same either way.
     """
     if backend is None:
         from emulator.simpy_backend import SimpyBackend
 
         backend = SimpyBackend.from_plan(plan)
-    seed_calendar(backend, plan, programs, tuples_by_stream)
     runtime.open(plan, programs)
+    lookahead = None
+    if run_ahead and getattr(backend, "runs_ahead", False):
+        from emulator.lookahead import Lookahead
+
+        lookahead = Lookahead(plan, programs, backend) or None
+    seed_calendar(backend, plan, programs, tuples_by_stream, lookahead)
     state = _RunState(programs, plan.memory_interval)
     end = run_end(plan, drain)
     # Progress in thousandths of the virtual duration: integer counts never overshoot.
@@ -107,16 +122,26 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
     timed = False
     while True:
         nxt = backend.next_time()
+        if lookahead is not None:
+            nxt = min(nxt, lookahead.next_time())
         if math.isinf(nxt) or nxt >= end:
             break
         t0, t1 = backend.window(t0, nxt, plan.step)
+        if lookahead is not None and lookahead.span_due(t0):
+            lookahead.run_span(t0, runtime, state)
+            # a deferred node's step may yet land in any window of the new span
+            state.replay_before = t0 if lookahead.deferred else math.inf
+            state.replay()
         state.sample_memory_until(t0)
         while (events := backend.collect(t1)):
             events = state.alive_only(state.wanted(events), backend)
             if not events:
                 continue
-            outputs = runtime.run_step(t0, t1, events, backend.view(t0))
-            state.absorb(outputs, backend, plan.duration)
+            entry = state.open_step(t0, t1)
+            outputs = {} if lookahead is None else lookahead.take(t0, t1, events, state, entry)
+            if events:
+                outputs.update(runtime.run_step(t0, t1, events, backend.view(t0)))
+            state.absorb(entry, outputs, backend, plan.duration)
         if not timed:
             # the first step pays for warm-up (Spark plans its query, starts its Python
             # worker): time the estimate from the steps after it
@@ -125,11 +150,17 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
         bar.update(int(1000 * min(t1, plan.duration) / plan.duration) - bar.n)
         t0 = t1
     bar.close()
-    state.sample_memory_until(min(t0, end))
+    if lookahead is not None:
+        lookahead.finish(runtime, state)
+    state.replay_before = math.inf
+    state.sample_memory_until(min(max(t0, state.last_t1), end))
     metrics = state.metric_rows + runtime.close()
     info = backend.info()
     info["runtime"] = runtime.name
     info.update(runtime.facts)
+    if lookahead is not None:
+        info["run_ahead_nodes"] = sorted(lookahead.ahead)
+        info["deferred_nodes"] = sorted(lookahead.deferred)
     info["dropped"] = dict(state.dropped)
     info["memory_peak_total_tuples"] = state.peak_total[0]
     info["memory_peak_total_bytes"] = state.peak_total[1]
@@ -154,6 +185,12 @@ class _RunState:
         self.samples = 0
         self.peak_total = (0, 0)
         self.dropped: Counter = Counter()
+        # The books are written from a journal, in step order, because a deferred node's
+        # steps run later than the driver passes them (emulator.lookahead).
+        self.journal: list[_Entry] = []
+        self._replayed = 0
+        self.replay_before = math.inf
+        self.last_t1 = 0.0
 
     def wanted(self, events_by_node: dict) -> dict:
         """The events a program will see: a loss notice only where one listens."""
@@ -196,8 +233,79 @@ class _RunState:
             backend.schedule(up, node, event.kind, event.payload)
         return False
 
-    def absorb(self, outputs: dict, backend, duration: float) -> None:
+    # -- steps: routed at once, booked in step order -------------------------------------
+    def open_step(self, t0: float, t1: float) -> "_Entry":
+        """A journal entry for one step of the driver (filled by :meth:`absorb`)."""
+        entry = _Entry(t0, t1, {})
+        self.journal.append(entry)
+        self.last_t1 = max(self.last_t1, t1)
+        return entry
+
+    def absorb(self, entry: "_Entry", outputs: dict, backend, duration: float) -> None:
+        """File the step's timers and inject its messages now (the network needs them);
+        keep the rest for the books, which :meth:`replay` writes in step order."""
         outgoing = []
+        for node in sorted(outputs):
+            out = outputs[node]
+            for at, tag in out.timers:
+                if at <= duration:
+                    backend.schedule(at, node, TIMER, tag)
+            outgoing.extend(out.messages)
+            entry.outputs[node] = out
+        outgoing.sort(key=lambda m: (m.sent_at, m.src, m.local_id))
+        backend.inject(outgoing)
+        self.replay()
+
+    def reserve(self, entry: "_Entry", node: int) -> tuple:
+        """A slot in ``entry`` for the output of a deferred step of ``node``."""
+        entry.outputs[node] = None
+        entry.waiting += 1
+        return entry, node
+
+    def fill(self, slot: tuple, out) -> None:
+        """The output of a deferred step, in the slot :meth:`reserve` gave."""
+        entry, node = slot
+        entry.outputs[node] = out
+        entry.waiting -= 1
+
+    def insert(self, node: int, t0: float, t1: float, out) -> None:
+        """A step of a deferred node that the driver never saw (its own timer, in a
+        window no other event made the driver run): into the journal in window order."""
+        journal, half = self.journal, (t1 - t0) / 2
+        lo = bisect.bisect_left(journal, t0 - half, lo=self._replayed, key=lambda e: e.t0)
+        hi = bisect.bisect_right(journal, t0 + half, lo=lo, key=lambda e: e.t0)
+        for entry in journal[lo:hi]:     # the driver ran this window: the step joins it
+            if entry.t1 is not None and node not in entry.outputs:
+                entry.outputs[node] = out
+                return
+        at = bisect.bisect_right(journal, t0, lo=self._replayed, key=lambda e: e.t0)
+        journal[at:at] = [_Entry(t0, None, {}), _Entry(t0, t1, {node: out})]
+        self.last_t1 = max(self.last_t1, t1)
+
+    def sample_memory_until(self, t: float) -> None:
+        """Memory rows at every sampling instant up to ``t`` (state as last reported),
+        booked in step order."""
+        self.journal.append(_Entry(t, None, {}))
+        self.replay()
+
+    def replay(self) -> None:
+        """Book the journal's entries in order, up to the first whose deferred steps
+        have not run, and none from ``replay_before`` on."""
+        journal = self.journal
+        while self._replayed < len(journal):
+            entry = journal[self._replayed]
+            if entry.waiting or entry.t0 >= self.replay_before:
+                break
+            if entry.t1 is None:
+                self._sample_until(entry.t0)
+            else:
+                self._book(entry.outputs)
+            self._replayed += 1
+        if self._replayed > 4096:       # drop what is booked
+            del journal[:self._replayed]
+            self._replayed = 0
+
+    def _book(self, outputs: dict) -> None:
         for node in sorted(outputs):
             out = outputs[node]
             self.results.extend(out.results)
@@ -208,19 +316,23 @@ class _RunState:
             self.total[0] += out.memory[0] - before[0]
             self.total[1] += out.memory[1] - before[1]
             self.memory[node] = out.memory
-            for at, tag in out.timers:
-                if at <= duration:
-                    backend.schedule(at, node, TIMER, tag)
-            outgoing.extend(out.messages)
-        outgoing.sort(key=lambda m: (m.sent_at, m.src, m.local_id))
-        backend.inject(outgoing)
         self.peak_total = (max(self.peak_total[0], self.total[0]),
                            max(self.peak_total[1], self.total[1]))
 
-    def sample_memory_until(self, t: float) -> None:
-        """Memory rows at every sampling instant up to ``t`` (state as last reported)."""
+    def _sample_until(self, t: float) -> None:
         while (at := self.samples * self.interval) <= t:
             for node, (tuples, nbytes) in sorted(self.memory.items()):
                 self.metric_rows.append((at, node, "testbed", "tuples", tuples))
                 self.metric_rows.append((at, node, "testbed", "bytes", nbytes))
             self.samples += 1
+
+
+@dataclass
+class _Entry:
+    """One line of the driver's journal: a memory sample up to ``t0`` (``t1`` None) or
+    a step ``[t0, t1)`` with its outputs by node (None until a deferred step has run)."""
+
+    t0: float
+    t1: float | None
+    outputs: dict
+    waiting: int = 0

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 # The event vocabulary is part of this module's API (re-exported for programs and runtimes).
-from emulator.events import DELIVER, FINISH, LOST, START, TIMER, TUPLE, Event  # noqa: F401
+from emulator.events import DELIVER, FINISH, LOST, START, TIMER, TUPLE, Event, window_of  # noqa: F401
 from emulator.messages import Message
 
 class NodeProgram:
@@ -59,6 +59,25 @@ class NodeProgram:
         """Whether :meth:`on_lost` does anything (the driver tells only those that do,
         so others take no extra steps): by default, whether a subclass overrides it."""
         return type(self).on_lost is not NodeProgram.on_lost
+
+    def receives_messages(self) -> bool:
+        """Whether a message can ever reach this node (default True).
+
+        A program that answers False (a pure source) depends only on its own tuples and
+        timers, so the driver may run it ahead of the network, many steps in one call
+        (see :mod:`emulator.lookahead`); a delivery that reaches it anyway is an error.
+        A program that listens to losses (:meth:`listens_to_losses`) is never run ahead.
+        """
+        return True
+
+    def sends_messages(self) -> bool:
+        """Whether this node ever sends a message (default True).
+
+        A program that answers False (a pure sink, such as a query node that only joins)
+        changes nothing another node sees, so the driver may defer its steps and run many
+        of them in one call; a message it sends anyway is an error.
+        """
+        return True
 
     def memory(self) -> tuple[int, int]:
         """(tuples, bytes) this program buffers now."""
@@ -234,3 +253,83 @@ def run_node_step(program: NodeProgram, node: int, events, t0: float, t1: float,
     out.rng_state = rng.bit_generator.state if keep_state else None
     out.next_local_id = ctx._next_local_id
     return out
+
+
+@dataclass
+class NodeCall:
+    """One driver step of one node, run later or earlier than the driver reaches it:
+    the window ``[t0, t1)`` and the events the driver collected for the node in it."""
+
+    t0: float
+    t1: float
+    events: list
+
+
+@dataclass
+class TimerBook:
+    """A run-ahead node's own timers not yet due: ``(at, order, tag)`` in a heap, and
+    the next order number (timers the node files sort among themselves by it, as the
+    driver's calendar sorts them by filing order)."""
+
+    pending: list = field(default_factory=list)
+    filed: int = 0
+
+
+def run_node_calls(program: NodeProgram, node: int, calls: list, *, step: float,
+                   horizon: float, limit: float, nets, timers: TimerBook,
+                   seed: int | None = None, rng_state: dict | None = None,
+                   algorithm: str = "", next_local_id: int = 0,
+                   rng: np.random.Generator | None = None):
+    """Run ``program`` through many driver steps at once, as the driver would have run
+    them one by one; returns ``([(t0, t1, first, StepOutput)], rng_state, next_local_id)``
+    with ``first`` the time of the step's first event.
+
+    ``calls`` are the node's :class:`NodeCall` in time order. The node's own timers take
+    the driver's part: one that leaves its step is kept in ``timers`` (not returned in
+    ``StepOutput.timers``) and fires in the call whose window holds it, or in a window
+    of its own on the grid of ``step`` when no call has one; timers after ``limit`` (the
+    run's duration) are dropped as the driver drops them, and timers whose window starts
+    at or after ``horizon`` stay in ``timers`` for a later call. ``nets`` is
+    ``(epoch starts, views)``: a step sees the view in force at its ``t0``.
+
+    >>> class Tick(NodeProgram):
+    ...     def start(self, ctx): ctx.set_timer(0.25, "a")
+    ...     def on_timer(self, ctx, tag): ctx.emit((), tag=tag)
+    >>> book = TimerBook()
+    >>> steps, _, _ = run_node_calls(Tick(), 0, [NodeCall(0.0, 0.1, [Event(0.0, 1, START, None)])],
+    ...     step=0.1, horizon=float("inf"), limit=1.0, nets=([0.0], [None]), timers=book, seed=1)
+    >>> [(round(t0, 2), [r["emitted_at"] for r in out.results]) for t0, _, _, out in steps]
+    [(0.0, []), (0.2, [0.25])]
+    """
+    import bisect
+
+    starts, views = nets
+    keep_state = rng is None
+    if rng is None:
+        rng = node_rng(0 if seed is None else seed, node)
+        if rng_state is not None:
+            rng.bit_generator.state = rng_state
+    pending = timers.pending
+    done = []
+    queue = list(calls)
+    queue.reverse()            # pop() from the end: the next call in time order
+    while queue or (pending and window_of(pending[0][0], step)[0] < horizon):
+        if queue and not (pending and pending[0][0] < queue[-1].t0):
+            call = queue.pop()
+            t0, t1, events = call.t0, call.t1, list(call.events)
+        else:                  # a timer due before the next call: a window of its own
+            (t0, t1), events = window_of(pending[0][0], step), []
+        while pending and pending[0][0] < t1:
+            at, order, tag = heapq.heappop(pending)
+            events.append(Event(at, order, TIMER, tag))
+        net = views[max(0, bisect.bisect_right(starts, t0) - 1)]
+        out = run_node_step(program, node, events, t0, t1, net, algorithm=algorithm,
+                            rng=rng, next_local_id=next_local_id)
+        next_local_id = out.next_local_id
+        for at, tag in out.timers:
+            if at <= limit:
+                heapq.heappush(pending, (at, timers.filed, tag))
+                timers.filed += 1
+        out.timers = []
+        done.append((t0, t1, min(e.time for e in events), out))
+    return done, (rng.bit_generator.state if keep_state else None), next_local_id

@@ -38,16 +38,19 @@ import heapq
 import math
 from collections import defaultdict
 
-from emulator.events import DELIVER, LOST, Event
+from emulator.events import DELIVER, LOST, Event, window_of
 from emulator.ledger import Ledger
 from emulator.messages import Message, wire_bytes
-from emulator.network import Network
+from emulator.network import Network, NetView
 from emulator.transport import Transport
 
 class SimpyBackend:
     """Network, transport, ledger and the calendar of node events, in virtual time."""
 
     name = "simpy"
+    #: Windows on a grid of virtual time: the driver may run nodes ahead or defer them
+    #: (``emulator.lookahead``).
+    runs_ahead = True
 
     def __init__(self, dynamics, seed: int, bytes_per_unit: int, header_bytes: int,
                  medium: str = "links", interference_radius: float | None = None):
@@ -137,11 +140,38 @@ class SimpyBackend:
         self._now = stop
 
     def window(self, t_prev: float, t_next: float, step: float) -> tuple[float, float]:
-        """The driver's next step: the grid step of length ``step`` that holds ``t_next``
-        (never before the end of the previous one, ``t_prev``)."""
-        t0 = max(t_prev, math.floor(t_next / step) * step)
+        """The driver's next step: the window of the grid of ``step``
+        (:func:`~emulator.events.window_of`) that holds ``t_next``, never one before the
+        end of the previous step, ``t_prev``. Windows are cells of one fixed grid, so a
+        node run ahead (``emulator.lookahead``) can tell its windows in advance."""
+        t0, t1 = max(window_of(t_next, step), window_of(t_prev, step))
         self._window_start, self._first_collect = t0, True
-        return t0, t0 + step
+        return t0, t1
+
+    @property
+    def epochs(self) -> list[float]:
+        """Start times of the network's epochs."""
+        return self.network.epochs
+
+    def views(self, starts) -> list:
+        """Routing views of the epochs starting at ``starts``, built apart from the
+        transport's own (so its current view and trees stay cached)."""
+        dynamics, epochs = self.network.dynamics, self.network.epochs
+        table = getattr(dynamics, "link_table", None)
+        out = []
+        for start in starts:
+            k = self.network.epoch_index(start)
+            out.append(NetView(epochs[k], *table(k)) if table is not None
+                       else NetView.from_graph(dynamics.snapshot(epochs[k]), epochs[k]))
+        return out
+
+    def always_up(self, nodes) -> set:
+        """The nodes of ``nodes`` that are alive in every epoch."""
+        up = set(nodes)
+        for view in self.views(self.network.epochs):
+            known = set(view.nodes)
+            up = {u for u in up if u in known and view.alive(u)}
+        return up
 
     def next_change(self, t: float) -> float:
         """The first epoch of the network after ``t`` (inf if none)."""

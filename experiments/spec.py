@@ -34,7 +34,7 @@ RUNTIMES = tuple(_RUNTIME_REGISTRY.names())
 PREDICATES = ("equality", "distance")
 
 #: Sections whose keys this module checks: key -> (kind, default). Kinds: "int", "float",
-#: "seed" (int >= 0), "pos" (float > 0), "nonneg" (float >= 0), "str", "opt_float" (float or none), "opt_pos"
+#: "seed" (int >= 0), "bool", "pos" (float > 0), "nonneg" (float >= 0), "str", "opt_float" (float or none), "opt_pos"
 #: (float > 0 or none), "table",
 #: or a tuple of allowed strings.
 SCHEMA = {
@@ -51,6 +51,9 @@ SCHEMA = {
         "synopsis_unit": ("nonneg", 0.25),
         "drain": ("opt_float", None),
         "spark_master": ("opt_str", None),
+        # Nodes that receive nothing run ahead, nodes that send nothing are deferred
+        # (emulator.lookahead): the same outputs in fewer runtime calls.
+        "run_ahead": ("bool", True),
     },
     "query": {
         "node": ("int", 0),
@@ -156,6 +159,10 @@ def _check(source: str, field: str, kind, value):
     if kind == "str":
         if not isinstance(value, str) or not value:
             fail("a non-empty string")
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            fail("true or false")
         return value
     if kind == "table":
         if not isinstance(value, dict):

@@ -79,6 +79,14 @@ class CentralizedNode(NodeProgram):
     def finish(self, ctx) -> None:
         self._flush(ctx)
 
+    def receives_messages(self) -> bool:
+        """Only the query node receives (a source sends and is never sent to)."""
+        return self.join is not None
+
+    def sends_messages(self) -> bool:
+        """Only sources send (the query node joins what reaches it)."""
+        return self.join is None
+
     def memory(self) -> tuple[int, int]:
         units = sum(t.size for t in self.pending)
         n, nbytes = self.join.buffered() if self.join is not None else (0, 0)

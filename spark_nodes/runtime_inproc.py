@@ -5,7 +5,7 @@ It is the reference for results and speed; the Spark runtime must give the same
 """
 from __future__ import annotations
 
-from emulator.program import StepOutput, node_rng, run_node_step
+from emulator.program import StepOutput, node_rng, run_node_calls, run_node_step
 
 
 class InprocRuntime:
@@ -33,6 +33,21 @@ class InprocRuntime:
             self._next_local_id[node] = out.next_local_id
             outputs[node] = out
         return outputs
+
+    def run_calls(self, work: dict, nets, step: float, limit: float) -> dict:
+        """Many steps of some nodes at once (``emulator.lookahead``): ``work`` is
+        ``{node: (calls, timers, horizon)}``; returns ``{node: [(t0, t1, first,
+        StepOutput)]}``."""
+        done = {}
+        for node in sorted(work):
+            calls, timers, horizon = work[node]
+            steps, _, next_id = run_node_calls(
+                self.programs[node], node, calls, step=step, horizon=horizon, limit=limit,
+                nets=nets, timers=timers, algorithm=self.algorithm, rng=self._rng[node],
+                next_local_id=self._next_local_id.get(node, 0))
+            self._next_local_id[node] = next_id
+            done[node] = steps
+        return done
 
     def close(self) -> list:
         """No runtime metrics of its own."""

@@ -67,12 +67,12 @@ from pyspark import cloudpickle
 from pyspark.sql.streaming import StatefulProcessor
 
 from emulator.messages import Message
-from emulator.program import Event, run_node_step
+from emulator.program import Event, NodeCall, run_node_calls, run_node_step
 from spark_nodes.tuples import StreamTuple
 
 #: One row per (step, node) written by the driver.
 INPUT_DDL = ("step long, node int, t0 double, t1 double, run string, net_epoch double, "
-             "program binary, net binary, events binary")
+             "program binary, net binary, events binary, calls binary, nets binary")
 #: One row per (step, node) returned by the processor (``seconds``: the node step's time
 #: in the Python worker, unpickling and pickling included).
 OUTPUT_DDL = "step long, node int, output binary, seconds double"
@@ -192,7 +192,8 @@ def _input_arrow_schema():
 
     return pa.schema([("step", pa.int64()), ("node", pa.int32()), ("t0", pa.float64()),
                       ("t1", pa.float64()), ("run", pa.string()), ("net_epoch", pa.float64()),
-                      ("program", pa.binary()), ("net", pa.binary()), ("events", pa.binary())])
+                      ("program", pa.binary()), ("net", pa.binary()), ("events", pa.binary()),
+                      ("calls", pa.binary()), ("nets", pa.binary())])
 
 
 def _net_epoch(net) -> float:
@@ -225,15 +226,9 @@ class NodeStepProcessor(StatefulProcessor):
                             "output": out_blobs, "seconds": out_seconds})
 
     def _one_step(self, node: int, row) -> bytes:
-        if row.program is not None:
-            state = _loads(row.program)
-        else:
-            # get() answers None for a missing state: no exists() round trip to the JVM
-            blob = self._program.get()
-            if blob is None:
-                raise RuntimeError(f"node {node}: step {row.step} arrived without the "
-                                   f"node's program in Spark state")
-            state = _loads(blob[0])
+        state = self._load_program(node, row)
+        if row.calls is not None:
+            return self._many_steps(node, row, state)
         net = self._load_net(row)
         out = run_node_step(state["program"], node, decode_events(row.events),
                             float(row.t0), float(row.t1), net, seed=state["seed"],
@@ -245,6 +240,30 @@ class NodeStepProcessor(StatefulProcessor):
         # The generator state stays in Spark; the driver gets what the inproc runtime gives.
         out.rng_state = None
         return _dumps_plain(out)
+
+    def _many_steps(self, node: int, row, state) -> bytes:
+        """Many steps of a run-ahead or deferred node (``emulator.lookahead``)."""
+        work = _loads(row.calls)
+        calls = [NodeCall(t0, t1, decode_events(events)) for t0, t1, events in work["calls"]]
+        steps, rng_state, next_id = run_node_calls(
+            state["program"], node, calls, step=work["step"], horizon=work["horizon"],
+            limit=work["limit"], nets=_loads(row.nets), timers=work["timers"],
+            seed=state["seed"], rng_state=state["rng_state"], algorithm=state["algorithm"],
+            next_local_id=state["next_local_id"])
+        state["rng_state"] = rng_state
+        state["next_local_id"] = next_id
+        self._program.update((_dumps(state, _PICKLE),))
+        return _dumps_plain((steps, work["timers"]))
+
+    def _load_program(self, node: int, row) -> dict:
+        if row.program is not None:
+            return _loads(row.program)
+        # get() answers None for a missing state: no exists() round trip to the JVM
+        blob = self._program.get()
+        if blob is None:
+            raise RuntimeError(f"node {node}: step {row.step} arrived without the "
+                               f"node's program in Spark state")
+        return _loads(blob[0])
 
     def _load_net(self, row):
         cache_key = (row.run, float(row.net_epoch))
@@ -346,12 +365,6 @@ class SparkRuntime:
         net_blob = None
         rows = {k: [] for k in _input_arrow_schema().names}
         for node in sorted(events_by_node):
-            program = None
-            if node not in self._started:
-                program = _dumps({"program": self._programs[node], "seed": self._seed,
-                                        "algorithm": self._algorithm, "rng_state": None,
-                                        "next_local_id": 0}, _PICKLE)
-                self._started.add(node)
             ship_net = None
             if self._net_seen.get(node) != epoch:
                 if net_blob is None:
@@ -359,22 +372,64 @@ class SparkRuntime:
                 ship_net = net_blob
                 self._net_seen[node] = epoch
             for k, v in (("step", step), ("node", node), ("t0", t0), ("t1", t1),
-                         ("run", self._run), ("net_epoch", epoch), ("program", program),
-                         ("net", ship_net),
-                         ("events", encode_events(events_by_node[node]))):
+                         ("run", self._run), ("net_epoch", epoch),
+                         ("program", self._program_blob(node)), ("net", ship_net),
+                         ("events", encode_events(events_by_node[node])), ("calls", None),
+                         ("nets", None)):
                 rows[k].append(v)
         if not rows["node"]:
             return {}
+        return self._micro_batch(step, rows, started, t1)
+
+    def run_calls(self, work: dict, nets, step: float, limit: float) -> dict:
+        """Many steps of some nodes in one micro-batch (``emulator.lookahead``): ``work``
+        is ``{node: (calls, timers, horizon)}``; returns ``{node: [(t0, t1, first,
+        StepOutput)]}`` and updates each node's ``timers`` in place."""
+        started = time.perf_counter()
+        batch = self._step
+        self._step += 1
+        nets_blob = _dumps(nets, _PICKLE)
+        rows = {k: [] for k in _input_arrow_schema().names}
+        t0 = min((calls[0].t0 for calls, _, _ in work.values() if calls), default=0.0)
+        for node in sorted(work):
+            calls, timers, horizon = work[node]
+            blob = _dumps_plain({
+                "calls": [(c.t0, c.t1, encode_events(c.events)) for c in calls],
+                "timers": timers, "horizon": horizon, "step": step, "limit": limit})
+            for k, v in (("step", batch), ("node", node), ("t0", t0), ("t1", horizon),
+                         ("run", self._run), ("net_epoch", None),
+                         ("program", self._program_blob(node)), ("net", None),
+                         ("events", None), ("calls", blob), ("nets", nets_blob)):
+                rows[k].append(v)
+        done = {}
+        for node, (steps, book) in self._micro_batch(batch, rows, started, t0).items():
+            timers = work[node][1]
+            timers.pending[:] = book.pending
+            timers.filed = book.filed
+            done[node] = steps
+        return done
+
+    def _program_blob(self, node: int):
+        """The node's initial program on its first step (it lives in Spark state after)."""
+        if node in self._started:
+            return None
+        self._started.add(node)
+        return _dumps({"program": self._programs[node], "seed": self._seed,
+                       "algorithm": self._algorithm, "rng_state": None, "next_local_id": 0},
+                      _PICKLE)
+
+    def _micro_batch(self, step: int, rows: dict, started: float, t: float) -> dict:
+        """Write one inbox file, run its micro-batch; the outputs by node, unpickled.
+        Records the state metrics at ``t`` and where the step's time went."""
         self._write_inbox(step, rows)
         written = time.perf_counter()
         self._process()
         processed = time.perf_counter()
         blobs = self._outputs.pop(step, {})
-        missing = sorted(set(events_by_node) - set(blobs))
+        missing = sorted(set(rows["node"]) - set(blobs))
         if missing:
-            raise RuntimeError(f"step {step} [{t0}, {t1}): Spark returned no output for "
-                               f"nodes {missing}")
-        progress = self._record_state_metrics(t1)
+            raise RuntimeError(f"step {step}: Spark returned no output for nodes {missing}")
+        progress = self._record_state_metrics(t)
         outputs = {node: _loads(blobs[node]) for node in sorted(blobs)}
         self.step_times.append(step_breakdown(
             started, written, processed, time.perf_counter(), progress,

@@ -70,6 +70,10 @@ class SourceNode(NodeProgram):
     def listens_to_losses(self) -> bool:
         return self.initiator is not None
 
+    def receives_messages(self) -> bool:
+        """A source is never sent to (it may hear of its losses: see above)."""
+        return False
+
     def _watch_route(self, ctx) -> None:
         hop = ctx.net.next_hop(ctx.node, self.join_node) if ctx.net is not None else None
         if self.next_hop is not None and hop != self.next_hop:
@@ -121,6 +125,10 @@ class JoinNode(NodeProgram):
                              f"expected {self.streams}")
         ctx.record(f"arrival:{tup.stream}", tup.seq)
         self.arrive(ctx, self.side[tup.stream], tup)
+
+    def sends_messages(self) -> bool:
+        """The join node's tuples and signals, as a source, are local sends to itself."""
+        return False
 
     def arrive(self, ctx, side: int, tup) -> None:
         """Handle one arrival (subclasses)."""
