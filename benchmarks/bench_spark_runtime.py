@@ -9,6 +9,8 @@
    rest (:func:`spark_nodes.runtime_spark.step_breakdown`), medians over steps.
 3. The quickstart (``experiments/specs/quickstart.toml``, ``local[*]``) as a new user
    runs it: ``testbed run`` in a fresh process, JVM start included. Goal: <= 20 s wall.
+   ``--stepped`` also runs it with ``run.run_ahead = false`` (one micro-batch per
+   non-empty step), in turn with the default.
 4. Sweep throughput: the same small runs as Spark tasks on ``local[1]`` and ``local[2]``.
    Goal: speed-up >= 1.7x from one core to two.
 
@@ -121,20 +123,31 @@ def overhead(spark, steps: int = 12, warmup: int = 3) -> None:
         print(f"{part:>18} {1000 * statistics.median(t[part] for t in timed):8.1f}")
 
 
-def bench_quickstart(spec: str, runs: int) -> None:
+def bench_quickstart(spec: str, runs: int, stepped: bool = False) -> None:
     """Wall time of ``testbed run SPEC`` (on Spark) in a fresh process, JVM start
-    included, as ``make run`` runs it."""
+    included, as ``make run`` runs it; with ``stepped`` also with ``run.run_ahead =
+    false`` (every non-empty step a micro-batch), the two run in turn."""
     print(f"## quickstart on Spark: testbed run {spec} (goal <= 20 s wall)")
-    walls = []
-    for _ in range(runs):
-        with tempfile.TemporaryDirectory() as out:
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "experiments.cli", "run", spec,
-                            "--out", out], check=True, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-            walls.append(time.perf_counter() - started)
-    print(f"wall: median {statistics.median(walls):.1f} s of {runs} "
-          f"(min {min(walls):.1f}, max {max(walls):.1f})", flush=True)
+    variants = {"run ahead": spec}
+    with tempfile.TemporaryDirectory() as folder:
+        if stepped:
+            text = open(spec, encoding="utf-8").read()
+            variants["stepped"] = os.path.join(folder, os.path.basename(spec))
+            with open(variants["stepped"], "w", encoding="utf-8") as f:
+                f.write(text.replace("[run]\n", "[run]\nrun_ahead = false\n", 1))
+        walls = {name: [] for name in variants}
+        for _ in range(runs):
+            for name, path in variants.items():
+                with tempfile.TemporaryDirectory() as out:
+                    started = time.perf_counter()
+                    subprocess.run([sys.executable, "-m", "experiments.cli", "run", path,
+                                    "--out", out], check=True, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL,
+                                   cwd=os.path.dirname(os.path.abspath(__file__)) + "/..")
+                    walls[name].append(time.perf_counter() - started)
+    for name, times in walls.items():
+        print(f"{name}: wall median {statistics.median(times):.1f} s of {runs} "
+              f"(min {min(times):.1f}, max {max(times):.1f})", flush=True)
 
 
 SWEEP_BASE = {
@@ -195,6 +208,8 @@ def main(argv=None) -> int:
     p.add_argument("--quickstart", type=int, default=1,
                    help="runs of the quickstart (0 skips it)")
     p.add_argument("--quickstart-spec", default="experiments/specs/quickstart.toml")
+    p.add_argument("--stepped", action="store_true",
+                   help="also run the quickstart with run.run_ahead = false, in turn")
     args = p.parse_args(argv)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -209,7 +224,7 @@ def main(argv=None) -> int:
             overhead(spark, args.small_steps)
         spark.stop()
     if args.quickstart:
-        bench_quickstart(args.quickstart_spec, args.quickstart)
+        bench_quickstart(args.quickstart_spec, args.quickstart, args.stepped)
     if args.sweep_runs:
         bench_sweep(args.sweep_runs)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
