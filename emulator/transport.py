@@ -249,7 +249,9 @@ class Transport:
     def _transmit(self, start: float, hop) -> float:
         """Start ``hop`` on the shared channel at ``start``; returns when it ends."""
         msg, u, v, k, view = hop
-        _, cost, delay, jitter, bandwidth, loss = (column[k] for column in view.hop_lists())
+        _, costs, delays, jitters, bandwidths, losses = view.hop_lists()
+        cost, delay, jitter = costs[k], delays[k], jitters[k]
+        bandwidth, loss = bandwidths[k], losses[k]
         done = start + (msg.size_bytes / bandwidth if bandwidth > 0 else 0.0)
         arrive = done + delay + (self._uniform() * jitter if jitter > 0 else 0.0)
         dropped = loss > 0 and self._uniform() < loss
