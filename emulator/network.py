@@ -133,6 +133,8 @@ class NetView:
                 "attrs": tuple(self._attrs[name][undirected].tolist()
                                for name in LINK_DEFAULTS),
             }
+            # built once: the shared medium's hop loop asks for them at every hop
+            self._routing["lists"] = (self._routing["head"],) + self._routing["attrs"]
         return self._routing
 
     @property
@@ -143,8 +145,7 @@ class NetView:
         """The per-directed-link lists the transport reads at each hop:
         ``(head id, cost, delay, jitter, bandwidth, loss)``, indexed like the entries of
         :meth:`route`."""
-        r = self._prepare()
-        return (r["head"],) + r["attrs"]
+        return self._prepare()["lists"]
 
     def route(self, dst: int) -> list:
         """The next-hop table towards ``dst``: entry ``k`` is the directed link (an index

@@ -51,6 +51,11 @@ MEDIA = ("links", "shared")
 
 _END, _READY = 0, 1   # at equal times a channel is freed before new hops queue for it
 
+# A calendar entry is one flat tuple ``(time, rank, number, a, b)``: ``(msg, node)`` for a
+# hop that becomes ready, ``(transmission number, None)`` for the end of one. The unique
+# number settles every comparison before ``a``; a nested payload tuple would cost one
+# more allocation per hop.
+
 
 class Transport:
     """An event calendar of hops over a time-varying network (see the module docstring).
@@ -91,7 +96,7 @@ class Transport:
     def send(self, msg) -> None:
         """Inject ``msg`` (an :class:`emulator.messages.Message`) at ``msg.sent_at``."""
         self._seq += 1
-        entry = (msg.sent_at, _READY, self._seq, (msg, msg.src))
+        entry = (msg.sent_at, _READY, self._seq, msg, msg.src)
         sends = self._sends
         if not sends or sends[-1][0] <= entry[0]:
             # Sends come mostly in time order: kept in a queue beside the calendar, they
@@ -102,9 +107,9 @@ class Transport:
         else:
             heapq.heappush(self._calendar, entry)
 
-    def _push(self, t: float, rank: int, payload) -> None:
+    def _push(self, t: float, rank: int, a, b=None) -> None:
         self._seq += 1
-        heapq.heappush(self._calendar, (t, rank, self._seq, payload))
+        heapq.heappush(self._calendar, (t, rank, self._seq, a, b))
 
     def _pop(self):
         """The next calendar entry in (time, rank, number) order, from either queue."""
@@ -124,11 +129,11 @@ class Transport:
             return self._advance_links(until)
         while (t := self.next_time()) < until:
             while self.next_time() == t:
-                _, rank, seq, payload = self._pop()
+                _, rank, seq, a, b = self._pop()
                 if rank == _END:
-                    self._end(payload)
+                    self._end(a)
                 else:
-                    self._ready(t, seq, *payload)
+                    self._ready(t, seq, a, b)
             self._grant(t)
 
     def _advance_links(self, until: float) -> None:
@@ -142,7 +147,7 @@ class Transport:
         """
         cal, pop, push = self._calendar, heapq.heappop, heapq.heappush
         network, link_free, arrivals = self.network, self._link_free, self.arrivals
-        add = self.ledger.add if self.ledger is not None else None
+        record = self.ledger.append if self.ledger is not None else None
         uniforms = self._uniforms
         lose = self._lose
         seq, hops = self._seq, 0
@@ -152,9 +157,9 @@ class Transport:
             if sends and (not cal or sends[0] < cal[0]):
                 if sends[0][0] >= until:
                     break
-                t, _, _, (msg, u) = take()
+                t, _, _, msg, u = take()
             elif cal and cal[0][0] < until:
-                t, _, _, (msg, u) = pop(cal)
+                t, _, _, msg, u = pop(cal)
             else:
                 break
             dst = msg.dst
@@ -176,11 +181,12 @@ class Transport:
                 lose(t, msg, "no_route", u)
                 continue
             v = heads[k]
-            free = link_free.get((u, v), t)
+            channel = (u, v)
+            free = link_free.get(channel, t)
             start = t if free < t else free
             bandwidth = bandwidths[k]
             done = start + (msg.size_bytes / bandwidth if bandwidth > 0 else 0.0)
-            link_free[(u, v)] = done
+            link_free[channel] = done
             jitter, loss = jitters[k], losses[k]
             if jitter > 0:
                 if not uniforms:
@@ -200,9 +206,9 @@ class Transport:
                 reached = alive[v]
             else:
                 reached = network.view(arrive).alive(v)
-            if add is not None:
-                add(start, msg.msg_id, msg.kind, msg.src, dst, u, v, msg.size_units,
-                    msg.size_bytes, costs[k], dropped or not reached)
+            if record is not None:
+                record((start, msg.msg_id, msg.kind, msg.src, dst, u, v, msg.size_units,
+                        msg.size_bytes, costs[k], dropped or not reached))
             hops += 1
             if dropped:
                 lose(arrive, msg, "link_loss", u)
@@ -212,7 +218,7 @@ class Transport:
                 arrivals.append((arrive, msg))
             else:
                 seq += 1
-                push(cal, (arrive, _READY, seq, (msg, v)))
+                push(cal, (arrive, _READY, seq, msg, v))
         self._seq = seq
         self.hops += hops
 
@@ -243,7 +249,9 @@ class Transport:
     def _transmit(self, start: float, hop) -> float:
         """Start ``hop`` on the shared channel at ``start``; returns when it ends."""
         msg, u, v, k, view = hop
-        _, cost, delay, jitter, bandwidth, loss = (column[k] for column in view.hop_lists())
+        _, costs, delays, jitters, bandwidths, losses = view.hop_lists()
+        cost, delay, jitter = costs[k], delays[k], jitters[k]
+        bandwidth, loss = bandwidths[k], losses[k]
         done = start + (msg.size_bytes / bandwidth if bandwidth > 0 else 0.0)
         arrive = done + delay + (self._uniform() * jitter if jitter > 0 else 0.0)
         dropped = loss > 0 and self._uniform() < loss
@@ -261,7 +269,7 @@ class Transport:
             # calendar reaches the arrival time.
             self.arrivals.append((arrive, msg))
         else:
-            self._push(arrive, _READY, (msg, v))
+            self._push(arrive, _READY, msg, v)
         return done
 
     def take_losses(self) -> list:
