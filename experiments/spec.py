@@ -13,7 +13,7 @@ Example
 >>> resolve({"run": {"duraton": 5}})
 Traceback (most recent call last):
 ...
-experiments.spec.SpecError: <spec>: run.duraton: unknown key; valid: backend, bytes_per_unit, drain, duration, header_bytes, memory_interval, name, runtime, seed, spark_master, step, synopsis_unit
+experiments.spec.SpecError: <spec>: run.duraton: unknown key; valid: backend, bytes_per_unit, drain, duration, header_bytes, memory_interval, name, run_ahead, runtime, seed, spark_master, step, synopsis_unit
 """
 from __future__ import annotations
 
