@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections import deque
 
 from emulator.events import DELIVER, LOST, RELEASE, Event, window_of
 from emulator.program import NodeCall, TimerBook
@@ -73,9 +74,9 @@ class Lookahead:
         self._timers = {n: TimerBook() for n in self.ahead | self.deferred}
         self._released: dict[int, dict[int, tuple]] = {n: {} for n in self.ahead}
         self._release_id = 0
-        self._calls = {n: [] for n in self.deferred}      # (NodeCall, slot)
+        self._calls = {n: deque() for n in self.deferred}      # (NodeCall, slot)
         self.span_end = -math.inf
-        self._sorted = False
+        self._next = None        # next_time(), known between spans
 
     def __bool__(self) -> bool:
         return bool(self.ahead or self.deferred)
@@ -92,15 +93,13 @@ class Lookahead:
 
     # -- spans -----------------------------------------------------------------------------
     def next_time(self) -> float:
-        """The earliest seeded event or timer of a run-ahead node not yet run."""
-        if not self._sorted:     # tuples are seeded stream by stream, not in time order
-            for events in self._seeded.values():
+        """The earliest seeded event or timer of a run-ahead node not yet run (asked
+        every window; it changes only when a span runs)."""
+        if self._next is None:
+            for events in self._seeded.values():   # seeded stream by stream: sort once
                 events.sort(key=lambda e: (e.time, e.order))
-            self._sorted = True
-        times = [evs[0].time for evs in self._seeded.values() if evs]
-        times += [b.pending[0][0] for n, b in self._timers.items() if n in self.ahead
-                  and b.pending]
-        return min(times, default=math.inf)
+            self._next = self._earliest()
+        return self._next
 
     def span_due(self, t0: float) -> bool:
         """Whether the window starting at ``t0`` is past the current span."""
@@ -116,36 +115,19 @@ class Lookahead:
         end = window_of(self.epochs[end_epoch], self.step)[0] \
             if end_epoch < len(self.epochs) else math.inf
         end = max(end, window_of(t0, self.step)[1])
-        work = {}
-        for node in sorted(self.deferred):
-            if self._calls[node] or self._timers[node].pending:
-                work[node] = ([c for c, _ in self._calls[node]], self._timers[node], t0)
+        work = self._deferred_work(t0)
         for node in sorted(self.ahead):
             calls = self._ahead_calls(node, end)
             if calls or self._timers[node].pending:
                 work[node] = (calls, self._timers[node], end)
-        if work:
-            first = min([t0] + [calls[0].t0 for calls, _, _ in work.values() if calls])
-            done = runtime.run_calls(work, self._nets(first, end), self.step, self.limit)
-            for node, steps in done.items():
-                if node in self.ahead:
-                    self._file_releases(node, steps)
-                else:
-                    self._settle(node, steps, state)
+        self._run(work, t0, end, runtime, state)
         self.span_end = end
+        self._next = self._earliest()
 
     def finish(self, runtime, state) -> None:
         """Run the deferred steps still pending (the end of the run)."""
         self.span_end = math.inf
-        work = {n: ([c for c, _ in self._calls[n]], self._timers[n], math.inf)
-                for n in sorted(self.deferred) if self._calls[n] or self._timers[n].pending}
-        if work:
-            first = min([calls[0].t0 for calls, _, _ in work.values() if calls],
-                        default=0.0)
-            done = runtime.run_calls(work, self._nets(first, math.inf), self.step,
-                                     self.limit)
-            for node, steps in done.items():
-                self._settle(node, steps, state)
+        self._run(self._deferred_work(math.inf), math.inf, math.inf, runtime, state)
 
     # -- inside a span ---------------------------------------------------------------------
     def take(self, t0: float, t1: float, events_by_node: dict, state, entry) -> dict:
@@ -159,9 +141,8 @@ class Lookahead:
             if node in self.ahead:
                 for event in events_by_node.pop(node):
                     if event.kind != RELEASE:
-                        what = "a message" if event.kind == DELIVER else "a loss notice"
-                        if event.kind not in (DELIVER, LOST):
-                            what = f"a {event.kind} event"
+                        what = {DELIVER: "a message", LOST: "a loss notice"}.get(
+                            event.kind, f"a {event.kind} event")
                         raise RuntimeError(
                             f"node {node}: its program says it receives no messages "
                             f"(receives_messages() is False), but {what} reached it at "
@@ -173,6 +154,32 @@ class Lookahead:
         return released
 
     # -- internals -------------------------------------------------------------------------
+    def _earliest(self) -> float:
+        times = [events[0].time for events in self._seeded.values() if events]
+        times += [self._timers[n].pending[0][0] for n in self.ahead
+                  if self._timers[n].pending]
+        return min(times, default=math.inf)
+
+    def _deferred_work(self, horizon: float) -> dict:
+        """The deferred nodes' pending steps, and their timers due before ``horizon``."""
+        return {n: ([call for call, _ in self._calls[n]], self._timers[n], horizon)
+                for n in sorted(self.deferred) if self._calls[n] or self._timers[n].pending}
+
+    def _run(self, work: dict, t0: float, end: float, runtime, state) -> None:
+        """One runtime call for ``work``; run-ahead outputs wait for their windows,
+        deferred ones go to their slots in the driver's journal."""
+        if not work:
+            return
+        first = min([t0] + [calls[0].t0 for calls, _, _ in work.values() if calls])
+        if math.isinf(first):
+            first = 0.0
+        done = runtime.run_calls(work, self._nets(first, end), self.step, self.limit)
+        for node, steps in done.items():
+            if node in self.ahead:
+                self._file_releases(node, steps)
+            else:
+                self._settle(node, steps, state)
+
     def _ahead_calls(self, node: int, end: float) -> list:
         """The node's seeded events before ``end``, grouped by grid window."""
         seeded, calls = self._seeded[node], []
@@ -202,7 +209,7 @@ class Lookahead:
                                    f"(sends_messages() is False), but it sent one to node "
                                    f"{out.messages[0].dst} at {out.messages[0].sent_at:g}")
             if calls and calls[0][0].t0 == t0:
-                state.fill(calls.pop(0)[1], out)
+                state.fill(calls.popleft()[1], out)
             else:
                 state.insert(node, t0, t1, out)
 

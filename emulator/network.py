@@ -345,10 +345,7 @@ class Network:
         k = self.epoch_index(t)
         view = self._views.get(k)
         if view is None:
-            start = self.epochs[k]
-            table = getattr(self.dynamics, "link_table", None)
-            view = NetView(start, *table(k)) if table is not None else \
-                NetView.from_graph(self.dynamics.snapshot(start), start)
+            view = self.build_view(k)
             self._views[k] = view
             if len(self._views) > self.keep:
                 self._views.popitem(last=False)
@@ -357,6 +354,14 @@ class Network:
         end = self.epochs[k + 1] if k + 1 < len(self.epochs) else math.inf
         self._current = (self.epochs[k], end, view)
         return view, self.epochs[k], end
+
+    def build_view(self, k: int) -> NetView:
+        """A new view of epoch ``k``, outside the cache (a caller that wants views of
+        many epochs, such as the lookahead, leaves the transport's cached ones alone)."""
+        start = self.epochs[k]
+        table = getattr(self.dynamics, "link_table", None)
+        return NetView(start, *table(k)) if table is not None else \
+            NetView.from_graph(self.dynamics.snapshot(start), start)
 
     def next_change(self, t: float) -> float:
         """Time of the first epoch after ``t`` (inf if none)."""

@@ -18,6 +18,7 @@ Example
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 from dataclasses import dataclass, field
 from typing import Any
@@ -213,6 +214,15 @@ def node_rng(seed: int, node: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 7919, node])))
 
 
+def _generator(seed: int | None, node: int, rng_state: dict | None) -> np.random.Generator:
+    """The node's generator: continued from ``rng_state``, else new from ``seed``."""
+    if rng_state is None:
+        return node_rng(0 if seed is None else seed, node)
+    bitgen = np.random.PCG64()
+    bitgen.state = rng_state
+    return np.random.Generator(bitgen)
+
+
 def run_node_step(program: NodeProgram, node: int, events, t0: float, t1: float, net,
                   seed: int | None = None, rng_state: dict | None = None,
                   algorithm: str = "", next_local_id: int = 0,
@@ -226,12 +236,8 @@ def run_node_step(program: NodeProgram, node: int, events, t0: float, t1: float,
     is returned in ``StepOutput.rng_state``, so a runtime can store it (the Spark runtime).
     """
     keep_state = rng is None
-    if rng is None and rng_state is None:
-        rng = node_rng(0 if seed is None else seed, node)
-    elif rng is None:
-        bitgen = np.random.PCG64()
-        bitgen.state = rng_state
-        rng = np.random.Generator(bitgen)
+    if rng is None:
+        rng = _generator(seed, node, rng_state)
     out = StepOutput()
     agenda: list = [(e.sort_key(), e) for e in events]
     heapq.heapify(agenda)
@@ -301,14 +307,10 @@ def run_node_calls(program: NodeProgram, node: int, calls: list, *, step: float,
     >>> [(round(t0, 2), [r["emitted_at"] for r in out.results]) for t0, _, _, out in steps]
     [(0.0, []), (0.2, [0.25])]
     """
-    import bisect
-
     starts, views = nets
     keep_state = rng is None
     if rng is None:
-        rng = node_rng(0 if seed is None else seed, node)
-        if rng_state is not None:
-            rng.bit_generator.state = rng_state
+        rng = _generator(seed, node, rng_state)
     pending = timers.pending
     done = []
     queue = list(calls)

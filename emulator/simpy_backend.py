@@ -41,7 +41,7 @@ from collections import defaultdict
 from emulator.events import DELIVER, LOST, Event, window_of
 from emulator.ledger import Ledger
 from emulator.messages import Message, wire_bytes
-from emulator.network import Network, NetView
+from emulator.network import Network
 from emulator.transport import Transport
 
 class SimpyBackend:
@@ -156,14 +156,7 @@ class SimpyBackend:
     def views(self, starts) -> list:
         """Routing views of the epochs starting at ``starts``, built apart from the
         transport's own (so its current view and trees stay cached)."""
-        dynamics, epochs = self.network.dynamics, self.network.epochs
-        table = getattr(dynamics, "link_table", None)
-        out = []
-        for start in starts:
-            k = self.network.epoch_index(start)
-            out.append(NetView(epochs[k], *table(k)) if table is not None
-                       else NetView.from_graph(dynamics.snapshot(epochs[k]), epochs[k]))
-        return out
+        return [self.network.build_view(self.network.epoch_index(s)) for s in starts]
 
     def always_up(self, nodes) -> set:
         """The nodes of ``nodes`` that are alive in every epoch."""

@@ -371,12 +371,8 @@ class SparkRuntime:
                     net_blob = _dumps(net, _PICKLE)
                 ship_net = net_blob
                 self._net_seen[node] = epoch
-            for k, v in (("step", step), ("node", node), ("t0", t0), ("t1", t1),
-                         ("run", self._run), ("net_epoch", epoch),
-                         ("program", self._program_blob(node)), ("net", ship_net),
-                         ("events", encode_events(events_by_node[node])), ("calls", None),
-                         ("nets", None)):
-                rows[k].append(v)
+            self._add_row(rows, step=step, node=node, t0=t0, t1=t1, net_epoch=epoch,
+                          net=ship_net, events=encode_events(events_by_node[node]))
         if not rows["node"]:
             return {}
         return self._micro_batch(step, rows, started, t1)
@@ -396,11 +392,8 @@ class SparkRuntime:
             blob = _dumps_plain({
                 "calls": [(c.t0, c.t1, encode_events(c.events)) for c in calls],
                 "timers": timers, "horizon": horizon, "step": step, "limit": limit})
-            for k, v in (("step", batch), ("node", node), ("t0", t0), ("t1", horizon),
-                         ("run", self._run), ("net_epoch", None),
-                         ("program", self._program_blob(node)), ("net", None),
-                         ("events", None), ("calls", blob), ("nets", nets_blob)):
-                rows[k].append(v)
+            self._add_row(rows, step=batch, node=node, t0=t0, t1=horizon, calls=blob,
+                          nets=nets_blob)
         done = {}
         for node, (steps, book) in self._micro_batch(batch, rows, started, t0).items():
             timers = work[node][1]
@@ -408,6 +401,13 @@ class SparkRuntime:
             timers.filed = book.filed
             done[node] = steps
         return done
+
+    def _add_row(self, rows: dict, **values) -> None:
+        """One inbox row (columns of :data:`INPUT_DDL`; those not given are null), with
+        the run's id and, on the node's first row, its program."""
+        values.update(run=self._run, program=self._program_blob(values["node"]))
+        for column, cells in rows.items():
+            cells.append(values.get(column))
 
     def _program_blob(self, node: int):
         """The node's initial program on its first step (it lives in Spark state after)."""
