@@ -104,7 +104,7 @@ def check_java(minimum: int = MIN_JAVA, timeout: float = 30.0) -> int:
     return major
 
 
-def check_python(python: str, timeout: float = 60.0) -> None:
+def check_python(python: str, timeout: float = 180.0) -> None:
     """Check that ``python`` (what ``PYSPARK_PYTHON`` names) can run this project's tasks.
 
     It must exist, be executable, have the driver's ``major.minor`` version (PySpark
@@ -215,7 +215,7 @@ def jvm_output_to(path: str | None):
 
 def build_session(master: str = "local[*]", app_name: str = "testbed",
                   partitions: int | None = None, conf: dict | None = None,
-                  timeout: float = 30.0, check: bool = True):
+                  timeout: float = 300.0, check: bool = True):
     """Start (or reuse) the SparkSession for ``master``, after the setup checks.
 
     Parameters

@@ -31,7 +31,7 @@ class MininetOptions:
 
     time_scale: float = 1.0
     shaping: str = "auto"
-    agent_timeout: float = 30.0
+    agent_timeout: float = 120.0
     port: int = 7100
     spark_master: int | None = None
     spark_workers: tuple[int, ...] = ()

@@ -51,7 +51,7 @@ class SparkCluster:
 
     def __init__(self, em, master: int, workers, *, worker_cores: int = 1,
                  worker_memory: str = "1g", port: int = 7077, ui_port: int = 8080,
-                 timeout: float = 90.0):
+                 timeout: float = 300.0):
         unknown = [n for n in [master, *workers] if n not in em.hosts]
         if unknown:
             raise ValueError(f"spark nodes {unknown} are not in the emulated network "
