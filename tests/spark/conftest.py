@@ -1,5 +1,6 @@
-"""A real Spark standalone cluster on loopback: master and workers started from the
-installed pyspark's ``bin/spark-class`` as local processes and stopped by pid."""
+"""A real Spark standalone cluster on loopback: a master started from the installed
+pyspark's ``bin/spark-class`` as a local process, workers started by the tests that need
+them, all stopped by pid."""
 import pytest
 
 from .standalone_cluster import Standalone
@@ -10,7 +11,6 @@ def standalone(tmp_path_factory):
     cluster = Standalone(tmp_path_factory.mktemp("standalone"))
     try:
         cluster.start_master()
-        cluster.start_worker(cores=1)
         yield cluster
     finally:
         cluster.stop()

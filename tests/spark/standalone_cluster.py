@@ -78,7 +78,7 @@ class Standalone:
         return subprocess.Popen([str(SPARK_HOME / "bin" / "spark-class"), *args], env=self.env,
                                 stdout=log, stderr=subprocess.STDOUT, cwd=self.root)
 
-    def start_master(self, timeout: float = 120.0) -> None:
+    def start_master(self, timeout: float = 300.0) -> None:
         self.master = self._spawn("master", ["org.apache.spark.deploy.master.Master",
                                              "--host", "127.0.0.1", "--port", str(self.port),
                                              "--webui-port", "0"])
@@ -93,7 +93,7 @@ class Standalone:
                 time.sleep(0.3)
         raise RuntimeError(f"master not listening after {timeout} s: {self.log('master')}")
 
-    def start_worker(self, cores: int = 1, timeout: float = 120.0) -> subprocess.Popen:
+    def start_worker(self, cores: int = 1, timeout: float = 300.0) -> subprocess.Popen:
         name = f"worker{self.started}"
         self.started += 1
         registered = self.log("master").count("Registering worker")

@@ -1,6 +1,7 @@
 """Against a real standalone cluster (master + worker processes on loopback, see conftest):
-the spark runtime gives the inproc results; a spark sweep survives a worker killed
-mid-sweep and its rerun completes only the missing runs."""
+a master without workers fails within its timeout; the spark runtime gives the inproc
+results; a spark sweep survives its workers killed mid-sweep and its rerun completes only
+the missing runs."""
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ import pytest
 
 from .standalone_cluster import kill_tree
 from experiments.runner import run
+from experiments.sweep import sweep
 from experiments.store import is_complete
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -81,17 +83,33 @@ def cli(*args, cwd):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def finish(proc, timeout):
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_tree(proc)
-        raise
-    return proc.returncode, out
-
-
 def complete_runs(out):
     return sorted(p.name for p in out.iterdir() if p.is_dir() and is_complete(p))
+
+
+def stop_active_session():
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+
+
+# The tests run in file order on one master (see conftest). Every JVM costs a start (a
+# minute or more on a slow machine), so drivers run in this process wherever a test does
+# not need to kill one: the first test before any worker exists, then two workers.
+
+def test_master_without_workers_fails_within_the_timeout(standalone):
+    from spark_nodes.spark_session import SparkSetupError, build_session
+
+    assert standalone.workers == []
+    stop_active_session()
+    started = time.monotonic()
+    with pytest.raises(SparkSetupError, match=(
+            f"no executor registered with {standalone.url} within 5 s \\(found 0, need 1\\); "
+            "is a worker running")):
+        build_session(standalone.url, timeout=5)
+    assert time.monotonic() - started < 120
 
 
 def test_spark_runtime_on_the_cluster_equals_inproc(standalone, tmp_path):
@@ -99,18 +117,16 @@ def test_spark_runtime_on_the_cluster_equals_inproc(standalone, tmp_path):
     recorded in meta.json) and the results equal inproc's."""
     spec = tmp_path / "on_cluster.toml"
     spec.write_text(RUNTIME_SPEC)
-    second = standalone.start_worker(cores=1)
+    for _ in range(2 - len(standalone.workers)):
+        standalone.start_worker(cores=1)
+    stop_active_session()
     try:
-        code, log = finish(cli("run", str(spec), "--runtime", "spark", "--spark-master",
-                                   standalone.url, "--out", str(tmp_path / "runs"),
-                                   cwd=tmp_path), timeout=400)
-    finally:   # the other tests expect the one worker of the fixture
-        kill_tree(second)
-        standalone.workers.remove(second)
-    assert code == 0, log[-3000:]
-    on_cluster = [p for p in (tmp_path / "runs").iterdir() if is_complete(p)]
-    assert len(on_cluster) == 1
-    meta = json.loads((on_cluster[0] / "meta.json").read_text())
+        on_cluster = run(str(spec), out=tmp_path / "runs", runtime="spark",
+                         spark_master=standalone.url)
+    finally:   # a standalone master gives an idle application's cores to no one else
+        stop_active_session()
+    assert is_complete(on_cluster.path)
+    meta = json.loads((on_cluster.path / "meta.json").read_text())
     assert meta["runtime"] == "spark"
     partitions = meta["backend_info"]["spark_state_partitions"]
     assert sorted(partitions) == ["0", "1"]   # two cores: two state partitions
@@ -118,28 +134,30 @@ def test_spark_runtime_on_the_cluster_equals_inproc(standalone, tmp_path):
     assert len(executors) == 2 and "driver" not in executors, partitions
     reference = run(str(spec), out=tmp_path / "ref", runtime="inproc")
     for table in ("ledger", "results"):
-        pd.testing.assert_frame_equal(pd.read_parquet(on_cluster[0] / f"{table}.parquet"),
-                                      getattr(reference, table))
+        pd.testing.assert_frame_equal(getattr(on_cluster, table), getattr(reference, table))
     assert len(reference.results) > 0
     # A worker launched an executor for the application (the node programs ran there).
     assert any(standalone.root.glob("worker*/app-*/*/stderr"))
 
 
 def test_sweep_survives_a_killed_worker(standalone, tmp_path):
+    """A sweep driver in its own process loses every worker mid-sweep and is killed; the
+    rerun (in this process, on a fresh worker) completes only the missing runs."""
     spec = tmp_path / "killsweep.toml"
     spec.write_text(SWEEP_SPEC)
     out = tmp_path / "sweep"
-    args = ("sweep", str(spec), "--engine", "spark", "--spark-master", standalone.url,
-            "--out", str(out))
-    driver = cli(*args, cwd=tmp_path)
-    worker = standalone.workers[-1]
-    deadline = time.monotonic() + 300
+    if not standalone.workers:
+        standalone.start_worker(cores=1)
+    driver = cli("sweep", str(spec), "--engine", "spark", "--spark-master", standalone.url,
+                 "--out", str(out), cwd=tmp_path)
+    deadline = time.monotonic() + 600
     try:
         while not (out.exists() and complete_runs(out)):
             assert driver.poll() is None, driver.communicate()[0][-3000:]
-            assert time.monotonic() < deadline, "no run completed in 300 s"
+            assert time.monotonic() < deadline, "no run completed in 600 s"
             time.sleep(0.1)
-        kill_tree(worker)          # the worker, its executor and the executor's Python
+        while standalone.workers:  # each worker, its executor and the executor's Python
+            kill_tree(standalone.workers.pop())
         killed_at = time.time()
         finished = complete_runs(out)
         assert 1 <= len(finished) < 6, "the kill must land mid-sweep"
@@ -151,8 +169,11 @@ def test_sweep_survives_a_killed_worker(standalone, tmp_path):
         kill_tree(driver, signal.SIGKILL)
 
     standalone.start_worker(cores=1)
-    code, log = finish(cli(*args, cwd=tmp_path), timeout=400)
-    assert code == 0, log[-3000:]
+    stop_active_session()
+    try:
+        frame = sweep(str(spec), out=out, engine="spark", spark_master=standalone.url)
+    finally:
+        stop_active_session()
     after = complete_runs(out)
     assert len(after) == 6
     for r in finished:   # finished runs are neither lost nor redone
@@ -161,23 +182,5 @@ def test_sweep_survives_a_killed_worker(standalone, tmp_path):
     assert sorted(redone) == sorted(set(after) - set(finished))
     table = pd.read_parquet(out / "runs.parquet")
     assert sorted(table.seed) == [1, 2, 3, 4, 5, 6]
+    assert sorted(frame.seed) == [1, 2, 3, 4, 5, 6]
     assert (table.recall == 1.0).all()
-
-
-def test_master_without_workers_fails_within_the_timeout(tmp_path):
-    from .standalone_cluster import Standalone
-
-    lonely = Standalone(tmp_path)
-    try:
-        lonely.start_master()
-        probe = ("from spark_nodes.spark_session import build_session; "
-                 f"build_session({lonely.url!r}, timeout=5)")
-        started = time.monotonic()
-        proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                              timeout=300, env=dict(os.environ, PYSPARK_PYTHON=sys.executable))
-        assert proc.returncode != 0
-        assert (f"no executor registered with {lonely.url} within 5 s (found 0, need 1); "
-                "is a worker running") in proc.stderr
-        assert time.monotonic() - started < 120
-    finally:
-        lonely.stop()
