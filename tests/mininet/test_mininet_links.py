@@ -1,6 +1,4 @@
 """Links of the emulated network: measured delay, bandwidth caps, live route changes."""
-import statistics
-
 import pytest
 
 from emulator.mininet.emulation import Emulation, LinkSetting, next_hops
@@ -27,11 +25,13 @@ def start_line(n, setting):
 def test_measured_delay_is_within_20_percent_of_the_configured_delay():
     em = start_line(3, LinkSetting(delay=0.02))
     try:
-        one = statistics.median(measure(em, 0, 1, count=8)["rtts"])
-        two = statistics.median(measure(em, 0, 2, count=8)["rtts"])
+        one = min(measure(em, 0, 1, count=20)["rtts"])
+        two = min(measure(em, 0, 2, count=20)["rtts"])
     finally:
         em.stop()
-    # A round trip crosses each hop twice: 2 x 20 ms per hop.
+    # A round trip crosses each hop twice: 2 x 20 ms per hop. The quickest of 20 round
+    # trips: the shaper's delay is a floor every packet pays, while a busy machine (CI
+    # next to a JVM) adds scheduling stalls to some of them, which the median caught.
     assert one == pytest.approx(0.040, rel=0.2)
     assert two == pytest.approx(0.080, rel=0.2)
 
