@@ -46,12 +46,15 @@ behind A.
 from __future__ import annotations
 
 import math
-import networkx as nx
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
-from emulator.network import Network
 from emulator.transport import Transport, check_medium
+
+if TYPE_CHECKING:   # networkx and the routing (SciPy) load on the first call: every
+    import networkx as nx   # ``import emulator`` runs this file, Mininet agents too
 
 #: Columns :func:`deliver` needs.
 MESSAGE_COLUMNS = ("msg_id", "src", "dst", "sent_at", "size_bytes")
@@ -124,6 +127,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     The line 0–1–2–3: 0→1 and 2→3 at once. On separate links both take 0.5 + 0.1; on a
     shared channel node 2 hears node 1, so 2→3 waits for 0→1 to end.
 
+    >>> import networkx as nx, pandas as pd
     >>> g = nx.path_graph(4)
     >>> for e in g.edges: g.edges[e].update(cost=1.0, delay=0.1, bandwidth=100.0)
     >>> msgs = pd.DataFrame({"msg_id": [0, 1], "src": [0, 2], "dst": [1, 3],
@@ -134,6 +138,10 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     [0.6, 1.1]
     """
     from emulator.messages import Message
+
+    import networkx as nx
+
+    from emulator.network import Network
 
     check_medium(medium, interference_radius)
     _check_messages(graph, messages)
