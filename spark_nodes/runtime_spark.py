@@ -52,6 +52,7 @@ Example
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import pickle
 import shutil
@@ -78,6 +79,10 @@ INPUT_DDL = ("step long, node int, t0 double, t1 double, run string, net_epoch d
 OUTPUT_DDL = "step long, node int, output binary, seconds double"
 #: Metric names the runtime records (source ``"spark"``, node -1 = the whole query).
 STATE_ROWS, STATE_BYTES = "state_rows", "state_bytes"
+#: How Spark words a Python worker that did not connect back within its fixed 10 s.
+CONNECT_BACK = "Python worker failed to connect back"
+
+log = logging.getLogger(__name__)
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
 # NetViews already unpickled in this Python worker, by (run, epoch): executors' Python
@@ -304,9 +309,11 @@ class SparkRuntime:
     name = "spark"
     #: Facts for meta.json (e.g. the emulated cluster it runs on).
     facts: dict = {}
+    #: Restarts allowed per micro-batch after Spark's Python worker failed to connect back.
+    RESTARTS = 3
 
     def __init__(self, master: str | None = "local[*]", partitions: int | None = None,
-                 work_dir: str | None = None, timeout: float = 30.0, spark=None):
+                 work_dir: str | None = None, timeout: float = 300.0, spark=None):
         self.master = "local[*]" if master is None else master
         self.partitions = partitions
         self.work_dir = os.environ.get("TESTBED_SPARK_DIR") if work_dir is None else work_dir
@@ -314,6 +321,7 @@ class SparkRuntime:
         self._spark = spark
         self._query = None
         self._dir = None
+        self.restarts = 0   # queries started again from their checkpoint (see _process)
 
     # -- Runtime interface -------------------------------------------------------------
     def open(self, plan, programs: dict) -> None:
@@ -339,6 +347,10 @@ class SparkRuntime:
         self._remove_dir = weakref.finalize(self, shutil.rmtree, self._dir, True)
         self._inbox = os.path.join(self._dir, "inbox")
         os.makedirs(self._inbox)
+        self._query = self._start_query()
+
+    def _start_query(self):
+        """The query over the inbox; started again from its checkpoint after a restart."""
         stream = (self._spark.readStream.schema(INPUT_DDL)
                   .option("maxFilesPerTrigger", 1)
                   .option("cleanSource", "delete")   # the inbox stays small over many steps
@@ -346,10 +358,10 @@ class SparkRuntime:
         nodes = stream.groupBy("node").transformWithStateInPandas(
             statefulProcessor=NodeStepProcessor(), outputStructType=OUTPUT_DDL,
             outputMode="Append", timeMode="None")
-        self._query = (nodes.writeStream.foreachBatch(self._collect)
-                       .option("checkpointLocation", os.path.join(self._dir, "checkpoint"))
-                       .queryName(f"testbed_nodes_{self._run[:8]}")
-                       .start())
+        return (nodes.writeStream.foreachBatch(self._collect)
+                .option("checkpointLocation", os.path.join(self._dir, "checkpoint"))
+                .queryName(f"testbed_nodes_{self._run[:8]}")
+                .start())
 
     def run_step(self, t0: float, t1: float, events_by_node: dict, net) -> dict:
         """Run one step on Spark: one micro-batch with the inbox of every listed node."""
@@ -440,10 +452,11 @@ class SparkRuntime:
         """Stop the query, delete its directories; return the Spark state metric rows.
 
         :attr:`facts` then holds ``spark_state_partitions``: the executors that ran each
-        state partition's tasks, from Spark's status store."""
+        state partition's tasks, from Spark's status store, and ``spark_query_restarts``
+        (see :meth:`_process`)."""
         if self._query is not None:
             self.facts = {**self.facts, "spark_state_partitions": state_partition_executors(
-                self._spark, self._query.name)}
+                self._spark, self._query.name), "spark_query_restarts": self.restarts}
             self._query.stop()
             self._query = None
         if self._dir is not None:
@@ -463,12 +476,29 @@ class SparkRuntime:
         os.rename(tmp, os.path.join(self._inbox, f"step-{step:09d}.parquet"))
 
     def _process(self) -> None:
+        """Run the micro-batches of the inbox's new files.
+
+        Spark starts part of ``transformWithStateInPandas``'s Python side as a process that
+        must connect back within a hard-coded 10 s (``PythonWorkerFactory``); on a loaded
+        machine it sometimes does not, and the query fails before the micro-batch commits.
+        Such a query is started again from its checkpoint, which replays that micro-batch
+        (the outputs are keyed by step, the state is the last committed version), up to
+        :attr:`RESTARTS` times; any other failure is the node program's.
+        """
         from pyspark.errors import StreamingQueryException
 
-        try:
-            self._query.processAllAvailable()
-        except StreamingQueryException as exc:
-            raise RuntimeError(f"a node program failed inside Spark: {exc}") from exc
+        for attempt in range(self.RESTARTS + 1):
+            try:
+                self._query.processAllAvailable()
+                return
+            except StreamingQueryException as exc:
+                if CONNECT_BACK not in str(exc) or attempt == self.RESTARTS:
+                    raise RuntimeError(f"a node program failed inside Spark: {exc}") from exc
+                log.warning("step %d: Spark's Python worker did not connect back in time; "
+                            "restarting the query from its checkpoint (%d of %d)",
+                            self._step - 1, attempt + 1, self.RESTARTS)
+                self.restarts += 1
+                self._query = self._start_query()
 
     def _collect(self, batch_df, batch_id: int) -> None:
         for row in batch_df.collect():
