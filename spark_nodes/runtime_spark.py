@@ -494,7 +494,7 @@ class SparkRuntime:
             except StreamingQueryException as exc:
                 if CONNECT_BACK not in str(exc) or attempt == self.RESTARTS:
                     raise RuntimeError(f"a node program failed inside Spark: {exc}") from exc
-                log.warning("step %d: Spark's Python worker did not connect back in time; "
+                log.warning("micro-batch %d: Spark's Python worker did not connect back in time; "
                             "restarting the query from its checkpoint (%d of %d)",
                             self._step - 1, attempt + 1, self.RESTARTS)
                 self.restarts += 1

@@ -213,6 +213,17 @@ def jvm_output_to(path: str | None):
             os.close(fd)
 
 
+def stop_active_session() -> None:
+    """Stop this process's active SparkSession, if any (the py4j gateway JVM stays up, so
+    the next :func:`build_session`, on any master, starts in seconds)."""
+    pyspark_sql = sys.modules.get("pyspark.sql")
+    if pyspark_sql is None:      # Spark never started here: nothing to stop, nothing to load
+        return
+    active = pyspark_sql.SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+
+
 def build_session(master: str = "local[*]", app_name: str = "testbed",
                   partitions: int | None = None, conf: dict | None = None,
                   timeout: float = 300.0, check: bool = True):

@@ -24,9 +24,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 @pytest.fixture(autouse=True, scope="module")
 def _stop_spark_after_module():
     yield
-    pyspark_sql = sys.modules.get("pyspark.sql")
-    if pyspark_sql is None:
-        return
-    active = pyspark_sql.SparkSession.getActiveSession()
-    if active is not None:
-        active.stop()
+    if "pyspark.sql" in sys.modules:   # else Spark never started: leave it unloaded
+        from spark_nodes.spark_session import stop_active_session
+
+        stop_active_session()

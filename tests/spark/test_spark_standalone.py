@@ -16,6 +16,7 @@ from .standalone_cluster import kill_tree
 from experiments.runner import run
 from experiments.sweep import sweep
 from experiments.store import is_complete
+from spark_nodes.spark_session import stop_active_session
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -85,14 +86,6 @@ def cli(*args, cwd):
 
 def complete_runs(out):
     return sorted(p.name for p in out.iterdir() if p.is_dir() and is_complete(p))
-
-
-def stop_active_session():
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        active.stop()
 
 
 # The tests run in file order on one master (see conftest). Every JVM costs a start (a
