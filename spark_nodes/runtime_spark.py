@@ -304,21 +304,26 @@ class SparkRuntime:
         Seconds to wait for a cluster master / first executor before failing.
     spark : SparkSession, optional
         An existing session to use instead of building one.
+    close_facts : callable, optional
+        Called by :meth:`close` while the query's session still runs; the dict it returns
+        joins :attr:`facts` (e.g. what an emulated cluster carried on its links).
     """
 
     name = "spark"
     #: Facts for meta.json (e.g. the emulated cluster it runs on).
     facts: dict = {}
     #: Restarts allowed per micro-batch after Spark's Python worker failed to connect back.
-    RESTARTS = 3
+    RESTARTS = 5
 
     def __init__(self, master: str | None = "local[*]", partitions: int | None = None,
-                 work_dir: str | None = None, timeout: float = 300.0, spark=None):
+                 work_dir: str | None = None, timeout: float = 300.0, spark=None,
+                 close_facts=None):
         self.master = "local[*]" if master is None else master
         self.partitions = partitions
         self.work_dir = os.environ.get("TESTBED_SPARK_DIR") if work_dir is None else work_dir
         self.timeout = timeout
         self._spark = spark
+        self._close_facts = close_facts
         self._query = None
         self._dir = None
         self.restarts = 0   # queries started again from their checkpoint (see _process)
@@ -459,6 +464,8 @@ class SparkRuntime:
                 self._spark, self._query.name), "spark_query_restarts": self.restarts}
             self._query.stop()
             self._query = None
+            if self._close_facts is not None:
+                self.facts = {**self.facts, **self._close_facts()}
         if self._dir is not None:
             self._remove_dir()
             self._dir = None

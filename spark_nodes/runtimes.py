@@ -39,12 +39,17 @@ def open_spark(plan):
 
     options = MininetOptions.from_table(table, f"spec of run {plan.name!r}")
     with emulated_spark(plan, options) as cluster:
+        sent_before = cluster.em.tx_bytes()
         spark = build_session(cluster.master_url, conf=cluster.conf)
+
+        def cluster_facts() -> dict:
+            return {"spark_cluster": {"master": options.spark_master,
+                                      "workers": list(options.spark_workers),
+                                      "executor_nodes": cluster.executor_nodes(spark),
+                                      "link_bytes": cluster.bytes_sent_since(sent_before)}}
+
         try:
-            runtime = SparkRuntime(spark=spark)
-            runtime.facts = {"spark_cluster": {"master": options.spark_master,
-                                               "workers": list(options.spark_workers)}}
-            yield runtime
+            yield SparkRuntime(spark=spark, close_facts=cluster_facts)
         finally:
             spark.stop()
 

@@ -151,6 +151,22 @@ class SparkCluster:
             builder = builder.config(key, value)
         return builder.getOrCreate()
 
+    def executor_nodes(self, spark) -> list[int]:
+        """The nodes whose hosts run ``spark``'s executors, from Spark's status store (an
+        executor binds its host's address, which exists only in that host's namespace)."""
+        by_address = {self.em.names.address(n): n for n in self.em.nodes}
+        executors = spark.sparkContext._jsc.sc().statusStore().executorList(True)
+        hosts = {executors.apply(i).hostPort().rpartition(":")[0]
+                 for i in range(executors.size()) if executors.apply(i).id() != "driver"}
+        return sorted(by_address[h] for h in hosts if h in by_address)
+
+    def bytes_sent_since(self, before: dict) -> dict[str, int]:
+        """``{"u-v": bytes}`` each emulated link carried since ``before`` (an earlier
+        ``em.tx_bytes()``): Spark's own traffic while nothing else uses the network."""
+        now = self.em.tx_bytes()
+        return {f"{u}-{v}": now[(u, v)] - before.get((u, v), 0)
+                for u, v in sorted(now) if now[(u, v)] > before.get((u, v), 0)}
+
     def stop(self) -> None:
         """Stop workers (they stop their executors) and master, by pid."""
         for proc in self.procs.values():
