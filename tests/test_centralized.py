@@ -149,25 +149,3 @@ def test_programs_pickle_and_reject_bad_params():
         Centralized().programs(bad)
     with pytest.raises(ValueError, match="params.centralized.bach"):
         validate_params(Centralized(), {"bach": 2})
-
-
-@pytest.mark.spark
-@pytest.mark.slow
-def test_spark_runtime_gives_the_inproc_results(tmp_path):
-    from spark_nodes.runtime_spark import SparkRuntime
-
-    nodes = {"R1": 0, "R2": 2}
-    tuples = random_tuples(nodes, rate=20.0, duration=0.5, keys=2, seed=4, late=0.1)
-    outs = []
-    for runtime in (InprocRuntime(), SparkRuntime("local[1]", partitions=1,
-                                                  work_dir=str(tmp_path))):
-        plan = make_plan(line_dynamics(n=3, jitter=0.05), nodes, query_node=1,
-                         params={"batch": 2}, window=0.5, duration=0.5)
-        plan.step = 0.1
-        outs.append(execute(plan, Centralized().programs(plan), tuples, runtime, drain=0.5))
-    inproc, spark = outs
-    assert len(inproc.results) > 5
-    cols = ["group", "emitted_at", "node"]
-    assert spark.results[cols].sort_values(cols).values.tolist() == \
-        inproc.results[cols].sort_values(cols).values.tolist()
-    assert spark.ledger.cost.sum() == inproc.ledger.cost.sum()
