@@ -193,7 +193,7 @@ def _run_clock(plan, views, end, em, agents, edges, opts) -> int:
         yield env.timeout(plan.duration)
         previous = None
         while env.now < end:
-            sent, received, finished = agents.counts()
+            sent, received, finished = agents.counts(opts.agent_timeout)
             if finished and sent == received and previous == (sent, received):
                 return
             previous = (sent, received) if finished else None
