@@ -22,8 +22,10 @@ $(STAMP): setup.cfg pyproject.toml
 run: setup
 	$(VENV)/bin/testbed -v run experiments/specs/quickstart.toml --out runs --report
 
+# One worker per core; the Spark, cluster and Mininet tests run as one group each, in
+# one worker per group (see tests/conftest.py); the other tests fill the workers.
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadgroup
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done

@@ -1,5 +1,13 @@
-"""Suite-wide set-up: a fixed Hypothesis profile on CI; each test module gets a fresh
-Spark world.
+"""Suite-wide set-up: a fixed Hypothesis profile on CI; the Spark and Mininet tests kept
+in one worker when the suite runs in parallel; each test module gets a fresh Spark world.
+
+``make test`` runs ``pytest -n auto --dist loadgroup`` (pytest-xdist, a worker per core).
+The tests that start JVMs or networks form three xdist groups, each run whole by one
+worker in collection order (:func:`xdist_group`): ``spark`` (local sessions: one py4j
+gateway JVM serves the group, and a second session in a process starts in seconds where a
+first can take minutes on a slow machine), ``cluster`` (Spark daemons or a driver in a
+fresh process) and ``mininet`` (one emulated network at a time). The pure-Python test
+modules fill the workers around them.
 
 Several modules start their own SparkSession (different masters, different settings);
 one left running would be reused, or refused, by the next module. Stopping any active
@@ -19,6 +27,23 @@ if os.environ.get("CI"):
 
 # Spark's Python workers must run this interpreter (the project's virtual environment).
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def xdist_group(item) -> str | None:
+    """The xdist group of a test that starts JVMs or networks (None: any worker)."""
+    for marker in ("mininet", "cluster", "spark"):   # first match wins
+        if item.get_closest_marker(marker):
+            return marker
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        group = xdist_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True, scope="module")

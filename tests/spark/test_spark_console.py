@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.slow]
 
 SPEC = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "quickstart.toml"
 

@@ -18,7 +18,7 @@ from experiments.sweep import sweep
 from experiments.store import is_complete
 from spark_nodes.spark_session import stop_active_session
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.slow]
 
 RUNTIME_SPEC = """
 [run]
