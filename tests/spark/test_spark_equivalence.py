@@ -52,7 +52,11 @@ def operator_names():
 def spark():
     from spark_nodes.spark_session import build_session
 
-    return build_session("local[2]", partitions=2)
+    # One state partition: a micro-batch then runs one stateful task (one state store to
+    # open and commit) instead of two, much of a small micro-batch's cost; results do
+    # not depend on it (each node's state is its own), and
+    # tests/spark/test_spark_runtime_steps.py checks a run over two partitions.
+    return build_session("local[2]", partitions=1)
 
 
 @pytest.mark.parametrize("name", operator_names())
