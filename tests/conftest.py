@@ -37,13 +37,12 @@ def xdist_group(item) -> str | None:
     return None
 
 
-def pytest_collection_modifyitems(config, items):
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        group = xdist_group(item)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+def pytest_itemcollected(item):
+    # Marked as each test is collected, before any pytest_collection_modifyitems: xdist
+    # reads the groups in its own.
+    group = xdist_group(item)
+    if group is not None and item.config.pluginmanager.hasplugin("xdist"):
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True, scope="module")
