@@ -268,30 +268,34 @@ def build_session(master: str = "local[*]", app_name: str = "testbed",
         check_java()
         if master_kind(master) == "local" or _is_loopback_master(master):
             check_python(os.environ["PYSPARK_PYTHON"])
-    builder = (SparkSession.builder.master(master).appName(app_name)
-               .config("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
-               # Commit a step by appending a changelog instead of checkpointing RocksDB
-               # every micro-batch (one micro-batch is one emulation step).
-               .config("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled",
-                       "true")
-               .config("spark.sql.shuffle.partitions", str(partitions or master_cores(master)))
-               .config("spark.sql.streaming.noDataMicroBatches.enabled", "false")
-               # A query that found no new input waits pollingDelay before it looks
-               # again, so a step's file waits half of it on average: 50 ms cost a
-               # measured 45 ms per step, 5 ms costs 4 ms. The query is idle only
-               # between the steps of a run (the driver's own work, a few ms), so the
-               # faster polling burns little.
-               .config("spark.sql.streaming.pollingDelay", "5ms")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
-    if master_kind(master) == "local":
-        builder = builder.config("spark.driver.host", "127.0.0.1") \
-                         .config("spark.driver.bindAddress", "127.0.0.1")
-    for key, value in (conf or {}).items():
-        builder = builder.config(key, str(value))
+    settings = {
+        "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
+        # Commit a step by appending a changelog instead of checkpointing RocksDB
+        # every micro-batch (one micro-batch is one emulation step).
+        "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+        "spark.sql.shuffle.partitions": str(partitions or master_cores(master)),
+        "spark.sql.streaming.noDataMicroBatches.enabled": "false",
+        # A query that found no new input waits pollingDelay before it looks again, so a
+        # step's file waits half of it on average: 50 ms cost a measured 45 ms per step,
+        # 5 ms costs 4 ms. The query is idle only between the steps of a run (the
+        # driver's own work, a few ms), so the faster polling burns little.
+        "spark.sql.streaming.pollingDelay": "5ms",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+    }
+    if master_kind(master) == "local" or _is_loopback_master(master):
+        # Named, not left to Spark: it would pick a non-loopback address of this machine
+        # (which may not be bindable, e.g. an IPv6 one).
+        settings["spark.driver.host"] = settings["spark.driver.bindAddress"] = "127.0.0.1"
+    settings.update({key: str(value) for key, value in (conf or {}).items()})
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    _forget_earlier_settings(set(settings))
     with jvm_output_to(os.environ.get(LOG_ENV)):
         spark = builder.getOrCreate()
+    _SETTINGS_SET.update(settings)
     spark.sparkContext.setLogLevel("ERROR")
     if master_kind(master) != "local":
         try:
@@ -300,6 +304,30 @@ def build_session(master: str = "local[*]", app_name: str = "testbed",
             spark.stop()
             raise
     return spark
+
+
+#: Spark settings an earlier :func:`build_session` of this process configured.
+_SETTINGS_SET: set[str] = set()
+
+
+def _forget_earlier_settings(keep: set[str]) -> None:
+    """Remove from the JVM's system properties the Spark settings an earlier session of
+    this process configured and this one does not.
+
+    The first session of a process launches the JVM with its settings as system
+    properties, and every later SparkConf starts from them: without this, a session on
+    an emulated cluster would leave its driver address, ``spark.cores.max`` and executor
+    options to the next session on another master (measured: a driver bound to an
+    address gone with its network, and one executor where two workers were free).
+    """
+    from pyspark import SparkContext
+
+    jvm = SparkContext._jvm
+    if jvm is None or not _SETTINGS_SET:     # no JVM yet, or none of ours in it
+        return
+    properties = jvm.java.lang.System.getProperties()
+    for key in sorted(_SETTINGS_SET - keep):
+        properties.remove(key)
 
 
 def _is_loopback_master(master: str) -> bool:

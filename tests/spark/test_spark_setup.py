@@ -134,3 +134,20 @@ def test_build_session_configures_rocksdb():
     assert ss.build_session("local[2]") is spark
     with pytest.raises(SparkSetupError, match="already running in this process"):
         ss.build_session("local[1]")
+
+
+def test_a_session_does_not_inherit_an_earlier_sessions_settings():
+    """The JVM keeps the first session's settings as system properties; a later session
+    must not run with what an earlier one configured (an emulated cluster's driver
+    address and core cap once reached the next session on another master)."""
+    ss.stop_active_session()
+    first = ss.build_session("local[1]", conf={"spark.cores.max": "1",
+                                               "spark.executor.extraJavaOptions": "-Dx=1"})
+    assert first.sparkContext.getConf().get("spark.cores.max") == "1"
+    ss.stop_active_session()
+    second = ss.build_session("local[1]")
+    conf = second.sparkContext.getConf()
+    assert conf.get("spark.cores.max", None) is None
+    assert "-Dx=1" not in (conf.get("spark.executor.extraJavaOptions", None) or "")
+    assert conf.get("spark.driver.host") == "127.0.0.1"
+    ss.stop_active_session()

@@ -16,7 +16,7 @@ from .standalone_cluster import kill_tree
 from experiments.runner import run
 from experiments.sweep import sweep
 from experiments.store import is_complete
-from spark_nodes.spark_session import stop_active_session
+from spark_nodes.spark_session import build_session, stop_active_session, wait_for_executors
 
 pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.slow]
 
@@ -114,6 +114,11 @@ def test_spark_runtime_on_the_cluster_equals_inproc(standalone, tmp_path):
         standalone.start_worker(cores=1)
     stop_active_session()
     try:
+        # The run reuses this session. A session waits for one executor; both must have
+        # registered before the first micro-batch, else its two tasks may both go to
+        # the first one (and the state partitions stay where they were first loaded).
+        spark = build_session(standalone.url, timeout=300)
+        assert wait_for_executors(spark, count=2, timeout=300) == 2
         on_cluster = run(str(spec), out=tmp_path / "runs", runtime="spark",
                          spark_master=standalone.url)
     finally:   # a standalone master gives an idle application's cores to no one else
