@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from spark_nodes.multiway import MultiwayJoin
 from emulator.program import NodeProgram
+from emulator.state import StateList
 from spark_nodes.registry import Algorithm, Param, register
 
 
@@ -59,7 +60,7 @@ class CentralizedNode(NodeProgram):
         self.join = join
         self.batch = batch
         self.bytes_per_unit = bytes_per_unit
-        self.pending: list = []
+        self.pending = StateList(rows="tuple")   # tuples of the batch being filled
 
     def on_tuple(self, ctx, tup) -> None:
         if self.join is not None:           # a source at the query node joins at once
@@ -98,7 +99,8 @@ class CentralizedNode(NodeProgram):
 
     def _flush(self, ctx) -> None:
         if self.pending:
-            batch, self.pending = tuple(self.pending), []
+            batch = tuple(self.pending)
+            self.pending.clear()
             ctx.send(self.query_node, "data", batch, sum(t.size for t in batch))
 
 

@@ -38,19 +38,32 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Mapping, Sequence
 
+from emulator.state import StateList
 from spark_nodes.oracle import (INF, cell_of, cell_size, check_query, joinable,
                                 neighbour_cells, window_slice, within)
 from spark_nodes.tuples import StreamTuple
 
 
 class _Buffer:
-    """Tuples sorted by ``ts`` (parallel lists, so ``bisect`` works on ``ts``)."""
+    """Tuples sorted by ``ts`` (parallel lists, so ``bisect`` works on ``ts``).
+
+    A ``stored`` buffer keeps its tuples in a :class:`~emulator.state.StateList` (one
+    state row a tuple on a runtime with a state store); ``ts`` is derived from them and
+    not pickled.
+    """
 
     __slots__ = ("ts", "tups")
 
-    def __init__(self):
+    def __init__(self, stored: bool = False):
         self.ts: list[float] = []
-        self.tups: list[StreamTuple] = []
+        self.tups = StateList(rows="tuple") if stored else []
+
+    def __getstate__(self):
+        return (self.tups,)     # a tuple: pickle skips __setstate__ for a falsy state
+
+    def __setstate__(self, state) -> None:
+        (self.tups,) = state
+        self.ts = [t.ts for t in self.tups]
 
     def add(self, t: StreamTuple) -> None:
         i = bisect_right(self.ts, t.ts)
@@ -104,12 +117,31 @@ class MultiwayJoin:
         self.bytes_per_unit = bytes_per_unit
         self._pos = {s: i for i, s in enumerate(self.streams)}
         self._cell = cell_size(theta) if predicate == "distance" else None
-        self._all = {s: _Buffer() for s in self.streams}
+        # The join buffers are _all; _index (by key or grid cell) is derived from them
+        # and rebuilt when the join is unpickled.
+        self._all = {s: _Buffer(stored=True) for s in self.streams}
         self._index: dict[str, dict] = {s: {} for s in self.streams}
         # (probing stream, probed stream) -> [comparisons, matches]
         self._stats: dict[tuple[str, str], list[int]] = {}
         self._units = 0.0
         self.max_ts = -INF
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["_index"]
+        return state
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
+        self._index = {s: {} for s in self.streams}
+        for s, everything in self._all.items():
+            index = self._index[s]
+            for t in everything.tups:       # ts order, ties in arrival order: as built
+                bucket = self._bucket_of(t)
+                buf = index.get(bucket)
+                if buf is None:
+                    buf = index[bucket] = _Buffer()
+                buf.add(t)
 
     # -- public API ---------------------------------------------------------------------
     def insert(self, tup: StreamTuple) -> list[tuple[StreamTuple, ...]]:

@@ -15,9 +15,11 @@ How a step travels
    yet, so the routing snapshot crosses to Spark once per node and epoch.
 2. ``query.processAllAvailable()`` runs the micro-batch: the file source reads the file,
    ``groupBy("node").transformWithStateInPandas(NodeStepProcessor())`` loads each node's
-   state (``ValueState`` ``program``: the pickled program with its generator state and
-   next message number; ``ValueState`` ``net``: the node's NetView), calls
-   ``run_node_step`` and stores the new state.
+   program from its typed Spark state (:mod:`spark_nodes.spark_state`: scalars in a
+   ``ValueState``, every buffered tuple and map entry a ``MapState`` row; or the program
+   the Python worker kept, when the state's version says it is current), calls
+   ``run_node_step`` and writes back only the rows the step changed (``ValueState``
+   ``net`` holds the node's NetView).
 3. ``foreachBatch`` hands the pickled :class:`~emulator.program.StepOutput` rows to a
    driver-side buffer, which :meth:`SparkRuntime.run_step` returns to the backend for
    transport over the emulated links.
@@ -27,10 +29,12 @@ write-ahead log, planning, the node steps in the Python worker, the state commit
 rest) is kept in :attr:`SparkRuntime.step_times` (:func:`step_breakdown`);
 ``benchmarks/bench_spark_runtime.py`` prints it.
 
-After every step the query's state metrics (``numRowsTotal``, ``memoryUsedBytes``) become
-metric rows ``(t1, -1, "spark", "state_rows" | "state_bytes", value)``, returned by
+After every micro-batch the query's state metrics (``numRowsTotal``, ``memoryUsedBytes``)
+and the rows its node steps wrote become metric rows ``(t1, -1, "spark", "state_rows" |
+"state_bytes" | "state_upserts" | "state_removals", value)``, returned by
 :meth:`SparkRuntime.close`; :func:`state_summary` turns them into the summary keys
-``spark_state_rows_peak`` and ``spark_state_bytes_peak``.
+``spark_state_rows_peak``, ``spark_state_bytes_peak``, ``spark_state_upserts`` and
+``spark_state_removals``.
 
 Running on a cluster
 --------------------
@@ -46,8 +50,9 @@ Example
 -------
 >>> state_summary([(0.1, -1, "spark", "state_rows", 3.0),
 ...                (0.2, -1, "spark", "state_rows", 5.0),
-...                (0.2, -1, "spark", "state_bytes", 900.0)])
-{'spark_state_rows_peak': 5.0, 'spark_state_bytes_peak': 900.0}
+...                (0.2, -1, "spark", "state_bytes", 900.0),
+...                (0.2, -1, "spark", "state_upserts", 4.0)])
+{'spark_state_rows_peak': 5.0, 'spark_state_bytes_peak': 900.0, 'spark_state_upserts': 4.0, 'spark_state_removals': 0.0}
 """
 from __future__ import annotations
 
@@ -69,16 +74,23 @@ from pyspark.sql.streaming import StatefulProcessor
 
 from emulator.messages import Message
 from emulator.program import Event, NodeCall, run_node_calls, run_node_step
+from spark_nodes.spark_state import NodeStore
 from spark_nodes.tuples import StreamTuple
 
 #: One row per (step, node) written by the driver.
-INPUT_DDL = ("step long, node int, t0 double, t1 double, run string, net_epoch double, "
-             "program binary, net binary, events binary, calls binary, nets binary")
+INPUT_DDL = ("step long, node int, t0 double, t1 double, run string, keep boolean, "
+             "net_epoch double, program binary, net binary, events binary, calls binary, "
+             "nets binary")
 #: One row per (step, node) returned by the processor (``seconds``: the node step's time
-#: in the Python worker, unpickling and pickling included).
-OUTPUT_DDL = "step long, node int, output binary, seconds double"
+#: in the Python worker, state reads and writes included; ``upserts``, ``removals``: the
+#: state rows the step wrote and removed, see :mod:`spark_nodes.spark_state`).
+OUTPUT_DDL = ("node int, step long, output binary, seconds double, upserts long, "
+              "removals long")
 #: Metric names the runtime records (source ``"spark"``, node -1 = the whole query).
 STATE_ROWS, STATE_BYTES = "state_rows", "state_bytes"
+STATE_UPSERTS, STATE_REMOVALS = "state_upserts", "state_removals"
+#: Set to 1 to rebuild every program from its state rows at every step.
+REBUILD_ENV = "TESTBED_SPARK_REBUILD"
 #: How Spark words a Python worker that did not connect back within its fixed 10 s.
 CONNECT_BACK = "Python worker failed to connect back"
 
@@ -196,7 +208,8 @@ def _input_arrow_schema():
     import pyarrow as pa
 
     return pa.schema([("step", pa.int64()), ("node", pa.int32()), ("t0", pa.float64()),
-                      ("t1", pa.float64()), ("run", pa.string()), ("net_epoch", pa.float64()),
+                      ("t1", pa.float64()), ("run", pa.string()), ("keep", pa.bool_()),
+                      ("net_epoch", pa.float64()),
                       ("program", pa.binary()), ("net", pa.binary()), ("events", pa.binary()),
                       ("calls", pa.binary()), ("nets", pa.binary())])
 
@@ -210,38 +223,40 @@ class NodeStepProcessor(StatefulProcessor):
     """Runs one node's step on its Spark state (see the module docstring)."""
 
     def init(self, handle) -> None:
-        self._program = handle.getValueState("program", "blob binary")
+        self._store = NodeStore(handle)
         self._net = handle.getValueState("net", "blob binary")
 
     def handleInputRows(self, key, rows, timerValues=None):
         node = int(key[0])
         frames = list(rows)
         pdf = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-        out_steps, out_blobs, out_seconds = [], [], []
+        out = {name: [] for name in ("step", "output", "seconds", "upserts", "removals")}
         # One micro-batch is one step, but keep step order if a batch ever holds more.
         for row in pdf.sort_values("step").itertuples(index=False):
             started = time.perf_counter()
-            out_steps.append(int(row.step))
+            out["step"].append(int(row.step))
             # The step allocates an object or more per event and frees nearly all of them
             # by reference counting; the cyclic collector would only rescan them.
             with _gc_paused():
-                out_blobs.append(self._one_step(node, row))
-            out_seconds.append(time.perf_counter() - started)
-        yield pd.DataFrame({"step": out_steps, "node": [node] * len(out_steps),
-                            "output": out_blobs, "seconds": out_seconds})
+                out["output"].append(self._one_step(node, row))
+            out["seconds"].append(time.perf_counter() - started)
+            out["upserts"].append(self._store.last_write.upserts)
+            out["removals"].append(self._store.last_write.removals)
+        yield pd.DataFrame({"node": [node] * len(out["step"]), **out})
 
     def _one_step(self, node: int, row) -> bytes:
-        state = self._load_program(node, row)
+        self._store.cache = bool(row.keep)
+        state = self._store.load(row.run, node, row.program)
         if row.calls is not None:
             return self._many_steps(node, row, state)
         net = self._load_net(row)
-        out = run_node_step(state["program"], node, decode_events(row.events),
-                            float(row.t0), float(row.t1), net, seed=state["seed"],
-                            rng_state=state["rng_state"], algorithm=state["algorithm"],
-                            next_local_id=state["next_local_id"])
-        state["rng_state"] = out.rng_state
-        state["next_local_id"] = out.next_local_id
-        self._program.update((_dumps(state, _PICKLE),))
+        out = run_node_step(state.program, node, decode_events(row.events),
+                            float(row.t0), float(row.t1), net, seed=state.seed,
+                            rng_state=state.rng_state, algorithm=state.algorithm,
+                            next_local_id=state.next_local_id)
+        state.rng_state = out.rng_state
+        state.next_local_id = out.next_local_id
+        self._store.save(row.run, node, state)
         # The generator state stays in Spark; the driver gets what the inproc runtime gives.
         out.rng_state = None
         return _dumps_plain(out)
@@ -250,25 +265,13 @@ class NodeStepProcessor(StatefulProcessor):
         """Many steps of a run-ahead or deferred node (``emulator.lookahead``)."""
         work = _loads(row.calls)
         calls = [NodeCall(t0, t1, decode_events(events)) for t0, t1, events in work["calls"]]
-        steps, rng_state, next_id = run_node_calls(
-            state["program"], node, calls, step=work["step"], horizon=work["horizon"],
+        steps, state.rng_state, state.next_local_id = run_node_calls(
+            state.program, node, calls, step=work["step"], horizon=work["horizon"],
             limit=work["limit"], nets=_loads(row.nets), timers=work["timers"],
-            seed=state["seed"], rng_state=state["rng_state"], algorithm=state["algorithm"],
-            next_local_id=state["next_local_id"])
-        state["rng_state"] = rng_state
-        state["next_local_id"] = next_id
-        self._program.update((_dumps(state, _PICKLE),))
+            seed=state.seed, rng_state=state.rng_state, algorithm=state.algorithm,
+            next_local_id=state.next_local_id)
+        self._store.save(row.run, node, state)
         return _dumps_plain((steps, work["timers"]))
-
-    def _load_program(self, node: int, row) -> dict:
-        if row.program is not None:
-            return _loads(row.program)
-        # get() answers None for a missing state: no exists() round trip to the JVM
-        blob = self._program.get()
-        if blob is None:
-            raise RuntimeError(f"node {node}: step {row.step} arrived without the "
-                               f"node's program in Spark state")
-        return _loads(blob[0])
 
     def _load_net(self, row):
         cache_key = (row.run, float(row.net_epoch))
@@ -307,6 +310,12 @@ class SparkRuntime:
     close_facts : callable, optional
         Called by :meth:`close` while the query's session still runs; the dict it returns
         joins :attr:`facts` (e.g. what an emulated cluster carried on its links).
+    keep_programs : bool, optional
+        Whether Python workers continue from the programs they ran at the same state
+        version (default) or rebuild every program from its state rows at every step
+        (``False``; the default follows ``$TESTBED_SPARK_REBUILD=1``: the tests use it to
+        show that the typed state alone carries the run, see
+        :mod:`spark_nodes.spark_state`).
     """
 
     name = "spark"
@@ -317,7 +326,10 @@ class SparkRuntime:
 
     def __init__(self, master: str | None = "local[*]", partitions: int | None = None,
                  work_dir: str | None = None, timeout: float = 300.0, spark=None,
-                 close_facts=None):
+                 close_facts=None, keep_programs: bool | None = None):
+        if keep_programs is None:
+            keep_programs = os.environ.get(REBUILD_ENV, "") not in ("1", "true", "yes")
+        self.keep_programs = keep_programs
         self.master = "local[*]" if master is None else master
         self.partitions = partitions
         self.work_dir = os.environ.get("TESTBED_SPARK_DIR") if work_dir is None else work_dir
@@ -345,6 +357,7 @@ class SparkRuntime:
         self._run = uuid.uuid4().hex
         self._outputs: dict[int, dict[int, bytes]] = {}
         self._python_seconds: dict[int, float] = {}
+        self._rows_written: dict[int, list] = {}
         self._metrics: list[tuple] = []
         self.step_times: list[dict] = []
         self._dir = tempfile.mkdtemp(prefix="testbed-spark-", dir=self.work_dir)
@@ -392,7 +405,7 @@ class SparkRuntime:
                           net=ship_net, events=encode_events(events_by_node[node]))
         if not rows["node"]:
             return {}
-        return self._micro_batch(step, rows, started, t1)
+        return self._micro_batch(step, rows, started, lambda outputs: t1)
 
     def run_calls(self, work: dict, nets, step: float, limit: float) -> dict:
         """Many steps of some nodes in one micro-batch (``emulator.lookahead``): ``work``
@@ -412,7 +425,12 @@ class SparkRuntime:
             self._add_row(rows, step=batch, node=node, t0=t0, t1=horizon, calls=blob,
                           nets=nets_blob)
         done = {}
-        for node, (steps, book) in self._micro_batch(batch, rows, started, t0).items():
+        # Spark's state is that of the end of the last step the batch ran.
+        def last_t1(outputs):
+            return max((t1 for steps, _ in outputs.values() for _, t1, _, _ in steps),
+                       default=t0)
+
+        for node, (steps, book) in self._micro_batch(batch, rows, started, last_t1).items():
             timers = work[node][1]
             timers.pending[:] = book.pending
             timers.filed = book.filed
@@ -422,7 +440,8 @@ class SparkRuntime:
     def _add_row(self, rows: dict, **values) -> None:
         """One inbox row (columns of :data:`INPUT_DDL`; those not given are null), with
         the run's id and, on the node's first row, its program."""
-        values.update(run=self._run, program=self._program_blob(values["node"]))
+        values.update(run=self._run, keep=self.keep_programs,
+                      program=self._program_blob(values["node"]))
         for column, cells in rows.items():
             cells.append(values.get(column))
 
@@ -432,12 +451,12 @@ class SparkRuntime:
             return None
         self._started.add(node)
         return _dumps({"program": self._programs[node], "seed": self._seed,
-                       "algorithm": self._algorithm, "rng_state": None, "next_local_id": 0},
-                      _PICKLE)
+                       "algorithm": self._algorithm}, _PICKLE)
 
-    def _micro_batch(self, step: int, rows: dict, started: float, t: float) -> dict:
+    def _micro_batch(self, step: int, rows: dict, started: float, when) -> dict:
         """Write one inbox file, run its micro-batch; the outputs by node, unpickled.
-        Records the state metrics at ``t`` and where the step's time went."""
+        Records the state metrics at the virtual time ``when(outputs)`` and where the
+        step's time went."""
         self._write_inbox(step, rows)
         written = time.perf_counter()
         self._process()
@@ -446,8 +465,9 @@ class SparkRuntime:
         missing = sorted(set(rows["node"]) - set(blobs))
         if missing:
             raise RuntimeError(f"step {step}: Spark returned no output for nodes {missing}")
-        progress = self._record_state_metrics(t)
         outputs = {node: _loads(blobs[node]) for node in sorted(blobs)}
+        progress = self._record_state_metrics(when(outputs),
+                                              self._rows_written.pop(step, (0, 0)))
         self.step_times.append(step_breakdown(
             started, written, processed, time.perf_counter(), progress,
             self._python_seconds.pop(step, 0.0)))
@@ -512,10 +532,17 @@ class SparkRuntime:
             step = int(row.step)
             self._outputs.setdefault(step, {})[int(row.node)] = bytes(row.output)
             self._python_seconds[step] = self._python_seconds.get(step, 0.0) + row.seconds
+            written = self._rows_written.setdefault(step, [0, 0])
+            written[0] += row.upserts
+            written[1] += row.removals
 
-    def _record_state_metrics(self, t: float):
-        """Spark's state figures of the last micro-batch as metric rows; returns its
-        progress report (None if Spark has none)."""
+    def _record_state_metrics(self, t: float, written):
+        """Spark's state figures of the last micro-batch as metric rows (its rows and
+        memory; the rows the node steps upserted and removed); returns its progress
+        report (None if Spark has none)."""
+        upserts, removals = written
+        self._metrics.append((t, -1, "spark", STATE_UPSERTS, float(upserts)))
+        self._metrics.append((t, -1, "spark", STATE_REMOVALS, float(removals)))
         progress = self._query.lastProgress
         if progress is None:
             return None
@@ -599,11 +626,20 @@ def state_partition_executors(spark, query_name: str) -> dict[str, list[str]]:
 
 
 def state_summary(metric_rows) -> dict:
-    """Summary keys ``spark_state_rows_peak`` / ``spark_state_bytes_peak`` from metric rows
-    ``(time, node, source, metric, value)`` (other rows are ignored; no rows give 0.0)."""
+    """Summary keys ``spark_state_rows_peak`` / ``spark_state_bytes_peak`` and the state
+    rows the run wrote, ``spark_state_upserts`` / ``spark_state_removals``, from metric
+    rows ``(time, node, source, metric, value)`` (other rows are ignored; no rows give
+    0.0)."""
     peaks = {STATE_ROWS: 0.0, STATE_BYTES: 0.0}
+    totals = {STATE_UPSERTS: 0.0, STATE_REMOVALS: 0.0}
     for _, _, source, metric, value in metric_rows:
-        if source == "spark" and metric in peaks:
+        if source != "spark":
+            continue
+        if metric in peaks:
             peaks[metric] = max(peaks[metric], float(value))
+        elif metric in totals:
+            totals[metric] += float(value)
     return {"spark_state_rows_peak": peaks[STATE_ROWS],
-            "spark_state_bytes_peak": peaks[STATE_BYTES]}
+            "spark_state_bytes_peak": peaks[STATE_BYTES],
+            "spark_state_upserts": totals[STATE_UPSERTS],
+            "spark_state_removals": totals[STATE_REMOVALS]}

@@ -40,6 +40,8 @@ import math
 
 import numpy as np
 
+from emulator.state import StateMap
+
 PREDICATES = ("equality", "distance")
 PURGE_RULES = ("window", "literal")
 
@@ -56,7 +58,12 @@ def _check(w, predicate, theta, purge):
 
 
 class _Buffer:
-    """One stream's buffer: growable numpy columns in arrival order plus a live mask."""
+    """One stream's buffer: growable numpy columns in arrival order plus a live mask.
+
+    The live tuples are also kept by arrival number in a :class:`~emulator.state.StateMap`
+    (one state row a tuple on a runtime with a state store); the columns are derived
+    from it and not pickled.
+    """
 
     def __init__(self, capacity: int = 64):
         self.ts = np.empty(capacity)
@@ -70,8 +77,24 @@ class _Buffer:
         self.n = 0
         self.live = 0
         self.live_size = 0.0
+        self.stored = StateMap()     # arrival number -> live tuple
+
+    def __getstate__(self):
+        return {"stored": self.stored, "live_size": self.live_size}
+
+    def __setstate__(self, state) -> None:
+        stored = state["stored"]
+        self.__init__(max(64, 2 * len(stored)))
+        for order, tup in stored.items():   # arrival order: dead tuples compacted away
+            self._put(tup, order)
+        self.stored = stored
+        self.live_size = state["live_size"]  # kept, not re-summed: the same float
 
     def append(self, tup, order: int) -> None:
+        self._put(tup, order)
+        self.stored[order] = tup
+
+    def _put(self, tup, order: int) -> None:
         if self.n == self.ts.size:
             self._make_room()
         i = self.n
@@ -91,6 +114,8 @@ class _Buffer:
         idx = np.flatnonzero(mask_or_idx) if getattr(mask_or_idx, "dtype", None) == bool \
             else np.asarray(mask_or_idx)
         if idx.size:
+            for order in self.order[idx].tolist():
+                del self.stored[order]
             self.alive[idx] = False
             self.live -= int(idx.size)
             self.live_size -= float(self.size[idx].sum())

@@ -12,6 +12,7 @@ from pyspark import cloudpickle
 
 from emulator.messages import Message
 from emulator.program import DELIVER, START, TIMER, TUPLE, Event, NodeProgram
+from emulator.state import StateList
 from spark_nodes.runtime_inproc import InprocRuntime
 from spark_nodes.runtime_spark import STATE_BYTES, STATE_ROWS, SparkRuntime, state_summary
 from spark_nodes.tuples import StreamTuple
@@ -37,7 +38,7 @@ class Gossip(NodeProgram):
 
     def __init__(self, peer):
         self.peer = peer
-        self.buffer = []
+        self.buffer = StateList(rows="tuple")   # a state row per tuple on Spark
 
     def start(self, ctx):
         ctx.set_timer(0.025, "tick")
@@ -166,11 +167,20 @@ def test_state_metrics_per_step(both):
         by_metric.setdefault(metric, []).append((time, value))
     assert [t for t, _ in by_metric[STATE_ROWS]] == pytest.approx(
         [(s + 1) * STEP for s in range(len(reference))])
-    # Two value states (program, net) per node, three nodes.
-    assert by_metric[STATE_ROWS][-1][1] == 6
+    # Three value states (node, scalars, net) per node, three nodes, and a row for every
+    # buffered tuple; a step writes only the tuples it buffered.
+    memory = {}
+    for step in reference:
+        memory.update({node: out.memory[0] for node, out in step.items()})
+    assert sum(memory.values()) == 17
+    assert by_metric[STATE_ROWS][-1][1] == 3 * 3 + 17
+    assert [v for _, v in by_metric["state_upserts"]] == [
+        len(tuples_for(s)) for s in range(len(reference))]
+    assert all(v == 0 for _, v in by_metric["state_removals"])
     assert all(v > 0 for _, v in by_metric[STATE_BYTES])
     summary = state_summary(rows)
-    assert summary["spark_state_rows_peak"] == 6
+    assert summary["spark_state_rows_peak"] == 3 * 3 + 17
+    assert summary["spark_state_upserts"] == 17
     assert summary["spark_state_bytes_peak"] == max(v for _, v in by_metric[STATE_BYTES])
 
 
