@@ -45,8 +45,8 @@ class StateList:
         (typed columns), ``"object"`` for anything else (one serialized value a row).
 
     Supports ``len``, iteration, indexing and slicing (reads give plain lists),
-    ``append``, ``extend``, ``insert``, ``pop``, ``clear``, ``del`` of an index or a
-    slice and assignment to an index.
+    ``append``, ``extend``, ``insert``, ``pop``, ``clear``, :meth:`retain`, ``del`` of an
+    index or a slice and assignment to an index.
     """
 
     __slots__ = ("_items", "_slots", "_next", "_added", "_removed", "rows", "cid")
@@ -114,6 +114,29 @@ class StateList:
 
     def clear(self) -> None:
         del self[:]
+
+    def retain(self, keep) -> list:
+        """Keep the items for which ``keep(item)`` is true, in order; return the others.
+
+        >>> buf = StateList([1, 5, 2, 7]); buf.retain(lambda x: x < 5), list(buf)
+        ([5, 7], [1, 2])
+        """
+        kept, gone = [], []
+        if self._slots is None:
+            for item in self._items:
+                (kept if keep(item) else gone).append(item)
+            self._items = kept
+            return gone
+        slots = []
+        for item, slot in zip(self._items, self._slots):
+            if keep(item):
+                kept.append(item)
+                slots.append(slot)
+            else:
+                gone.append(item)
+                self._drop(slot)
+        self._items, self._slots = kept, slots
+        return gone
 
     def __delitem__(self, i) -> None:
         del self._items[i]

@@ -15,6 +15,7 @@ list_ops = st.lists(st.one_of(
     st.tuples(st.just("set"), st.integers(-3, 10), st.integers(0, 99)),
     st.tuples(st.just("pop"), st.integers(-3, 10)),
     st.tuples(st.just("clear"),),
+    st.tuples(st.just("retain"), st.integers(0, 99)),
     st.tuples(st.just("commit"),)), max_size=40)
 
 
@@ -34,6 +35,11 @@ def apply(target, op):
         target.pop(args[0] % len(target))
     elif name == "clear":
         target.clear()
+    elif name == "retain":
+        if isinstance(target, list):
+            target[:] = [x for x in target if x < args[0]]
+        else:
+            target.retain(lambda x: x < args[0])
 
 
 def flush(container, store: dict) -> None:

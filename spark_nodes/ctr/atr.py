@@ -56,6 +56,7 @@ from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+from emulator.state import StateList
 from spark_nodes.ctr.segments import atr_slave_range, segment_index
 
 
@@ -95,13 +96,21 @@ class _Batch:
 
 
 class _History:
-    """Closed tuples of one stream, sorted by ``ts``."""
+    """Closed tuples of one stream, sorted by ``ts`` (a state row each in a
+    :class:`~emulator.state.StateList`; ``ts`` is derived and not pickled)."""
 
     __slots__ = ("ts", "tups")
 
     def __init__(self):
         self.ts: list[float] = []
-        self.tups: list = []
+        self.tups = StateList(rows="tuple")
+
+    def __getstate__(self):
+        return (self.tups,)     # a tuple: pickle skips __setstate__ for a falsy state
+
+    def __setstate__(self, state) -> None:
+        (self.tups,) = state
+        self.ts = [t.ts for t in self.tups]
 
     def slice(self, lo: float, hi: float) -> list:
         return self.tups[bisect_left(self.ts, lo):bisect_left(self.ts, hi)]

@@ -31,12 +31,24 @@ from spark_nodes.oracle import joinable, within
 
 
 class StoredSegment:
-    """The tuples of one segment, sorted by ``ts``, indexed by key for equality joins."""
+    """The tuples of one segment, sorted by ``ts``, indexed by key for equality joins.
+
+    Immutable once built; only the tuples are pickled (the indexes are derived).
+    """
 
     __slots__ = ("by_key", "ts", "tups", "units")
 
     def __init__(self, tuples):
-        self.tups = sorted(tuples, key=lambda t: (t.ts, t.seq))
+        self._index(sorted(tuples, key=lambda t: (t.ts, t.seq)))
+
+    def __getstate__(self):
+        return (self.tups,)
+
+    def __setstate__(self, state) -> None:
+        self._index(state[0])      # the same tuples in the same order: the same sums
+
+    def _index(self, tups) -> None:
+        self.tups = tups
         self.ts = [t.ts for t in self.tups]
         self.by_key: dict = {}
         for t in self.tups:

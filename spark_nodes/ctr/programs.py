@@ -56,6 +56,7 @@ from spark_nodes.enrich.lookups import LookupReply, LookupRequest
 from spark_nodes.multiway import MultiwayJoin
 from spark_nodes.oracle import joinable
 from emulator.program import NodeProgram
+from emulator.state import StateMap
 from spark_nodes.tuples import StreamTuple
 
 
@@ -539,7 +540,8 @@ class CtrHost(_Host):
 
     def __init__(self, setup: Setup):
         super().__init__(setup)
-        self._segs: dict[tuple, StoredSegment] = {}
+        # stored segments, a state row each (emulator.state); a segment never changes
+        self._segs = StateMap()                  # segment -> StoredSegment
         self._done: dict[tuple, int] = {}
         self._release: dict[tuple, int] = {}
         self._parked: list[tuple] = []           # (route, hop, partials)

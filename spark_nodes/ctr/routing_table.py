@@ -29,6 +29,7 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from emulator.state import StateMap
 from spark_nodes.ctr.segments import Grid, widen
 
 
@@ -49,7 +50,8 @@ class RoutingTable:
     def __init__(self, length: float | Grid):
         self.grid = length if isinstance(length, Grid) else Grid(length)
         self.length = self.grid.length
-        self._entries: dict[tuple, Entry] = {}
+        # the entries, a state row each (emulator.state); an Entry never changes
+        self._entries = StateMap()                      # segment -> Entry
         self._by_stream: dict[str, list[int]] = {}
         self._probes: dict[tuple, dict[int, int]] = {}
 

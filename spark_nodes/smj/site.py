@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from emulator.state import StateList
 from spark_nodes.smj.semantics import FixedPeriods, keeps
 from spark_nodes.smj.synopsis import Sparse
 
@@ -56,13 +57,29 @@ class Site:
         self.index = index
         self.stream = cfg.streams[index]
         self.window = cfg.windows[index]
-        self.store: dict = defaultdict(list)      # key -> [(period, tuple)]
-        self.open: dict = defaultdict(list)       # period -> tuples not yet closed
-        self.counted: list = []                   # tuples the center's S includes
-        self.blocks: dict = {}                    # period -> block awaiting its filter
+        # The state rows (emulator.state): every retained (period, tuple), those of
+        # periods not yet closed, the tuples the center's S includes, and those of a
+        # period whose end is unknown. ``store`` indexes ``retained`` by key (derived:
+        # rebuilt when the site is unpickled).
+        self.retained = StateList()                   # (period, tuple), in arrival order
+        self.opened = StateList()                     # (period, tuple) not yet closed
+        self.counted = StateList(rows="tuple")
+        self.later = StateList(rows="tuple")
+        self.store: dict = defaultdict(list)          # key -> [(period, tuple)]
+        self.blocks: dict = {}                        # period -> block awaiting its filter
         #: the periods' ends: the fixed clock, or a node's FiredPeriods under a trigger
         self.periods = FixedPeriods(cfg.period)
-        self.later: list = []                     # tuples of a period whose end is unknown
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["store"]
+        return state
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
+        self.store = defaultdict(list)
+        for p, t in self.retained:
+            self.store[t.key].append((p, t))
 
     def add(self, t) -> None:
         """Retain a tuple of this stream (tuples of unprocessed periods are ignored)."""
@@ -74,26 +91,27 @@ class Site:
         if p is None:            # a trigger has not ended its period yet
             self.later.append(t)
         elif p < self.cfg.periods:
+            self.retained.append((p, t))
             self.store[t.key].append((p, t))
-            self.open[p].append(t)
+            self.opened.append((p, t))
 
     def learned(self) -> None:
         """Period ends were learned: file the tuples that now fall in a known period."""
-        later, self.later = self.later, []
+        later = list(self.later)
+        self.later.clear()
         for t in later:
             self.add(t)
 
     def close(self, j: int) -> list:
         """The block of period ``j``: its tuples that the window keeps at ``c_j``."""
         close = self.periods.close(j)
-        return [t for t in self.open.pop(j, []) if keeps(self.window, close, t.ts)]
+        closing = self.opened.retain(lambda pt: pt[0] != j)
+        return [t for _, t in closing if keeps(self.window, close, t.ts)]
 
     def decrement(self, j: int, block: list) -> Sparse:
         """``∇S`` at the close of period ``j``; then count the new ``block`` in."""
         close = self.periods.close(j)
-        gone = [t for t in self.counted if not keeps(self.window, close, t.ts)]
-        if gone:
-            self.counted = [t for t in self.counted if keeps(self.window, close, t.ts)]
+        gone = self.counted.retain(lambda t: keeps(self.window, close, t.ts))
         self.counted.extend(block)
         return Sparse.of_keys(t.key for t in gone)
 
@@ -102,6 +120,8 @@ class Site:
         horizon = self.window + self.cfg.grace
         if horizon == float("inf"):
             return
+        if not self.retained.retain(lambda pt: now - pt[1].ts <= horizon):
+            return                  # nothing old enough
         for key in list(self.store):
             kept = [(p, t) for p, t in self.store[key] if now - t.ts <= horizon]
             if kept:

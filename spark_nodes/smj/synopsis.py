@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from emulator.state import StateMap
+
 
 @dataclass(frozen=True)
 class Sparse:
@@ -45,11 +47,24 @@ class Sparse:
 class SynopsisTable:
     """Dense synopses ``S_0..S_{n-1}`` as rows of one float matrix.
 
-    Floats because order costs multiply counts of up to ``n`` streams.
+    Floats because order costs multiply counts of up to ``n`` streams. The non-zero
+    counts are also kept by ``(row, key)`` in a :class:`~emulator.state.StateMap` (a
+    state row each on a runtime with a state store); the matrix is derived from them
+    and not pickled.
     """
 
     def __init__(self, n: int, width: int = 64):
         self.rows = np.zeros((n, width))
+        self.counts = StateMap()          # (row, key) -> count, non-zero only
+
+    def __getstate__(self):
+        return {"shape": self.rows.shape, "counts": self.counts}
+
+    def __setstate__(self, state) -> None:
+        self.rows = np.zeros(state["shape"])
+        self.counts = state["counts"]
+        for (row, key), value in self.counts.items():
+            self.rows[row, key] = value
 
     def _ensure(self, key: int) -> None:
         width = self.rows.shape[1]
@@ -66,6 +81,11 @@ class SynopsisTable:
         if sign < 0 and self.rows[row, delta.keys].min() < 0:
             raise ValueError(f"synopsis row {row} went negative: a decrement without its "
                              f"increment")
+        for key, value in zip(delta.keys.tolist(), self.rows[row, delta.keys].tolist()):
+            if value:
+                self.counts[(row, key)] = value
+            else:
+                self.counts.pop((row, key), None)
 
     def dense(self, delta: Sparse) -> np.ndarray:
         """``delta`` as a dense vector of the table's width (grows the table if needed)."""

@@ -29,10 +29,25 @@ def spark():
     return build_session("local[2]", partitions=1)
 
 
-def spec(runtime: str) -> dict:
+def spec(runtime: str, algorithm: str = "centralized") -> dict:
     out = {k: dict(v) for k, v in SPEC.items()}
     out["run"]["runtime"] = runtime
+    if algorithm != "centralized":      # QJoin joins two streams, with its own params
+        out["algorithm"] = {"name": algorithm}
+        out["streams"]["count"] = 2
+        del out["params"]
     return out
+
+
+def state_beside_buffers(result):
+    """Spark's state metrics per micro-batch joined with the tuples the programs
+    buffered at the same instants (memory samples)."""
+    metrics = result.metrics
+    state = metrics[metrics.source == "spark"].pivot(index="time", columns="metric",
+                                                      values="value")
+    buffered = (metrics[(metrics.source == "testbed") & (metrics.metric == "tuples")]
+                .groupby("time").value.sum())
+    return state.join(buffered.rename("buffered"), how="inner")
 
 
 def test_rows_alone_carry_the_run_and_count_every_buffered_tuple(spark, tmp_path,
@@ -46,12 +61,7 @@ def test_rows_alone_carry_the_run_and_count_every_buffered_tuple(spark, tmp_path
     pd.testing.assert_frame_equal(on_spark.results, inproc.results)
     assert len(inproc.results) > 0
 
-    metrics = on_spark.metrics
-    state = metrics[metrics.source == "spark"].pivot(index="time", columns="metric",
-                                                      values="value")
-    buffered = (metrics[(metrics.source == "testbed") & (metrics.metric == "tuples")]
-                .groupby("time").value.sum())
-    both = state.join(buffered.rename("buffered"), how="inner")
+    both = state_beside_buffers(on_spark)
     assert len(both) >= 5 and both.buffered.max() > 5
     # a row per buffered tuple, and the same few value rows (node, scalars, net) of
     # each node beside them: no row outlives its tuple
@@ -67,3 +77,18 @@ def test_rows_alone_carry_the_run_and_count_every_buffered_tuple(spark, tmp_path
     assert 0 < summary["spark_state_removals"] <= arrived
     assert summary["spark_state_upserts"] - summary["spark_state_removals"] == \
         both.buffered.iloc[-1]
+
+
+def test_qjoin_buffers_are_rows(spark, tmp_path):
+    """QJoin's live tuples are rows of Spark state at every sample (by default: the
+    Python workers keep their programs between steps)."""
+    import pandas as pd
+
+    inproc = run(spec("inproc", "qjoin"), out=tmp_path)
+    on_spark = run(spec("spark", "qjoin"), out=tmp_path)
+    pd.testing.assert_frame_equal(on_spark.results, inproc.results)
+    both = state_beside_buffers(on_spark)
+    assert len(both) >= 5 and both.buffered.max() > 5
+    assert (both.state_rows >= both.buffered).all(), both
+    assert on_spark.summary["spark_state_upserts"] > 0
+    assert on_spark.summary["spark_state_removals"] > 0
