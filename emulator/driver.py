@@ -300,6 +300,10 @@ class _RunState:
                 self._sample_until(entry.t0)
             else:
                 self._book(entry.outputs)
+                # booked: let the step's outputs go now rather than with the entry, so
+                # they die young (kept for thousands of steps, they reached the
+                # collector's oldest generation and set off its full passes)
+                entry.outputs = {}
             self._replayed += 1
         if self._replayed > 4096:       # drop what is booked
             del journal[:self._replayed]
