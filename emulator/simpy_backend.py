@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import defaultdict
+from collections import defaultdict, deque
 
 from emulator.events import DELIVER, LOST, Event, window_of
 from emulator.ledger import Ledger
@@ -70,6 +70,10 @@ class SimpyBackend:
         self._late: list = []          # events due before now (iterated steps)
         self._order = 0
         self._pending: list[float] = []   # times of filed-but-not-fired timeouts (a heap)
+        # Events filed all at once (schedule_all: the run's own tuples), sorted by the
+        # calendar's key beside the heap, with their times beside the pending heap.
+        self._sorted: deque = deque()
+        self._sorted_times: deque = deque()
         self._next_msg_id = 0
 
     @classmethod
@@ -98,6 +102,27 @@ class SimpyBackend:
             now = self._now
             heapq.heappush(self._calendar, (now + (time - now), self._order, node, event))
             heapq.heappush(self._pending, float(time))
+
+    def schedule_all(self, events) -> None:
+        """File many ``(time, node, kind, payload)`` events, as :meth:`schedule` would
+        one by one in the given order.
+
+        They are kept sorted beside the calendar heap and merged with it by the same
+        key: 10^5 tuples filed up front would otherwise make every pop and push of the
+        heap pay for a heap of 10^5 entries."""
+        now, entries, times = self._now, [], []
+        for time, node, kind, payload in events:
+            self._order += 1
+            event = Event(float(time), self._order, kind, payload)
+            if time < now:
+                self._late.append((node, event))
+            else:
+                entries.append((now + (time - now), self._order, node, event))
+                times.append(float(time))
+        entries.sort()      # (key, filing order) is unique: nodes and events never compared
+        times.sort()
+        self._sorted = deque(heapq.merge(self._sorted, entries))
+        self._sorted_times = deque(heapq.merge(self._sorted_times, times))
 
     def collect(self, until: float) -> dict[int, list]:
         """Run the clock to ``until`` and return the events due before it, by node.
@@ -131,11 +156,22 @@ class SimpyBackend:
         now = self._now
         stop = now + (until - now)
         calendar, pending, inbox = self._calendar, self._pending, self._inbox
+        ordered, ordered_times = self._sorted, self._sorted_times
         pop = heapq.heappop
-        while calendar and calendar[0][0] < stop:
-            _, _, node, event = pop(calendar)
+        while True:
+            if ordered and (not calendar or ordered[0] < calendar[0]):
+                if ordered[0][0] >= stop:
+                    break
+                _, _, node, event = ordered.popleft()
+            elif calendar and calendar[0][0] < stop:
+                _, _, node, event = pop(calendar)
+            else:
+                break
             # events fire in time order, so the earliest pending time is this one's
-            pop(pending)
+            if ordered_times and (not pending or ordered_times[0] <= pending[0]):
+                ordered_times.popleft()
+            else:
+                pop(pending)
             inbox[node].append(event)
         self._now = stop
 
@@ -175,6 +211,7 @@ class SimpyBackend:
         if self._late or any(self._inbox.values()):
             return self._now
         return min(self._pending[0] if self._pending else math.inf,
+                   self._sorted_times[0] if self._sorted_times else math.inf,
                    self.transport.next_time())
 
     # -- messages -----------------------------------------------------------------------

@@ -180,6 +180,11 @@ class Agent:
         self.order += 1
         heapq.heappush(self.agenda, (vt, self.order, kind, payload))
 
+    def schedule_all(self, events) -> None:
+        """File ``(vt, node, kind, payload)`` events of this node, in the given order."""
+        for vt, node, kind, payload in events:
+            self.schedule(vt, node, kind, payload)
+
     def next_time(self) -> float:
         """Wait (in wall-clock time) until an event is due or a message arrives; its
         virtual time. Inf once the controller says stop (or disappears)."""
