@@ -33,7 +33,25 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 
 
-class StateList:
+class _Journal:
+    """What a tracked container changed since the store last saved it: the slots it
+    added (with their items) and the slots it removed."""
+
+    __slots__ = ()
+    #: how a state store types the rows (see :class:`StateList`)
+    rows = "object"
+
+    def changes(self) -> tuple[dict, set]:
+        """``({slot: item} added, {slot} removed)`` since tracking or the last commit
+        (a map's items are ``(key, value)``)."""
+        return self._added, self._removed
+
+    def commit(self) -> None:
+        """The store holds the changes: start a new journal."""
+        self._added, self._removed = {}, set()
+
+
+class StateList(_Journal):
     """A list whose items a runtime may keep as rows of its own state.
 
     Parameters
@@ -172,14 +190,6 @@ class StateList:
         """The items' slot numbers, in item order (tracked containers only)."""
         return self._slots
 
-    def changes(self) -> tuple[dict, set]:
-        """``({slot: item} added, {slot} removed)`` since tracking or the last commit."""
-        return self._added, self._removed
-
-    def commit(self) -> None:
-        """The store holds the changes: start a new journal."""
-        self._added, self._removed = {}, set()
-
     def _add(self, item) -> int:
         slot = self._next
         self._next += 1
@@ -194,7 +204,7 @@ class StateList:
         return (_rebuild_list, (self._items, self.rows))
 
 
-class StateMap(MutableMapping):
+class StateMap(_Journal, MutableMapping):
     """A dict whose entries a runtime may keep as rows of its own state.
 
     Iteration follows insertion order, as a dict's. Values must not change in place
@@ -262,13 +272,6 @@ class StateMap(MutableMapping):
     def slots(self) -> list[int]:
         """The entries' slot numbers, in entry order (tracked maps only)."""
         return [self._slot_of[key] for key in self._data]
-
-    def changes(self) -> tuple[dict, set]:
-        """``({slot: (key, value)} written, {slot} removed)`` since the last commit."""
-        return self._added, self._removed
-
-    def commit(self) -> None:
-        self._added, self._removed = {}, set()
 
     def __reduce__(self):
         return (_rebuild_map, (self._data,))

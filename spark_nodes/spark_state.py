@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import io
 import pickle
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 from pyspark import cloudpickle
@@ -49,8 +49,9 @@ TUPLE_DDL = ("stream string, seq long, ts double, key long, x double, y double, 
 OBJECT_DDL = "key binary, value binary"
 
 _PICKLE = pickle.HIGHEST_PROTOCOL
-#: Programs this Python worker ran last, by (run, node): (version, NodeState).
-_KEPT: OrderedDict = OrderedDict()
+#: Programs this Python worker ran last: {run: {node: NodeState}}, the latest
+#: :data:`_KEPT_RUNS` runs only (a new run's first save forgets the oldest).
+_KEPT: dict = {}
 _KEPT_RUNS = 2
 
 
@@ -72,11 +73,10 @@ class NodeState:
 
 @dataclass
 class WriteCount:
-    """Rows one save wrote: upserted, removed, and whether the scalars were rewritten."""
+    """Rows one save wrote: upserted and removed."""
 
     upserts: int = 0
     removals: int = 0
-    scalars: bool = False
 
 
 class NodeStore:
@@ -102,7 +102,7 @@ class NodeStore:
             init = pickle.loads(first_blob)
             return NodeState(init["program"], init["seed"], init["algorithm"], None, 0)
         version = int(meta[0])
-        kept = _KEPT.get((run, node))
+        kept = _KEPT.get(run, {}).get(node)
         if self.cache and kept is not None and kept.version == version:
             return kept
         return self._rebuild(meta)
@@ -150,9 +150,8 @@ class NodeStore:
                 state.next_container += 1
                 obj.track()
             seen[obj.cid] = obj
-            if cls is StateList:
-                return ("list", obj.cid, tuple(obj.slots), obj.rows)
-            return ("map", obj.cid, tuple(obj.slots), "object")
+            kind = "list" if cls is StateList else "map"
+            return (kind, obj.cid, tuple(obj.slots), obj.rows)
 
         buffer = io.BytesIO()
         pickler = cloudpickle.CloudPickler(buffer, _PICKLE)
@@ -163,7 +162,6 @@ class NodeStore:
         if blob != state.blob:
             self._scalars.update((blob,))
             state.blob = blob
-            count.scalars = True
         for number, made in seen.items():
             self._write(number, made, count)
         for number in state.live.keys() - seen.keys():   # dropped by the program
@@ -177,11 +175,10 @@ class NodeStore:
                            state.next_container))
         self.last_write = count
         if self.cache:
-            _KEPT[(run, node)] = state
-            _forget_older_runs(run)
+            keep(run, node, state)
 
     def _rows_of(self, made):
-        return self._tuples if getattr(made, "rows", "object") == "tuple" else self._objects
+        return self._tuples if made.rows == "tuple" else self._objects
 
     def _write(self, number: int, made, count: WriteCount) -> None:
         added, removed = made.changes()
@@ -219,10 +216,12 @@ class NodeStore:
                 int(item.origin), float(item.size), float(item.entered_at))
 
 
-def _forget_older_runs(run: str) -> None:
-    """Keep the programs of the latest :data:`_KEPT_RUNS` runs only."""
-    runs = list(dict.fromkeys(r for r, _ in _KEPT))
-    if len(runs) > _KEPT_RUNS:
-        old = set(runs[:-_KEPT_RUNS]) - {run}
-        for key in [k for k in _KEPT if k[0] in old]:
-            del _KEPT[key]
+def keep(run: str, node: int, state: NodeState) -> None:
+    """Keep ``state`` in this worker; a run new to it makes room by forgetting the
+    oldest run's programs (dicts keep insertion order)."""
+    programs = _KEPT.get(run)
+    if programs is None:
+        while len(_KEPT) >= _KEPT_RUNS:
+            del _KEPT[next(iter(_KEPT))]
+        programs = _KEPT[run] = {}
+    programs[node] = state
