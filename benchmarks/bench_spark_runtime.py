@@ -13,11 +13,14 @@
    non-empty step), in turn with the default.
 4. Sweep throughput: the same small runs as Spark tasks on ``local[1]`` and ``local[2]``.
    Goal: speed-up >= 1.7x from one core to two.
+5. The codec alone (:mod:`spark_nodes.codec`, no Spark): packing a step's events in the
+   driver and unpacking them in a worker, packing the step outputs in the worker and
+   unpacking them in the driver, for ``--codec`` tuples (median of five, ms).
 
 Usage::
 
     python benchmarks/bench_spark_runtime.py                 # everything
-    python benchmarks/bench_spark_runtime.py --sizes 100,100000 --sweep-runs 0 --quickstart 0
+    python benchmarks/bench_spark_runtime.py --sizes 100,100000 --sweep-runs 0 --quickstart 0 --codec 0
 """
 from __future__ import annotations
 
@@ -195,6 +198,40 @@ def bench_sweep(runs: int) -> None:
     print(f"speed-up local[1] -> local[2]: {rates['local[2]'] / rates['local[1]']:.2f}x")
 
 
+def bench_codec(tuples: int, runs: int = 5) -> None:
+    """Median milliseconds of each leg of the codec for a step of ``tuples`` tuples."""
+    from emulator.program import run_node_step
+    from spark_nodes import codec
+
+    events = step_events(0, tuples)
+    outputs = {node: run_node_step(program, node, events[node], 0.0, 1.0, None, seed=1,
+                                   rng_state=None, algorithm="centralized", next_local_id=0)
+               for node, program in programs(1).items()}
+    legs = {"encode_events": [], "decode_events": [], "encode_output": [],
+            "decode_output": []}
+    for _ in range(runs):
+        started = time.perf_counter()
+        blobs = {node: codec.encode_events(evs) for node, evs in events.items()}
+        legs["encode_events"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        back = {node: codec.decode_events(blob) for node, blob in blobs.items()}
+        legs["decode_events"].append(time.perf_counter() - started)
+        assert back == events
+        started = time.perf_counter()
+        packed = {node: codec.encode_output(out) for node, out in outputs.items()}
+        legs["encode_output"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        unpacked = {node: codec.decode_output(blob) for node, blob in packed.items()}
+        legs["decode_output"].append(time.perf_counter() - started)
+        assert unpacked == outputs
+        del back, unpacked
+    print(f"## codec, {tuples} tuples on {SOURCES} nodes (median of {runs}, ms; "
+          f"events {sum(map(len, blobs.values())) / 1e6:.2f} MB, "
+          f"outputs {sum(map(len, packed.values())) / 1e6:.2f} MB)")
+    for leg, times in legs.items():
+        print(f"{leg:>18} {1000 * statistics.median(times):8.1f}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="100,1000,10000,100000,1000000",
@@ -208,6 +245,8 @@ def main(argv=None) -> int:
     p.add_argument("--quickstart", type=int, default=1,
                    help="runs of the quickstart (0 skips it)")
     p.add_argument("--quickstart-spec", default="experiments/specs/quickstart.toml")
+    p.add_argument("--codec", type=int, default=100_000,
+                   help="tuples of the codec benchmark (0 skips it)")
     p.add_argument("--stepped", action="store_true",
                    help="also run the quickstart with run.run_ahead = false, in turn")
     args = p.parse_args(argv)
@@ -227,6 +266,8 @@ def main(argv=None) -> int:
         bench_quickstart(args.quickstart_spec, args.quickstart, args.stepped)
     if args.sweep_runs:
         bench_sweep(args.sweep_runs)
+    if args.codec:
+        bench_codec(args.codec)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     return 0
 

@@ -9,10 +9,11 @@ How a step travels
 ------------------
 1. The driver writes one Parquet file per step into the query's *inbox* directory: one
    row per node that has events, ``(step, node, t0, t1, run, net_epoch, program, net,
-   events)``. ``events`` is the pickled list of :class:`~emulator.program.Event`;
+   events)``. ``events`` is the list of :class:`~emulator.program.Event`, pickled;
    ``program`` is set only on a node's first step (the initial program, seed and
    algorithm name) and ``net`` only when the node has not seen the current topology epoch
-   yet, so the routing snapshot crosses to Spark once per node and epoch.
+   yet, so the routing snapshot crosses to Spark once per node and epoch. Events and
+   step outputs cross by columns (:mod:`spark_nodes.codec`).
 2. ``query.processAllAvailable()`` runs the micro-batch: the file source reads the file,
    ``groupBy("node").transformWithStateInPandas(NodeStepProcessor())`` loads each node's
    program from its typed Spark state (:mod:`spark_nodes.spark_state`: scalars in a
@@ -56,27 +57,23 @@ Example
 """
 from __future__ import annotations
 
-import gc
 import logging
 import os
-import pickle
 import shutil
 import tempfile
 import time
 import uuid
 import weakref
 from collections import OrderedDict
-from contextlib import contextmanager
 
 import pandas as pd
 from pyspark import cloudpickle
 from pyspark.sql.streaming import StatefulProcessor
 
-from emulator.messages import Message
-from emulator.program import (Event, NodeCall, Outgoing, StepOutput, run_node_calls,
-                              run_node_step)
+from emulator.program import NodeCall, run_node_calls, run_node_step
+from spark_nodes.codec import (PICKLE_PROTOCOL, decode_events, decode_output, dumps,
+                               encode_events, encode_output, gc_paused, loads)
 from spark_nodes.spark_state import NodeStore
-from spark_nodes.tuples import StreamTuple
 
 #: One row per (step, node) written by the driver.
 INPUT_DDL = ("step long, node int, t0 double, t1 double, run string, keep boolean, "
@@ -97,137 +94,18 @@ CONNECT_BACK = "Python worker failed to connect back"
 
 log = logging.getLogger(__name__)
 
-_PICKLE = pickle.HIGHEST_PROTOCOL
 # NetViews already unpickled in this Python worker, by (run, epoch): executors' Python
 # workers are reused across micro-batches, so most steps skip unpickling the topology.
 _NET_CACHE: OrderedDict = OrderedDict()
 _NET_CACHE_SIZE = 8
 
 
-def _dumps(obj, protocol=_PICKLE) -> bytes:
+def _dumps(obj, protocol=PICKLE_PROTOCOL) -> bytes:
     # cloudpickle, not pickle: a program class that executors cannot import (defined in a
     # script or a test) travels by value once registered with
     # ``cloudpickle.register_pickle_by_value``; importable classes still go by reference.
-    with _gc_paused():
+    with gc_paused():
         return cloudpickle.dumps(obj, protocol)
-
-
-def _dumps_plain(obj) -> bytes:
-    """Plain pickle, else cloudpickle: for what crosses once (events, step outputs).
-
-    cloudpickle's pickler asks a Python-level hook about every object, which doubles the
-    cost of a step output of 10^5 messages (measured 2.2-3.4 s against 1.0-1.4 s); plain
-    pickle names classes by reference, and only an object it cannot name (a class that
-    travelled by value, a lambda) needs cloudpickle.
-
-    >>> pickle.loads(_dumps_plain([1.5, "a"])), pickle.loads(_dumps_plain(lambda: 7))()
-    ([1.5, 'a'], 7)
-    """
-    with _gc_paused():
-        try:
-            return pickle.dumps(obj, _PICKLE)
-        except (pickle.PicklingError, AttributeError, TypeError):
-            return cloudpickle.dumps(obj, _PICKLE)
-
-
-def _loads(blob):
-    with _gc_paused():
-        return pickle.loads(blob)
-
-
-@contextmanager
-def _gc_paused():
-    """Pause the cyclic garbage collector while (un)pickling.
-
-    Building a million small tuples triggers a collection every few hundred allocations,
-    which costs more than the unpickling itself (measured: 2.9 us -> 0.4 us per event).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-# Events travel as plain tuples: pickling a NamedTuple goes through a Python-level
-# ``__getnewargs__`` per object (measured: 3.5 us per event against 2.1 us packed).
-# Payloads that are a StreamTuple, a Message or a tuple of StreamTuples (data messages) are
-# flattened the same way; any other payload is pickled as it is. (Outputs are pickled as
-# they are: packing them measured no faster once the garbage collector is paused.)
-_PLAIN, _STREAM_TUPLE, _MESSAGE, _TUPLE_BATCH = 0, 1, 2, 3
-
-
-def _pack(payload):
-    cls = type(payload)
-    if cls is StreamTuple:
-        return _STREAM_TUPLE, tuple(payload)
-    if cls is Message:
-        return _MESSAGE, (*payload[:-1], _pack(payload[-1]))
-    if cls is tuple and payload and all(type(p) is StreamTuple for p in payload):
-        return _TUPLE_BATCH, [tuple(p) for p in payload]
-    return _PLAIN, payload
-
-
-def _unpack(packed, new=tuple.__new__):
-    tag, body = packed
-    if tag == _PLAIN:
-        return body
-    if tag == _STREAM_TUPLE:
-        return new(StreamTuple, body)
-    if tag == _TUPLE_BATCH:
-        return tuple([new(StreamTuple, p) for p in body])
-    return new(Message, (*body[:-1], _unpack(body[-1])))
-
-
-def encode_events(events) -> bytes:
-    """Pickle a list of :class:`~emulator.program.Event` compactly.
-
-    >>> from emulator.messages import Message
-    >>> from emulator.program import Event, TUPLE, TIMER, DELIVER
-    >>> from spark_nodes.tuples import StreamTuple
-    >>> t = StreamTuple("R1", 0, 0.5, 3, None, None, 2)
-    >>> evs = [Event(0.5, 1, TUPLE, t), Event(0.7, 2, TIMER, "tick"),
-    ...        Event(0.8, 3, DELIVER, Message(4, "data", 2, 0, 0.1, 1.0, 56, (t,)))]
-    >>> decode_events(encode_events(evs)) == evs
-    True
-    """
-    return _dumps_plain([(time, order, kind, _pack(payload))
-                         for time, order, kind, payload in events])
-
-
-def decode_events(blob) -> list:
-    """The events :func:`encode_events` packed."""
-    new = tuple.__new__
-    with _gc_paused():
-        return [new(Event, (time, order, kind, _unpack(payload)))
-                for time, order, kind, payload in pickle.loads(blob)]
-
-
-def encode_output(out: StepOutput) -> bytes:
-    """Pickle a :class:`~emulator.program.StepOutput` with its messages packed as plain
-    tuples (measured on 10^5 data messages: 0.05 s to pickle and 0.07 s to unpickle and
-    rebuild, against 0.31 s and 0.19 s for the same messages as dataclasses).
-
-    >>> from emulator.program import Outgoing
-    >>> t = StreamTuple("R1", 0, 0.5, 3, None, None, 2)
-    >>> out = StepOutput(messages=[Outgoing(0, "data", 2, 0, 0.5, 1.0, t)], memory=(1, 32))
-    >>> decode_output(encode_output(out)) == out
-    True
-    """
-    packed = [(*m[:6], _pack(m[6]), m[7]) for m in out.messages]
-    return _dumps_plain((packed, out.results, out.metrics, out.timers, out.traces,
-                         out.memory, out.rng_state, out.next_local_id))
-
-
-def decode_output(blob) -> StepOutput:
-    """The step output :func:`encode_output` packed."""
-    new = tuple.__new__
-    with _gc_paused():
-        packed, *rest = pickle.loads(blob)
-        messages = [new(Outgoing, (*m[:6], _unpack(m[6]), m[7])) for m in packed]
-    return StepOutput(messages, *rest)
 
 
 def _input_arrow_schema():
@@ -263,7 +141,7 @@ class NodeStepProcessor(StatefulProcessor):
             out["step"].append(int(row.step))
             # The step allocates an object or more per event and frees nearly all of them
             # by reference counting; the cyclic collector would only rescan them.
-            with _gc_paused():
+            with gc_paused():
                 out["output"].append(self._one_step(node, row))
             out["seconds"].append(time.perf_counter() - started)
             out["upserts"].append(self._store.last_write.upserts)
@@ -289,26 +167,26 @@ class NodeStepProcessor(StatefulProcessor):
 
     def _many_steps(self, node: int, row, state) -> bytes:
         """Many steps of a run-ahead or deferred node (``emulator.lookahead``)."""
-        work = _loads(row.calls)
+        work = loads(row.calls)
         calls = [NodeCall(t0, t1, decode_events(events)) for t0, t1, events in work["calls"]]
         steps, state.rng_state, state.next_local_id = run_node_calls(
             state.program, node, calls, step=work["step"], horizon=work["horizon"],
-            limit=work["limit"], nets=_loads(row.nets), timers=work["timers"],
+            limit=work["limit"], nets=loads(row.nets), timers=work["timers"],
             seed=state.seed, rng_state=state.rng_state, algorithm=state.algorithm,
             next_local_id=state.next_local_id)
         self._store.save(row.run, node, state)
-        return _dumps_plain(([(t0, t1, first, encode_output(out)) for t0, t1, first, out in steps],
+        return dumps(([(t0, t1, first, encode_output(out)) for t0, t1, first, out in steps],
                              work["timers"]))
 
     def _load_net(self, row):
         cache_key = (row.run, float(row.net_epoch))
         if row.net is not None:
             self._net.update((bytes(row.net),))
-            net = _loads(row.net)
+            net = loads(row.net)
         elif cache_key in _NET_CACHE:
             return _NET_CACHE[cache_key]
         else:
-            net = _loads(self._net.get()[0])
+            net = loads(self._net.get()[0])
         _NET_CACHE[cache_key] = net
         while len(_NET_CACHE) > _NET_CACHE_SIZE:
             _NET_CACHE.popitem(last=False)
@@ -425,7 +303,7 @@ class SparkRuntime:
             ship_net = None
             if self._net_seen.get(node) != epoch:
                 if net_blob is None:
-                    net_blob = _dumps(net, _PICKLE)
+                    net_blob = _dumps(net)
                 ship_net = net_blob
                 self._net_seen[node] = epoch
             self._add_row(rows, step=step, node=node, t0=t0, t1=t1, net_epoch=epoch,
@@ -441,12 +319,12 @@ class SparkRuntime:
         started = time.perf_counter()
         batch = self._step
         self._step += 1
-        nets_blob = _dumps(nets, _PICKLE)
+        nets_blob = _dumps(nets)
         rows = {k: [] for k in _input_arrow_schema().names}
         t0 = min((calls[0].t0 for calls, _, _ in work.values() if calls), default=0.0)
         for node in sorted(work):
             calls, timers, horizon = work[node]
-            blob = _dumps_plain({
+            blob = dumps({
                 "calls": [(c.t0, c.t1, encode_events(c.events)) for c in calls],
                 "timers": timers, "horizon": horizon, "step": step, "limit": limit})
             self._add_row(rows, step=batch, node=node, t0=t0, t1=horizon, calls=blob,
@@ -458,7 +336,7 @@ class SparkRuntime:
                        default=t0)
 
         def decode_steps(blob):
-            steps, book = _loads(blob)
+            steps, book = loads(blob)
             return [(t0, t1, first, decode_output(out)) for t0, t1, first, out in steps], book
 
         for node, (steps, book) in self._micro_batch(batch, rows, started, last_t1,
@@ -483,7 +361,7 @@ class SparkRuntime:
             return None
         self._started.add(node)
         return _dumps({"program": self._programs[node], "seed": self._seed,
-                       "algorithm": self._algorithm}, _PICKLE)
+                       "algorithm": self._algorithm})
 
     def _micro_batch(self, step: int, rows: dict, started: float, when,
                      decode=None) -> dict:
