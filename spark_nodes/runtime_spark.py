@@ -440,13 +440,18 @@ class SparkRuntime:
                 self._query = self._start_query()
 
     def _collect(self, batch_df, batch_id: int) -> None:
-        for row in batch_df.collect():
-            step = int(row.step)
-            self._outputs.setdefault(step, {})[int(row.node)] = bytes(row.output)
-            self._python_seconds[step] = self._python_seconds.get(step, 0.0) + row.seconds
+        # By Arrow rather than collect(): the outputs are a few large binary cells, which
+        # Arrow hands over as they are (10^5-tuple steps: about 0.1 s less, paired, busy
+        # machine).
+        columns = batch_df.toArrow().to_pydict()
+        for node, step, output, seconds, upserts, removals in zip(
+                columns["node"], columns["step"], columns["output"], columns["seconds"],
+                columns["upserts"], columns["removals"]):
+            self._outputs.setdefault(step, {})[node] = output
+            self._python_seconds[step] = self._python_seconds.get(step, 0.0) + seconds
             written = self._rows_written.setdefault(step, [0, 0])
-            written[0] += row.upserts
-            written[1] += row.removals
+            written[0] += upserts
+            written[1] += removals
 
     def _record_state_metrics(self, t: float, written):
         """Spark's state figures of the last micro-batch as metric rows (its rows and
