@@ -122,3 +122,25 @@ def test_messages_to_a_dead_node_are_counted_lost_and_timers_wait():
     lost = sum(out.info["lost"].values())   # "no_route" while 3 is down, "dead_node" in flight
     assert lost > 0 and len(out.results) + lost == 20
     assert progs[3].ticks[0] == 1.5      # the tick due at 1.0 waited for the node
+
+
+class FreezeWatcher(NodeProgram):
+    """Records how many objects the collector skips while the run is on."""
+
+    frozen_during_run: list = []
+
+    def start(self, ctx):
+        import gc
+
+        FreezeWatcher.frozen_during_run.append(gc.get_freeze_count())
+
+
+def test_a_run_leaves_earlier_objects_out_of_collections_and_undoes_it_after():
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    FreezeWatcher.frozen_during_run.clear()
+    execute(plan_for(chain_dynamics(), duration=1.0), {0: FreezeWatcher()}, {},
+            InprocRuntime())
+    assert FreezeWatcher.frozen_during_run[0] > 10_000   # the imported libraries at least
+    assert gc.get_freeze_count() == 0
