@@ -97,7 +97,8 @@ def _check_messages(graph, messages: pd.DataFrame) -> pd.DataFrame:
 
 
 def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", seed: int = 0,
-            dynamics=None, interference_radius: float | None = None) -> pd.DataFrame:
+            dynamics=None, interference_radius: float | None = None,
+            prefetch_trees: bool | None = None) -> pd.DataFrame:
     """When each message arrives over ``graph`` (or ``dynamics``), or why it was lost.
 
     Parameters
@@ -115,6 +116,15 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
         names the nodes).
     interference_radius : float, optional
         Shared medium: interference by distance between node positions instead of links.
+    prefetch_trees : bool, optional
+        Compute every least-cost tree of the coming epochs in a second process while
+        this one moves the current epoch's hops (:class:`emulator.network.TreePrefetch`).
+        The outputs are the same either way. None (default): prefetch when a run will
+        ask for nearly every tree of every epoch — at least two epochs and at least two
+        messages per node per epoch (a random destination per message then leaves under
+        14 % of an epoch's trees unused; the second process computes an epoch's trees in
+        about 0.7 of the time one at a time costs, so with fewer messages it is not
+        worth waiting for).
 
     Returns
     -------
@@ -137,8 +147,6 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     >>> deliver(g, msgs, medium="shared")["arrived_at"].round(6).tolist()
     [0.6, 1.1]
     """
-    from emulator.messages import Message
-
     import networkx as nx
 
     from emulator.network import Network
@@ -146,7 +154,30 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     check_medium(medium, interference_radius)
     _check_messages(graph, messages)
     dynamics = _Static(nx.freeze(graph)) if dynamics is None else dynamics
-    network = Network(dynamics)
+    if prefetch_trees is None:
+        prefetch_trees = _worth_prefetching(len(messages), graph.number_of_nodes(),
+                                            len(dynamics.epochs))
+    network = Network(dynamics, prefetch=prefetch_trees)
+    try:
+        return _run(network, dynamics, messages, medium, seed, interference_radius)
+    finally:
+        network.close()
+
+
+def _worth_prefetching(messages: int, nodes: int, epochs: int) -> bool:
+    """:func:`deliver`'s rule for ``prefetch_trees=None``: at least two epochs and two
+    messages per node per epoch.
+
+    >>> _worth_prefetching(10**6, 1000, 100), _worth_prefetching(10**5, 1000, 100)
+    (True, False)
+    """
+    return epochs >= 2 and messages >= 2 * nodes * epochs
+
+
+def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
+         interference_radius: float | None) -> pd.DataFrame:
+    """:func:`deliver` once its arguments are checked and its network is built."""
+    from emulator.messages import Message
 
     def positions(t):
         snap = dynamics.snapshot(network.epochs[network.epoch_index(t)])
