@@ -127,14 +127,67 @@ class Transport:
         """Process every hop event before ``until``, in time order."""
         if self.medium == "links":
             return self._advance_links(until)
-        while (t := self.next_time()) < until:
-            while self.next_time() == t:
-                _, rank, seq, a, b = self._pop()
-                if rank == _END:
-                    self._end(a)
+        return self._advance_shared(until)
+
+    def _advance_shared(self, until: float) -> None:
+        """:meth:`advance` on the shared medium: every event of an instant, then
+        :meth:`_grant`.
+
+        :meth:`_ready` is inlined, with the view of the epoch in force and its tables held
+        in locals as in :meth:`_advance_links`: the same steps, draws and calendar
+        numbers, without the method calls and the view look-up per event (a hop is two
+        events here, its readiness and the end of its transmission).
+        """
+        cal, pop = self._calendar, heapq.heappop
+        sends, take = self._sends, self._sends.popleft
+        network, arrivals, waiting = self.network, self.arrivals, self._waiting
+        grant, end, lose = self._grant, self._end, self._lose
+        v_start, v_end = math.inf, -math.inf
+        while True:
+            # the next instant, from whichever queue holds the earlier entry
+            if sends and (not cal or sends[0] < cal[0]):
+                t = sends[0][0]
+            elif cal:
+                t = cal[0][0]
+            else:
+                break
+            if t >= until:
+                break
+            while True:   # every event at t, in (time, rank, number) order
+                if sends and (not cal or sends[0] < cal[0]):
+                    if sends[0][0] != t:
+                        break
+                    _, rank, seq, msg, u = take()
+                elif cal and cal[0][0] == t:
+                    _, rank, seq, msg, u = pop(cal)
                 else:
-                    self._ready(t, seq, a, b)
-            self._grant(t)
+                    break
+                if rank == _END:
+                    end(msg)   # msg holds the transmission number here
+                    continue
+                # _ready(t, seq, msg, u), inlined
+                dst = msg.dst
+                if u == dst:   # sent to itself
+                    arrivals.append((t, msg))
+                    continue
+                if not v_start <= t < v_end:
+                    view, v_start, v_end = network.view_span(t)
+                    alive, pos, routes, heads = view._alive_map, view._pos, {}, \
+                        view.hop_lists()[0]
+                if not alive[u]:
+                    lose(t, msg, "dead_node", u)
+                    continue
+                table = routes.get(dst)
+                if table is None:
+                    table = routes[dst] = view.route(dst)
+                k = table[pos[u]]
+                if k < 0:
+                    lose(t, msg, "no_route", u)
+                    continue
+                waiting.append((t, seq, (msg, u, heads[k], k, view)))
+            grant(t)
+            # _grant replaces the list it leaves waiting
+            waiting = self._waiting
 
     def _advance_links(self, until: float) -> None:
         """:meth:`advance` on links: :meth:`_ready` and :meth:`_transmit` in one loop.
