@@ -353,13 +353,17 @@ class Transport:
         waiting = self._waiting
         if not waiting:
             return
-        busy = self._busy.keys()    # endpoints of the transmissions in progress
+        counts = self._busy
+        busy = counts.keys()        # endpoints of the transmissions in progress
         covered: set = set()        # the zones of earlier waiting transmissions
         everyone = len(waiting[0][2][4].nodes)
         still = []
+        # bound once: this runs at every instant of the shared medium
+        zone, transmit, push, active = self._zone, self._transmit, self._push, self._active
         for i, item in enumerate(waiting):
-            msg, u, v, _, view = item[2]
-            zone_u, zone_v = self._zone(t, view, u), self._zone(t, view, v)
+            hop = item[2]
+            u, v, view = hop[1], hop[2], hop[4]
+            zone_u, zone_v = zone(t, view, u), zone(t, view, v)
             if u in covered or v in covered or not busy.isdisjoint(zone_u) \
                     or not busy.isdisjoint(zone_v):
                 still.append(item)
@@ -370,11 +374,11 @@ class Transport:
                     break
                 continue
             seq = item[1]
-            done = self._transmit(t, item[2])
-            self._active[seq] = (u, v, done)
-            for node in (u, v):
-                self._busy[node] = self._busy.get(node, 0) + 1
-            self._push(done, _END, seq)
+            done = transmit(t, hop)
+            active[seq] = (u, v, done)
+            counts[u] = counts.get(u, 0) + 1
+            counts[v] = counts.get(v, 0) + 1
+            push(done, _END, seq)
         self._waiting = still
 
     def _end(self, seq: int) -> None:
