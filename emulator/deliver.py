@@ -45,6 +45,8 @@ behind A.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 from typing import TYPE_CHECKING
 
@@ -174,6 +176,24 @@ def _worth_prefetching(messages: int, nodes: int, epochs: int) -> bool:
     return epochs >= 2 and messages >= 2 * nodes * epochs
 
 
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector off for the block, back as it was after.
+
+    Queueing the messages and moving the hops make no reference cycles, yet every
+    allocation counts towards a collection, and a full one walks every live message and
+    calendar entry: on bench_scale at 10^6 messages about 2,900 young and 13 full
+    collections took 4-9 s of an 80 s run on links.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
          interference_radius: float | None) -> pd.DataFrame:
     """:func:`deliver` once its arguments are checked and its network is built."""
@@ -193,9 +213,10 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
     columns = [order[c].astype(kind).tolist() for c, kind in
                (("msg_id", "int64"), ("src", "int64"), ("dst", "int64"), ("sent_at", float),
                 ("size_bytes", "int64"))]
-    for msg_id, src, dst, sent_at, size_bytes in zip(*columns):
-        transport.send(Message(msg_id, "data", src, dst, sent_at, 1.0, size_bytes, None))
-    transport.advance()
+    with _collector_paused():
+        for msg_id, src, dst, sent_at, size_bytes in zip(*columns):
+            transport.send(Message(msg_id, "data", src, dst, sent_at, 1.0, size_bytes, None))
+        transport.advance()
     arrived = {m.msg_id: t for t, m in transport.arrivals}
     lost = {m.msg_id: reason for _, m, reason, _ in transport.losses}
     ids = messages["msg_id"].astype("int64")
