@@ -185,9 +185,10 @@ class Transport:
                     lose(t, msg, "no_route", u)
                     continue
                 waiting.append((t, seq, (msg, u, heads[k], k, view)))
-            grant(t)
-            # _grant replaces the list it leaves waiting
-            waiting = self._waiting
+            if waiting:   # an instant that only ended transmissions may leave none
+                grant(t)
+                # _grant replaces the list it leaves waiting
+                waiting = self._waiting
 
     def _advance_links(self, until: float) -> None:
         """:meth:`advance` on links: :meth:`_ready` and :meth:`_transmit` in one loop.
@@ -353,13 +354,21 @@ class Transport:
         waiting = self._waiting
         if not waiting:
             return
-        counts = self._busy
-        busy = counts.keys()        # endpoints of the transmissions in progress
+        busy = self._busy.keys()    # endpoints of the transmissions in progress
+        zone = self._zone
+        if len(waiting) == 1:
+            # the usual case below saturation, without the scan's set and list: no
+            # earlier waiting transmission, so only those in progress can hold it back
+            item = waiting[0]
+            hop = item[2]
+            if busy.isdisjoint(zone(t, hop[4], hop[1])) and \
+                    busy.isdisjoint(zone(t, hop[4], hop[2])):
+                self._waiting = []
+                self._start(t, item[1], hop)
+            return
         covered: set = set()        # the zones of earlier waiting transmissions
         everyone = len(waiting[0][2][4].nodes)
         still = []
-        # bound once: this runs at every instant of the shared medium
-        zone, transmit, push, active = self._zone, self._transmit, self._push, self._active
         for i, item in enumerate(waiting):
             hop = item[2]
             u, v, view = hop[1], hop[2], hop[4]
@@ -373,13 +382,18 @@ class Transport:
                     still.extend(waiting[i + 1:])
                     break
                 continue
-            seq = item[1]
-            done = transmit(t, hop)
-            active[seq] = (u, v, done)
-            counts[u] = counts.get(u, 0) + 1
-            counts[v] = counts.get(v, 0) + 1
-            push(done, _END, seq)
+            self._start(t, item[1], hop)
         self._waiting = still
+
+    def _start(self, t: float, seq: int, hop) -> None:
+        """Put the waiting transmission numbered ``seq`` on the channel at ``t``."""
+        u, v = hop[1], hop[2]
+        done = self._transmit(t, hop)
+        self._active[seq] = (u, v, done)
+        counts = self._busy
+        counts[u] = counts.get(u, 0) + 1   # u != v: a hop crosses a link
+        counts[v] = counts.get(v, 0) + 1
+        self._push(done, _END, seq)
 
     def _end(self, seq: int) -> None:
         """The transmission numbered ``seq`` leaves the channel."""
