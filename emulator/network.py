@@ -5,7 +5,9 @@ least path costs from SciPy's Dijkstra (compiled; networkx's took a second per 1
 destinations on a 1,000-node graph) and next hops from them, one tree per destination
 kept as a flat table (a list indexed by node position), built when first asked for. Views
 are built lazily from the epoch's links as arrays, and only the last few are kept, so a
-run pays only for the epochs and destinations its messages touch.
+run pays only for the epochs and destinations its messages touch. A run that will ask
+for nearly every tree of every epoch can have them computed ahead, all destinations of an
+epoch at once, in a second process (:class:`TreePrefetch`): the same tables.
 
 Example
 -------
