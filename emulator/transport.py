@@ -83,6 +83,9 @@ class Transport:
         self._waiting: list = []      # shared medium: (ready time, seq, hop) in ready order
         self._active: dict[int, tuple] = {}   # shared medium: seq -> (u, v, end)
         self._busy: dict[int, int] = {}       # shared medium: node -> transmissions it is in
+        # shared medium: how many of _waiting are known to wait while no transmission
+        # ends, and the nodes their zones cover (see _grant)
+        self._still_waiting, self._covered = 0, set()
         self._zones: dict = {}                # shared medium: epoch -> {node: zone}
         #: Messages lost, by reason: "dead_node", "no_route", "link_loss".
         self.lost: Counter = Counter()
@@ -356,20 +359,27 @@ class Transport:
             return
         busy = self._busy.keys()    # endpoints of the transmissions in progress
         zone = self._zone
-        if len(waiting) == 1:
+        # Zones by links are fixed per transmission, so while no transmission has ended
+        # the ones left waiting by the last scan still wait: start after them, with the
+        # zones they cover (radius zones follow the epoch of t: always a full scan).
+        known = self._still_waiting if self.radius is None else 0
+        if len(waiting) == 1 and not known:
             # the usual case below saturation, without the scan's set and list: no
             # earlier waiting transmission, so only those in progress can hold it back
             item = waiting[0]
             hop = item[2]
-            if busy.isdisjoint(zone(t, hop[4], hop[1])) and \
-                    busy.isdisjoint(zone(t, hop[4], hop[2])):
+            zone_u, zone_v = zone(t, hop[4], hop[1]), zone(t, hop[4], hop[2])
+            if busy.isdisjoint(zone_u) and busy.isdisjoint(zone_v):
                 self._waiting = []
                 self._start(t, item[1], hop)
+            else:
+                self._still_waiting, self._covered = 1, zone_u | zone_v
             return
-        covered: set = set()        # the zones of earlier waiting transmissions
+        covered: set = self._covered if known else set()   # zones of earlier waiting ones
         everyone = len(waiting[0][2][4].nodes)
-        still = []
-        for i, item in enumerate(waiting):
+        still = waiting[:known]
+        for i in range(known, len(waiting)):
+            item = waiting[i]
             hop = item[2]
             u, v, view = hop[1], hop[2], hop[4]
             zone_u, zone_v = zone(t, view, u), zone(t, view, v)
@@ -379,11 +389,13 @@ class Transport:
                 covered |= zone_u
                 covered |= zone_v
                 if len(covered) == everyone:
+                    # every node covered: none after this one can start
                     still.extend(waiting[i + 1:])
                     break
                 continue
             self._start(t, item[1], hop)
         self._waiting = still
+        self._still_waiting, self._covered = len(still), covered
 
     def _start(self, t: float, seq: int, hop) -> None:
         """Put the waiting transmission numbered ``seq`` on the channel at ``t``."""
@@ -397,6 +409,7 @@ class Transport:
 
     def _end(self, seq: int) -> None:
         """The transmission numbered ``seq`` leaves the channel."""
+        self._still_waiting = 0   # it may free some of those waiting: scan them all again
         u, v, _ = self._active.pop(seq)
         for node in (u, v):
             left = self._busy[node] - 1
