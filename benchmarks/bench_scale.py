@@ -8,7 +8,7 @@ peak RSS of the process so far (``resource.getrusage``), hops and hops per secon
 under 2 GiB per medium on a 2-core machine.
 
 Run: ``python benchmarks/bench_scale.py [--nodes 1000] [--messages 1000000] [--duration 100]
-[--media links,shared] [--bandwidth 1e5]``
+[--media links,shared] [--bandwidth 1e5] [--prefetch auto|on|off]``
 """
 from __future__ import annotations
 
@@ -55,7 +55,10 @@ def main() -> None:
     # load, not the emulator: --bandwidth 1e6 keeps the shared channel below saturation.
     ap.add_argument("--bandwidth", type=float, default=1e5,
                     help="link bandwidth, bytes per time unit (default 1e5)")
+    ap.add_argument("--prefetch", choices=("auto", "on", "off"), default="auto",
+                    help="deliver's prefetch_trees: auto (its rule), on or off")
     args = ap.parse_args()
+    prefetch = {"auto": None, "on": True, "off": False}[args.prefetch]
 
     t = time.perf_counter()
     topo, dynamics = mobile_network(args.nodes, args.duration, args.seed, args.bandwidth)
@@ -69,10 +72,11 @@ def main() -> None:
           f"{args.messages:,} messages (set-up {time.perf_counter() - t:.1f} s)")
     for medium in args.media.split(","):
         start = time.perf_counter()
-        out = deliver(topo.graph, messages, medium=medium, seed=args.seed, dynamics=dynamics)
+        out = deliver(topo.graph, messages, medium=medium, seed=args.seed, dynamics=dynamics,
+                      prefetch_trees=prefetch)
         wall = time.perf_counter() - start
         delivered = int(out["arrived_at"].notna().sum())
-        figures = {"medium": medium, "wall_s": round(wall, 2),
+        figures = {"medium": medium, "prefetch": args.prefetch, "wall_s": round(wall, 2),
                    "peak_rss_mib": round(peak_rss_mib(), 1), "delivered": delivered,
                    "lost": out["lost"].value_counts().drop("", errors="ignore").to_dict(),
                    "hops": out.attrs["hops"], "hops_per_s": round(out.attrs["hops"] / wall),

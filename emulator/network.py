@@ -5,7 +5,9 @@ least path costs from SciPy's Dijkstra (compiled; networkx's took a second per 1
 destinations on a 1,000-node graph) and next hops from them, one tree per destination
 kept as a flat table (a list indexed by node position), built when first asked for. Views
 are built lazily from the epoch's links as arrays, and only the last few are kept, so a
-run pays only for the epochs and destinations its messages touch.
+run pays only for the epochs and destinations its messages touch. A run that will ask
+for nearly every tree of every epoch can have them computed ahead, all destinations of an
+epoch at once, in a second process (:class:`TreePrefetch`): the same tables.
 
 Example
 -------
@@ -20,7 +22,9 @@ from __future__ import annotations
 
 import bisect
 import math
+import multiprocessing
 from collections import OrderedDict
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
 import networkx as nx
@@ -84,12 +88,15 @@ class NetView:
         self._routing = None     # built by _prepare() when routing is first asked for
         self._tables: dict[int, list] = {}
         self._dists: dict[int, np.ndarray] = {}
+        # every destination's next hops from a second process: a Future, then its
+        # n x n table (None: trees are built here, one per destination asked for)
+        self._prefetched = None
 
     def __getstate__(self):
         # Ship the links only (the Spark runtime pickles a view per node and epoch):
         # routing structures and trees are rebuilt, identically, where they are used.
         state = dict(self.__dict__)
-        state.update(_routing=None, _tables={}, _dists={})
+        state.update(_routing=None, _tables={}, _dists={}, _prefetched=None)
         return state
 
     @classmethod
@@ -154,7 +161,10 @@ class NetView:
         d = self._pos[dst]
         table = self._tables.get(d)
         if table is None:
-            table = self._build_tree(d)
+            if self._prefetched is not None:
+                table = self._prefetched_tree(d)
+            if table is None:
+                table = self._build_tree(d)
         return table
 
     def _build_tree(self, d: int) -> list:
@@ -178,27 +188,27 @@ class NetView:
         return table
 
     def _keep_tree(self, d: int, cost: np.ndarray) -> list:
-        """Next hops towards position ``d`` from its least path costs ``cost``, kept.
-
-        The links on a shortest path are those with ``cost(head) + w == cost(tail)``,
-        the tail reachable. Every cost is positive here (SciPy's case), so no link out of
-        ``d`` qualifies (its tail costs 0) and an unreachable tail (inf on both sides) is
-        dropped after the comparison, on the few links that pass it: two passes over the
-        links instead of six, a third of the tree's cost besides Dijkstra.
-        """
+        """Next hops towards position ``d`` from its least path costs ``cost``, kept."""
         r = self._routing
-        u = r["u"]
-        on = np.flatnonzero(cost[r["p"]] + r["w"] == cost[u])
-        on = on[cost[u[on]] < math.inf]
-        # links are sorted by (tail, head): a tail's first link on a shortest path leads
-        # to its smallest equal-cost neighbour
-        tails = u[on]
-        first = np.ones(len(on), dtype=bool)
-        first[1:] = tails[1:] != tails[:-1]
         table = np.full(len(self.nodes), -1, dtype=np.int64)
-        table[tails[first]] = on[first]
+        _next_hops(cost, r["u"], r["p"], r["w"], table)
         self._tables[d] = table = table.tolist()
         self._dists[d] = cost
+        return table
+
+    def _prefetched_tree(self, d: int) -> list | None:
+        """The tree towards position ``d`` from the epoch's prefetched next-hop tables
+        (see :class:`TreePrefetch`), None if there are none. The first call waits for
+        the second process to finish the epoch: by then most trees of it are wanted."""
+        tables = self._prefetched
+        if isinstance(tables, Future):
+            tables = None if tables.cancelled() else tables.result()
+            self._prefetched = tables
+        if tables is None:
+            return None
+        # costs are not shipped (the transport reads next hops only): cost() and
+        # center() build their tree here, identically
+        self._tables[d] = table = tables[d].tolist()
         return table
 
     def _dist(self, dst: int) -> np.ndarray:
@@ -246,6 +256,13 @@ class NetView:
         """Drop the cached least-cost trees (they are rebuilt when asked for again)."""
         self._tables.clear()
         self._dists.clear()
+        self._prefetched = None
+
+    def routing_links(self):
+        """``(matrix, u, p, w)``: what :func:`all_next_hops` needs to route this view
+        elsewhere, None if SciPy cannot route it (no links, or a zero-cost link)."""
+        r = self._prepare()
+        return (r["matrix"], r["u"], r["p"], r["w"]) if r["scipy"] else None
 
     # -- queries ------------------------------------------------------------------------
     def alive(self, u: int) -> bool:
@@ -311,6 +328,97 @@ class NetView:
         return min(totals)[1]
 
 
+def _next_hops(cost: np.ndarray, u: np.ndarray, p: np.ndarray, w: np.ndarray,
+               table: np.ndarray) -> None:
+    """Fill ``table`` (set to -1 by the caller) with the next hops towards the node whose
+    least path costs are ``cost``, over the directed links ``u -> p`` of weights ``w``
+    sorted by ``(u, p)``.
+
+    The links on a shortest path are those with ``cost(head) + w == cost(tail)``, the
+    tail reachable. Every cost is positive here (SciPy's case), so no link out of the
+    destination qualifies (its tail costs 0) and an unreachable tail (inf on both sides)
+    is dropped after the comparison, on the few links that pass it: two passes over the
+    links instead of six, a third of the tree's cost besides Dijkstra.
+    """
+    on = np.flatnonzero(cost[p] + w == cost[u])
+    on = on[cost[u[on]] < math.inf]
+    # links are sorted by (tail, head): a tail's first link on a shortest path leads
+    # to its smallest equal-cost neighbour
+    tails = u[on]
+    first = np.ones(len(on), dtype=bool)
+    first[1:] = tails[1:] != tails[:-1]
+    table[tails[first]] = on[first]
+
+
+def all_next_hops(matrix, u: np.ndarray, p: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Every destination's next-hop table of one view (``routing_links()``), as an
+    ``n x n`` int32 array: row ``d`` is what ``route(nodes[d])`` returns.
+
+    One Dijkstra call for all sources (a fifth cheaper than one call per destination:
+    SciPy's per-call checks) and the same rule, on the same costs, as a tree built on
+    demand, so the rows equal those trees exactly (a test holds them equal).
+    """
+    n = matrix.shape[0]
+    costs = dijkstra(matrix, directed=True)
+    tables = np.full((n, n), -1, dtype=np.int32)
+    for d in range(n):
+        _next_hops(costs[d], u, p, w, tables[d])
+    return tables
+
+
+class TreePrefetch:
+    """Next-hop tables of the coming epochs of a :class:`Network`, computed in a second
+    process while this one runs the current epoch.
+
+    SciPy's Dijkstra holds the GIL, so a thread gains nothing; a process does, on a
+    machine with a core to spare. Worth it only when a run asks for most trees of most
+    epochs (see :func:`emulator.deliver`'s rule): the second process computes all of an
+    epoch's trees, asked for or not. Epochs are submitted ``ahead`` at a time in order;
+    the first route asked of a view waits for its epoch's tables, and an epoch that time
+    skipped is cancelled if not started. The tables equal the trees built on demand, so
+    a run's outputs are the same with or without prefetching.
+    """
+
+    def __init__(self, network: "Network", ahead: int = 3):
+        self.network = network
+        self.ahead = ahead
+        # fork: starts in milliseconds and does not run the caller's __main__ again
+        # (spawn would, in any script without a main guard); the worker only computes
+        context = multiprocessing.get_context(
+            "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+        self._executor = ProcessPoolExecutor(1, mp_context=context)
+        self._views: dict[int, NetView] = {}     # built to submit, not yet handed over
+        self._futures: dict[int, Future] = {}
+        self._submitted = -1                     # the last epoch submitted
+
+    def view(self, k: int) -> NetView:
+        """A new view of epoch ``k`` holding its prefetched tables (a Future), and the
+        next ``ahead`` epochs submitted."""
+        for old in [j for j in self._futures if j < k]:   # skipped: not worth computing
+            self._futures.pop(old).cancel()
+            self._views.pop(old, None)
+        self.submit_until(k + self.ahead)
+        view = self._views.pop(k, None) or self.network.build_view(k)
+        view._prefetched = self._futures.pop(k, None)
+        return view
+
+    def submit_until(self, last: int) -> None:
+        """Submit every epoch after the last submitted up to ``last``."""
+        last = min(last, len(self.network.epochs) - 1)
+        for k in range(self._submitted + 1, last + 1):
+            view = self._views[k] = self.network.build_view(k)
+            links = view.routing_links()
+            if links is not None:
+                self._futures[k] = self._executor.submit(all_next_hops, *links)
+        self._submitted = max(self._submitted, last)
+
+    def close(self) -> None:
+        """Stop the second process (work not started is dropped)."""
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._futures.clear()
+        self._views.clear()
+
+
 class Network:
     """Routing views over the epochs of a :class:`topologies.Dynamics`, built lazily.
 
@@ -319,15 +427,28 @@ class Network:
     networkx graph; any other is read through ``snapshot``. Only the ``keep`` views used
     last are kept, with their trees (``keep`` >= 2: the transport looks one epoch ahead
     for the receiver's liveness while it routes in the current one); a view dropped is
-    built again, identically, if an event of its time still asks.
+    built again, identically, if an event of its time still asks. With ``prefetch``, a
+    second process computes every tree of the coming epochs (:class:`TreePrefetch`);
+    :meth:`close` stops it.
     """
 
-    def __init__(self, dynamics, keep: int = 3):
+    def __init__(self, dynamics, keep: int = 3, prefetch: bool = False):
         self.dynamics = dynamics
         self.epochs = list(dynamics.epochs)
         self.keep = keep
         self._views: OrderedDict[int, NetView] = OrderedDict()
         self._current = (math.inf, -math.inf, None)   # (start, end, view) last returned
+        self._prefetch = None
+        if prefetch:
+            self._prefetch = TreePrefetch(self)
+            # started now: the second process works while the caller sets up its run
+            self._prefetch.submit_until(self._prefetch.ahead - 1)
+
+    def close(self) -> None:
+        """Stop the prefetching process, if any (views already built keep working)."""
+        if self._prefetch is not None:
+            self._prefetch.close()
+            self._prefetch = None
 
     def epoch_index(self, t: float) -> int:
         """Index of the epoch in force at time ``t``."""
@@ -345,7 +466,7 @@ class Network:
         k = self.epoch_index(t)
         view = self._views.get(k)
         if view is None:
-            view = self.build_view(k)
+            view = self.build_view(k) if self._prefetch is None else self._prefetch.view(k)
             self._views[k] = view
             if len(self._views) > self.keep:
                 self._views.popitem(last=False)

@@ -83,6 +83,9 @@ class Transport:
         self._waiting: list = []      # shared medium: (ready time, seq, hop) in ready order
         self._active: dict[int, tuple] = {}   # shared medium: seq -> (u, v, end)
         self._busy: dict[int, int] = {}       # shared medium: node -> transmissions it is in
+        # shared medium: how many of _waiting are known to wait while no transmission
+        # ends, and the nodes their zones cover (see _grant)
+        self._still_waiting, self._covered = 0, set()
         self._zones: dict = {}                # shared medium: epoch -> {node: zone}
         #: Messages lost, by reason: "dead_node", "no_route", "link_loss".
         self.lost: Counter = Counter()
@@ -127,14 +130,68 @@ class Transport:
         """Process every hop event before ``until``, in time order."""
         if self.medium == "links":
             return self._advance_links(until)
-        while (t := self.next_time()) < until:
-            while self.next_time() == t:
-                _, rank, seq, a, b = self._pop()
-                if rank == _END:
-                    self._end(a)
+        return self._advance_shared(until)
+
+    def _advance_shared(self, until: float) -> None:
+        """:meth:`advance` on the shared medium: every event of an instant, then
+        :meth:`_grant`.
+
+        :meth:`_ready` is inlined, with the view of the epoch in force and its tables held
+        in locals as in :meth:`_advance_links`: the same steps, draws and calendar
+        numbers, without the method calls and the view look-up per event (a hop is two
+        events here, its readiness and the end of its transmission).
+        """
+        cal, pop = self._calendar, heapq.heappop
+        sends, take = self._sends, self._sends.popleft
+        network, arrivals, waiting = self.network, self.arrivals, self._waiting
+        grant, end, lose = self._grant, self._end, self._lose
+        v_start, v_end = math.inf, -math.inf
+        while True:
+            # the next instant, from whichever queue holds the earlier entry
+            if sends and (not cal or sends[0] < cal[0]):
+                t = sends[0][0]
+            elif cal:
+                t = cal[0][0]
+            else:
+                break
+            if t >= until:
+                break
+            while True:   # every event at t, in (time, rank, number) order
+                if sends and (not cal or sends[0] < cal[0]):
+                    if sends[0][0] != t:
+                        break
+                    _, rank, seq, msg, u = take()
+                elif cal and cal[0][0] == t:
+                    _, rank, seq, msg, u = pop(cal)
                 else:
-                    self._ready(t, seq, a, b)
-            self._grant(t)
+                    break
+                if rank == _END:
+                    end(msg)   # msg holds the transmission number here
+                    continue
+                # _ready(t, seq, msg, u), inlined
+                dst = msg.dst
+                if u == dst:   # sent to itself
+                    arrivals.append((t, msg))
+                    continue
+                if not v_start <= t < v_end:
+                    view, v_start, v_end = network.view_span(t)
+                    alive, pos, routes, heads = view._alive_map, view._pos, {}, \
+                        view.hop_lists()[0]
+                if not alive[u]:
+                    lose(t, msg, "dead_node", u)
+                    continue
+                table = routes.get(dst)
+                if table is None:
+                    table = routes[dst] = view.route(dst)
+                k = table[pos[u]]
+                if k < 0:
+                    lose(t, msg, "no_route", u)
+                    continue
+                waiting.append((t, seq, (msg, u, heads[k], k, view)))
+            if waiting:   # an instant that only ended transmissions may leave none
+                grant(t)
+                # _grant replaces the list it leaves waiting
+                waiting = self._waiting
 
     def _advance_links(self, until: float) -> None:
         """:meth:`advance` on links: :meth:`_ready` and :meth:`_transmit` in one loop.
@@ -301,31 +358,58 @@ class Transport:
         if not waiting:
             return
         busy = self._busy.keys()    # endpoints of the transmissions in progress
-        covered: set = set()        # the zones of earlier waiting transmissions
+        zone = self._zone
+        # Zones by links are fixed per transmission, so while no transmission has ended
+        # the ones left waiting by the last scan still wait: start after them, with the
+        # zones they cover (radius zones follow the epoch of t: always a full scan).
+        known = self._still_waiting if self.radius is None else 0
+        if len(waiting) == 1 and not known:
+            # the usual case below saturation, without the scan's set and list: no
+            # earlier waiting transmission, so only those in progress can hold it back
+            item = waiting[0]
+            hop = item[2]
+            zone_u, zone_v = zone(t, hop[4], hop[1]), zone(t, hop[4], hop[2])
+            if busy.isdisjoint(zone_u) and busy.isdisjoint(zone_v):
+                self._waiting = []
+                self._start(t, item[1], hop)
+            else:
+                self._still_waiting, self._covered = 1, zone_u | zone_v
+            return
+        covered: set = self._covered if known else set()   # zones of earlier waiting ones
         everyone = len(waiting[0][2][4].nodes)
-        still = []
-        for i, item in enumerate(waiting):
-            msg, u, v, _, view = item[2]
-            zone_u, zone_v = self._zone(t, view, u), self._zone(t, view, v)
+        still = waiting[:known]
+        for i in range(known, len(waiting)):
+            item = waiting[i]
+            hop = item[2]
+            u, v, view = hop[1], hop[2], hop[4]
+            zone_u, zone_v = zone(t, view, u), zone(t, view, v)
             if u in covered or v in covered or not busy.isdisjoint(zone_u) \
                     or not busy.isdisjoint(zone_v):
                 still.append(item)
                 covered |= zone_u
                 covered |= zone_v
                 if len(covered) == everyone:
+                    # every node covered: none after this one can start
                     still.extend(waiting[i + 1:])
                     break
                 continue
-            seq = item[1]
-            done = self._transmit(t, item[2])
-            self._active[seq] = (u, v, done)
-            for node in (u, v):
-                self._busy[node] = self._busy.get(node, 0) + 1
-            self._push(done, _END, seq)
+            self._start(t, item[1], hop)
         self._waiting = still
+        self._still_waiting, self._covered = len(still), covered
+
+    def _start(self, t: float, seq: int, hop) -> None:
+        """Put the waiting transmission numbered ``seq`` on the channel at ``t``."""
+        u, v = hop[1], hop[2]
+        done = self._transmit(t, hop)
+        self._active[seq] = (u, v, done)
+        counts = self._busy
+        counts[u] = counts.get(u, 0) + 1   # u != v: a hop crosses a link
+        counts[v] = counts.get(v, 0) + 1
+        self._push(done, _END, seq)
 
     def _end(self, seq: int) -> None:
         """The transmission numbered ``seq`` leaves the channel."""
+        self._still_waiting = 0   # it may free some of those waiting: scan them all again
         u, v, _ = self._active.pop(seq)
         for node in (u, v):
             left = self._busy[node] - 1

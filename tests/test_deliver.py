@@ -197,3 +197,30 @@ def test_shared_medium_equals_the_literal_conflict_rule(seed, n, count, radius, 
         patch.setattr(deliver_module, "Transport", NaiveSharedTransport.make())
         literal = deliver(g, msgs, medium="shared", seed=seed, interference_radius=radius)
     assert ours.equals(literal)
+
+
+@pytest.mark.parametrize("medium", ["links", "shared"])
+def test_deliver_is_the_same_with_and_without_prefetched_trees(medium):
+    """Prefetching every tree in a second process changes no arrival, loss or hop count,
+    on a mobile network with a node down for a while and lossy, jittery links."""
+    import topologies
+
+    topo = topologies.topology_from_spec(
+        {"generator": "random_geometric", "nodes": 40, "radius": 0.3, "link_cost": "distance",
+         "delay": 0.02, "jitter": 0.005, "loss": 0.02, "bandwidth": 5000.0}, seed=3)
+    moves = topologies.random_waypoint(topo.nodes, 10.0, (0.05, 0.1), 0.5, seed=4,
+                                       start=topo.positions)
+    dyn = topologies.mobility_dynamics(topo, moves, duration=10.0, resolution=1.0,
+                                       node_events=[(2.0, 3, False), (5.0, 3, True)])
+    rng = np.random.default_rng(5)
+    n = 2000
+    src = rng.integers(40, size=n)
+    msgs = pd.DataFrame({"msg_id": np.arange(n), "src": src,
+                         "dst": (src + rng.integers(1, 40, size=n)) % 40,
+                         "sent_at": rng.uniform(0, 10, n), "size_bytes": 50})
+    runs = [deliver(topo.graph, msgs, medium=medium, seed=7, dynamics=dyn, prefetch_trees=p)
+            for p in (False, True, None)]
+    for out in runs[1:]:
+        pd.testing.assert_frame_equal(out, runs[0])
+        assert out.attrs["hops"] == runs[0].attrs["hops"]
+    assert runs[0]["lost"].eq("").sum() > n // 2

@@ -138,3 +138,66 @@ def test_a_pickled_view_ships_its_links_and_routes_the_same():
     assert copy._routing is None and not copy._tables
     assert {(u, v): copy.next_hop(u, v) for u in view.nodes for v in view.nodes} == before
     assert copy.link(0, 1) == view.link(0, 1) and copy.cost(2, 4) == view.cost(2, 4)
+
+
+def mobile_dynamics(seed: int, nodes: int = 40, duration: float = 6.0):
+    """A random geometric network moving by random waypoint, one node down for a while."""
+    import topologies
+
+    topo = topologies.topology_from_spec(
+        {"generator": "random_geometric", "nodes": nodes, "radius": 0.3,
+         "link_cost": "distance", "delay": 0.02, "bandwidth": 5000.0}, seed=seed)
+    moves = topologies.random_waypoint(topo.nodes, duration, (0.05, 0.1), 0.5, seed=seed,
+                                       start=topo.positions)
+    return topo, topologies.mobility_dynamics(topo, moves, duration=duration, resolution=1.0,
+                                              node_events=[(2.0, 3, False), (4.0, 3, True)])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_all_next_hops_equal_the_trees_built_on_demand(seed):
+    """One Dijkstra call for every destination gives, row by row, the tables built one
+    destination at a time: on mobility epochs (real costs, a dead node) and on graphs
+    with integer costs (equal-cost paths everywhere: the tie rule must hold)."""
+    from emulator.network import all_next_hops
+
+    _, dyn = mobile_dynamics(seed)
+    views = [NetView(t, *dyn.link_table(k)) for k, t in enumerate(dyn.epochs)]
+    rng = np.random.default_rng(seed)
+    g = nx.gnm_random_graph(50, 150, seed=seed)
+    for u, v in g.edges:
+        g.edges[u, v]["cost"] = float(rng.integers(1, 4))
+    views.append(NetView.from_graph(g))
+    for view in views:
+        tables = all_next_hops(*view.routing_links())
+        assert tables.shape == (len(view.nodes), len(view.nodes))
+        for d, dst in enumerate(view.nodes):
+            assert tables[d].tolist() == view.route(dst)
+
+
+def test_a_view_without_scipy_routing_has_no_routing_links():
+    g = diamond()
+    g.edges[0, 1]["cost"] = 0.0
+    assert NetView.from_graph(g).routing_links() is None
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_prefetched_networks_route_like_lazy_ones(seed):
+    """A network prefetching its trees in a second process gives every epoch the same
+    next hops and costs as one building them on demand, whatever order the epochs are
+    visited in (skipped epochs, going back after a view was dropped)."""
+    _, dyn = mobile_dynamics(seed, nodes=30, duration=8.0)
+    lazy, ahead = Network(dyn), Network(dyn, keep=2, prefetch=True)
+    prefetched = 0
+    try:
+        for t in (0.0, 0.5, 1.2, 4.7, 5.1, 0.3, 7.9, 2.0):
+            a, b = lazy.view(t), ahead.view(t)
+            for dst in a.nodes:
+                assert b.route(dst) == a.route(dst)
+                assert b.next_hops_towards(dst) == a.next_hops_towards(dst)
+            assert b.cost_matrix(b.nodes[:5]).tolist() == a.cost_matrix(a.nodes[:5]).tolist()
+            prefetched += isinstance(b._prefetched, np.ndarray)
+    finally:
+        ahead.close()
+    # epochs 0, 1, 4, 5 and 7 come from the second process (2 and 6 were skipped and
+    # cancelled or computed here, epoch 0 again after its view was dropped)
+    assert prefetched >= 4
