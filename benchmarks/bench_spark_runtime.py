@@ -2,8 +2,9 @@
 
 1. Per-step time of ``--runtime spark`` against ``--runtime inproc`` for steps of 10^2 to
    10^6 tuples: the source programs of the centralized join (each tuple forwarded to the
-   query node) on 8 source nodes; median of the timed steps after warm-up steps.
-   Goal: spark ÷ inproc <= 3 at 10^5 tuples per step.
+   query node) on 8 source nodes. The two runtimes take each step in turn (``--steps``
+   timed steps after two warm-up ones); the ratio is the median of the step-by-step
+   ratios. Goal: spark ÷ inproc <= 3 at 10^5 tuples per step.
 2. Where a small (8-tuple) step's time goes: the driver's packing and unpacking, and
    Spark's offsets, write-ahead log, planning, Python node steps, state commit and the
    rest (:func:`spark_nodes.runtime_spark.step_breakdown`), medians over steps.
@@ -66,39 +67,50 @@ def step_events(step: int, tuples: int) -> dict:
     return out
 
 
-def time_steps(runtime, tuples: int, steps: int, batch: int,
-               warmup: int = 2) -> tuple[float, object]:
-    """Median time of ``steps`` steps after ``warmup`` untimed ones (a new streaming
-    query's first micro-batches pay for planning, code generation and the JIT)."""
-    runtime.open(BenchPlan(), programs(batch))
-    times = []
-    last = None
+def time_steps(runtimes: list, tuples: int, steps: int, batch: int,
+               warmup: int = 2) -> tuple[dict, dict]:
+    """Each runtime's time of ``steps`` steps after ``warmup`` untimed ones (a new
+    streaming query's first micro-batches pay for planning, code generation and the
+    JIT), the runtimes taking each step in turn so that a machine whose speed drifts
+    affects them alike. Returns ``({name: [seconds]}, {name: last step's outputs})``."""
+    for runtime in runtimes:
+        runtime.open(BenchPlan(), programs(batch))
+    times = {runtime.name: [] for runtime in runtimes}
+    last = {}
     for step in range(warmup + steps):
-        events = step_events(step, tuples)
-        started = time.perf_counter()
-        last = runtime.run_step(float(step), step + 1.0, events, None)
-        times.append(time.perf_counter() - started)
-        del events
-    runtime.close()
-    return statistics.median(times[warmup:]), last
+        for runtime in runtimes:
+            events = step_events(step, tuples)
+            started = time.perf_counter()
+            last[runtime.name] = runtime.run_step(float(step), step + 1.0, events, None)
+            times[runtime.name].append(time.perf_counter() - started)
+            del events
+    for runtime in runtimes:
+        runtime.close()
+    return {name: t[warmup:] for name, t in times.items()}, last
 
 
-def bench_steps(spark, sizes, master: str, batch: int) -> None:
+def bench_steps(spark, sizes, master: str, batch: int, steps: int) -> None:
     from spark_nodes.runtime_spark import SparkRuntime
 
     print(f"## per-step time, {SOURCES} source nodes, centralized sources (batch={batch}), "
           f"spark on {master} with {spark.conf.get('spark.sql.shuffle.partitions')} "
-          f"state partitions")
+          f"state partitions; medians of {steps} steps after 2 (10^6: 2 after 1), "
+          f"the runtimes in turn")
     print(f"{'tuples/step':>12} {'inproc s':>10} {'spark s':>10} {'ratio':>7}")
     for tuples in sizes:
-        steps, warmup = (2, 1) if tuples >= 10**6 else (3, 2)
-        inproc, ref = time_steps(InprocRuntime(), tuples, steps, batch, warmup)
+        timed, warmup = (2, 1) if tuples >= 10**6 else (steps, 2)
         runtime = SparkRuntime(spark=spark)
-        on_spark, got = time_steps(runtime, tuples, steps, batch, warmup)
-        assert sum(len(o.messages) for o in got.values()) == \
-            sum(len(o.messages) for o in ref.values())
-        print(f"{tuples:>12} {inproc:>10.3f} {on_spark:>10.3f} {on_spark / inproc:>7.2f}  "
-              f"(spark step, ms: {breakdown(runtime.step_times[warmup:])})", flush=True)
+        times, last = time_steps([InprocRuntime(), runtime], tuples, timed, batch, warmup)
+        assert sum(len(o.messages) for o in last["spark"].values()) == \
+            sum(len(o.messages) for o in last["inproc"].values())
+        inproc, on_spark = (statistics.median(times[k]) for k in ("inproc", "spark"))
+        # the median of the step-by-step ratios: each pair ran side by side
+        ratio = statistics.median(s / i for s, i in zip(times["spark"], times["inproc"]))
+        print(f"{tuples:>12} {inproc:>10.3f} {on_spark:>10.3f} {ratio:>7.2f}  "
+              f"(spark {min(times['spark']):.2f}-{max(times['spark']):.2f} s, first timed "
+              f"{times['spark'][0]:.2f} s; inproc {min(times['inproc']):.2f}-"
+              f"{max(times['inproc']):.2f} s; spark step, ms: "
+              f"{breakdown(runtime.step_times[warmup:])})", flush=True)
 
 
 def breakdown(step_times) -> str:
@@ -239,6 +251,8 @@ def main(argv=None) -> int:
     p.add_argument("--master", default="local[2]")
     p.add_argument("--partitions", type=int, default=None)
     p.add_argument("--batch", type=int, default=1, help="tuples per message of the sources")
+    p.add_argument("--steps", type=int, default=10,
+                   help="timed steps per size after two warm-up ones (10^6: 2 after 1)")
     p.add_argument("--sweep-runs", type=int, default=8, help="0 skips the sweep benchmark")
     p.add_argument("--small-steps", type=int, default=12,
                    help="timed small steps of the breakdown (0 skips it)")
@@ -258,7 +272,7 @@ def main(argv=None) -> int:
 
         spark = build_session(args.master, partitions=args.partitions)
         if sizes:
-            bench_steps(spark, sizes, args.master, args.batch)
+            bench_steps(spark, sizes, args.master, args.batch, args.steps)
         if args.small_steps:
             overhead(spark, args.small_steps)
         spark.stop()
