@@ -219,23 +219,21 @@ def bench_codec(tuples: int, runs: int = 5) -> None:
     outputs = {node: run_node_step(program, node, events[node], 0.0, 1.0, None, seed=1,
                                    rng_state=None, algorithm="centralized", next_local_id=0)
                for node, program in programs(1).items()}
-    legs = {"encode_events": [], "decode_events": [], "encode_output": [],
-            "decode_output": []}
+    legs: dict[str, list] = {}
+
+    def timed(leg: str, work, items: dict) -> dict:
+        """``work`` applied to every node's item, its time added to ``leg``."""
+        started = time.perf_counter()
+        done = {node: work(item) for node, item in items.items()}
+        legs.setdefault(leg, []).append(time.perf_counter() - started)
+        return done
+
     for _ in range(runs):
-        started = time.perf_counter()
-        blobs = {node: codec.encode_events(evs) for node, evs in events.items()}
-        legs["encode_events"].append(time.perf_counter() - started)
-        started = time.perf_counter()
-        back = {node: codec.decode_events(blob) for node, blob in blobs.items()}
-        legs["decode_events"].append(time.perf_counter() - started)
-        assert back == events
-        started = time.perf_counter()
-        packed = {node: codec.encode_output(out) for node, out in outputs.items()}
-        legs["encode_output"].append(time.perf_counter() - started)
-        started = time.perf_counter()
-        unpacked = {node: codec.decode_output(blob) for node, blob in packed.items()}
-        legs["decode_output"].append(time.perf_counter() - started)
-        assert unpacked == outputs
+        blobs = timed("encode_events", codec.encode_events, events)
+        back = timed("decode_events", codec.decode_events, blobs)
+        packed = timed("encode_output", codec.encode_output, outputs)
+        unpacked = timed("decode_output", codec.decode_output, packed)
+        assert back == events and unpacked == outputs
         del back, unpacked
     print(f"## codec, {tuples} tuples on {SOURCES} nodes (median of {runs}, ms; "
           f"events {sum(map(len, blobs.values())) / 1e6:.2f} MB, "

@@ -46,15 +46,14 @@ Example
 from __future__ import annotations
 
 import bisect
-import gc
 import logging
 import math
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from tqdm.auto import tqdm
 
+from emulator import collector
 from emulator.events import DELIVER, FINISH, LOST, START, TIMER, TUPLE
 from emulator.outputs import RunOutput, metrics_frame, results_frame
 
@@ -107,32 +106,10 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
     run ahead and nodes that send nothing are deferred (:mod:`emulator.lookahead`); the
     outputs are the same either way.
     """
-    with _earlier_objects_left_out_of_collections():
+    # the objects of the set-up stay out of the collector's scans (emulator.collector)
+    with collector.earlier_objects_frozen():
         return _execute(plan, programs, tuples_by_stream, runtime, drain, progress, backend,
                         run_ahead)
-
-
-@contextmanager
-def _earlier_objects_left_out_of_collections():
-    """Keep the objects that exist before a run out of the cyclic collector's scans.
-
-    A run allocates millions of short-lived objects, so the collector runs often, and
-    each full collection rescans every object of the process: the imported libraries
-    (pandas, networkx, Spark's bridge), the topology, the tuples. ``gc.freeze`` moves
-    those to a generation the collector skips until the run ends; what the run creates
-    is collected as before. ``bench_emulator.py``, three runs each in turn: time in
-    collections during the run 0.31-0.38 -> 0.14-0.18 s (the run 2.15-2.94 -> 1.91-2.23 s,
-    machine shared). Left alone when something else froze objects already (a server
-    that forks, say): unfreezing would undo it.
-    """
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def _execute(plan, programs, tuples_by_stream, runtime, drain, progress, backend,

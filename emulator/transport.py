@@ -136,10 +136,12 @@ class Transport:
         """:meth:`advance` on the shared medium: every event of an instant, then
         :meth:`_grant`.
 
-        :meth:`_ready` is inlined, with the view of the epoch in force and its tables held
-        in locals as in :meth:`_advance_links`: the same steps, draws and calendar
-        numbers, without the method calls and the view look-up per event (a hop is two
-        events here, its readiness and the end of its transmission).
+        A hop ready at ``u`` is delivered if ``u`` is its destination, lost if ``u`` is
+        down or has no route, and otherwise waits for the channel. Those steps are
+        written out in both loops (here and :meth:`_advance_links`), with the view of
+        the epoch in force and its tables held in locals: a method call and a view
+        look-up per event cost a few per cent (a hop is two events here, its readiness
+        and the end of its transmission).
         """
         cal, pop = self._calendar, heapq.heappop
         sends, take = self._sends, self._sends.popleft
@@ -168,7 +170,7 @@ class Transport:
                 if rank == _END:
                     end(msg)   # msg holds the transmission number here
                     continue
-                # _ready(t, seq, msg, u), inlined
+                # the hop is ready at u (the same steps as in _advance_links)
                 dst = msg.dst
                 if u == dst:   # sent to itself
                     arrivals.append((t, msg))
@@ -194,7 +196,8 @@ class Transport:
                 waiting = self._waiting
 
     def _advance_links(self, until: float) -> None:
-        """:meth:`advance` on links: :meth:`_ready` and :meth:`_transmit` in one loop.
+        """:meth:`advance` on links: a hop ready at ``u`` (as in :meth:`_advance_shared`)
+        and its transmission (as :meth:`_transmit` does it) in one loop.
 
         The same steps in the same order (so the same draws, rows and calendar numbers),
         with what a hop reads held in locals: the view of the epoch in force and its
@@ -290,19 +293,6 @@ class Transport:
         return self._uniforms.pop()
 
     # -- one hop ------------------------------------------------------------------------
-    def _ready(self, t: float, seq: int, msg, u: int) -> None:
-        """``msg`` is at ``u`` at time ``t``: delivered, or waiting for the channel."""
-        if u == msg.dst:   # sent to itself
-            self.arrivals.append((t, msg))
-            return
-        view = self.network.view(t)
-        if not view.alive(u):
-            return self._lose(t, msg, "dead_node", u)
-        k = view.route(msg.dst)[view._pos[u]]
-        if k < 0:
-            return self._lose(t, msg, "no_route", u)
-        self._waiting.append((t, seq, (msg, u, view.hop_lists()[0][k], k, view)))
-
     def _transmit(self, start: float, hop) -> float:
         """Start ``hop`` on the shared channel at ``start``; returns when it ends."""
         msg, u, v, k, view = hop

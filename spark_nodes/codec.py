@@ -33,13 +33,12 @@ True
 """
 from __future__ import annotations
 
-import gc
 import pickle
-from contextlib import contextmanager
 from itertools import chain, islice, repeat
 
 from pyspark import cloudpickle
 
+from emulator import collector
 from emulator.messages import Message
 from emulator.program import Event, Outgoing, StepOutput
 from spark_nodes.tuples import StreamTuple
@@ -58,35 +57,31 @@ _PAYLOAD = [cls._fields.index("payload") if "payload" in cls._fields else None
 _ATOMS = {int, float, str, bool, type(None), bytes}
 
 
-@contextmanager
-def gc_paused():
-    """Pause the cyclic garbage collector (building 10^5 small objects would trigger a
-    collection every few hundred allocations, each rescanning the young ones)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def dumps(obj) -> bytes:
     """Plain pickle, else cloudpickle (an object pickle cannot name).
 
     >>> pickle.loads(dumps([1.5, "a"])), pickle.loads(dumps(lambda: 7))()
     ([1.5, 'a'], 7)
     """
-    with gc_paused():
+    with collector.paused():
         try:
             return pickle.dumps(obj, PICKLE_PROTOCOL)
         except (pickle.PicklingError, AttributeError, TypeError):
             return cloudpickle.dumps(obj, PICKLE_PROTOCOL)
 
 
+def dumps_by_value(obj) -> bytes:
+    """cloudpickle always: for what may hold a class the executors cannot import (a
+    program defined in a script or a test travels by value once registered with
+    ``cloudpickle.register_pickle_by_value``; importable classes still go by reference),
+    where plain pickle would name the class and the worker fail to import it."""
+    with collector.paused():
+        return cloudpickle.dumps(obj, PICKLE_PROTOCOL)
+
+
 def loads(blob):
     """Unpickle ``blob`` with the garbage collector paused."""
-    with gc_paused():
+    with collector.paused():
         return pickle.loads(blob)
 
 
@@ -156,25 +151,25 @@ def from_columns(packed) -> list:
 
 def encode_events(events: list) -> bytes:
     """Pickle a list of :class:`~emulator.program.Event` by columns."""
-    with gc_paused():
+    with collector.paused():
         return dumps(to_columns(events))
 
 
 def decode_events(blob) -> list:
     """The events :func:`encode_events` pickled."""
-    with gc_paused():
+    with collector.paused():
         return from_columns(pickle.loads(blob))
 
 
 def encode_output(out: StepOutput) -> bytes:
     """Pickle a :class:`~emulator.program.StepOutput`, its messages by columns."""
-    with gc_paused():
+    with collector.paused():
         return dumps((to_columns(out.messages), out.results, out.metrics, out.timers,
                       out.traces, out.memory, out.rng_state, out.next_local_id))
 
 
 def decode_output(blob) -> StepOutput:
     """The step output :func:`encode_output` pickled."""
-    with gc_paused():
+    with collector.paused():
         messages, *rest = pickle.loads(blob)
         return StepOutput(from_columns(messages), *rest)

@@ -67,12 +67,12 @@ import weakref
 from collections import OrderedDict
 
 import pandas as pd
-from pyspark import cloudpickle
 from pyspark.sql.streaming import StatefulProcessor
 
+from emulator import collector
 from emulator.program import NodeCall, run_node_calls, run_node_step
-from spark_nodes.codec import (PICKLE_PROTOCOL, decode_events, decode_output, dumps,
-                               encode_events, encode_output, gc_paused, loads)
+from spark_nodes.codec import (decode_events, decode_output, dumps, dumps_by_value,
+                               encode_events, encode_output, loads)
 from spark_nodes.spark_state import NodeStore
 
 #: One row per (step, node) written by the driver.
@@ -98,14 +98,6 @@ log = logging.getLogger(__name__)
 # workers are reused across micro-batches, so most steps skip unpickling the topology.
 _NET_CACHE: OrderedDict = OrderedDict()
 _NET_CACHE_SIZE = 8
-
-
-def _dumps(obj, protocol=PICKLE_PROTOCOL) -> bytes:
-    # cloudpickle, not pickle: a program class that executors cannot import (defined in a
-    # script or a test) travels by value once registered with
-    # ``cloudpickle.register_pickle_by_value``; importable classes still go by reference.
-    with gc_paused():
-        return cloudpickle.dumps(obj, protocol)
 
 
 def _input_arrow_schema():
@@ -141,7 +133,7 @@ class NodeStepProcessor(StatefulProcessor):
             out["step"].append(int(row.step))
             # The step allocates an object or more per event and frees nearly all of them
             # by reference counting; the cyclic collector would only rescan them.
-            with gc_paused():
+            with collector.paused():
                 out["output"].append(self._one_step(node, row))
             out["seconds"].append(time.perf_counter() - started)
             out["upserts"].append(self._store.last_write.upserts)
@@ -303,7 +295,7 @@ class SparkRuntime:
             ship_net = None
             if self._net_seen.get(node) != epoch:
                 if net_blob is None:
-                    net_blob = _dumps(net)
+                    net_blob = dumps_by_value(net)
                 ship_net = net_blob
                 self._net_seen[node] = epoch
             self._add_row(rows, step=step, node=node, t0=t0, t1=t1, net_epoch=epoch,
@@ -319,7 +311,7 @@ class SparkRuntime:
         started = time.perf_counter()
         batch = self._step
         self._step += 1
-        nets_blob = _dumps(nets)
+        nets_blob = dumps_by_value(nets)
         rows = {k: [] for k in _input_arrow_schema().names}
         t0 = min((calls[0].t0 for calls, _, _ in work.values() if calls), default=0.0)
         for node in sorted(work):
@@ -360,7 +352,7 @@ class SparkRuntime:
         if node in self._started:
             return None
         self._started.add(node)
-        return _dumps({"program": self._programs[node], "seed": self._seed,
+        return dumps_by_value({"program": self._programs[node], "seed": self._seed,
                        "algorithm": self._algorithm})
 
     def _micro_batch(self, step: int, rows: dict, started: float, when,
