@@ -1,21 +1,22 @@
 """The spark runtime: node programs run inside one Spark structured-streaming query.
 
-Every node's program state lives in Spark's RocksDB state store, keyed by node id, and
-every micro-batch of the query is one emulation step. :class:`SparkRuntime` offers the
-same interface as :class:`spark_nodes.runtime_inproc.InprocRuntime` and gives the same
-outputs, because both call :func:`emulator.program.run_node_step`.
+Every node's program state lives in Spark's RocksDB state store, keyed by the node's
+*slot* (a key that puts the nodes evenly on the state partitions,
+:mod:`spark_nodes.state_partitions`), and every micro-batch of the query is one
+emulation step. :class:`SparkRuntime` offers the same interface as
+:class:`spark_nodes.runtime_inproc.InprocRuntime` and gives the same outputs, because both call :func:`emulator.program.run_node_step`.
 
 How a step travels
 ------------------
 1. The driver writes one Parquet file per step into the query's *inbox* directory: one
-   row per node that has events, ``(step, node, t0, t1, run, net_epoch, program, net,
-   events)``. ``events`` is the list of :class:`~emulator.program.Event`, pickled;
+   row per node that has events, ``(step, slot, node, t0, t1, run, net_epoch, program,
+   net, events)``. ``events`` is the list of :class:`~emulator.program.Event`, pickled;
    ``program`` is set only on a node's first step (the initial program, seed and
    algorithm name) and ``net`` only when the node has not seen the current topology epoch
    yet, so the routing snapshot crosses to Spark once per node and epoch. Events and
    step outputs cross by columns (:mod:`spark_nodes.codec`).
 2. ``query.processAllAvailable()`` runs the micro-batch: the file source reads the file,
-   ``groupBy("node").transformWithStateInPandas(NodeStepProcessor())`` loads each node's
+   ``groupBy("slot").transformWithStateInPandas(NodeStepProcessor())`` loads each node's
    program from its typed Spark state (:mod:`spark_nodes.spark_state`: scalars in a
    ``ValueState``, every buffered tuple and map entry a ``MapState`` row; or the program
    the Python worker kept, when the state's version says it is current), calls
@@ -67,6 +68,7 @@ import weakref
 from collections import OrderedDict
 
 import pandas as pd
+from pyspark import TaskContext
 from pyspark.sql.streaming import StatefulProcessor
 
 from emulator import collector
@@ -74,16 +76,18 @@ from emulator.program import NodeCall, run_node_calls, run_node_step
 from spark_nodes.codec import (decode_events, decode_output, dumps, dumps_by_value,
                                encode_events, encode_output, loads)
 from spark_nodes.spark_state import NodeStore
+from spark_nodes.state_partitions import balanced_slots
 
 #: One row per (step, node) written by the driver.
-INPUT_DDL = ("step long, node int, t0 double, t1 double, run string, keep boolean, "
+INPUT_DDL = ("step long, slot int, node int, t0 double, t1 double, run string, keep boolean, "
              "net_epoch double, program binary, net binary, events binary, calls binary, "
              "nets binary")
 #: One row per (step, node) returned by the processor (``seconds``: the node step's time
 #: in the Python worker, state reads and writes included; ``upserts``, ``removals``: the
-#: state rows the step wrote and removed, see :mod:`spark_nodes.spark_state`).
+#: state rows the step wrote and removed, see :mod:`spark_nodes.spark_state`;
+#: ``partition``: the state partition that ran it).
 OUTPUT_DDL = ("node int, step long, output binary, seconds double, upserts long, "
-              "removals long")
+              "removals long, partition int")
 #: Metric names the runtime records (source ``"spark"``, node -1 = the whole query).
 STATE_ROWS, STATE_BYTES = "state_rows", "state_bytes"
 STATE_UPSERTS, STATE_REMOVALS = "state_upserts", "state_removals"
@@ -103,9 +107,9 @@ _NET_CACHE_SIZE = 8
 def _input_arrow_schema():
     import pyarrow as pa
 
-    return pa.schema([("step", pa.int64()), ("node", pa.int32()), ("t0", pa.float64()),
-                      ("t1", pa.float64()), ("run", pa.string()), ("keep", pa.bool_()),
-                      ("net_epoch", pa.float64()),
+    return pa.schema([("step", pa.int64()), ("slot", pa.int32()), ("node", pa.int32()),
+                      ("t0", pa.float64()), ("t1", pa.float64()), ("run", pa.string()),
+                      ("keep", pa.bool_()), ("net_epoch", pa.float64()),
                       ("program", pa.binary()), ("net", pa.binary()), ("events", pa.binary()),
                       ("calls", pa.binary()), ("nets", pa.binary())])
 
@@ -123,9 +127,10 @@ class NodeStepProcessor(StatefulProcessor):
         self._net = handle.getValueState("net", "blob binary")
 
     def handleInputRows(self, key, rows, timerValues=None):
-        node = int(key[0])
+        # The key is the node's slot (its state partition); the node id is in the rows.
         frames = list(rows)
         pdf = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        node = int(pdf["node"].iat[0])
         out = {name: [] for name in ("step", "output", "seconds", "upserts", "removals")}
         # One micro-batch is one step, but keep step order if a batch ever holds more.
         for row in pdf.sort_values("step").itertuples(index=False):
@@ -138,7 +143,8 @@ class NodeStepProcessor(StatefulProcessor):
             out["seconds"].append(time.perf_counter() - started)
             out["upserts"].append(self._store.last_write.upserts)
             out["removals"].append(self._store.last_write.removals)
-        yield pd.DataFrame({"node": [node] * len(out["step"]), **out})
+        yield pd.DataFrame({"node": [node] * len(out["step"]), **out,
+                            "partition": TaskContext.get().partitionId()})
 
     def _one_step(self, node: int, row) -> bytes:
         self._store.cache = bool(row.keep)
@@ -248,6 +254,8 @@ class SparkRuntime:
         self._seed = int(plan.seed)
         self._algorithm = plan.algorithm
         self._programs = dict(programs)
+        self._slots = balanced_slots(
+            self._programs, int(self._spark.conf.get("spark.sql.shuffle.partitions")))
         self._started: set[int] = set()
         self._net_seen: dict[int, float] = {}
         self._step = 0
@@ -255,6 +263,7 @@ class SparkRuntime:
         self._outputs: dict[int, dict[int, bytes]] = {}
         self._python_seconds: dict[int, float] = {}
         self._rows_written: dict[int, list] = {}
+        self._node_partitions: dict[int, int] = {}
         self._metrics: list[tuple] = []
         self.step_times: list[dict] = []
         self._dir = tempfile.mkdtemp(prefix="testbed-spark-", dir=self.work_dir)
@@ -270,7 +279,7 @@ class SparkRuntime:
                   .option("maxFilesPerTrigger", 1)
                   .option("cleanSource", "delete")   # the inbox stays small over many steps
                   .parquet(self._inbox))
-        nodes = stream.groupBy("node").transformWithStateInPandas(
+        nodes = stream.groupBy("slot").transformWithStateInPandas(
             statefulProcessor=NodeStepProcessor(), outputStructType=OUTPUT_DDL,
             outputMode="Append", timeMode="None")
         return (nodes.writeStream.foreachBatch(self._collect)
@@ -342,8 +351,9 @@ class SparkRuntime:
     def _add_row(self, rows: dict, **values) -> None:
         """One inbox row (columns of :data:`INPUT_DDL`; those not given are null), with
         the run's id and, on the node's first row, its program."""
-        values.update(run=self._run, keep=self.keep_programs,
-                      program=self._program_blob(values["node"]))
+        node = values["node"]
+        values.update(run=self._run, keep=self.keep_programs, slot=self._slots[node],
+                      program=self._program_blob(node))
         for column, cells in rows.items():
             cells.append(values.get(column))
 
@@ -381,11 +391,14 @@ class SparkRuntime:
         """Stop the query, delete its directories; return the Spark state metric rows.
 
         :attr:`facts` then holds ``spark_state_partitions``: the executors that ran each
-        state partition's tasks, from Spark's status store, and ``spark_query_restarts``
-        (see :meth:`_process`)."""
+        state partition's tasks, from Spark's status store; ``spark_node_partitions``: the
+        state partition that ran each node (``{"node": partition}``, as the Python worker's
+        task reported it); and ``spark_query_restarts`` (see :meth:`_process`)."""
         if self._query is not None:
             self.facts = {**self.facts, "spark_state_partitions": state_partition_executors(
-                self._spark, self._query.name), "spark_query_restarts": self.restarts}
+                self._spark, self._query.name), "spark_node_partitions": {
+                    str(node): p for node, p in sorted(self._node_partitions.items())},
+                "spark_query_restarts": self.restarts}
             self._query.stop()
             self._query = None
             if self._close_facts is not None:
@@ -436,10 +449,11 @@ class SparkRuntime:
         # Arrow hands over as they are (10^5-tuple steps: about 0.1 s less, paired, busy
         # machine).
         columns = batch_df.toArrow().to_pydict()
-        for node, step, output, seconds, upserts, removals in zip(
+        for node, step, output, seconds, upserts, removals, partition in zip(
                 columns["node"], columns["step"], columns["output"], columns["seconds"],
-                columns["upserts"], columns["removals"]):
+                columns["upserts"], columns["removals"], columns["partition"]):
             self._outputs.setdefault(step, {})[node] = output
+            self._node_partitions[node] = partition
             self._python_seconds[step] = self._python_seconds.get(step, 0.0) + seconds
             written = self._rows_written.setdefault(step, [0, 0])
             written[0] += upserts

@@ -191,6 +191,8 @@ def test_where_the_state_partitions_ran_and_the_step_times(both):
 
     reference, _, _, runtime = both
     assert runtime.facts["spark_state_partitions"] == {"0": ["driver"], "1": ["driver"]}
+    # Node i of the sorted nodes ran on partition i mod 2, as its task reported.
+    assert runtime.facts["spark_node_partitions"] == {"1": 0, "2": 1, "3": 0}
     assert len(runtime.step_times) == len(reference)
     for parts in runtime.step_times:
         assert set(parts) == set(STEP_PARTS) | {"wall"}
@@ -237,3 +239,24 @@ def test_work_folder_from_the_environment_is_removed_on_close(spark, tmp_path, m
     assert (made[0] / "inbox").is_dir()
     runtime.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_slots_spread_nodes_as_spark_partitions_them(spark):
+    """Spark's own hash of the slots puts node i of the sorted nodes on partition i mod P,
+    and the Python hash equals Spark's ``hash()`` on int values of every sign."""
+    from pyspark.sql import functions as F
+
+    from spark_nodes.state_partitions import balanced_slots, spark_hash_int
+
+    values = [-2**31, -7, -1, 0, 1, 2, 41, 2**20 + 3, 2**31 - 1] + list(range(100, 400))
+    frame = spark.createDataFrame([(v,) for v in values], "v int")
+    assert [r.h for r in frame.select(F.hash("v").alias("h")).collect()] == [
+        spark_hash_int(v) for v in values]
+    nodes = [0, 3, 17, 42, 100, 101, 250, 999, 1000, 5]
+    for partitions in (1, 2, 3, 7):
+        slots = balanced_slots(nodes, partitions)
+        assert len(set(slots.values())) == len(nodes)
+        frame = spark.createDataFrame(sorted(slots.items()), "node int, slot int")
+        got = frame.select("node", F.pmod(F.hash("slot"), F.lit(partitions)).alias("p"))
+        assert {r.node: r.p for r in got.collect()} == {
+            node: i % partitions for i, node in enumerate(sorted(nodes))}

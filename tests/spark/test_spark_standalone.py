@@ -130,6 +130,9 @@ def test_spark_runtime_on_the_cluster_equals_inproc(standalone, tmp_path):
     assert sorted(partitions) == ["0", "1"]   # two cores: two state partitions
     executors = {e for ran_on in partitions.values() for e in ran_on}
     assert len(executors) == 2 and "driver" not in executors, partitions
+    nodes_on = meta["backend_info"]["spark_node_partitions"]
+    assert sorted(set(nodes_on.values())) == [0, 1]   # both partitions ran nodes
+    assert abs(sum(p == 0 for p in nodes_on.values()) * 2 - len(nodes_on)) <= 1
     reference = run(str(spec), out=tmp_path / "ref", runtime="inproc")
     for table in ("ledger", "results"):
         pd.testing.assert_frame_equal(getattr(on_cluster, table), getattr(reference, table))
