@@ -24,6 +24,8 @@ Examples
 """
 from __future__ import annotations
 
+import functools
+import glob
 import os
 import re
 import shutil
@@ -31,6 +33,7 @@ import socket
 import subprocess
 import sys
 import time
+import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,6 +41,11 @@ from pathlib import Path
 MIN_JAVA = 17
 #: Where the RocksDB state store provider lives (transformWithStateInPandas needs it).
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+#: The checkpoint file manager that writes through Hadoop's FileSystem, where Spark 4.0
+#: and where later versions keep it.
+CHECKPOINT_FILE_MANAGERS = (
+    "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager",
+    "org.apache.spark.sql.execution.streaming.FileSystemBasedCheckpointFileManager")
 
 
 class SparkSetupError(RuntimeError):
@@ -275,13 +283,24 @@ def build_session(master: str = "local[*]", app_name: str = "testbed",
         "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
         "spark.sql.shuffle.partitions": str(partitions or master_cores(master)),
         "spark.sql.streaming.noDataMicroBatches.enabled": "false",
-        # The query's logs and the state store's changelogs are written through Hadoop's
-        # FileContext; on a local (or NFS) path its default checksummed file system adds a
-        # .crc file to every write and rename. The raw one skips them: a small step's
-        # state commit 156-222 -> 98-151 ms, its wall 0.97-1.22 -> 0.87-1.06 s (paired,
-        # machine busy; docs/NOTES.md). (The RocksDB store itself needs the checksummed
-        # FileSystem class, so only FileContext's is swapped.)
+        # Whatever writes through Hadoop's FileContext (all the query's logs and state
+        # changelogs with the default checkpoint manager, some changelog writes with the
+        # one below) gets its default checksummed local file system, which adds a .crc
+        # file to every write and rename. The raw one skips them: a small step's state
+        # commit 156-222 -> 98-151 ms, its wall 0.97-1.22 -> 0.87-1.06 s (paired, machine
+        # busy; docs/NOTES.md); with the manager below, the changelogs of 5 micro-batches
+        # still cost 22 `chmod`s with it and 35 without. (The RocksDB store itself
+        # needs the checksummed FileSystem class, so only FileContext's is swapped.)
         "spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs",
+        # Without Hadoop's native library (pyspark ships none) the FileContext-based
+        # checkpoint manager spawns a shell process from the JVM for every log file it
+        # writes: `chmod` for the new file, `readlink` for each side of the rename, 15 or
+        # more per micro-batch (offsets, commits, the file source's log, a changelog per
+        # state partition). The FileSystem-based one renames with java.io (a `chmod` per
+        # file and its .crc remain): state commit 68-91 -> 7-16 ms, a small step
+        # 0.55-0.61 -> 0.44-0.53 s, a 10^5-tuple step 0.84-0.88 -> 0.76-0.78 s (three
+        # runs each, in turn; docs/NOTES.md). Renames on a local or NFS path are atomic.
+        # (Set below: checkpoint_file_manager().)
         # A query that found no new input waits pollingDelay before it looks again, so a
         # step's file waits half of it on average: 50 ms cost a measured 45 ms per step,
         # 5 ms costs 4 ms. The query is idle only between the steps of a run (the
@@ -291,6 +310,9 @@ def build_session(master: str = "local[*]", app_name: str = "testbed",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
     }
+    manager = checkpoint_file_manager()
+    if manager is not None:
+        settings["spark.sql.streaming.checkpointFileManagerClass"] = manager
     if master_kind(master) == "local" or _is_loopback_master(master):
         # Named, not left to Spark: it would pick a non-loopback address of this machine
         # (which may not be bindable, e.g. an IPv6 one).
@@ -335,6 +357,22 @@ def _forget_earlier_settings(keep: set[str]) -> None:
     properties = jvm.java.lang.System.getProperties()
     for key in sorted(_SETTINGS_SET - keep):
         properties.remove(key)
+
+
+@functools.cache
+def checkpoint_file_manager() -> str | None:
+    """The FileSystem-based checkpoint file manager's class in the installed Spark (it
+    moved between 4.0 and 4.3), or None when the spark-sql jar holds neither name (then
+    Spark keeps its default)."""
+    import pyspark
+
+    jars = glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars", "spark-sql_*.jar"))
+    if not jars:
+        return None
+    with zipfile.ZipFile(jars[0]) as jar:
+        names = set(jar.namelist())
+    return next((cls for cls in CHECKPOINT_FILE_MANAGERS
+                 if cls.replace(".", "/") + ".class" in names), None)
 
 
 def _is_loopback_master(master: str) -> bool:

@@ -131,6 +131,10 @@ def test_build_session_configures_rocksdb():
     spark = ss.build_session("local[2]", partitions=2)
     assert spark.conf.get("spark.sql.streaming.stateStore.providerClass") == ss.ROCKSDB_PROVIDER
     assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
+    # The FileSystem-based checkpoint manager, under a name this Spark's JVM can load.
+    manager = spark.conf.get("spark.sql.streaming.checkpointFileManagerClass")
+    assert manager in ss.CHECKPOINT_FILE_MANAGERS
+    assert spark.sparkContext._jvm.java.lang.Class.forName(manager).getName() == manager
     assert ss.build_session("local[2]") is spark
     with pytest.raises(SparkSetupError, match="already running in this process"):
         ss.build_session("local[1]")
