@@ -11,8 +11,13 @@ routing views already built) over the same messages, to show where the rest goes
 program calls, SimPy events (two per message: the tuple entering and the delivery),
 building the mobility epochs and routing trees, and the ledger's DataFrame.
 
+``--reference`` also times the links medium against the model a researcher would write in
+SimPy (:func:`emulator.reference.simpy_reference`: a process per message, a
+``simpy.Resource`` per link) on the same network and messages with jitter off, checks
+that both give the same arrivals, and prints their hops per second.
+
 Run: ``python benchmarks/bench_emulator.py [--duration 100] [--nodes 200] [--medium shared]
-[--json]``
+[--reference] [--json]``
 """
 from __future__ import annotations
 
@@ -85,6 +90,52 @@ def transport_rate(dynamics, tuples, sink, seed, medium="links") -> float:
     return transport.hops / (time.perf_counter() - start)
 
 
+def reference_rates(args, sink, tuples) -> dict:
+    """Hops per second of :func:`emulator.deliver` and of the straightforward SimPy model
+    on the benchmark's network without jitter (the model has none), same messages."""
+    import pandas as pd
+
+    from emulator.deliver import deliver
+    from emulator.reference import simpy_reference
+
+    topo, dynamics = build_network(args, jitter=0.0)
+    rows = sorted((t.entered_at, t.origin) for stream in tuples.values() for t in stream)
+    msgs = pd.DataFrame({"msg_id": range(len(rows)), "src": [o for _, o in rows],
+                         "dst": sink, "sent_at": [t for t, _ in rows], "size_bytes": 56})
+    started = time.perf_counter()
+    ours = deliver(topo.graph, msgs, dynamics=dynamics)
+    ours_s = time.perf_counter() - started
+    started = time.perf_counter()
+    theirs = simpy_reference(dynamics, msgs)
+    theirs_s = time.perf_counter() - started
+    same = np.allclose(ours["arrived_at"].to_numpy(), np.asarray(theirs), atol=1e-9,
+                       equal_nan=True)
+    hops = hop_count(dynamics, msgs)
+    return {"deliver_s": ours_s, "reference_s": theirs_s, "hops": hops, "same": bool(same)}
+
+
+def hop_count(dynamics, msgs) -> int:
+    """Hops the messages take when every hop looks its route up at ``sent_at``'s epoch
+    (an estimate for the rates: queueing can move a hop into the next epoch)."""
+    network = Network(dynamics)
+    hops = 0
+    for src, dst, sent in zip(msgs["src"], msgs["dst"], msgs["sent_at"]):
+        view, u = network.view(sent), src
+        while u != dst and (v := view.next_hop(u, dst)) is not None:
+            hops, u = hops + 1, v
+    return hops
+
+
+def build_network(args, jitter: float):
+    topo = topologies.topology_from_spec(
+        {"generator": "random_geometric", "nodes": args.nodes, "radius": 0.13,
+         "link_cost": "distance", "delay": 0.01, "jitter": jitter}, seed=args.seed)
+    dynamics = topologies.dynamics_from_spec(
+        topo, {"model": "random_waypoint", "speed": [0.002, 0.01], "pause": 1.0,
+               "resolution": 1.0}, args.duration, seed=args.seed)
+    return topo, dynamics
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=200)
@@ -93,17 +144,14 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=100.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--medium", choices=("links", "shared"), default="links")
+    ap.add_argument("--reference", action="store_true",
+                    help="also time the links medium against a process-per-message SimPy model")
     ap.add_argument("--json", action="store_true",
                     help="end with one JSON line: end_to_end_ratio, transport_ratio, hops_per_s")
     args = ap.parse_args()
 
     t_build = time.perf_counter()
-    topo = topologies.topology_from_spec(
-        {"generator": "random_geometric", "nodes": args.nodes, "radius": 0.13,
-         "link_cost": "distance", "delay": 0.01, "jitter": 0.002}, seed=args.seed)
-    dynamics = topologies.dynamics_from_spec(
-        topo, {"model": "random_waypoint", "speed": [0.002, 0.01], "pause": 1.0,
-               "resolution": 1.0}, args.duration, seed=args.seed)
+    topo, dynamics = build_network(args, jitter=0.002)
     rng = np.random.default_rng(args.seed)
     nodes = sorted(topo.graph.nodes)
     sink = nodes[0]
@@ -140,12 +188,21 @@ def main() -> None:
     print(f"bare SimPy timeouts per second: {simpy_rate:12,.0f}")
     print(f"ratio (target >= 0.5):          {hop_rate / simpy_rate:12.2f}")
     print(f"transport alone, hops per second: {alone:10,.0f}  (ratio {alone / simpy_rate:.2f})")
+    figures = {"medium": args.medium, "end_to_end_ratio": hop_rate / simpy_rate,
+               "transport_ratio": alone / simpy_rate, "hops_per_s": hop_rate,
+               "transport_hops_per_s": alone, "simpy_timeouts_per_s": simpy_rate,
+               "hops": hops, "messages": out.info["messages"], "wall_s": wall}
+    if args.reference:
+        ref = reference_rates(args, sink, tuples)
+        print(f"links medium, no jitter, {ref['hops']:,} hops: deliver {ref['deliver_s']:.2f} s "
+              f"({ref['hops'] / ref['deliver_s']:,.0f} hops/s), process-per-message SimPy "
+              f"model {ref['reference_s']:.2f} s ({ref['hops'] / ref['reference_s']:,.0f} "
+              f"hops/s): {ref['reference_s'] / ref['deliver_s']:.1f}x faster, same arrivals: "
+              f"{ref['same']}")
+        figures.update(reference_speedup=ref["reference_s"] / ref["deliver_s"],
+                       reference_same_arrivals=ref["same"])
     if args.json:
-        print(json.dumps({"medium": args.medium, "end_to_end_ratio": hop_rate / simpy_rate,
-                          "transport_ratio": alone / simpy_rate, "hops_per_s": hop_rate,
-                          "transport_hops_per_s": alone, "simpy_timeouts_per_s": simpy_rate,
-                          "hops": hops, "messages": out.info["messages"],
-                          "wall_s": wall}))
+        print(json.dumps(figures))
 
 
 if __name__ == "__main__":

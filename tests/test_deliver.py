@@ -5,11 +5,10 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
-import simpy
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from emulator import deliver
-from emulator.network import Network
+from emulator.reference import simpy_reference
 
 
 def line(n, **attrs):
@@ -96,34 +95,6 @@ class TwoEpochs:
 
     def snapshot(self, t):
         return self.graphs[int(t >= self.epochs[1])]
-
-
-def simpy_reference(dynamics, msgs):
-    """One SimPy process per message, one FIFO resource per directed link."""
-    env, network, links, out = simpy.Environment(), Network(dynamics), {}, {}
-
-    def walk(m):
-        yield env.timeout(m.sent_at)
-        u = m.src
-        while u != m.dst:
-            view = network.view(env.now)
-            v = view.next_hop(u, m.dst)
-            if v is None:
-                out[m.msg_id] = math.nan
-                return
-            link = view.link(u, v)
-            resource = links.setdefault((u, v), simpy.Resource(env, 1))
-            with resource.request() as request:
-                yield request
-                yield env.timeout(m.size_bytes / link.bandwidth)
-            yield env.timeout(link.delay)
-            u = v
-        out[m.msg_id] = env.now
-
-    for m in msgs.sort_values(["sent_at", "msg_id"]).itertuples(index=False):
-        env.process(walk(m))
-    env.run()
-    return [out[i] for i in msgs["msg_id"]]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
