@@ -4,7 +4,8 @@ Every node's program state lives in Spark's RocksDB state store, keyed by the no
 *slot* (a key that puts the nodes evenly on the state partitions,
 :mod:`spark_nodes.state_partitions`), and every micro-batch of the query is one
 emulation step. :class:`SparkRuntime` offers the same interface as
-:class:`spark_nodes.runtime_inproc.InprocRuntime` and gives the same outputs, because both call :func:`emulator.program.run_node_step`.
+:class:`spark_nodes.runtime_inproc.InprocRuntime` and gives the same outputs, because
+both call :func:`emulator.program.run_node_step`.
 
 How a step travels
 ------------------
@@ -59,6 +60,7 @@ Example
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import os
 import shutil
@@ -79,10 +81,12 @@ from spark_nodes.codec import (decode_events, decode_output, dumps, dumps_by_val
 from spark_nodes.spark_state import NodeStore
 from spark_nodes.state_partitions import balanced_slots
 
-#: One row per (step, node) written by the driver.
-INPUT_DDL = ("step long, slot int, node int, t0 double, t1 double, run string, keep boolean, "
-             "net_epoch double, program binary, net binary, events binary, calls binary, "
-             "nets binary")
+#: One row per (step, node) written by the driver: the columns and their Spark types.
+INPUT_COLUMNS = (("step", "long"), ("slot", "int"), ("node", "int"), ("t0", "double"),
+                 ("t1", "double"), ("run", "string"), ("keep", "boolean"),
+                 ("net_epoch", "double"), ("program", "binary"), ("net", "binary"),
+                 ("events", "binary"), ("calls", "binary"), ("nets", "binary"))
+INPUT_DDL = ", ".join(f"{name} {kind}" for name, kind in INPUT_COLUMNS)
 #: One row per (step, node) returned by the processor (``seconds``: the node step's time
 #: in the Python worker, state reads and writes included; ``upserts``, ``removals``: the
 #: state rows the step wrote and removed, see :mod:`spark_nodes.spark_state`;
@@ -105,14 +109,14 @@ _NET_CACHE: OrderedDict = OrderedDict()
 _NET_CACHE_SIZE = 8
 
 
+@functools.cache
 def _input_arrow_schema():
+    """:data:`INPUT_COLUMNS` as the Arrow schema of the inbox files."""
     import pyarrow as pa
 
-    return pa.schema([("step", pa.int64()), ("slot", pa.int32()), ("node", pa.int32()),
-                      ("t0", pa.float64()), ("t1", pa.float64()), ("run", pa.string()),
-                      ("keep", pa.bool_()), ("net_epoch", pa.float64()),
-                      ("program", pa.binary()), ("net", pa.binary()), ("events", pa.binary()),
-                      ("calls", pa.binary()), ("nets", pa.binary())])
+    types = {"long": pa.int64(), "int": pa.int32(), "double": pa.float64(),
+             "string": pa.string(), "boolean": pa.bool_(), "binary": pa.binary()}
+    return pa.schema([(name, types[kind]) for name, kind in INPUT_COLUMNS])
 
 
 def _net_epoch(net) -> float:
@@ -300,7 +304,7 @@ class SparkRuntime:
         self._step += 1
         epoch = _net_epoch(net)
         net_blob = None
-        rows = {k: [] for k in _input_arrow_schema().names}
+        rows = {name: [] for name, _ in INPUT_COLUMNS}
         for node in sorted(events_by_node):
             ship_net = None
             if self._net_seen.get(node) != epoch:
@@ -322,7 +326,7 @@ class SparkRuntime:
         batch = self._step
         self._step += 1
         nets_blob = dumps_by_value(nets)
-        rows = {k: [] for k in _input_arrow_schema().names}
+        rows = {name: [] for name, _ in INPUT_COLUMNS}
         t0 = min((calls[0].t0 for calls, _, _ in work.values() if calls), default=0.0)
         for node in sorted(work):
             calls, timers, horizon = work[node]

@@ -11,7 +11,7 @@ partition; the node id travels in every row, and the state of a run is keyed by 
 for the whole run (the mapping is fixed when the run opens).
 
 :func:`spark_hash_int` is Spark's ``Murmur3_x86_32.hashInt`` written out in Python (a
-py4j call per key costs about 1 ms); ``tests/test_spark_runtime.py`` checks it against
+py4j call per key costs about 1 ms); ``tests/spark/test_spark_runtime_steps.py`` checks it against
 Spark's own ``hash()``. Should Spark change its hash, only the balance would suffer, not
 the results: the state is found by whatever key Spark partitions.
 
