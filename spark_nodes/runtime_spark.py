@@ -59,7 +59,6 @@ Example
 """
 from __future__ import annotations
 
-import atexit
 import functools
 import logging
 import os
@@ -410,10 +409,6 @@ class SparkRuntime:
                 self.facts = {**self.facts, **self._close_facts()}
         if self._dir is not None:
             self._remove_dir()
-            # A state store maintenance pass still running when the query stopped can
-            # upload its snapshot after this and so make the checkpoint folder again
-            # (seen twice in a full test run): remove it once more when the process ends.
-            atexit.register(shutil.rmtree, self._dir, True)
             self._dir = None
         return list(getattr(self, "_metrics", []))
 

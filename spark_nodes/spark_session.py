@@ -279,8 +279,14 @@ def build_session(master: str = "local[*]", app_name: str = "testbed",
     settings = {
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
         # Commit a step by appending a changelog instead of checkpointing RocksDB
-        # every micro-batch (one micro-batch is one emulation step).
+        # every micro-batch (one micro-batch is one emulation step)...
         "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+        # and never turn the changelogs into a snapshot. A snapshot only shortens the
+        # recovery of a restarted query (it then replays every changelog of the run), and
+        # a state store maintenance pass uploads it in the background, also after the
+        # query has stopped: it made the folder of a finished query again, after the run
+        # had removed it (two leftovers per full test run, one in a run folder).
+        "spark.sql.streaming.stateStore.minDeltasForSnapshot": str(2**31 - 1),
         "spark.sql.shuffle.partitions": str(partitions or master_cores(master)),
         "spark.sql.streaming.noDataMicroBatches.enabled": "false",
         # Whatever writes through Hadoop's FileContext (all the query's logs and state

@@ -260,3 +260,22 @@ def test_slots_spread_nodes_as_spark_partitions_them(spark):
         got = frame.select("node", F.pmod(F.hash("slot"), F.lit(partitions)).alias("p"))
         assert {r.node: r.p for r in got.collect()} == {
             node: i % partitions for i, node in enumerate(sorted(nodes))}
+
+
+class RestartedMidRun(SparkRuntime):
+    """Stops its query before step 5 and starts it again from the checkpoint, as
+    :meth:`SparkRuntime._process` does after a Python worker failed to connect back."""
+
+    def run_step(self, t0, t1, events_by_node, net):
+        if self._step == 5:
+            self._query.stop()
+            self._query = self._start_query()
+        return super().run_step(t0, t1, events_by_node, net)
+
+
+def test_a_query_started_again_from_its_checkpoint_continues_the_run(spark):
+    """The state comes back from the checkpoint's changelogs alone (the session takes no
+    snapshot after the first commit) and the steps still equal inproc's."""
+    reference, _ = drive(InprocRuntime())
+    restarted, _ = drive(RestartedMidRun(spark=spark, keep_programs=False))
+    assert restarted == reference
