@@ -13,16 +13,20 @@ Typical use::
                                metrics=["comm_cost_per_time", "recall"])
     run = analysis.load_run(runs["run_dir"][0])       # raw tables, read lazily
     cost = analysis.cost_series(run.ledger, bin=1.0)
+    changes = analysis.answer_changes(runs)           # swept axes that change the answer
     analysis.report.write_report("out/sweep")         # out/sweep/report/report.html
 """
 from analysis import report
+from analysis.answers import answer_changes, with_cost_per_result
 from analysis.families import FAMILIES, MissingFamilySection
-from analysis.loading import Run, RunFolderError, load, load_run, param_columns
+from analysis.loading import (Run, RunFolderError, load, load_run, param_columns,
+                              swept_params)
 from analysis.series import (cost_series, duplicates, latencies, latency_cdf, latency_stats,
                              memory_series, recall_series)
 from analysis.stats import aggregate, ci_halfwidth, t_quantile
 
 __all__ = ["FAMILIES", "MissingFamilySection", "Run", "RunFolderError", "aggregate",
-           "ci_halfwidth", "cost_series", "duplicates", "latencies", "latency_cdf",
-           "latency_stats", "load", "load_run", "memory_series", "param_columns",
-           "recall_series", "report", "t_quantile"]
+           "answer_changes", "ci_halfwidth", "cost_series", "duplicates", "latencies",
+           "latency_cdf", "latency_stats", "load", "load_run", "memory_series",
+           "param_columns", "recall_series", "report", "swept_params", "t_quantile",
+           "with_cost_per_result"]

@@ -1,9 +1,10 @@
-"""Report section of the ATR/CTR family (ALGORITHMS.md §3): ATR vs CTR vs one host.
+"""Report section of the ATR/CTR family (docs/ALGORITHMS.md#atr-and-ctr): ATR vs CTR vs one host.
 
 * Overhead — extra tuples per time unit, measured vs predicted (Theorem B for ATR,
   Theorem D for CTR with the measured ``M_i``, ``M_ik`` and selectivities).
 * Communication cost, per-host load imbalance (max/mean of join work), memory per host,
-  results per time unit and recall, per configuration.
+  results per time unit and recall, per configuration; cost per result group too when a
+  swept axis changes the exact answer (:mod:`analysis.answers`).
 * Figure: communication cost per time unit vs number of hosts, one panel per (streams,
   window), single host as the reference.
 * The source's rule of thumb — ATR for one fast stream with small windows, CTR for
@@ -38,6 +39,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis import plots
+from analysis.answers import COST_PER_RESULT, answer_changes, with_cost_per_result
 from experiments.store import Run, is_run_folder
 
 PREFIX = "ctr"
@@ -121,7 +123,7 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
 
 
 METRICS = ["overhead_measured", "overhead_predicted", "overhead_predicted_from_spec",
-           "ctr_M_mean", "ctr_M_predicted", "comm_cost_per_time",
+           "ctr_M_mean", "ctr_M_predicted", "comm_cost_per_time", COST_PER_RESULT,
            "host_load_imbalance", "host_memory_mean_tuples", "host_memory_peak_tuples",
            "results_per_time", "recall", "duplicates", "late_tuples", "wall_seconds"]
 
@@ -200,6 +202,7 @@ def figure_cost_vs_hosts(conf: pd.DataFrame, out_dir: Path) -> Path:
 def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     """The ATR/CTR family's HTML fragment (figures written into ``out_dir/figures``)."""
     out_dir = Path(out_dir)
+    runs = with_cost_per_result(runs)
     info = run_info(runs, run_dirs)
     conf = configurations(info)
     parts = [("<p>Overhead = extra tuples per time unit beyond the input (replicated "
@@ -213,7 +216,9 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
             ("overhead_predicted", "overhead predicted (measured M)"),
             ("overhead_predicted_from_spec", "overhead predicted (spec)"),
             ("ctr_M_mean", "M measured"), ("ctr_M_predicted", "M predicted"),
-            ("comm_cost_per_time", "cost / time"), ("host_load_imbalance", "load imbalance"),
+            ("comm_cost_per_time", "cost / time"),
+            *([(COST_PER_RESULT, "cost / result")] if answer_changes(runs) else []),
+            ("host_load_imbalance", "load imbalance"),
             ("host_memory_mean_tuples", "memory / host (mean)"),
             ("host_memory_peak_tuples", "memory / host (peak)"),
             ("results_per_time", "results / time"), ("recall", "recall"),

@@ -1,4 +1,4 @@
-"""Report section of the enrichment family (ALGORITHMS.md §5): lookups fetched ahead of need.
+"""Report section of the enrichment family (docs/ALGORITHMS.md#lookups): lookups fetched ahead of need.
 
 * Per mode (on-demand; predicted at each confidence; eager; oracle): stall time, lookups,
   prefetches, bytes spent and wasted, precision and recall, means over seeds with 95 %
@@ -7,6 +7,8 @@
 * Figure: prefetch precision vs recall per mode.
 * The source's claim — stalls cut at the price of some mispredicted fetches — beside ours,
   and whether every mode gave on-demand's answer.
+* Cost per result group beside cost in the tables when a swept axis changes the exact
+  answer (:mod:`analysis.answers`).
 * Lookups in the join algorithms (``experiments/specs/prefetch_smj_ctr.toml``): SMJ
   sites fetching their plans (``plan = "lookup"``) and CTR hosts fetching routes
   (``routes = "lookup"``), each against its pushed / carried protocol: the same table
@@ -33,6 +35,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis import plots
+from analysis.answers import COST_PER_RESULT, answer_changes, with_cost_per_result
 from analysis.stats import fmt_ci, mean_ci
 
 PREFIX = "enrich"
@@ -186,14 +189,23 @@ def same_answers(runs: pd.DataFrame, default: str) -> dict[str, bool]:
     return out
 
 
+def _per_result(metrics: list, runs: pd.DataFrame) -> list:
+    """``metrics`` with cost per result after cost per time when a swept axis of
+    ``runs`` changes the exact answer."""
+    if COST_PER_RESULT not in runs or not answer_changes(runs):
+        return metrics
+    at = [m for m, _ in metrics].index("comm_cost_per_time") + 1
+    return [*metrics[:at], (COST_PER_RESULT, "cost / result"), *metrics[at:]]
+
+
 def join_section(runs: pd.DataFrame, algorithm: str, out_dir: Path) -> str:
     """The part on one join operator's lookups ("" when none of its runs fetches)."""
     switch, default, what = FETCHING[algorithm]
-    mine = runs[runs["algorithm"] == algorithm]
+    mine = with_cost_per_result(runs[runs["algorithm"] == algorithm])
     if switch not in mine or not (mine[switch] != default).any():
         return ""
-    metrics = [m for m in METRICS if m[0] != "comm_cost_per_time"] + JOIN_METRICS + \
-        [("comm_cost_per_time", "cost / time")]
+    metrics = _per_result([m for m in METRICS if m[0] != "comm_cost_per_time"]
+                          + JOIN_METRICS + [("comm_cost_per_time", "cost / time")], mine)
     frame = per_mode(mine, metrics)
     same = same_answers(mine, default)
     checked = [m for m in frame["mode"] if m in same]
@@ -223,15 +235,16 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     out_dir = Path(out_dir)
     joins = [join_section(runs, a, out_dir) for a in sorted(FETCHING)
              if a in set(runs["algorithm"])]
-    runs = runs[runs["algorithm"].str.startswith("enrich-")]
+    runs = with_cost_per_result(runs[runs["algorithm"].str.startswith("enrich-")])
     if runs.empty:
         return "\n".join(j for j in joins if j)
-    frame = per_mode(runs)
+    metrics = _per_result(METRICS, runs)
+    frame = per_mode(runs, metrics)
     parts = ["<p>Each tuple is enriched with a row of a table held at a remote node. "
              "Stall = how long a tuple waited for its row at the enrichment node. Prefetch "
              "bytes count each request and reply once; wasted bytes are those of prefetched "
              "rows never used. Precision = used ÷ arrived prefetches; recall = tuples served "
-             "by a prefetched row ÷ tuples.</p>", _table(frame), claim_html(frame)]
+             "by a prefetched row ÷ tuples.</p>", _table(frame, metrics), claim_html(frame)]
     figures = out_dir / "figures"
     parts.append(_figure(_scatter(frame, "prefetch_bytes", "stall_time_total",
                                   "prefetch bytes per run [B]", "stall time, total [time units]",

@@ -178,6 +178,16 @@ def param_columns(runs: pd.DataFrame) -> list[str]:
             if isinstance(c, str) and "." in c and c not in NOT_PARAMETERS]
 
 
+def swept_params(runs: pd.DataFrame) -> list[str]:
+    """Parameter columns that take more than one value in ``runs``.
+
+    >>> swept_params(pd.DataFrame({"algorithm": ["a", "a"], "streams.count": [3, 4],
+    ...                            "query.window": [2.0, 2.0]}))
+    ['streams.count']
+    """
+    return [c for c in param_columns(runs) if runs[c].nunique(dropna=True) > 1]
+
+
 def run_paths(runs: pd.DataFrame) -> list[Path]:
     """Folders of the rows that have one (``run_dir`` not missing), in row order."""
     if "run_dir" not in runs.columns:

@@ -51,6 +51,8 @@ TIME_LABEL = "time [time units]"
 METRIC_LABELS: dict[str, tuple[str, str]] = {
     "comm_cost_per_time": ("communication cost per time", "data units·link cost / time unit"),
     "comm_cost_total": ("total communication cost", "data units·link cost"),
+    "comm_cost_per_result": ("communication cost per result",
+                             "data units·link cost / result group"),
     "messages": ("messages", "count"),
     "bytes": ("bytes on the wire", "B"),
     "results": ("result groups", "count"),
@@ -226,14 +228,29 @@ def metric_vs_param(agg: pd.DataFrame, param: str, metric: str, *,
     -------
     Figure
     """
+    return metrics_vs_param(agg, param, [metric], ci=ci, title=title)
+
+
+def metrics_vs_param(agg: pd.DataFrame, param: str, metrics: Sequence[str], *,
+                     ci: str = "ci95", title: str | None = None) -> Figure:
+    """One panel per metric, side by side, each drawn as :func:`metric_vs_param` draws
+    its one (the legend in the first panel)."""
+    fig, axes = _figure(1, len(metrics), size=(FIGSIZE[0] * len(metrics), FIGSIZE[1]))
+    for k, (ax, metric) in enumerate(zip(axes[0], metrics)):
+        _draw_vs_param(ax, agg, param, metric, ci)
+        _style_axes(ax, param_label(param), metric_label(metric), title)
+        if k == 0:
+            _legend(ax)
+    return fig
+
+
+def _draw_vs_param(ax, agg: pd.DataFrame, param: str, metric: str, ci: str) -> None:
     rows = agg[agg["metric"] == metric]
     if rows.empty:
         raise ValueError(f"metric_vs_param: no aggregate rows for metric {metric!r}")
     others = [c for c in rows.columns
               if c not in {"algorithm", param, "metric", "n", "mean", "std", ci}
               and rows[c].nunique(dropna=True) > 1]
-    fig, axes = _figure()
-    ax = axes[0, 0]
     numeric = _is_numeric(rows[param].dropna())
     categories = sorted(rows[param].dropna().unique(), key=value_order) if not numeric else []
     styles = algorithm_styles(rows["algorithm"].unique())
@@ -270,9 +287,6 @@ def metric_vs_param(agg: pd.DataFrame, param: str, metric: str, *,
         # Few swept values: tick exactly those (no 2.5 streams between 2 and 3).
         if len(values) <= 12:
             ax.set_xticks(values, [f"{v:g}" for v in values])
-    _style_axes(ax, param_label(param), metric_label(metric), title)
-    _legend(ax)
-    return fig
 
 
 def time_bands(curves: Mapping[str, pd.DataFrame], ylabel: str, *,

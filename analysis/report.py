@@ -6,14 +6,18 @@ relative links), ``figures/*.png`` and ``*.pdf``, and ``tables/*.csv`` into
 
 1. overview (runs, algorithms, seeds, swept parameters);
 2. summary table per algorithm × swept parameters, mean ± 95 % CI half-width over
-   seeds (``tables/aggregates.csv`` has every numeric metric with mean, std, n, CI);
+   seeds (``tables/aggregates.csv`` has every numeric metric with mean, std, n, CI),
+   headed by a flag for each swept axis that changes the exact answer
+   (:mod:`analysis.answers`), with cost per result beside total cost then;
 3. each plotted metric against each swept parameter (or per algorithm when nothing is
-   swept);
+   swept); along an axis that changes the exact answer, the cost figure has a second
+   panel with cost per result;
 4. over time — communication cost per time, buffered tuples, cumulative recall — and the
    latency CDF, from the raw tables of each algorithm's *reference setting*: the first
    combination of swept parameter values in sorted order, over all its seeds (mean and
    95 % band). A single run shows cost per message kind and memory per node instead;
-5. one section per algorithm family present (see :mod:`analysis.families`).
+5. one section per algorithm family present (see :mod:`analysis.families`), headed by
+   the flags of its own runs; its runs carry ``comm_cost_per_result``.
 
 Run it as ``python -m analysis DIR``.
 
@@ -38,8 +42,10 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from analysis import plots
+from analysis.answers import (COST_PER_RESULT, AnswerChange, answer_changes, flags_html,
+                              with_cost_per_result)
 from analysis.families import FAMILIES, families_present, section_module
-from analysis.loading import PROGRESS_MIN_RUNS, Run, load, load_run, param_columns
+from analysis.loading import PROGRESS_MIN_RUNS, Run, load, load_run, swept_params
 from analysis.series import (cost_series, latencies, memory_series, recall_series,
                              step_values)
 from analysis.stats import aggregate, mean_band
@@ -64,6 +70,7 @@ th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
 figure{margin:0;flex:0 1 31em}figure img{width:100%}
 figcaption{font-size:.85em;color:#444}.note{color:#666;font-size:.9em}
 pre{background:#f7f7f7;padding:.5em;overflow:auto;font-size:.8em}
+.flag{background:#fff4e0;border-left:4px solid #e69500;padding:.4em .8em;margin:.5em 0}
 """
 
 
@@ -106,24 +113,32 @@ def _figure_html(png: Path, out: Path, caption: str) -> str:
             f'<figcaption>{_e(caption)} (<a href="{_e(pdf)}">PDF</a>)</figcaption></figure>')
 
 
-def swept_params(runs: pd.DataFrame) -> list[str]:
-    """Parameter columns that take more than one value in ``runs``."""
-    return [c for c in param_columns(runs) if runs[c].nunique(dropna=True) > 1]
-
-
 def _present(runs: pd.DataFrame, metrics: list[str]) -> list[str]:
     return [m for m in metrics if m in runs.columns and runs[m].notna().any()]
 
 
-def _overview(directory: Path, runs: pd.DataFrame, params: list[str]) -> str:
+def _table_metrics(runs: pd.DataFrame, changes: list[AnswerChange]) -> list[str]:
+    """:data:`TABLE_METRICS` present in ``runs``, with cost per result after total cost
+    when an axis changes the exact answer."""
+    metrics = list(TABLE_METRICS)
+    if changes:
+        metrics.insert(metrics.index("comm_cost_total") + 1, COST_PER_RESULT)
+    return _present(runs, metrics)
+
+
+def _overview(directory: Path, runs: pd.DataFrame, params: list[str],
+              changes: list[AnswerChange]) -> str:
     counts = runs.groupby("algorithm").size()
     items = [f"<li>source: <code>{_e(directory)}</code></li>",
              f"<li>{len(runs)} run(s); algorithms: "
              + ", ".join(f"{_e(a)} ({n})" for a, n in counts.items()) + "</li>",
              f"<li>seeds: {_e(', '.join(map(str, sorted(runs['seed'].unique()))))}</li>"]
+    changing = {c.axis for c in changes}
     for p in params:
         values = sorted(runs[p].dropna().unique(), key=plots.value_order)
-        items.append(f"<li>swept <code>{_e(p)}</code>: {_e(', '.join(map(str, values)))}</li>")
+        note = " (changes the exact answer, see the summary)" if p in changing else ""
+        items.append(f"<li>swept <code>{_e(p)}</code>: {_e(', '.join(map(str, values)))}"
+                     f"{_e(note)}</li>")
     body = "<ul>" + "".join(items) + "</ul>"
     if len(runs) == 1 and isinstance(runs["run_dir"].iloc[0], str):
         run = Run(Path(runs["run_dir"].iloc[0]))
@@ -156,14 +171,22 @@ def _summary_table(agg: pd.DataFrame, by: list[str], metrics: list[str]) -> str:
 
 
 def _param_figures(agg: pd.DataFrame, params: list[str], metrics: list[str],
-                   figures: Path, out: Path) -> str:
+                   figures: Path, out: Path, changes: list[AnswerChange]) -> str:
+    changing = {c.axis for c in changes}
     parts = []
     for param in params:
         for metric in metrics:
-            fig = plots.metric_vs_param(agg, param, metric)
+            # along an axis that changes the answer, cost is also shown per result
+            beside = metric == "comm_cost_per_time" and param in changing \
+                and (agg["metric"] == COST_PER_RESULT).any()
+            panels = [metric, COST_PER_RESULT] if beside else [metric]
+            fig = plots.metrics_vs_param(agg, param, panels)
             png = plots.save(fig, figures, f"{metric}_vs_{param}".replace(".", "_"))
-            parts.append(_figure_html(png, out, f"{plots.metric_label(metric)} vs {param}; "
-                                      "mean over seeds, bars: 95 % CI"))
+            caption = " and ".join(plots.metric_label(m) for m in panels)
+            note = (f" ({param} changes the exact answer: compare cost per result)"
+                    if beside else "")
+            parts.append(_figure_html(png, out, f"{caption} vs {param}; mean over seeds, "
+                                      f"bars: 95 % CI{note}"))
     return '<div class="figs">' + "".join(parts) + "</div>"
 
 
@@ -432,7 +455,7 @@ def write_report(directory: Any, out: Any = None, *,
     """
     directory = Path(directory)
     out = directory / "report" if out is None else Path(out)
-    runs = load(directory)
+    runs = with_cost_per_result(load(directory))
     present = families_present(runs["algorithm"], families)
     modules = {family: section_module(family) for family in present}
     figures, tables = out / "figures", out / "tables"
@@ -446,13 +469,17 @@ def write_report(directory: Any, out: Any = None, *,
     agg = aggregate(runs, by=by)
     agg.to_csv(tables / "aggregates.csv", index=False)
 
-    sections = [("overview", "Overview", _overview(directory, runs, params)),
-                ("summary", "Summary", _summary_table(agg, by, _present(runs, TABLE_METRICS)))]
+    changes = answer_changes(runs, params)
+    for change in changes:
+        log.info("%s", change.message)
+    sections = [("overview", "Overview", _overview(directory, runs, params, changes)),
+                ("summary", "Summary", flags_html(changes) + _summary_table(
+                    agg, by, _table_metrics(runs, changes)))]
     plotted = _present(runs, PLOT_METRICS)
     if params:
         log.info("plotting %d metrics against %s", len(plotted), params)
         sections.append(("parameters", "Metrics vs swept parameters",
-                         _param_figures(agg, params, plotted, figures, out)))
+                         _param_figures(agg, params, plotted, figures, out, changes)))
     elif runs["algorithm"].nunique() > 1:
         sections.append(("algorithms", "Metrics per algorithm",
                          _bar_figures(agg, plotted, figures, out)))
@@ -472,6 +499,11 @@ def write_report(directory: Any, out: Any = None, *,
             if not isinstance(fragment, str):
                 raise TypeError(f"{module.__name__}.section returned "
                                 f"{type(fragment).__name__}, expected an HTML fragment (str)")
+            if fragment:
+                # the family's own comparisons: flag the axes that change their answer
+                fragment = flags_html(answer_changes(part, [p for p in params
+                                                            if part[p].nunique() > 1])) \
+                    + fragment
             if label is not None and fragment:
                 fragment = f"<h3>{_e(label)}</h3>" + rebase_links(
                     fragment, where.relative_to(out).as_posix())

@@ -1,7 +1,9 @@
 """Report section of the SMJ family: the paper's figures and claims beside ours.
 
 * Figure 1 — communication cost per time unit vs number of sources, one panel per
-  window (with / without), mean and 95 % CI over seeds.
+  window (with / without), mean and 95 % CI over seeds; a second row with cost per
+  result group when a swept axis changes the exact answer (:mod:`analysis.answers`),
+  and cost per result in the breakdown table then too.
 * Figure 2 — cost per time unit vs time for the largest number of sources of each
   window, mean and 95 % band over seeds.
 * Reductions vs Lottery (paired by seed) beside the source's claims, with the gap.
@@ -26,6 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from analysis import plots
+from analysis.answers import COST_PER_RESULT, answer_changes, with_cost_per_result
 from experiments.store import Run
 from analysis.stats import ci_halfwidth, mean_band
 
@@ -79,27 +82,34 @@ def _mean_ci(values) -> tuple[float, float]:
     return (float(arr.mean()) if arr.size else math.nan), ci_halfwidth(arr)
 
 
-def figure_cost_vs_sources(info: pd.DataFrame, out_dir: Path) -> Path:
-    """Figure 1: cost per time unit vs sources, one panel per window."""
+def figure_cost_vs_sources(info: pd.DataFrame, out_dir: Path,
+                           per_result: bool = False) -> Path:
+    """Figure 1: cost per time unit vs sources, one panel per window; with
+    ``per_result``, a second row of cost per result group."""
     windows = sorted(info["wkey"].unique(), reverse=True)
     styles = plots.algorithm_styles(list(info["algorithm"].unique()))
+    rows = [("comm_cost_per_time", "cost per time unit")]
+    if per_result:
+        rows.append((COST_PER_RESULT, "cost per result group"))
     with matplotlib.rc_context(plots.STYLE):
-        fig = Figure(figsize=(plots.FIGSIZE[0] * len(windows), plots.FIGSIZE[1]),
+        fig = Figure(figsize=(plots.FIGSIZE[0] * len(windows), plots.FIGSIZE[1] * len(rows)),
                      layout="constrained")
-        axes = fig.subplots(1, len(windows), squeeze=False)[0]
-        for ax, wk in zip(axes, windows):
-            part = info[info["wkey"] == wk]
-            for alg in [a for a in ALGORITHMS if a in set(part["algorithm"])]:
-                g = part[part["algorithm"] == alg].groupby("n")["comm_cost_per_time"]
-                stats = g.agg(lambda v: _mean_ci(v)[0]), g.agg(lambda v: _mean_ci(v)[1])
-                ax.errorbar(stats[0].index, stats[0].values, yerr=stats[1].fillna(0).values,
-                            label=alg, capsize=3, **styles[alg])
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.set_xlabel("number of sources")
-            ax.set_ylabel("cost per time unit")
-            ax.set_yscale("log")
-            ax.set_title(_window_label(None if wk < 0 else wk))
-            ax.legend()
+        grid = fig.subplots(len(rows), len(windows), squeeze=False)
+        for axes, (metric, ylabel) in zip(grid, rows):
+            for ax, wk in zip(axes, windows):
+                part = info[info["wkey"] == wk]
+                for alg in [a for a in ALGORITHMS if a in set(part["algorithm"])]:
+                    g = part[part["algorithm"] == alg].groupby("n")[metric]
+                    stats = g.agg(lambda v: _mean_ci(v)[0]), g.agg(lambda v: _mean_ci(v)[1])
+                    ax.errorbar(stats[0].index, stats[0].values,
+                                yerr=stats[1].fillna(0).values, label=alg, capsize=3,
+                                **styles[alg])
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+                ax.set_xlabel("number of sources")
+                ax.set_ylabel(ylabel)
+                ax.set_yscale("log")
+                ax.set_title(_window_label(None if wk < 0 else wk))
+                ax.legend()
     return plots.save(fig, out_dir / "figures", f"{PREFIX}_fig1_cost_vs_sources")
 
 
@@ -218,9 +228,11 @@ def _fmt(m, h) -> str:
     return f"{m:.3g}" if math.isnan(h) else f"{m:.3g} ± {h:.2g}"
 
 
-def breakdown(info: pd.DataFrame) -> pd.DataFrame:
-    """Mean ± CI per (window, n, algorithm) of cost parts and the hindsight ratios."""
-    cols = [c for c in ("comm_cost_per_time", "synopsis_cost", "data_cost", "report_cost",
+def breakdown(info: pd.DataFrame, per_result: bool = False) -> pd.DataFrame:
+    """Mean ± CI per (window, n, algorithm) of cost parts and the hindsight ratios (and
+    of cost per result group, with ``per_result``)."""
+    extra = (COST_PER_RESULT,) if per_result else ()
+    cols = [c for c in ("comm_cost_per_time", *extra, "synopsis_cost", "data_cost", "report_cost",
                         "filtered_tuples", "center_moves", "cost_to_hindsight",
                         "data_cost_to_hindsight", "recall") if c in info.columns]
     rows = []
@@ -285,6 +297,9 @@ def explanations(info: pd.DataFrame) -> list[str]:
 def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     """The SMJ family's HTML fragment; files go to ``out_dir/figures`` and ``tables``."""
     out_dir = Path(out_dir)
+    runs = with_cost_per_result(runs)
+    # cost per result beside cost when a swept axis changes the exact answer
+    per_result = COST_PER_RESULT in runs.columns and bool(answer_changes(runs))
     info = run_info(runs, run_dirs)
     if "duration" not in info.columns:
         info["duration"] = [Run(d).duration
@@ -292,8 +307,9 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     parts = ["<p>SMJ family: cost of the multi-way join per time unit (sum over every "
              "hop of size × link cost, divided by the run's duration), means over seeds "
              "with 95 % confidence intervals.</p>"]
-    fig1 = figure_cost_vs_sources(info, out_dir)
-    parts.append(f"<h3>Figure 1 — cost per time unit vs number of sources</h3>"
+    fig1 = figure_cost_vs_sources(info, out_dir, per_result)
+    also = " (and per result)" if per_result else ""
+    parts.append(f"<h3>Figure 1 — cost per time unit{also} vs number of sources</h3>"
                  f"<img src='{fig1.relative_to(out_dir).as_posix()}' alt='figure 1'>")
     if info["dir"].notna().any():
         fig2, notes = figure_cost_vs_time(info, out_dir)
@@ -308,7 +324,7 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
         table, notes = claims_table(red)
         parts.append("<h3>Cost reduction vs Lottery (paired by seed)</h3>" + table
                      + "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
-    bd = breakdown(info)
+    bd = breakdown(info, per_result)
     bd.to_csv(tables / f"{PREFIX}_breakdown.csv", index=False)
     parts.append("<h3>Cost parts and the hindsight bound</h3><p><i>cost_to_hindsight</i> "
                  "= total cost / the cost if every block took the order cheapest given "

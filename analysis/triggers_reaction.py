@@ -1,5 +1,5 @@
 """How an operator's windows answer bursts and faults: the triggers section's "bursts
-handled sooner" and "work skipped while an upstream operator fails" (ALGORITHMS.md §4).
+handled sooner" and "work skipped while an upstream operator fails" (docs/ALGORITHMS.md#triggers).
 
 A burst starts where the input rate, counted in bins of ``bin_width``, reaches
 ``factor`` times the run's mean rate after a bin below it; its onset is the first

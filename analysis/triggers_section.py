@@ -1,4 +1,4 @@
-"""Report section of triggered windows (ALGORITHMS.md §4): what ends an operator's windows.
+"""Report section of triggered windows (docs/ALGORITHMS.md#triggers): what ends an operator's windows.
 
 Written when the runs hold more than the fixed clock (a ``trigger`` summary key other
 than ``clock``); otherwise it is empty and the report leaves it out.
@@ -7,7 +7,8 @@ Algorithms: QJoin (a window runs its adaptation step), ATR and CTR (it cuts a se
 the SMJ family (it ends a period).
 
 * Per trigger variant: windows fired (in all and by kind), recall, latency, memory and
-  communication cost, means over seeds with 95 % confidence intervals.
+  communication cost, means over seeds with 95 % confidence intervals; cost per result
+  group too when a swept axis changes the exact answer (:mod:`analysis.answers`).
 * What the source leads one to expect beside what was measured: bursts answered sooner
   (:mod:`analysis.triggers_reaction`, paired with the clock run of the same seed).
 * Figure: recall, latency and cost per variant with their CIs.
@@ -30,6 +31,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis import plots
+from analysis.answers import COST_PER_RESULT, answer_changes, with_cost_per_result
 from analysis.stats import fmt_ci, mean_ci
 from analysis.triggers_reaction import burst_onsets, reaction, while_down
 from experiments.store import Run, is_run_folder
@@ -54,8 +56,8 @@ PAIRED = [("recall", "Δ recall vs clock"), ("latency_mean", "Δ latency vs cloc
           ("comm_cost_per_time", "Δ cost / time vs clock")]
 
 
-def per_variant(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and CI of :data:`METRICS` and of windows by kind, per algorithm and trigger
+def per_variant(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
+    """Mean and CI of ``metrics`` and of windows by kind, per algorithm and trigger
     variant, and the :data:`PAIRED` differences from the same algorithm's clock run of
     the same seed (``d_<metric>``)."""
     clock = runs[runs["trigger"] == "clock"].groupby(["algorithm", "seed"])[
@@ -63,7 +65,7 @@ def per_variant(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (algorithm, variant), g in runs.groupby(["algorithm", "trigger"], sort=True):
         row = {"algorithm": algorithm, "trigger": variant, "seeds": int(g["seed"].nunique())}
-        for m in [m for m, _ in METRICS] + [f"windows_fired_by_{k}" for k in KINDS]:
+        for m in [m for m, _ in metrics] + [f"windows_fired_by_{k}" for k in KINDS]:
             if m in g:
                 row[m], row[f"{m}_ci95"], _ = mean_ci(g[m])
         for m, _ in PAIRED:
@@ -74,9 +76,9 @@ def per_variant(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _table(frame: pd.DataFrame) -> str:
+def _table(frame: pd.DataFrame, metrics=METRICS) -> str:
     kinds = [k for k in KINDS if frame.get(f"windows_fired_by_{k}", pd.Series([0])).sum() > 0]
-    cols = [("algorithm", "algorithm"), ("trigger", "trigger"), ("seeds", "seeds"), *METRICS,
+    cols = [("algorithm", "algorithm"), ("trigger", "trigger"), ("seeds", "seeds"), *metrics,
             *[(f"windows_fired_by_{k}", f"by {k}") for k in kinds],
             *[(f"d_{m}", label) for m, label in PAIRED]]
     head = "".join(f"<th>{html.escape(label)}</th>" for _, label in cols)
@@ -240,8 +242,11 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     if "trigger" not in runs or set(runs["trigger"].dropna()) <= {"clock"}:
         return ""
     out_dir = Path(out_dir)
-    runs = runs[runs["trigger"].notna()]
-    frame = per_variant(runs)
+    runs = with_cost_per_result(runs[runs["trigger"].notna()])
+    # a trigger may end an operator's windows differently, and so change its answer
+    metrics = METRICS + ([(COST_PER_RESULT, "cost / result")]
+                         if COST_PER_RESULT in runs and answer_changes(runs) else [])
+    frame = per_variant(runs, metrics)
     figures = out_dir / "figures"
     dirs = {Path(d).name: Path(d) for d in run_dirs if is_run_folder(d)}
     first = runs.sort_values("seed").drop_duplicates(["algorithm", "trigger"])
@@ -252,7 +257,7 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
              "tuples at the operator, messages lost by the sources). A window attributed "
              "to <code>time</code> under a trigger is its fallback clock. A window is a "
              "QJoin adaptation step, an ATR or CTR segment, an SMJ period.</p>",
-             _table(frame), _expectations(frame, reactions(runs, dirs))]
+             _table(frame, metrics), _expectations(frame, reactions(runs, dirs))]
     png = figure_metrics(frame, figures)
     parts.append(f'<figure><img src="{png.relative_to(out_dir).as_posix()}" alt="metrics">'
                  "<figcaption>Recall, latency and cost per trigger; bars: 95 % CI over "

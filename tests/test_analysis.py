@@ -384,3 +384,99 @@ def test_memory_figure_names_every_highlighted_node_visibly():
     assert legend.get_title().get_text() == "largest peaks\n(3 of 4 nodes)"
     colored = [ln for ln in bottom.get_lines() if ln.get_label() in ("nodes 1, 2", "node 3")]
     assert len({ln.get_color() for ln in colored}) == 2
+
+
+# --- swept axes that change the exact answer -------------------------------------------
+
+def test_answer_changes_compare_within_a_seed_and_the_other_axes():
+    """period changes the answer within each seed; batch changes only cost; the seeds'
+    answers differ, which alone flags nothing."""
+    from analysis.answers import answer_changes, with_cost_per_result
+
+    expected = {(0.5, 1): 177, (1.0, 1): 158, (2.0, 1): 119,
+                (0.5, 2): 170, (1.0, 2): 150, (2.0, 2): 110}
+    rows = [{"algorithm": "smj-h", "seed": seed, "params.smj-h.period": period,
+             "params.smj-h.batch": batch, "expected_results": expected[(period, seed)],
+             "results": expected[(period, seed)] - 1,
+             "comm_cost_total": 4.0 * batch * (expected[(period, seed)] - 1)}
+            for (period, seed) in expected for batch in (1, 2)]
+    rows.append({"algorithm": "lottery", "seed": 1, "params.smj-h.period": None,
+                 "params.smj-h.batch": None, "expected_results": 90, "results": 0,
+                 "comm_cost_total": 50.0})
+    runs = pd.DataFrame(rows)
+    changes = answer_changes(runs)
+    assert [c.axis for c in changes] == ["params.smj-h.period"]
+    change = changes[0]
+    assert change.expected == (177, 158, 119) and change.values == (0.5, 1.0, 2.0)
+    assert (change.changed, change.settings) == (4, 4)   # 2 seeds x 2 batch values
+    assert change.message == (
+        "axis params.smj-h.period changes the exact answer: expected_results "
+        "177 / 158 / 119 at params.smj-h.period = 0.5 / 1 / 2 (smj-h, seed 1, "
+        "params.smj-h.batch = 1; it changes in 4 of 4 settings of algorithm, seed and "
+        "the other axes); compare cost per result")
+    # only the seeds differ: nothing to flag
+    assert answer_changes(runs[runs["params.smj-h.period"] == 0.5]) == []
+    assert answer_changes(runs.drop(columns=["expected_results"])) == []
+    per = with_cost_per_result(runs)
+    assert list(per.columns).index("comm_cost_per_result") == \
+        list(per.columns).index("comm_cost_total") + 1
+    assert per["comm_cost_per_result"].iloc[:4].tolist() == [4.0, 8.0, 4.0, 8.0]
+    assert math.isnan(per["comm_cost_per_result"].iloc[-1])   # no results
+
+
+def test_report_flags_an_axis_that_changes_the_answer_with_cost_per_result(tmp_path,
+                                                                          monkeypatch):
+    """Fabricated sweep over params.flood.period: the summary, the cost figure and the
+    family section say that the answer changes, and show cost per result."""
+    root = tmp_path / "periods"
+    root.mkdir()
+    expected = {0.5: 177, 1.0: 158, 2.0: 119}
+    for period, answer in expected.items():
+        for seed in (1, 2):
+            # cost per result group = 10 * period + seed
+            path = make_run(root, f"flood-p{period}s{seed}", "flood", seed, extra_summary={
+                "expected_results": answer + seed, "results": answer + seed,
+                "comm_cost_total": (10 * period + seed) * (answer + seed)})
+            spec = json.loads((path / "spec.json").read_text())
+            spec["params"] = {"flood": {"period": period}}
+            (path / "spec.json").write_text(json.dumps(spec))
+    fragments = []
+
+    def section(runs, run_dirs, out_dir):
+        fragments.append(runs["comm_cost_per_result"].tolist())
+        return "<p>fake family fragment</p>"
+
+    module = types.ModuleType("analysis.fake_section")
+    module.section = section
+    monkeypatch.setitem(sys.modules, "analysis.fake_section", module)
+    report = write_report(root, families={"fake": frozenset({"flood"})})
+    text = report.read_text()
+    flag = ("axis params.flood.period changes the exact answer: expected_results "
+            "178 / 159 / 120 at params.flood.period = 0.5 / 1 / 2 (flood, seed 1; it "
+            "changes in 2 of 2 settings of algorithm, seed and the other axes); compare "
+            "cost per result")
+    summary = text[text.index('<section id="summary">'):text.index('<section id="parameters">')]
+    assert flag in summary and "communication cost per result" in summary
+    family = text[text.index('<section id="family-fake">'):]
+    assert flag in family and "<p>fake family fragment</p>" in family
+    assert sorted(fragments[0]) == [6.0, 7.0, 11.0, 12.0, 21.0, 22.0]
+    assert "(params.flood.period changes the exact answer: compare cost per result)" in text
+    assert "swept <code>params.flood.period</code>: 0.5, 1.0, 2.0 (changes the exact" in text
+    agg = pd.read_csv(report.parent / "tables" / "aggregates.csv")
+    per = agg[agg["metric"] == "comm_cost_per_result"].set_index("params.flood.period")
+    assert per["mean"].to_dict() == {0.5: 6.5, 1.0: 11.5, 2.0: 21.5}
+    assert per["ci95"].iloc[0] == pytest.approx(12.706 * math.sqrt(0.5) / math.sqrt(2),
+                                                rel=1e-4)
+
+
+def test_metrics_vs_param_draws_a_panel_per_metric():
+    runs = pd.DataFrame({"algorithm": ["a"] * 4, "seed": [1, 2, 1, 2],
+                         "params.a.period": [1.0, 1.0, 2.0, 2.0],
+                         "comm_cost_per_time": [10.0, 12.0, 6.0, 6.0],
+                         "comm_cost_per_result": [2.0, 2.0, 2.5, 3.5]})
+    fig = plots.metrics_vs_param(aggregate(runs), "params.a.period",
+                                 ["comm_cost_per_time", "comm_cost_per_result"])
+    left, right = fig.axes
+    assert left.lines[0].get_ydata().tolist() == pytest.approx([11.0, 6.0])
+    assert right.lines[0].get_ydata().tolist() == pytest.approx([2.0, 3.0])
+    assert right.get_ylabel().startswith("communication cost per result")
