@@ -1,4 +1,4 @@
-"""Incremental multi-way windowed join (the centralized join of ALGORITHMS.md §3).
+"""Incremental multi-way windowed join (the centralized join of docs/ALGORITHMS.md#multi-way-join).
 
 :class:`MultiwayJoin` keeps one buffer per stream, sorted by ``ts``. On every arrival it
 probes the other streams' buffers and returns the groups this arrival completes: a group

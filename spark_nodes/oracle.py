@@ -1,6 +1,6 @@
 """The exact answer of a multi-way windowed join, and the join semantics it defines.
 
-Semantics (ALGORITHMS.md §3): a group ``(s1..sn)``, one tuple per stream, is a result iff
+Semantics (docs/ALGORITHMS.md#oracle): a group ``(s1..sn)``, one tuple per stream, is a result iff
 the predicate holds and, for every ``k``, ``max_ts(group) - s_k.ts <= W_k`` (``W_k`` the
 window of stream ``k``; ``None`` = unbounded). This equals the pairwise condition
 ``a.ts - b.ts <= W_b`` for every pair of members, which is what an incremental engine

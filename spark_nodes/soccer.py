@@ -1,6 +1,6 @@
 """Soccer sensor data in the DEBS 2013 Grand Challenge format: generator and loader.
 
-The QJoin experiment (ALGORITHMS.md §2) joins ball sensors (stream R) with player
+The QJoin experiment (docs/ALGORITHMS.md#qjoin) joins ball sensors (stream R) with player
 sensors (stream S) on ``distance <= 5 m`` within 2 s windows. The real data set (several
 GB) cannot be fetched here, so :func:`generate_game` synthesises data with its schema and
 rates, and :func:`load_debs_csv` reads the real file when one is at hand.

@@ -1,4 +1,4 @@
-"""ATR and CTR: a multi-way windowed join spread over hosts (ALGORITHMS.md §3).
+"""ATR and CTR: a multi-way windowed join spread over hosts (docs/ALGORITHMS.md#atr-and-ctr).
 
 A *diffusion* node cuts the streams into segments and routes them to *hosts*; hosts run
 the join on what they receive; a *fusion* node merges the results. Two routing schemes:

@@ -1,4 +1,4 @@
-"""ATR — aligned tuple routing, the diffusion node's part (ALGORITHMS.md §3).
+"""ATR — aligned tuple routing, the diffusion node's part (docs/ALGORITHMS.md#atr).
 
 [source] The fastest stream is the master ``A``, cut into disjoint segments
 ``A[t, t+T)``; each goes to one host chosen least-loaded-first. Every other (slave)

@@ -1,4 +1,4 @@
-"""CTR — constrained tuple routing, the diffusion node's part (ALGORITHMS.md §3).
+"""CTR — constrained tuple routing, the diffusion node's part (docs/ALGORITHMS.md#ctr).
 
 [source] Every stream is cut into segments of length ``T``; each segment ``η = S_i[t,
 t+T)`` gets a whole route (source routing) along its probe sequence ``S_i1 .. S_i(n-1)``:

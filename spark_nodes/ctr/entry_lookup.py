@@ -6,7 +6,7 @@ With ``routes = "lookup"`` the segment carries only its first hop; the rest of t
 route — where the segments of the later probe streams live and who probes them, the
 routing table's answer — stays at the diffusion node (:class:`RouteDesk`), and a host
 that finished its hop-1 probe asks for it before it can send the partial results on
-(ALGORITHMS.md §5's lookups, :mod:`spark_nodes.enrich.lookups`):
+(docs/ALGORITHMS.md#plans-and-routes-as-lookups, :mod:`spark_nodes.enrich.lookups`):
 
 - a hop-1 host's probe is done and there is a next hop: a route in the host's cache
   (not expired, ``route_ttl`` after it arrived) serves at once; otherwise the partial

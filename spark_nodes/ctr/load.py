@@ -1,4 +1,4 @@
-"""Host load for least-loaded-first (LLF) host choice [source: ALGORITHMS.md §3].
+"""Host load for least-loaded-first (LLF) host choice [source: docs/ALGORITHMS.md#host-load].
 
 For host ``v``: ``w = ω1·Φ_cpu + ω2·Φ_mem + ω3·Φ_bw`` with ``Φ_R = used_R / capacity_R``
 and ``Σω = 1``. What "used" means here (the testbed's definitions):

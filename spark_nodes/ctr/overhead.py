@@ -1,4 +1,4 @@
-"""Diffusion overhead, measured and predicted (Theorems B and D of ALGORITHMS.md §3).
+"""Diffusion overhead, measured and predicted (Theorems B and D of docs/ALGORITHMS.md#overhead).
 
 Overhead = extra tuples per time unit pushed into the system beyond the input stream:
 replicas of base tuples, plus (CTR) intermediate results sent between hops. Measured

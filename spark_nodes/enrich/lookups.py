@@ -4,7 +4,7 @@ A node that needs an item it does not hold (a row of a reference table kept at a
 node) sends a :class:`LookupRequest` to the holder, which answers with a
 :class:`LookupReply` addressed to whoever is to use the item (``reply_to``): the asker
 itself for an on-demand lookup, or another node for a fetch started ahead of need
-elsewhere (ALGORITHMS.md §5). Both are ordinary messages, so they appear in the ledger
+elsewhere (docs/ALGORITHMS.md#lookups). Both are ordinary messages, so they appear in the ledger
 with their hops and cost (kinds ``lookup`` and ``prefetch``).
 
 The :class:`Cache` keeps fetched items until they expire (``ttl`` time units after they

@@ -6,7 +6,7 @@ item, written when it was served: ``time, location, tuple_id, type, source, key,
 served, need_time``) and
 ``trace_fetches`` (an item that arrived: ``time, key, latency, prefetch``).
 
-:func:`build_profile` follows the source (ALGORITHMS.md §5, Fig. 12): group the lookups
+:func:`build_profile` follows the source (docs/ALGORITHMS.md#profiles, Fig. 12): group the lookups
 that went remote by (operator, tuple type, data source); walk back to every earlier
 location where the same tuple or one of its ancestors was seen (the candidate trigger
 locations); for each, write a record with the number of tuples of that type seen there,

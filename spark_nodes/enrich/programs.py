@@ -1,4 +1,4 @@
-"""Node programs of the enrichment pipeline and its prefetching (ALGORITHMS.md §5).
+"""Node programs of the enrichment pipeline and its prefetching (docs/ALGORITHMS.md#enrichment).
 
 Roles (a node may hold several):
 

@@ -1,13 +1,13 @@
 """QJoin's quality model: ``Q_L*``, basic windows, ``Q_L(dx, dy)`` and Algorithm 1.
 
 Everything here is a pure function of the statistics of the last adaptation interval
-``L`` (see ``ALGORITHMS.md`` §2). The formulas of the source were figures that did not
-survive; what is implemented is the reconstruction of ``ALGORITHMS.md``:
+``L`` (see ``docs/ALGORITHMS.md#qjoin``). The formulas of the source were figures that did not
+survive; what is implemented is the reconstruction of ``docs/ALGORITHMS.md#quality-estimate``:
 
 - ``Q_L* = (Q_user (N_true(P-L) + N_L) - N_prod(P-L)) / N_L`` (Ji et al.'s Gamma_L),
   **[recon]**;
 - coarse delay ``D``: 0 for a delay in ``[0, g]``, 1 in ``(g, 2g]``, ... (the source's
-  definition; ``ALGORITHMS.md`` writes ``ceil(delay / g)`` beside it, which disagrees on
+  definition; ``docs/ALGORITHMS.md#qjoin`` writes ``ceil(delay / g)`` beside it, which disagrees on
   ``(0, g]`` — kept as ``coarse_delay="ceil"``);
 - ``|W'_S(dy)| = sum_l Vs b_l F_S(floor((dy + (l-1) b) / g))`` over ``n = ceil(w / b)``
   basic windows **[recon]**;

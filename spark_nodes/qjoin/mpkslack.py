@@ -8,7 +8,7 @@ with ``x.ts + K <= tcurr`` is released in timestamp order (ties: arrival order).
 
 Examples
 --------
-The worked case of ``ALGORITHMS.md`` §2:
+The worked case of ``docs/ALGORITHMS.md#mp-k-slack``:
 
 >>> mp = MPKSlack()
 >>> out = [x for ts in (1, 2, 5, 3, 4, 6, 8, 7, 9) for x in mp.insert(ts, ts)]

@@ -1,6 +1,6 @@
 """The symmetric join core of QJoin: two buffers, probe on every arrival, purge, evict.
 
-Semantics (``ALGORITHMS.md`` §2), for streams ``0`` (R) and ``1`` (S):
+Semantics (``docs/ALGORITHMS.md#symmetric-join``), for streams ``0`` (R) and ``1`` (S):
 
 1. An arriving tuple ``t`` updates its stream's largest timestamp; ``delay(t)`` is that
    largest timestamp before ``t`` minus ``t.ts``, never below 0.

@@ -4,7 +4,7 @@ With ``plan = "push"`` (the default, the source's protocol) the synopsis center 
 each block's filter and visiting order to its site as soon as it has decided the
 period. With ``plan = "lookup"`` the center keeps, per site, the latest plan it decided
 (:class:`PlanDesk`) and answers requests; a site that must forward a block asks for it
-(ALGORITHMS.md §5's lookups, :mod:`spark_nodes.enrich.lookups`):
+(docs/ALGORITHMS.md#plans-and-routes-as-lookups, :mod:`spark_nodes.enrich.lookups`):
 
 - a block closes (its synopsis has just been sent) and needs a plan. A plan in the
   site's cache that has not expired (``plan_ttl`` after it arrived) serves it at once;

@@ -1,4 +1,4 @@
-"""SMJ's periods ended by a window trigger (ALGORITHMS.md §1 and §4).
+"""SMJ's periods ended by a window trigger (docs/ALGORITHMS.md#triggers-in-the-operators).
 
 Under ``[trigger.<algorithm>]`` a period no longer ends every ``P``. The query node keeps
 the period clock (:class:`PeriodClock`) and ends the current period at ``now`` when

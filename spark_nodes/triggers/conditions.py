@@ -1,4 +1,4 @@
-"""Conditions that fire a window (ALGORITHMS.md §4, source 001): counts, elapsed time,
+"""Conditions that fire a window (docs/ALGORITHMS.md#conditions, source 001): counts, elapsed time,
 input rates, deviation from a historical rate, exceptions, and their combinations.
 
 A condition looks at an :class:`Observations` record (what the operator has seen since

@@ -1,4 +1,4 @@
-"""Windows and their initiator (ALGORITHMS.md §4, source 001, Fig. 4).
+"""Windows and their initiator (docs/ALGORITHMS.md#window-initiator, source 001, Fig. 4).
 
 A :class:`WindowInitiator` owns a window buffer and a :class:`~.conditions.Condition`.
 Every tuple and every exception is told to it, and it is polled at the instants an

@@ -1,4 +1,4 @@
-"""The ATR worked example of ALGORITHMS.md §3 (patent Fig. 7).
+"""The ATR worked example of docs/ALGORITHMS.md#atr (patent Fig. 7).
 
 Rates 1 tuple/s, T = 5, W1 = W2 = 2, W3 = 3, master S1: hosts v1, v2, v3 get the S1
 segments of seconds 1-5, 6-10, 11-15; S2 goes as seconds [1,7], [4,12], [9,17] and S3

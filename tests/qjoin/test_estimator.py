@@ -1,4 +1,4 @@
-"""Worked numbers of ALGORITHMS.md §2 for Q_L*, basic windows, Q_L and Algorithm 1."""
+"""Worked numbers of docs/ALGORITHMS.md#qjoin-worked-example for Q_L*, basic windows, Q_L and Algorithm 1."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Reorder buffers: MP-K-slack's worked case (ALGORITHMS.md §2) and K-slack's rule."""
+"""Reorder buffers: MP-K-slack's worked case (docs/ALGORITHMS.md#mp-k-slack) and K-slack's rule."""
 import pytest
 
 from spark_nodes.qjoin.kslack import KSlack

@@ -1,4 +1,4 @@
-"""Every worked number of the source (ALGORITHMS.md §1, tests 1-6)."""
+"""Every worked number of the source (docs/ALGORITHMS.md#smj-worked-example, tests 1-6)."""
 import networkx as nx
 import numpy as np
 import pytest
