@@ -58,6 +58,9 @@ class Plan:
     trigger: Any = None
     #: when nodes are down: ``(node, down_at, up_at)`` from the failures / schedule file
     outages: tuple = ()
+    #: what the spec asks that the run will not do as written (one line each, naming the
+    #: field; :func:`experiments.spec.spec_warnings`), recorded in the run's summary
+    warnings: tuple = ()
 
     @property
     def stream_nodes(self) -> dict[str, int]:

@@ -29,7 +29,7 @@ from emulator.network import Network
 from emulator.outputs import trace_frames
 from experiments import spec as specs
 from experiments.plan import Plan, QuerySpec, StreamSpec
-from experiments.store import Run, after_run_paths, is_complete, write_run
+from experiments.store import RESOLVED, Run, after_run_paths, is_complete, write_run
 from experiments.summary import common_summary
 
 log = logging.getLogger(__name__)
@@ -88,8 +88,13 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -
     def checked(field, build):
         return field_checked(source, field, build)
 
+    said = []   # the spec's warnings, one line each, for the run's summary
+
+    def warn(field, message):
+        said.append(specs.warn(source, field, message))
+
     topology = checked("topology", lambda: topologies.topology_from_spec(
-        spec["topology"], derived_seed(seed, "topology"), base_dir))
+        spec["topology"], derived_seed(seed, "topology"), base_dir, warn=warn))
     dynamics = checked("mobility", lambda: topologies.dynamics_from_spec(
         topology, spec["mobility"], duration, derived_seed(seed, "mobility"), base_dir))
     nodes = sorted(topology.graph.nodes)
@@ -139,15 +144,31 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -
         from emulator.mininet.options import MininetOptions
 
         checked("mininet", lambda: MininetOptions.from_table(spec["mininet"], source))
+    outages = tuple(topologies.node_outages(topology, spec["mobility"], duration, base_dir))
+    for field, message in specs.spec_warnings(spec) + outage_warnings(
+            outages, duration, spec["mobility"]):
+        warn(field, message)
     return Plan(name=run_cfg["name"], seed=seed, duration=duration, step=run_cfg["step"],
                 backend=run_cfg["backend"], runtime=run_cfg["runtime"],
                 memory_interval=run_cfg["memory_interval"],
                 bytes_per_unit=run_cfg["bytes_per_unit"], header_bytes=run_cfg["header_bytes"],
                 synopsis_unit=run_cfg["synopsis_unit"], topology=topology, dynamics=dynamics,
                 streams=streams, query=query, algorithm=algorithm.name, params=params,
-                trigger=trigger, outages=tuple(topologies.node_outages(
-                    topology, spec["mobility"], duration, base_dir)),
-                net0=net0, spec=spec, base_dir=Path(base_dir))
+                trigger=trigger, outages=outages, net0=net0, spec=spec,
+                base_dir=Path(base_dir), warnings=tuple(said))
+
+
+def outage_warnings(outages, duration: float, mobility: dict) -> list[tuple[str, str]]:
+    """``(field, message)`` for each node failure the run will not see: scheduled at or
+    after the end of the run.
+
+    >>> outage_warnings([(3, 40.0, 50.0), (4, 5.0, 8.0)], 30.0, {"model": "schedule"})
+    [('mobility.file', 'node 3 goes down at 40, after the run ends (run.duration = 30): it never fails in this run')]
+    """
+    field = "mobility.file" if mobility.get("model") == "schedule" else "mobility.failures"
+    return [(field, f"node {node} goes down at {down:g}, after the run ends (run.duration "
+                    f"= {duration:g}): it never fails in this run")
+            for node, down, _ in outages if down >= duration]
 
 
 def _trigger(algorithm, tables: dict, streams: list, base_dir: Path):
@@ -233,6 +254,16 @@ def _after_run(algorithm, plan: Plan, output, out: Path, run_id: str) -> dict:
         return algorithm.after_run(plan, output, previous, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def resolved_values(plan: Plan) -> dict:
+    """What the run made of the spec's omitted keys and its files, for ``spec.json``'s
+    ``resolved`` table (written beside the spec, never part of the run's id): the
+    topology's cost model, radius, link defaults and size
+    (:func:`topologies.topology_settings`)."""
+    from topologies import topology_settings
+
+    return {"topology": topology_settings(plan.topology)}
 
 
 def run_warnings(summary: dict) -> list[str]:
@@ -324,8 +355,9 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
         for part, value in output.info["wire_breakdown"].items():
             summary[f"wire_{part}"] = value
     summary.update(algorithm.summarize(plan, data))
-    summary["warnings"] = run_warnings(summary)
-    for warning in summary["warnings"]:
+    finished = run_warnings(summary)   # the spec's own were said when it was planned
+    summary["warnings"] = list(plan.warnings) + finished
+    for warning in finished:
         log.warning("%s: %s", run_dir.name, warning)
     if plan.runtime == "spark" and plan.backend == "simpy":
         from spark_nodes.runtime_spark import state_summary
@@ -347,7 +379,8 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
                      {"ledger": output.ledger, "metrics": output.metrics,
                       "results": output.results, "expected": expected_frame,
                       **traces},
-                     {"spec": spec, "summary": summary, "meta": meta},
+                     {"spec": {**spec, RESOLVED: resolved_values(plan)}, "summary": summary,
+                      "meta": meta},
                      {**files, "spark.log": _read_from(spark_log, log_start)} if spark_log
                      else files)
     log.info("%s: recall %.3f, cost/time %.2f, %.1f s", run_dir.name, summary["recall"],

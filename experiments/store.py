@@ -1,6 +1,7 @@
 """The run store: the one module that knows what a run folder and a sweep folder hold.
 
-A run folder ``<name>-<hash12>/`` holds ``spec.json``, ``meta.json``, ``summary.json``
+A run folder ``<name>-<hash12>/`` holds ``spec.json`` (the spec, plus a ``resolved`` table
+of what the run made of its omitted keys and files), ``meta.json``, ``summary.json``
 and the Parquet tables ``ledger``, ``metrics``, ``results`` and ``expected`` (plus any
 tables an algorithm adds, and ``spark_join.npz``, the output of a ``spark-join`` run's
 Spark pass). A sweep folder holds run folders and ``runs.parquet``, one row
@@ -40,6 +41,9 @@ from experiments.spec import _jsonable
 
 #: The sweep's table, one row per run.
 RUNS_TABLE = "runs.parquet"
+#: ``spec.json``'s table of the values the run resolved (the topology's cost model,
+#: radius, link defaults, size); not part of the spec the run's id hashes.
+RESOLVED = "resolved"
 #: ``meta.json``'s status of a finished run.
 STATUS_COMPLETE = "complete"
 #: The contract columns of each table a run folder holds (checked when read).
@@ -113,9 +117,10 @@ def is_complete(run_dir: Path) -> bool:
 class Run:
     """One run folder; JSON files and tables are read on first access and kept.
 
-    ``spec``, ``meta``, ``summary`` are its JSON documents; ``ledger``, ``metrics``,
-    ``results``, ``expected`` its contract tables (columns checked when read); any other
-    table by :meth:`table`.
+    ``spec``, ``meta``, ``summary`` are its JSON documents (``spec`` without the
+    ``resolved`` table of ``spec.json``, which is :attr:`resolved`); ``ledger``,
+    ``metrics``, ``results``, ``expected`` its contract tables (columns checked when
+    read); any other table by :meth:`table`.
     """
 
     path: Path
@@ -148,7 +153,14 @@ class Run:
 
     @cached_property
     def spec(self) -> dict:
-        return self.document("spec")
+        """The spec as the run was given it (the one its id hashes)."""
+        return {k: v for k, v in self.document("spec").items() if k != RESOLVED}
+
+    @cached_property
+    def resolved(self) -> dict:
+        """What the run resolved, e.g. ``resolved["topology"]["link_cost"]`` (``{}`` for a
+        run written before spec.json held it)."""
+        return self.document("spec").get(RESOLVED, {})
 
     @cached_property
     def meta(self) -> dict:

@@ -3,10 +3,12 @@
 What the network is: graphs with link attributes, generators, files, link-cost models,
 mobility and link schedules, all turned into :class:`Dynamics` (epochs + snapshots).
 
-- model: :class:`Topology`, :data:`LINK_DEFAULTS`, :func:`path_cost_matrix`
+- model: :class:`Topology`, :data:`LINK_DEFAULTS`, :func:`path_cost_matrix`,
+  :func:`topology_settings` (the resolved settings a run uses)
 - generators: :func:`line`, :func:`grid`, :func:`random_geometric`, :func:`complete`
 - link costs: :func:`apply_link_cost`, :func:`link_costs` (hop, distance, distance2, etx)
 - files: :func:`read_topology` / :func:`write_topology` (JSON node-link, GraphML),
+  :func:`parse_topology` (a :class:`TopologyFile`: what a file states, before a spec's),
   :func:`read_ns2_trace` (ns-2 / BonnMotion movements), :func:`read_schedule` (CSV)
 - dynamics: :class:`Dynamics`, :func:`static_dynamics`, :func:`mobility_dynamics`,
   :func:`schedule_dynamics`, :class:`Trajectories`, :func:`random_waypoint`
@@ -22,20 +24,23 @@ Examples
 """
 from topologies.dynamics import Dynamics, static_dynamics
 from topologies.errors import DisconnectedTopologyError, TopologyFileError
-from topologies.files import read_topology, write_topology
+from topologies.files import parse_topology, read_topology, write_topology
 from topologies.generators import complete, grid, line, random_geometric
 from topologies.link_cost import ETX_MAX_LOSS, apply_link_cost, link_costs
 from topologies.mobility import Trajectories, mobility_dynamics, random_waypoint
-from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology, path_cost_matrix
+from topologies.model import (LINK_COST_MODELS, LINK_DEFAULTS, Topology, path_cost_matrix,
+                              topology_settings)
 from topologies.ns2 import loads_ns2_trace, read_ns2_trace
 from topologies.schedule import Schedule, loads_schedule, read_schedule, schedule_dynamics
 from topologies.spec import dynamics_from_spec, node_outages, topology_from_spec
+from topologies.topology_file import TopologyFile
 
 __all__ = [
     "Dynamics", "static_dynamics", "DisconnectedTopologyError", "TopologyFileError",
-    "read_topology", "write_topology", "complete", "grid", "line", "random_geometric",
-    "ETX_MAX_LOSS", "apply_link_cost", "link_costs", "Trajectories", "mobility_dynamics",
-    "random_waypoint", "LINK_COST_MODELS", "LINK_DEFAULTS", "Topology", "path_cost_matrix",
+    "parse_topology", "read_topology", "write_topology", "TopologyFile", "complete", "grid",
+    "line", "random_geometric", "ETX_MAX_LOSS", "apply_link_cost", "link_costs",
+    "Trajectories", "mobility_dynamics", "random_waypoint", "LINK_COST_MODELS",
+    "LINK_DEFAULTS", "Topology", "path_cost_matrix", "topology_settings",
     "loads_ns2_trace", "read_ns2_trace", "Schedule", "loads_schedule", "read_schedule",
     "schedule_dynamics", "dynamics_from_spec", "node_outages", "topology_from_spec",
 ]

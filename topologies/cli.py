@@ -5,8 +5,9 @@ command sets ``func(args) -> exit code``.
 
 ``topology validate FILE [--topology TOPO]`` checks a topology (``.json``,
 ``.graphml``), a movement trace (``.ns_movements``, ``.tcl``, ``.ns2``, ``.movements``)
-or a link schedule (``.csv``) and prints a one-line summary; traces and schedules are
-checked against ``TOPO`` when given. ``topology show FILE -o PNG`` draws a topology.
+or a link schedule (``.csv``) and prints a summary (for a topology, also the settings a
+run of it uses unless a spec overrides them); traces and schedules are checked against
+``TOPO`` when given. ``topology show FILE -o PNG`` draws a topology.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from pathlib import Path
 import networkx as nx
 
 from topologies.draw import draw_topology
-from topologies.files import read_topology
+from topologies.files import parse_topology, read_topology
+from topologies.model import topology_settings
 from topologies.ns2 import read_ns2_trace
 from topologies.spec import check_trace_scale
 from topologies.schedule import read_schedule
@@ -37,25 +39,64 @@ def _kind(path: str) -> str:
                      f"{', '.join(TOPOLOGY_SUFFIXES + TRACE_SUFFIXES + SCHEDULE_SUFFIXES)}")
 
 
-def describe_file(path: str, topology_path: str | None = None) -> str:
-    """Read and check ``path``; return its one-line summary (raises on bad input).
+def describe_topology(path: str) -> str:
+    """Read and check the topology file ``path``; return a summary line and the settings
+    a run of it uses (each from the file or built in), one per line.
 
     Examples
     --------
     >>> from importlib.resources import files
     >>> data = files("topologies") / "data"
-    >>> describe_file(str(data / "five_nodes.json")).split(": ")[1]
+    >>> print(describe_topology(str(data / "five_nodes.json")).split(": ", 1)[1])
+    topology, 5 nodes, 6 links, connected
+      link_cost  distance  (file)
+      radius     0.5       (file)
+      delay      0.01      (built-in default, for links that give none)
+      jitter     0         (built-in default, for links that give none)
+      bandwidth  inf       (built-in default, for links that give none)
+      loss       0         (built-in default, for links that give none)
+      positions  every node
+    """
+    stated = parse_topology(path)
+    topo = stated.topology()
+    parts = nx.number_connected_components(topo.graph)
+    shape = "connected" if parts == 1 else f"disconnected ({parts} components)"
+    settings = topology_settings(topo)
+    lines = [f"{path}: topology, {settings['nodes']} nodes, {settings['links']} links, "
+             f"{shape}"]
+    unstated = {"link_cost": "none: the costs written on the links", "radius": "none"}
+    for name in ("link_cost", "radius", "delay", "jitter", "bandwidth", "loss"):
+        value = settings[name]
+        if name in stated.settings:
+            shown, source = f"{value:g}" if isinstance(value, float) else value, "(file)"
+        elif name in unstated:
+            shown, source = unstated[name], ""
+        else:
+            shown, source = f"{value:g}", "(built-in default, for links that give none)"
+        lines.append(f"  {name:<10} {shown:<9} {source}".rstrip())
+    with_pos = settings["nodes_with_position"]
+    lines.append("  positions  " + ("every node" if with_pos == settings["nodes"] > 0 else
+                                    "none" if with_pos == 0 else
+                                    f"{with_pos} of {settings['nodes']} nodes"))
+    return "\n".join(lines)
+
+
+def describe_file(path: str, topology_path: str | None = None) -> str:
+    """Read and check ``path``; return its summary (raises on bad input): one line for a
+    trace or schedule, :func:`describe_topology` for a topology.
+
+    Examples
+    --------
+    >>> from importlib.resources import files
+    >>> data = files("topologies") / "data"
+    >>> describe_file(str(data / "five_nodes.json")).splitlines()[0].split(": ")[1]
     'topology, 5 nodes, 6 links, connected'
     """
     kind = _kind(path)
     if kind == "topology":
         if topology_path is not None:
             raise ValueError("--topology applies to traces and schedules only")
-        topo = read_topology(path)
-        parts = nx.number_connected_components(topo.graph)
-        shape = "connected" if parts == 1 else f"disconnected ({parts} components)"
-        return (f"{path}: topology, {topo.graph.number_of_nodes()} nodes, "
-                f"{topo.graph.number_of_edges()} links, {shape}")
+        return describe_topology(path)
     topo = None if topology_path is None else read_topology(topology_path)
     against = "" if topo is None else f", nodes checked against {topology_path}"
     if kind == "trace":

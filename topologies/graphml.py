@@ -2,10 +2,12 @@
 
 Node data keys ``x`` and ``y`` (both or neither) give ``pos``; edge data keys are the link
 attributes (``cost``, ``delay``, ``jitter``, ``bandwidth``, ``loss``; ``inf`` allowed for
-bandwidth); graph data keys ``radius`` and ``link_cost``. Node ids must be integers. Keys
-naming any other attribute are errors, so a misspelt attribute is never silently ignored.
-Errors name the element in document order, e.g. ``edge[4].cost``; XML syntax errors name
-the line.
+bandwidth); graph data keys ``radius`` and ``link_cost``. An edge key's ``<default>`` is the
+file's link default (as ``graph.defaults`` in JSON: a caller's defaults, e.g. a spec's,
+come first), and a ``link_cost`` model sets every link's cost from the node positions (see
+:mod:`topologies.topology_file`). Node ids must be integers. Keys naming any other
+attribute are errors, so a misspelt attribute is never silently ignored. Errors name the
+element in document order, e.g. ``edge[4].cost``; XML syntax errors name the line.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import networkx as nx
 
 from topologies.errors import TopologyFileError, check_new_link
 from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology
+from topologies.topology_file import TopologyFile
 from topologies.values import BadValue, check_float, check_int, check_link_attribute
 
 NAMESPACE = "http://graphml.graphdrawing.org/xmlns"
@@ -29,14 +32,21 @@ def _local(tag: str) -> str:
 
 def read_graphml(path: str | PathLike, *, defaults: Mapping[str, float] | None = None
                  ) -> Topology:
-    """Read a GraphML topology file.
+    """Read a GraphML topology file; ``defaults`` (the caller's link defaults) come before
+    the file's edge key defaults.
 
     Raises
     ------
     TopologyFileError
         Malformed XML (with its line), a directed graph, a non-integer or repeated node
-        id, an edge to an unknown node, an unknown attribute or a bad value.
+        id, an edge to an unknown node, an unknown attribute or a bad value, or a
+        ``link_cost`` model the file cannot follow (see :class:`TopologyFile`).
     """
+    return parse_graphml(path).topology(defaults)
+
+
+def parse_graphml(path: str | PathLike) -> TopologyFile:
+    """What a GraphML topology file states (see :class:`TopologyFile`), checked."""
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as err:
@@ -49,6 +59,7 @@ def read_graphml(path: str | PathLike, *, defaults: Mapping[str, float] | None =
         raise TopologyFileError(path, "root element", "<graphml>", got=_local(root.tag))
     keys: dict[str, tuple[str, str]] = {}   # key id -> (domain, attribute name)
     key_defaults = {"node": {}, "edge": {}, "graph": {}}
+    default_fields = {}                     # edge attribute -> where its default is
     for i, key in enumerate(el for el in root if _local(el.tag) == "key"):
         domain, name = key.get("for", "all"), key.get("attr.name")
         domains = ("node", "edge", "graph") if domain == "all" else (domain,)
@@ -65,6 +76,7 @@ def read_graphml(path: str | PathLike, *, defaults: Mapping[str, float] | None =
         if default is not None:
             for d in domains:
                 key_defaults[d][name] = default.text
+            default_fields[name] = f"key[{i}].default"
     graphs = [el for el in root if _local(el.tag) == "graph"]
     if len(graphs) != 1:
         raise TopologyFileError(path, "graph", "exactly one <graph> element",
@@ -75,7 +87,10 @@ def read_graphml(path: str | PathLike, *, defaults: Mapping[str, float] | None =
                                 got=graph_el.get("edgedefault"))
 
     def data_of(element, domain: str, where: str) -> dict[str, str]:
-        values = {k: v for k, v in key_defaults[domain].items() if k in _VALID[domain]}
+        # An edge key's default is the file's link default, not a value of every edge:
+        # a caller's link defaults (a spec's) come before it, as before graph.defaults.
+        values = {} if domain == "edge" else {
+            k: v for k, v in key_defaults[domain].items() if k in _VALID[domain]}
         for data in (el for el in element if _local(el.tag) == "data"):
             key_id = data.get("key")
             if key_id not in keys:
@@ -100,8 +115,17 @@ def read_graphml(path: str | PathLike, *, defaults: Mapping[str, float] | None =
     if link_cost is not None and link_cost not in LINK_COST_MODELS:
         raise TopologyFileError(path, "graph.link_cost",
                                 f"one of {', '.join(LINK_COST_MODELS)}", got=link_cost)
+    own_defaults = {}
+    for name, raw in key_defaults["edge"].items():
+        if name in _VALID["edge"]:
+            try:
+                own_defaults[name] = check_link_attribute(name, raw, from_text=True)
+            except BadValue as bad:
+                raise TopologyFileError(path, default_fields[name], bad.expected,
+                                        got=raw) from None
     graph = nx.Graph()
     ids: dict[str, int] = {}
+    node_fields, cost_fields = {}, {}
     for i, node in enumerate(el for el in graph_el if _local(el.tag) == "node"):
         where = f"node[{i}]"
         raw = node.get("id")
@@ -113,6 +137,7 @@ def read_graphml(path: str | PathLike, *, defaults: Mapping[str, float] | None =
             raise TopologyFileError(path, f"{where}.id", "a node id not used before", got=raw)
         ids[raw] = node_id
         graph.add_node(node_id)
+        node_fields[node_id] = where
         values = data_of(node, "node", where)
         if values.keys() == {"x", "y"}:
             pos = []
@@ -146,7 +171,10 @@ def read_graphml(path: str | PathLike, *, defaults: Mapping[str, float] | None =
             except BadValue as bad:
                 raise TopologyFileError(path, f"{where}.{name}", bad.expected, got=raw) from None
         graph.add_edge(u, v, **attrs)
-    return Topology(graph, defaults=defaults, radius=radius, link_cost=link_cost)
+        cost_fields[frozenset((u, v))] = f"{where}.cost"
+    return TopologyFile(str(path), graph, radius=radius, link_cost=link_cost,
+                        defaults=own_defaults, node_fields=node_fields,
+                        cost_fields=cost_fields)
 
 
 def write_graphml(topo: Topology, path: str | PathLike) -> None:

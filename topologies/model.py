@@ -155,6 +155,23 @@ class Topology:
                 f"{self.graph.number_of_edges()} links)")
 
 
+def topology_settings(topo: Topology) -> dict:
+    """The settings a run of ``topo`` uses, resolved: node and link counts, the cost
+    model (``None``: the costs the links were given), the radio range, the link defaults
+    (links that give no value of their own, and links that mobility or a schedule makes,
+    take them) and how many nodes have a position.
+
+    Examples
+    --------
+    >>> topology_settings(Topology(nx.Graph([(0, 1)]), defaults={"delay": 0.5}))
+    {'nodes': 2, 'links': 1, 'link_cost': None, 'radius': None, 'delay': 0.5, 'jitter': 0.0, 'bandwidth': inf, 'loss': 0.0, 'nodes_with_position': 0}
+    """
+    defaults = {name: topo.defaults[name] for name in LINK_DEFAULTS if name != "cost"}
+    return {"nodes": topo.graph.number_of_nodes(), "links": topo.graph.number_of_edges(),
+            "link_cost": topo.link_cost, "radius": topo.radius, **defaults,
+            "nodes_with_position": len(topo.positions)}
+
+
 def _node_key(node: object) -> tuple:
     # Sort ints numerically and anything else (about to be rejected) after them.
     return (0, node, "") if isinstance(node, int) else (1, 0, repr(node))

@@ -9,9 +9,11 @@
                 "jitter": 0.0, "bandwidth": null, "loss": 0.0}, ...]}
 
 ``links`` may also be called ``edges`` (networkx >= 3.4 writes that). Link attributes are
-optional (missing ones take ``graph.defaults``, then the caller's defaults, then
-:data:`~topologies.model.LINK_DEFAULTS`); ``bandwidth: null`` means unlimited. Unknown
-keys are errors, so a misspelt attribute is never silently ignored.
+optional (missing ones take the caller's defaults, e.g. a spec's ``[topology]`` table,
+then ``graph.defaults``, then :data:`~topologies.model.LINK_DEFAULTS`); ``bandwidth:
+null`` means unlimited. A ``graph.link_cost`` model sets every link's cost from the node
+positions (see :mod:`topologies.topology_file`). Unknown keys are errors, so a misspelt
+attribute is never silently ignored.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import networkx as nx
 
 from topologies.errors import TopologyFileError, check_new_link
 from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology
+from topologies.topology_file import TopologyFile
 from topologies.values import BadValue, check_float, check_int, check_link_attribute, \
     check_position
 
@@ -48,11 +51,21 @@ def loads_topology(text: str, path: str | PathLike = "<string>", *,
                    defaults: Mapping[str, float] | None = None) -> Topology:
     """Parse a node-link JSON document; ``path`` is only used in error messages.
 
+    ``defaults`` (the caller's link defaults) come before the file's ``graph.defaults``.
+
     Examples
     --------
     >>> doc = '{"nodes": [{"id": 0}, {"id": 1}], "links": [{"source": 0, "target": 1}]}'
     >>> loads_topology(doc, "net.json")
     Topology(2 nodes, 1 links)
+    >>> doc = ('{"graph": {"link_cost": "distance"}, "nodes": [{"id": 0, "pos": [0, 0]}, '
+    ...        '{"id": 1, "pos": [3, 4]}], "links": [{"source": 0, "target": 1}]}')
+    >>> loads_topology(doc, "net.json").graph.edges[0, 1]["cost"]
+    5.0
+    >>> loads_topology(doc.replace('"pos": [3, 4]', '"pos": [3, 4]}, {"id": 2'), "net.json")
+    Traceback (most recent call last):
+    ...
+    topologies.errors.TopologyFileError: net.json: nodes[2].pos: expected a position (graph.link_cost 'distance' needs one on every node)
     >>> loads_topology('{"nodes": [\\n{"id": 0},\\n]}', "net.json")
     Traceback (most recent call last):
     ...
@@ -62,6 +75,11 @@ def loads_topology(text: str, path: str | PathLike = "<string>", *,
     ...
     topologies.errors.TopologyFileError: net.json: links[0].target: expected a node listed in nodes, got 9
     """
+    return parse_node_link(text, path).topology(defaults)
+
+
+def parse_node_link(text: str, path: str | PathLike = "<string>") -> TopologyFile:
+    """What a node-link JSON document states (see :class:`TopologyFile`), checked."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as err:
@@ -85,10 +103,10 @@ def loads_topology(text: str, path: str | PathLike = "<string>", *,
                                 f"one of {', '.join(LINK_COST_MODELS)}", got=link_cost)
     file_defaults = _check_keys(path, "graph.defaults", meta.get("defaults", {}),
                                 set(LINK_DEFAULTS))
-    merged = dict(defaults or {})
+    own_defaults = {}
     for name, value in file_defaults.items():
         try:
-            merged[name] = check_link_attribute(name, value)
+            own_defaults[name] = check_link_attribute(name, value)
         except BadValue as bad:
             raise TopologyFileError(path, f"graph.defaults.{name}", bad.expected,
                                     got=value) from None
@@ -96,6 +114,7 @@ def loads_topology(text: str, path: str | PathLike = "<string>", *,
         raise TopologyFileError(path, "edges", "either 'links' or 'edges', not both")
     links_key = "edges" if "edges" in doc else "links"
     graph = nx.Graph()
+    node_fields, cost_fields = {}, {}
     nodes = doc.get("nodes")
     if not isinstance(nodes, list):
         raise TopologyFileError(path, "nodes", "a list of nodes", got=nodes)
@@ -112,6 +131,7 @@ def loads_topology(text: str, path: str | PathLike = "<string>", *,
             raise TopologyFileError(path, f"{where}.id", "a node id not used before",
                                     got=node_id)
         graph.add_node(node_id)
+        node_fields[node_id] = f"{where}.pos"
         if "pos" in node:
             try:
                 graph.nodes[node_id]["pos"] = check_position(node["pos"])
@@ -144,13 +164,21 @@ def loads_topology(text: str, path: str | PathLike = "<string>", *,
                     raise TopologyFileError(path, f"{where}.{name}", bad.expected,
                                             got=link[name]) from None
         graph.add_edge(u, v, **attrs)
-    return Topology(graph, defaults=merged, radius=radius, link_cost=link_cost)
+        cost_fields[frozenset((u, v))] = f"{where}.cost"
+    return TopologyFile(str(path), graph, radius=radius, link_cost=link_cost,
+                        defaults=own_defaults, node_fields=node_fields,
+                        cost_fields=cost_fields)
 
 
 def read_json(path: str | PathLike, *, defaults: Mapping[str, float] | None = None
               ) -> Topology:
     """Read a node-link JSON topology file (see the module docstring for the layout)."""
-    return loads_topology(Path(path).read_text(encoding="utf-8"), path, defaults=defaults)
+    return parse_json(path).topology(defaults)
+
+
+def parse_json(path: str | PathLike) -> TopologyFile:
+    """What a node-link JSON topology file states (see :class:`TopologyFile`)."""
+    return parse_node_link(Path(path).read_text(encoding="utf-8"), path)
 
 
 def dumps_topology(topo: Topology) -> str:

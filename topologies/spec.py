@@ -8,8 +8,11 @@ readers as :class:`~topologies.errors.TopologyFileError`.
 ``[topology]`` keys: ``generator`` (line | grid | random_geometric | complete | file),
 ``nodes``, ``rows``, ``cols``, ``radius`` (required by random_geometric; elsewhere the
 radio range used when nodes move or for ``etx``), ``link_cost`` (hop | distance |
-distance2 | etx; omitted: keep the generator's or file's costs), ``cost_range``
-(complete), ``file``, and link defaults ``delay``, ``jitter``, ``bandwidth``, ``loss``.
+distance2 | etx; omitted: keep the generator's costs, or the file's model or costs),
+``cost_range`` (complete), ``file``, and link defaults ``delay``, ``jitter``,
+``bandwidth``, ``loss``. With ``generator = "file"``, the file's own ``link_cost``,
+``radius`` and link defaults hold unless the table gives its own (a different value is
+warned about, naming both).
 
 ``[mobility]`` keys: ``model`` (none | random_waypoint | ns2 | schedule; default none),
 ``speed`` and ``pause`` (random_waypoint), ``resolution`` (random_waypoint, ns2;
@@ -24,6 +27,7 @@ nodes ever come within the radius, is refused with the ``scale`` that would fit 
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from os import PathLike
 from pathlib import Path
@@ -32,13 +36,15 @@ import numpy as np
 
 from topologies import generators
 from topologies.dynamics import Dynamics, static_dynamics
-from topologies.files import read_topology
+from topologies.files import parse_topology
 from topologies.link_cost import apply_link_cost
 from topologies.mobility import mobility_dynamics, random_waypoint
 from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology
 from topologies.ns2 import read_ns2_trace
 from topologies.schedule import read_schedule, schedule_dynamics
-from topologies.values import BadValue, check_float, check_int, check_link_attribute
+from topologies.schema import REQUIRED, Field
+from topologies.values import (LINK_ATTRIBUTE_RULES, BadValue, check_float, check_int,
+                               check_link_attribute)
 
 # allow_disconnected: read by the runner (a run on a topology where a stream cannot reach
 # the query node is refused unless the spec allows it).
@@ -56,6 +62,53 @@ _MOBILITY_KEYS = {
     "random_waypoint": {"speed", "pause", "resolution", "failures"},
     "ns2": {"file", "resolution", "scale", "failures"},
     "schedule": {"file"},
+}
+#: The most nodes a generated topology may have: a typo such as ``rows = 1000000000``
+#: must be an error, not a machine out of memory (routing tables grow with n²).
+MAX_NODES = 100_000
+
+#: The ``[topology]`` table (which keys each generator takes: ``_TOPOLOGY_KEYS``).
+TOPOLOGY_SCHEMA = {
+    "generator": Field("choice", REQUIRED, choices=tuple(_TOPOLOGY_KEYS),
+                       doc="how the network is made"),
+    "nodes": Field("integer", REQUIRED, low=1, high=MAX_NODES,
+                   doc="line, random_geometric, complete: number of nodes"),
+    "rows": Field("integer", REQUIRED, low=1, high=MAX_NODES, doc="grid: rows"),
+    "cols": Field("integer", REQUIRED, low=1, high=MAX_NODES, doc="grid: columns"),
+    "radius": Field("number", None, low=0, low_open=True, none=True,
+                    doc="radio range (random_geometric: required; mobility, etx); file: "
+                        "the file's `graph.radius`"),
+    "link_cost": Field("choice", None, choices=LINK_COST_MODELS, none=True,
+                       doc="cost model; none: the generator's costs, or the file's model "
+                           "or costs"),
+    "cost_range": Field("list", [1, 10], doc="complete: integer costs uniform in "
+                                             "[low, high]"),
+    "file": Field("str", REQUIRED, doc="file generator: node-link JSON or GraphML, "
+                                       "relative to the spec's folder"),
+    "allow_disconnected": Field("bool", False, doc="run even if a stream node cannot reach "
+                                                   "the query node at time 0"),
+    **{name: Field("number", LINK_DEFAULTS[name], none=name == "bandwidth",
+                   doc=f"link default where the topology gives none; file: the file's "
+                       f"`graph.defaults.{name}`",
+                   **LINK_ATTRIBUTE_RULES[name])
+       for name in LINK_DEFAULTS if name != "cost"},
+}
+#: The ``[mobility]`` table (which keys each model takes: ``_MOBILITY_KEYS``).
+MOBILITY_SCHEMA = {
+    "model": Field("choice", "none", choices=tuple(_MOBILITY_KEYS),
+                   doc="how nodes move or links change"),
+    "speed": Field("list", REQUIRED, doc="random_waypoint: [low, high] speed per time "
+                                         "unit, both > 0"),
+    "pause": Field("number", 0.0, low=0, doc="random_waypoint: pause at each waypoint"),
+    "resolution": Field("number", 1.0, low=0, low_open=True,
+                        doc="positions sampled into link epochs this often"),
+    "file": Field("str", REQUIRED, doc="ns2: the movement trace; schedule: the CSV "
+                                       "schedule"),
+    "scale": Field("number", 1.0, low=0, low_open=True,
+                   doc="ns2: multiplies every trace coordinate (0.001: metres onto a unit "
+                       "square)"),
+    "failures": Field("str", None, none=True, doc="random_waypoint, ns2: a schedule of node "
+                                                  "rows (time,u,,,up) taking nodes down and up"),
 }
 _REQUIRED = {"random_geometric": {"nodes", "radius"}, "line": {"nodes"},
              "grid": {"rows", "cols"}, "complete": {"nodes"}, "file": {"file"},
@@ -108,14 +161,36 @@ def _path(field: str, value: object, base_dir: str | PathLike | None) -> Path:
     return path if path.is_absolute() else Path(base_dir or ".") / path
 
 
+def _shown(value: object) -> str:
+    """A setting's value as a spec would spell it: ``"hop"``, ``0.5``, ``inf``."""
+    return f'"{value}"' if isinstance(value, str) else f"{value:g}"
+
+
+def _user_warning(field: str, message: str) -> None:
+    warnings.warn(f"{field}: {message}", UserWarning, stacklevel=3)
+
+
 def topology_from_spec(section: Mapping, seed: int | np.random.Generator,
-                       base_dir: str | PathLike | None = None) -> Topology:
+                       base_dir: str | PathLike | None = None, *,
+                       warn: Callable[[str, str], None] | None = None) -> Topology:
     """Build the topology a ``[topology]`` table describes.
+
+    A topology file's own settings (``link_cost``, ``radius``, link defaults) are used
+    unless the table gives its own; each one the table overrides with another value is
+    reported by ``warn(field, message)`` (default: a ``UserWarning`` ``field: message``).
+    A new ``radius`` also recomputes the costs of the file's ``etx`` model.
 
     Examples
     --------
     >>> topology_from_spec({"generator": "grid", "rows": 2, "cols": 3}, seed=1)
     Topology(6 nodes, 7 links)
+    >>> from importlib.resources import files
+    >>> topo = topology_from_spec({"generator": "file", "file": "five_nodes.json",
+    ...                            "link_cost": "hop"}, seed=1,
+    ...                           base_dir=files("topologies") / "data", warn=print)
+    topology.link_cost "hop" in the spec overrides "distance" in five_nodes.json
+    >>> topo.link_cost, topo.radius, topo.graph.edges[0, 2]["cost"]
+    ('hop', 0.5, 1.0)
     >>> topo = topology_from_spec({"generator": "random_geometric", "nodes": 10,
     ...                            "radius": 0.5, "link_cost": "etx"}, seed=1)
     >>> topo.link_cost, topo.radius
@@ -140,7 +215,7 @@ def topology_from_spec(section: Mapping, seed: int | np.random.Generator,
                          f"{', '.join(LINK_COST_MODELS)}, got {link_cost!r}")
 
     def count(key: str) -> int:
-        return _value(f"topology.{key}", section[key], lambda v: check_int(v, low=1))
+        return _value(f"topology.{key}", section[key], TOPOLOGY_SCHEMA[key].check)
 
     if generator == "line":
         topo = generators.line(count("nodes"), defaults=defaults)
@@ -155,8 +230,17 @@ def topology_from_spec(section: Mapping, seed: int | np.random.Generator,
                                lambda v: check_int(v, low=0))
         topo = generators.complete(count("nodes"), cost_range, seed=seed, defaults=defaults)
     else:
-        topo = read_topology(_path("topology.file", section["file"], base_dir),
-                             defaults=defaults)
+        stated = parse_topology(_path("topology.file", section["file"], base_dir))
+        given = {"link_cost": link_cost, "radius": radius, **defaults}
+        for name, value in stated.settings.items():
+            if given.get(name) is not None and given[name] != value:
+                (warn or _user_warning)(f"topology.{name}", f"{_shown(given[name])} in the "
+                                        f"spec overrides {_shown(value)} in {section['file']}")
+        topo = stated.topology(defaults)
+        # etx costs grow with distance / radius: the file's were for its own radius
+        if (link_cost is None and topo.link_cost == "etx" and radius is not None
+                and radius != topo.radius):
+            link_cost = "etx"
     if radius is not None and radius != topo.radius:
         topo = Topology(topo.graph, defaults=topo.defaults, radius=radius,
                         link_cost=topo.link_cost)
@@ -298,3 +382,23 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
         events = failures.node_events()
     return mobility_dynamics(topo, trajectories, duration=duration, resolution=resolution,
                              node_events=events)
+
+
+def section_keys(section: str) -> set[str]:
+    """Every key a ``[topology]`` or ``[mobility]`` table may hold.
+
+    >>> sorted(section_keys("mobility"))[:3]
+    ['failures', 'file', 'model']
+    """
+    return set(TOPOLOGY_SCHEMA if section == "topology" else MOBILITY_SCHEMA)
+
+
+def _schemas_cover_the_keys() -> bool:
+    """Every key a generator or model takes has a schema row (documentation).
+
+    >>> _schemas_cover_the_keys()
+    True
+    """
+    topology = _TOPOLOGY_COMMON.union(*_TOPOLOGY_KEYS.values())
+    mobility = {"model"}.union(*_MOBILITY_KEYS.values())
+    return topology == set(TOPOLOGY_SCHEMA) and mobility == set(MOBILITY_SCHEMA)

@@ -8,6 +8,7 @@ import pytest
 
 from topologies import random_geometric, write_topology
 from topologies.cli import add_subcommands
+from tests.topologies.grid12 import grid12_doc, write_grid12_graphml, write_grid12_json
 
 DATA = files("topologies") / "data"
 
@@ -24,8 +25,12 @@ def test_validate_topology_summary(tmp_path, capsys):
     topo = random_geometric(30, 0.3, seed=3)
     write_topology(topo, path)
     assert run(["topology", "validate", str(path)]) == 0
-    assert capsys.readouterr().out == (f"{path}: topology, 30 nodes, "
-                                       f"{topo.graph.number_of_edges()} links, connected\n")
+    first, *settings = capsys.readouterr().out.splitlines()
+    assert first == (f"{path}: topology, 30 nodes, {topo.graph.number_of_edges()} links, "
+                     "connected")
+    assert settings[:2] == ["  link_cost  none: the costs written on the links",
+                            "  radius     0.3       (file)"]
+    assert settings[-1] == "  positions  every node"
 
 
 def test_validate_reports_disconnected(tmp_path, capsys):
@@ -33,7 +38,36 @@ def test_validate_reports_disconnected(tmp_path, capsys):
     path.write_text(json.dumps({"nodes": [{"id": 0}, {"id": 1}, {"id": 2}],
                                 "links": [{"source": 0, "target": 1}]}))
     assert run(["topology", "validate", str(path)]) == 0
-    assert capsys.readouterr().out.endswith("3 nodes, 1 links, disconnected (2 components)\n")
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].endswith("3 nodes, 1 links, disconnected (2 components)")
+    assert out.endswith("  positions  none\n")
+
+
+@pytest.mark.parametrize("write", [write_grid12_json, write_grid12_graphml])
+def test_validate_prints_the_settings_a_run_uses(tmp_path, capsys, write):
+    path = write(tmp_path / ("grid12.json" if write is write_grid12_json else "g.graphml"))
+    assert run(["topology", "validate", str(path)]) == 0
+    assert capsys.readouterr().out == (
+        f"{path}: topology, 12 nodes, 17 links, connected\n"
+        "  link_cost  distance  (file)\n"
+        "  radius     0.25      (file)\n"
+        "  delay      0.02      (file)\n"
+        "  jitter     0         (built-in default, for links that give none)\n"
+        "  bandwidth  inf       (built-in default, for links that give none)\n"
+        "  loss       0         (built-in default, for links that give none)\n"
+        "  positions  every node\n")
+
+
+def test_validate_a_model_without_positions_is_one_line(tmp_path, capsys):
+    doc = grid12_doc()
+    del doc["nodes"][7]["pos"]
+    path = tmp_path / "grid12.json"
+    path.write_text(json.dumps(doc))
+    assert run(["topology", "validate", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (f"error: {path}: nodes[7].pos: expected a position "
+                            "(graph.link_cost 'distance' needs one on every node)\n")
 
 
 def test_validate_trace_and_schedule_against_topology(capsys):

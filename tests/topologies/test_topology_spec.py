@@ -31,8 +31,13 @@ def test_each_generator():
 
 def test_file_generator_resolves_against_base_dir(tmp_path):
     shutil.copy(DATA / "five_nodes.graphml", tmp_path / "net.graphml")
-    topo = topology_from_spec({"generator": "file", "file": "net.graphml",
-                               "link_cost": "hop", "radius": 0.7}, seed=1, base_dir=tmp_path)
+    with pytest.warns(UserWarning) as caught:
+        topo = topology_from_spec({"generator": "file", "file": "net.graphml",
+                                   "link_cost": "hop", "radius": 0.7}, seed=1,
+                                  base_dir=tmp_path)
+    assert [str(w.message) for w in caught] == [
+        'topology.link_cost: "hop" in the spec overrides "distance" in net.graphml',
+        "topology.radius: 0.7 in the spec overrides 0.5 in net.graphml"]
     assert topo.nodes == [0, 1, 2, 3, 4] and topo.radius == 0.7
     assert {c for *_, c in topo.graph.edges(data="cost")} == {1.0}
     with pytest.raises(FileNotFoundError):
