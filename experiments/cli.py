@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import time
+import warnings
 from pathlib import Path
 
 
@@ -202,6 +203,17 @@ def seed_argument(text: str) -> int:
     return int(text)
 
 
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """A spec's warning as the user reads it: ``warning: file: field: what happens``
+    (not Python's ``path:line: Category: ...`` and the source line).
+
+    >>> _one_line_warning("s.toml: query.window: 8 is longer than the run", UserWarning,
+    ...                   "spec.py", 1)
+    'warning: s.toml: query.window: 8 is longer than the run\\n'
+    """
+    return f"warning: {message}\n"
+
+
 def main(argv=None) -> int:
     """Entry point of the ``testbed`` console script."""
     from experiments.spec import SpecError
@@ -211,6 +223,7 @@ def main(argv=None) -> int:
 
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
+    warnings.formatwarning = _one_line_warning
     if args.verbose:   # our own steps only; py4j, fontTools & co. stay at warnings
         for package in OWN_PACKAGES:
             logging.getLogger(package).setLevel(logging.INFO)

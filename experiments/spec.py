@@ -23,53 +23,76 @@ import itertools
 import json
 import math
 import tomllib
+import warnings
 from pathlib import Path
 
 from emulator.backends import BACKENDS as _BACKEND_REGISTRY
 from emulator.transport import MEDIA
+from topologies.schema import Field, FieldError, check_table, check_value
 from spark_nodes.runtimes import RUNTIMES as _RUNTIME_REGISTRY
 
 BACKENDS = tuple(_BACKEND_REGISTRY.names())
 RUNTIMES = tuple(_RUNTIME_REGISTRY.names())
 PREDICATES = ("equality", "distance")
 
-#: Sections whose keys this module checks: key -> (kind, default). Kinds: "int", "float",
-#: "seed" (int >= 0), "bool", "pos" (float > 0), "nonneg" (float >= 0), "str", "opt_float" (float or none), "opt_pos"
-#: (float > 0 or none), "table",
-#: or a tuple of allowed strings.
+#: The sections this module checks, one schema each (:class:`topologies.schema.Field`:
+#: kind, range, default, meaning). ``docs/SPEC.md`` is generated from these tables.
 SCHEMA = {
     "run": {
-        "name": ("str", "run"),
-        "seed": ("seed", 1),
-        "duration": ("pos", 10.0),
-        "step": ("pos", 0.01),
-        "backend": (BACKENDS, "simpy"),
-        "runtime": (RUNTIMES, "inproc"),
-        "memory_interval": ("pos", 1.0),
-        "bytes_per_unit": ("int", 32),
-        "header_bytes": ("int", 24),
-        "synopsis_unit": ("nonneg", 0.25),
-        "drain": ("opt_float", None),
-        "spark_master": ("opt_str", None),
+        "name": Field("str", "run", doc="run folder prefix"),
+        "seed": Field("seed", 1, doc="every random draw of the run derives from it "
+                                     "(numpy SeedSequence)"),
+        "duration": Field("number", 10.0, low=0, low_open=True,
+                          doc="virtual time units during which sources emit"),
+        "step": Field("number", 0.01, low=0, low_open=True,
+                      doc="driver step; at most the smallest link delay (else iterated); "
+                          "at most `run.duration`"),
+        "backend": Field("choice", "simpy", choices=BACKENDS,
+                         doc="how the network runs: virtual time or Mininet hosts"),
+        "runtime": Field("choice", "inproc", choices=RUNTIMES,
+                         doc="where node operators run: in this process or on Spark"),
+        "memory_interval": Field("number", 1.0, low=0, low_open=True,
+                                 doc="memory sampling period"),
+        "bytes_per_unit": Field("integer", 32, low=1, doc="bytes of one data unit on the wire"),
+        "header_bytes": Field("integer", 24, low=0, doc="bytes of a message header"),
+        "synopsis_unit": Field("number", 0.25, low=0, doc="data units of one synopsis entry"),
+        "drain": Field("number", None, low=0, none=True,
+                       doc="time after `run.duration` for messages in flight; none: one "
+                           "more `run.duration`"),
+        "spark_master": Field("str", None, none=True,
+                              doc="Spark master URL for runtime = \"spark\"; none: "
+                                  "`local[*]`"),
         # Nodes that receive nothing run ahead, nodes that send nothing are deferred
         # (emulator.lookahead): the same outputs in fewer runtime calls.
-        "run_ahead": ("bool", True),
+        "run_ahead": Field("bool", True, doc="pure sources run ahead, pure sinks are "
+                                             "deferred (same outputs, fewer calls)"),
     },
     "query": {
-        "node": ("int", 0),
-        "predicate": (PREDICATES, "equality"),
-        "theta": ("opt_float", None),
-        "window": ("opt_float", None),
-        "windows": ("table", {}),
+        "node": Field("integer", 0, doc="the node where results are delivered"),
+        "predicate": Field("choice", "equality", choices=PREDICATES,
+                           doc="join on equal keys, or on positions within `query.theta`"),
+        "theta": Field("number", None, low=0, allow_inf=True, none=True,
+                       doc="distance threshold of the distance predicate"),
+        "window": Field("number", None, low=0, allow_inf=True, none=True,
+                        doc="time window of every stream; none: no window"),
+        "windows": Field("table", {}, doc="per-stream windows, `{R1 = 2.0}`, over "
+                                          "`query.window`"),
     },
-    "algorithm": {"name": ("str", "centralized")},
+    "algorithm": {"name": Field("str", "centralized",
+                                doc="the algorithm a user types (`testbed algorithms`)")},
     # How transmissions share the air (emulator.transport): every directed link its own
     # channel, or one radio channel with the two-hop conflict rule.
     "network": {
-        "medium": (MEDIA, "links"),
-        "interference_radius": ("opt_pos", None),
+        "medium": Field("choice", "links", choices=MEDIA,
+                        doc="every directed link its own channel, or one shared radio "
+                            "channel (two-hop conflict rule)"),
+        "interference_radius": Field("number", None, low=0, low_open=True, none=True,
+                                     doc="shared medium: neighbours by distance between "
+                                         "positions instead of links"),
     },
 }
+#: A stream's own window in ``[query] windows``.
+WINDOW = SCHEMA["query"]["window"]
 #: Sections checked by their owners (tables passed through as given).
 OWNED_ELSEWHERE = ("topology", "mobility", "streams", "mininet", "trigger")
 SECTIONS = tuple(SCHEMA) + OWNED_ELSEWHERE + ("params", "sweep")
@@ -105,79 +128,93 @@ def load(path) -> tuple[dict, Path]:
 
 
 def resolve(raw: dict, source: str = "<spec>") -> dict:
-    """Defaults overlaid with ``raw``; checks this module's sections."""
-    unknown = sorted(set(raw) - set(SECTIONS))
+    """Defaults overlaid with ``raw``; checks this module's sections and the fields that
+    must agree with each other (:func:`check_consistency`)."""
+    if not isinstance(raw, dict):
+        raise SpecError(source, "(spec)", f"expected a table of sections, got "
+                                          f"{type(raw).__name__}")
+    unknown = sorted(set(raw) - set(SECTIONS), key=str)
     if unknown:
-        raise SpecError(source, unknown[0], f"unknown section; valid: {', '.join(SECTIONS)}")
+        raise SpecError(source, str(unknown[0]),
+                        f"unknown section; valid: {', '.join(SECTIONS)}")
     spec = {}
-    for section, fields in SCHEMA.items():
-        given = raw.get(section, {})
-        if not isinstance(given, dict):
-            raise SpecError(source, section, "expected a table")
-        bad = sorted(set(given) - set(fields))
-        if bad:
-            raise SpecError(source, f"{section}.{bad[0]}",
-                            f"unknown key; valid: {', '.join(sorted(fields))}")
-        spec[section] = {key: _check(source, f"{section}.{key}", kind,
-                                     given[key] if key in given else copy.deepcopy(default))
-                         for key, (kind, default) in fields.items()}
+    try:
+        for section, fields in SCHEMA.items():
+            spec[section] = check_table(fields, raw.get(section, {}), section)
+        for stream, window in spec["query"]["windows"].items():
+            spec["query"]["windows"][stream] = check_value(f"query.windows.{stream}",
+                                                           WINDOW, window)
+    except FieldError as err:
+        raise SpecError(source, err.field, err.message) from None
     for section in OWNED_ELSEWHERE:
         spec[section] = copy.deepcopy(raw.get(section, {}))
         if not isinstance(spec[section], dict):
             raise SpecError(source, section, "expected a table")
     spec["params"] = copy.deepcopy(raw.get("params", {}))
+    if not isinstance(spec["params"], dict):
+        raise SpecError(source, "params", "expected a table of algorithm tables")
     for name, table in spec["params"].items():
         if not isinstance(table, dict):
             raise SpecError(source, f"params.{name}", "expected a table of parameters")
-    for stream, window in spec["query"]["windows"].items():
-        spec["query"]["windows"][stream] = _check(source, f"query.windows.{stream}",
-                                                  "opt_float", window)
     spec["sweep"] = _check_sweep(source, raw.get("sweep", {}))
+    check_consistency(spec, source)
     return spec
 
 
-def _check(source: str, field: str, kind, value):
-    def fail(expected):
-        raise SpecError(source, field, f"expected {expected}, got {value!r}")
+class SpecWarning(UserWarning):
+    """A spec that runs, but whose fields say something the run will not do as written
+    (a window longer than the run, a failure after its end, a file's setting overridden).
 
-    if isinstance(kind, tuple):
-        if value not in kind:
-            fail("one of " + ", ".join(kind))
-        return value
-    if kind in ("opt_float", "opt_str", "opt_pos") and (value is None or value == "none"):
-        return None
-    if kind == "opt_pos":
-        kind = "pos"
-    if kind == "opt_str":
-        kind = "str"
-    if kind in ("int", "seed"):
-        if isinstance(value, bool) or not isinstance(value, int):
-            fail("an integer")
-        if kind == "seed" and value < 0:
-            fail("a non-negative integer (numpy seeds cannot be negative)")
-        return value
-    if kind == "str":
-        if not isinstance(value, str) or not value:
-            fail("a non-empty string")
-        return value
-    if kind == "bool":
-        if not isinstance(value, bool):
-            fail("true or false")
-        return value
-    if kind == "table":
-        if not isinstance(value, dict):
-            fail("a table")
-        return value
-    if isinstance(value, str) and value in ("inf", "+inf"):
-        value = math.inf  # JSON cannot spell infinity; a resolved spec writes "inf"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        fail("a number" if kind == "opt_float" else "a number > 0" if kind == "pos"
-             else "a number >= 0")
-    if kind == "pos" and value <= 0:
-        fail("a number > 0")
-    if kind in ("nonneg", "opt_float") and value < 0:
-        fail("a number >= 0")
-    return float(value)
+    The message is the one line ``file: field: what happens``; the command line prints
+    it as ``warning: ...``.
+    """
+
+
+def warn(source: str, field: str, message: str) -> str:
+    """Warn about ``field`` of the spec ``source`` with a :class:`SpecWarning`; returns
+    the line (for the run's summary)."""
+    line = f"{source}: {field}: {message}"
+    warnings.warn(line, SpecWarning, stacklevel=2)
+    return line
+
+
+def check_consistency(spec: dict, source: str = "<spec>") -> None:
+    """Refuse fields that contradict each other so that no run is meaningful.
+
+    >>> resolve({"run": {"duration": 1.0, "step": 2.0}}, "s.toml")
+    Traceback (most recent call last):
+    ...
+    experiments.spec.SpecError: s.toml: run.step: expected a step <= run.duration (1), got 2.0: the run would be one step longer than itself
+    """
+    run = spec["run"]
+    if run["step"] > run["duration"]:
+        raise SpecError(source, "run.step", f"expected a step <= run.duration "
+                        f"({run['duration']:g}), got {run['step']!r}: the run would be one "
+                        "step longer than itself")
+
+
+def spec_warnings(spec: dict) -> list[tuple[str, str]]:
+    """``(field, message)`` for each field whose value the run will not honour as
+    written, though the run is still meaningful (its plan records them; see
+    :func:`experiments.runner.build_plan`).
+
+    >>> spec_warnings(resolve({"run": {"duration": 5.0}, "query": {"window": 8.0}}))
+    [('query.window', '8 is longer than the run (run.duration = 5): every tuple stays in the window to the end')]
+    """
+    run, query = spec["run"], spec["query"]
+    duration = run["duration"]
+    found = []
+    if run["memory_interval"] > duration:
+        found.append(("run.memory_interval", f"{run['memory_interval']:g} is longer than "
+                      f"the run (run.duration = {duration:g}): memory is sampled once, at "
+                      "the start"))
+    windows = {"query.window": query["window"]}
+    windows.update({f"query.windows.{s}": w for s, w in query["windows"].items()})
+    for field, window in windows.items():
+        if window is not None and not math.isinf(window) and window > duration:
+            found.append((field, f"{window:g} is longer than the run (run.duration = "
+                                 f"{duration:g}): every tuple stays in the window to the end"))
+    return found
 
 
 def _check_sweep(source: str, sweep) -> dict:
@@ -201,7 +238,64 @@ def _check_sweep(source: str, sweep) -> dict:
         if section not in SECTIONS or section == "sweep" or "." not in path:
             raise SpecError(source, f"sweep.grid.{path}", "expected a dotted path into "
                                                           "a spec section, like streams.count")
+        problem = unknown_path(path)
+        if problem:
+            raise SpecError(source, f"sweep.grid.{path}", problem)
     return {"seeds": list(seeds), "grid": dict(grid)}
+
+
+def section_keys(section: str) -> set[str] | None:
+    """The keys a section's table may hold (None: any, for the trigger tables, whose
+    variant tables are named by the user).
+
+    >>> sorted(section_keys("network"))
+    ['interference_radius', 'medium']
+    """
+    if section in SCHEMA:
+        return set(SCHEMA[section])
+    if section in ("topology", "mobility"):
+        from topologies.spec import section_keys as topology_keys
+
+        return topology_keys(section)
+    if section == "streams":
+        from spark_nodes.sources import STREAMS_KEYS
+
+        return set(STREAMS_KEYS)
+    if section == "mininet":
+        from emulator.mininet.options import MININET_SCHEMA
+
+        return set(MININET_SCHEMA)
+    return None
+
+
+def unknown_path(path: str) -> str | None:
+    """Why the dotted ``path`` names no field a spec can have (None: it names one).
+
+    A sweep over a mistyped path would run every point with the spec's own value and
+    report an axis that changed nothing.
+
+    >>> unknown_path("run.duraton")
+    'run has no key duraton; valid: backend, bytes_per_unit, drain, duration, header_bytes, memory_interval, name, run_ahead, runtime, seed, spark_master, step, synopsis_unit'
+    >>> unknown_path("params.centralized.bach")
+    'algorithm centralized has no parameter bach; valid: batch, retention'
+    >>> unknown_path("query.windows.R1") is None
+    True
+    """
+    section, *rest = path.split(".")
+    if section in ("params", "trigger"):
+        from spark_nodes import registry
+
+        if rest[0] not in registry.names():
+            return f"no such algorithm {rest[0]!r}; valid: {', '.join(registry.names())}"
+        params = registry.get(rest[0]).params
+        if section == "params" and len(rest) > 1 and rest[1] not in params:
+            return (f"algorithm {rest[0]} has no parameter {rest[1]}; valid: "
+                    f"{', '.join(sorted(params)) or '(none)'}")
+        return None
+    keys = section_keys(section)
+    if keys is None or rest[0] in keys:
+        return None
+    return f"{section} has no key {rest[0]}; valid: {', '.join(sorted(keys))}"
 
 
 def set_path(spec: dict, path: str, value) -> None:

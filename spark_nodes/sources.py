@@ -46,9 +46,10 @@ import numpy as np
 
 from emulator.disorder import MODELS, make_disorder
 from spark_nodes.arrivals import arrivals as arrival_times
-from spark_nodes.arrivals import check_pattern
+from spark_nodes.arrivals import PATTERNS, check_pattern
 from spark_nodes import soccer
 from spark_nodes.tuples import StreamTuple
+from topologies.schema import Field
 
 GENERATORS = ("keys", "soccer", "csv")
 KEY_DISTRIBUTIONS = ("uniform", "zipf")
@@ -56,22 +57,39 @@ SOCCER_PLAYERS = 8
 #: spawn key of the soccer game's own generator, far from the per-stream keys 0..n-1
 _GAME = 1_000_000
 
-# key -> default (checked in resolve_streams)
-_DEFAULTS = {
-    "count": None,                 # 3 for keys, 2 for soccer / csv
-    "nodes": None,
-    "rate": 5.0,
-    "keys": "uniform",
-    "key_domain": 20,
-    "zipf_s": 1.2,
-    "disorder": "none",
-    "disorder_mean": 0.0,
-    "disorder_options": {},        # shape options of the model (sigma, alpha, burst_*)
-    "generator": "keys",
-    "file": None,
-    "pattern": "poisson",          # arrival process (spark_nodes.arrivals)
-    "pattern_options": {},
+#: The ``[streams]`` table: every key with its kind, range, default and meaning
+#: (checked in :func:`resolve_streams`; ``docs/SPEC.md`` is generated from it).
+STREAMS_SCHEMA = {
+    "count": Field("integer", None, low=1, none=True,
+                   doc="number of streams; none: 3 for keys, 2 for soccer / csv"),
+    "nodes": Field("list", None, none=True,
+                   doc="a node id per stream; none: placed at random (never the query node)"),
+    "rate": Field("number", 5.0, low=0, low_open=True,
+                  doc="tuples per time unit per stream; keys: or a list, one rate per stream"),
+    "keys": Field("choice", "uniform", choices=KEY_DISTRIBUTIONS,
+                  doc="key distribution (keys generator)"),
+    "key_domain": Field("integer", 20, low=1, doc="keys are 0 .. key_domain - 1; positions "
+                                                  "on [0, key_domain)^2"),
+    "zipf_s": Field("number", 1.2, low=0, low_open=True,
+                    doc="zipf exponent: P(key = k) ~ (k + 1) ** -zipf_s"),
+    "disorder": Field("choice", "none", choices=tuple(sorted(MODELS)),
+                      doc="model of each tuple's delay before it enters the system"),
+    "disorder_mean": Field("number", 0.0, low=0, doc="mean disorder delay"),
+    "disorder_options": Field("table", {}, doc="shape options of the disorder model "
+                                               "(sigma, alpha, burst_*)"),
+    "generator": Field("choice", "keys", choices=GENERATORS,
+                       doc="synthetic keyed streams, a soccer game, or a DEBS 2013 csv"),
+    "file": Field("str", None, none=True, doc="csv generator: the file, relative to the "
+                                              "spec's folder"),
+    "pattern": Field("choice", "poisson", choices=PATTERNS,
+                     doc="arrival process of the keys generator"),
+    "pattern_options": Field("table", {}, doc="options of the arrival pattern (onoff: on, "
+                                              "off; mmpp: low_time, high_time, burst)"),
 }
+# key -> default (checked in resolve_streams)
+_DEFAULTS = {key: rule.default for key, rule in STREAMS_SCHEMA.items()}
+#: Every key a ``[streams]`` table may hold.
+STREAMS_KEYS = tuple(_DEFAULTS)
 #: keys meaningful only for some generators (given for another one: an error)
 _ONLY_FOR = {
     "keys": ("keys",), "key_domain": ("keys",), "zipf_s": ("keys",),
@@ -141,16 +159,17 @@ def resolve_streams(cfg: dict) -> dict:
         raise ValueError(f"streams.{unknown[0]}: unknown key; valid: {', '.join(sorted(_DEFAULTS))}")
     out = dict(_DEFAULTS)
     out.update(cfg)
-    gen = _choice("streams.generator", out["generator"], GENERATORS)
+    gen = _choice("streams.generator", out["generator"], STREAMS_SCHEMA["generator"].choices)
     for key, gens in _ONLY_FOR.items():
         if key in cfg and gen not in gens:
             raise ValueError(f"streams.{key}: not used by generator {gen!r} "
                              f"(only by {', '.join(gens)})")
-    out["keys"] = _choice("streams.keys", out["keys"], KEY_DISTRIBUTIONS)
+    out["keys"] = _choice("streams.keys", out["keys"], STREAMS_SCHEMA["keys"].choices)
     out["pattern_options"] = check_pattern(out["pattern"], out["pattern_options"])
     out["key_domain"] = _int("streams.key_domain", out["key_domain"], 1)
     out["zipf_s"] = _number("streams.zipf_s", out["zipf_s"], positive=True)
-    out["disorder"] = _choice("streams.disorder", out["disorder"], tuple(sorted(MODELS)))
+    out["disorder"] = _choice("streams.disorder", out["disorder"],
+                              STREAMS_SCHEMA["disorder"].choices)
     out["disorder_mean"] = _number("streams.disorder_mean", out["disorder_mean"], positive=False)
     if not isinstance(out["disorder_options"], dict):
         raise ValueError(f"streams.disorder_options: expected a table, "

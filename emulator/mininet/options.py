@@ -10,8 +10,9 @@ ValueError: demo.toml: mininet.timescale: unknown key; valid: agent_timeout, por
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+
+from topologies.schema import Field, FieldError, check_table
 
 
 @dataclass(frozen=True)
@@ -38,37 +39,37 @@ class MininetOptions:
 
     @classmethod
     def from_table(cls, table: dict | None, source: str = "<spec>") -> "MininetOptions":
-        """Validate a ``[mininet]`` table; errors name ``source`` and the field."""
-        table = {} if table is None else table
-        valid = sorted(f.name for f in fields(cls))
-        for key in sorted(table):
-            if key not in valid:
-                raise ValueError(f"{source}: mininet.{key}: unknown key; valid: "
-                                 f"{', '.join(valid)}")
-        opts = cls(**table)
-        checks = [
-            ("time_scale", isinstance(opts.time_scale, (int, float))
-             and not isinstance(opts.time_scale, bool) and math.isfinite(opts.time_scale)
-             and opts.time_scale > 0, "a number > 0"),
-            ("shaping", opts.shaping in ("auto", "netem", "tun"), "auto, netem or tun"),
-            ("agent_timeout", isinstance(opts.agent_timeout, (int, float))
-             and not isinstance(opts.agent_timeout, bool) and opts.agent_timeout > 0,
-             "a number > 0"),
-            ("port", isinstance(opts.port, int) and not isinstance(opts.port, bool)
-             and 1024 <= opts.port <= 65535, "an integer port in 1024..65535"),
-            ("spark_master", opts.spark_master is None or _is_int(opts.spark_master),
-             "a node id"),
-            ("spark_workers", isinstance(opts.spark_workers, (list, tuple))
-             and all(_is_int(w) for w in opts.spark_workers)
-             and (opts.spark_master is not None or not opts.spark_workers),
-             "a list of node ids (with spark_master set)"),
-        ]
-        for name, ok, expected in checks:
-            if not ok:
-                raise ValueError(f"{source}: mininet.{name}: expected {expected}, "
-                                 f"got {getattr(opts, name)!r}")
-        return cls(float(opts.time_scale), opts.shaping, float(opts.agent_timeout), opts.port,
-                   opts.spark_master, tuple(opts.spark_workers))
+        """Validate a ``[mininet]`` table against :data:`MININET_SCHEMA`; errors name
+        ``source`` and the field."""
+        try:
+            opts = check_table(MININET_SCHEMA, {} if table is None else table, "mininet")
+            if opts["spark_workers"] and opts["spark_master"] is None:
+                raise FieldError("mininet.spark_workers", "expected a list of node ids "
+                                 f"(with spark_master set), got {opts['spark_workers']!r}")
+            bad = [w for w in opts["spark_workers"] if not _is_int(w)]
+            if bad:
+                raise FieldError("mininet.spark_workers", f"expected a list of node ids, "
+                                 f"got {opts['spark_workers']!r}")
+        except FieldError as err:
+            raise ValueError(f"{source}: {err}") from None
+        return cls(opts["time_scale"], opts["shaping"], opts["agent_timeout"], opts["port"],
+                   opts["spark_master"], tuple(opts["spark_workers"]))
+
+
+#: The ``[mininet]`` table (``docs/SPEC.md`` is generated from it).
+MININET_SCHEMA = {
+        "agent_timeout": Field("number", 120.0, low=0, low_open=True,
+                               doc="wall seconds the node agents have to start"),
+        "port": Field("integer", 7100, low=1024, high=65535,
+                      doc="TCP port the agents listen on (at their node address)"),
+        "shaping": Field("choice", "auto", choices=("auto", "netem", "tun"),
+                         doc="delay shaping: netem where the kernel has it, else TUN"),
+        "spark_master": Field("integer", None, none=True,
+                              doc="node whose host runs a Spark standalone master"),
+        "spark_workers": Field("list", [], doc="nodes whose hosts run Spark workers"),
+        "time_scale": Field("number", 1.0, low=0, low_open=True,
+                            doc="wall seconds per virtual time unit"),
+}
 
 
 def _is_int(value) -> bool:
