@@ -64,12 +64,6 @@ def _spec_sections() -> list[str]:
     return out
 
 
-def _param_type(param) -> str:
-    names = {int: "integer", float: "number", bool: "bool", str: "string", list: "list",
-             dict: "table", type(None): "`none`"}
-    return " or ".join(names.get(t, t.__name__) for t in param.types)
-
-
 def _params_sections() -> list[str]:
     from spark_nodes import registry
 
@@ -84,10 +78,10 @@ def _params_sections() -> list[str]:
         if not algorithm.params:
             out.append("No parameters.")
             continue
-        rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
+        rows = ["| key | type and range | default | meaning |", "|---|---|---|---|"]
         for key, param in sorted(algorithm.params.items()):
             default = "none" if param.default is None else f"`{param.default!r}`"
-            rows.append(f"| `params.{name}.{key}` | {_param_type(param)} | {default} | "
+            rows.append(f"| `params.{name}.{key}` | {param.type_text} | {default} | "
                         f"{cell(param.help)} |")
         out.append("\n".join(rows))
     return out

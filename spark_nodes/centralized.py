@@ -113,19 +113,15 @@ class Centralized(Algorithm):
     name = "centralized"
     family = "centralized"
     params = {
-        "batch": Param((int,), 1, "tuples per data message (>= 1)"),
+        "batch": Param((int,), 1, "tuples per data message (>= 1)", low=1),
         "retention": Param((float, type(None)), None,
-                           "allowed lateness at the query node; none keeps every tuple"),
+                           "allowed lateness at the query node; none keeps every tuple",
+                           low=0, allow_inf=True),
     }
 
     def programs(self, plan) -> dict:
         """A :class:`CentralizedNode` at every source node and at the query node."""
         batch, retention = plan.params["batch"], plan.params["retention"]
-        if batch < 1:
-            raise ValueError(f"params.centralized.batch: expected an integer >= 1, got {batch}")
-        if retention is not None and not retention >= 0:
-            raise ValueError(f"params.centralized.retention: expected a number >= 0 or none, "
-                             f"got {retention}")
         q = plan.query
         names = [s.name for s in plan.streams]
         progs = {}

@@ -1,8 +1,10 @@
 """The registry of algorithms: names map to plug-ins; unknown or duplicate names fail loudly.
 
-An algorithm declares its parameters (type, default, help) so a spec can be validated
-before anything runs, and builds one :class:`~emulator.program.NodeProgram` per node
-that has a role.
+An algorithm declares its parameters (type, range, default, help) so a spec can be
+validated before anything runs, and builds one :class:`~emulator.program.NodeProgram`
+per node that has a role. A parameter's range is a :class:`topologies.schema.Field`, the
+project's one validation layer, so its error and its line in the field reference use
+the same words as every other input's.
 
 >>> sorted(p for p in Algorithm.params)
 []
@@ -12,12 +14,19 @@ that has a role.
 Traceback (most recent call last):
 ...
 ValueError: params.toy.bach: unknown parameter; valid: batch, label
+>>> validate_params(Toy(), {"batch": 0})
+Traceback (most recent call last):
+...
+ValueError: params.toy.batch: expected an integer >= 1, got 0
 """
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
 from typing import Any
+
+from topologies.schema import Field
+from topologies.values import BadValue
 
 #: Modules that register algorithms when imported (the registry loads them lazily so that
 #: importing one family never pays for the others).
@@ -30,16 +39,77 @@ PLUGIN_MODULES = (
 )
 
 
+#: How the field reference names a parameter's types when it declares no range.
+_TYPE_NAMES = {int: "integer", float: "number", bool: "bool", str: "string", list: "list",
+               dict: "table", type(None): "`none`"}
+
+
 @dataclass(frozen=True)
 class Param:
-    """One algorithm parameter: accepted types, default and a line of help.
+    """One algorithm parameter: accepted types, default, a line of help and its range.
 
-    ``types`` may include ``type(None)`` where "none" is a meaningful value.
+    ``types`` may include ``type(None)`` where "none" is a meaningful value (none then
+    passes the range too). The range of a number (``int`` or ``float`` in ``types``) is
+    ``low``/``high`` (``low_open``: ``> low``; infinity passes only with ``allow_inf``);
+    that of a string is ``choices``. Without either, any value of the types passes.
+
+    Examples
+    --------
+    >>> Param((int,), 1, low=1).expected
+    'an integer >= 1'
+    >>> Param((float, type(None)), None, low=0, allow_inf=True).type_text
+    'number >= 0 (or inf) or `none`'
+    >>> Param((str,), "mask", choices=("mask", "product")).expected
+    'one of mask, product'
+    >>> Param((list, type(None)), None).type_text
+    'list or `none`'
     """
 
     types: tuple
     default: Any
     help: str = ""
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    allow_inf: bool = False
+    choices: tuple = ()
+
+    def __post_init__(self):
+        ranged = self.low is not None or self.high is not None
+        if ranged and not {int, float} & set(self.types):
+            raise ValueError(f"Param: low/high bound a number, not {self.types}")
+        if self.choices and str not in self.types:
+            raise ValueError(f"Param: choices are strings, not {self.types}")
+
+    @property
+    def field(self) -> Field | None:
+        """The range as a :class:`~topologies.schema.Field` (None: no range)."""
+        if self.choices:
+            kind = "choice"
+        elif self.low is not None or self.high is not None:
+            kind = "number" if float in self.types else "integer"
+        else:
+            return None
+        return Field(kind, self.default, low=self.low, high=self.high,
+                     low_open=self.low_open, allow_inf=self.allow_inf,
+                     none=type(None) in self.types, choices=self.choices, doc=self.help)
+
+    @property
+    def expected(self) -> str:
+        """What a valid value is, in the words of the error messages."""
+        return self.types_expected if self.field is None else self.field.expected
+
+    @property
+    def types_expected(self) -> str:
+        """The accepted types, in the words of the error messages (``int or none``)."""
+        return " or ".join("none" if t is type(None) else t.__name__ for t in self.types)
+
+    @property
+    def type_text(self) -> str:
+        """The type and range as the field reference prints them."""
+        if self.field is not None:
+            return self.field.type_text
+        return " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in self.types)
 
 
 class Algorithm:
@@ -101,7 +171,8 @@ class Toy(Algorithm):
     """A two-parameter algorithm used by the doctest above."""
 
     name = "toy"
-    params = {"batch": Param((int,), 1, "tuples per message"), "label": Param((str,), "x")}
+    params = {"batch": Param((int,), 1, "tuples per message", low=1),
+              "label": Param((str,), "x")}
 
 
 _REGISTRY: dict[str, Algorithm] = {}
@@ -166,9 +237,25 @@ def check_param(algorithm: str, params: dict, key: str, ok: bool, expected: str)
         raise ValueError(f"params.{algorithm}.{key}: expected {expected}, got {params[key]!r}")
 
 
+def check_range(algorithm: str, key: str, param: Param, value) -> None:
+    """Raise ``params.<algorithm>.<key>: expected ..., got ...`` unless ``value`` is in
+    ``param``'s range (a value of its types; :func:`validate_params` checks those first).
+
+    >>> check_range("toy", "batch", Toy.params["batch"], 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: params.toy.batch: expected an integer >= 1, got 0
+    """
+    if param.field is not None:
+        try:
+            param.field.check(value)
+        except BadValue as bad:
+            raise ValueError(f"params.{algorithm}.{key}: {bad}") from None
+
+
 def validate_params(algorithm: Algorithm, given: dict) -> dict:
-    """Defaults overlaid with ``given``; unknown names and wrong types raise ValueError
-    naming ``params.<algorithm>.<name>``."""
+    """Defaults overlaid with ``given``; unknown names, wrong types and values out of
+    their range raise ValueError naming ``params.<algorithm>.<name>``."""
     out = {k: p.default for k, p in algorithm.params.items()}
     for key, value in given.items():
         field = f"params.{algorithm.name}.{key}"
@@ -177,12 +264,12 @@ def validate_params(algorithm: Algorithm, given: dict) -> dict:
                              f"{', '.join(sorted(algorithm.params)) or '(none)'}")
         param = algorithm.params[key]
         if not _accepts(param, value):
-            wanted = " or ".join("none" if t is type(None) else t.__name__ for t in param.types)
-            raise ValueError(f"{field}: expected {wanted}, got {value!r}")
+            raise ValueError(f"{field}: expected {param.types_expected}, got {value!r}")
         if isinstance(value, str) and float in param.types and value in ("inf", "-inf"):
             value = float(value)  # TOML has inf, but JSON specs spell it as a string
         elif isinstance(value, int) and not isinstance(value, bool) \
                 and float in param.types and int not in param.types:
             value = float(value)
+        check_range(algorithm.name, key, param, value)
         out[key] = value
     return out

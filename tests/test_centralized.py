@@ -144,8 +144,7 @@ def test_programs_pickle_and_reject_bad_params():
     progs = Centralized().programs(plan)
     assert sorted(progs) == [0, 4]
     assert pickle.loads(pickle.dumps(progs[0])).join.streams == ("R1", "R2")
-    bad = make_plan(line_dynamics(), {"R1": 0, "R2": 4}, query_node=0, params={"batch": 0})
     with pytest.raises(ValueError, match="params.centralized.batch"):
-        Centralized().programs(bad)
+        make_plan(line_dynamics(), {"R1": 0, "R2": 4}, query_node=0, params={"batch": 0})
     with pytest.raises(ValueError, match="params.centralized.bach"):
         validate_params(Centralized(), {"bach": 2})

@@ -1,4 +1,4 @@
-"""The registered algorithms "atr", "ctr" and "single-host" (ALGORITHMS.md §3).
+"""The registered algorithms "atr", "ctr" and "single-host" (docs/ALGORITHMS.md#atr-and-ctr).
 
 All three run the same pipeline: sources send every tuple to the diffusion node
 (``diffusion_node``, default: least total path cost to the sources), hosts join, the
@@ -39,16 +39,16 @@ _PLACEMENT = {
                             "(default: least total path cost to the sources)"),
     "host_nodes": Param((list, NONE), None, "host nodes (default: a seeded draw)"),
     "slack": Param((float,), 0.5, "time the diffusion node waits past a range's end "
-                   "before closing it; later tuples are late (dropped, counted)"),
+                   "before closing it; later tuples are late (dropped, counted)", low=0),
 }
 _HOSTS = {
-    "hosts": Param((int,), 4, "number of hosts"),
-    "segment": Param((float,), 1.0, "segment length T"),
+    "hosts": Param((int,), 4, "number of hosts", low=1),
+    "segment": Param((float,), 1.0, "segment length T", low=0, low_open=True),
     "weights": Param((list,), [0.4, 0.4, 0.2], "load weights [cpu, memory, bandwidth]"),
     "capacity": Param((list,), [10000.0, 1000.0, 1000.0],
                       "host capacity [probes/time, tuples, units/time] for the load"),
     "report_interval": Param((float, NONE), None, "host load report period "
-                             "(default: the segment length)"),
+                             "(default: the segment length)", low=0, low_open=True),
 }
 
 
@@ -64,26 +64,19 @@ class _DistributedJoin(Algorithm):
     def setup(self, plan) -> Setup:
         p = plan.params
         name = self.name
-        check_param(name, p, "slack", p["slack"] >= 0, "a number >= 0")
         net = plan.net0
         sources = [s.node for s in plan.streams]
         diff = p["diffusion_node"]
         if diff is None:
             diff = diffusion_node(net, sources)
         check_param(name, p, "diffusion_node", diff in net.nodes, "a node of the topology")
-        count = p.get("hosts", 1)
-        check_param(name, p, "hosts", isinstance(count, int) and count >= 1, "an integer >= 1")
-        hosts = host_nodes(net, count, p["host_nodes"], plan.seed,
+        hosts = host_nodes(net, p.get("hosts", 1), p["host_nodes"], plan.seed,
                            field=f"params.{name}.host_nodes")
         segment = p.get("segment", 1.0)
-        if "segment" in p:
-            check_param(name, p, "segment", segment > 0, "a number > 0")
         flush = self.flush_period(p)
         report = p.get("report_interval")
         if report is None:
             report = segment
-        else:
-            check_param(name, p, "report_interval", report > 0, "a number > 0")
         weights = p.get("weights", [1.0, 0.0, 0.0])
         check_param(name, p, "weights", isinstance(weights, list) and len(weights) == 3 and all(
             isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights),
@@ -203,23 +196,19 @@ class Atr(_DistributedJoin):
     triggered = True
     params = {**_PLACEMENT, **_HOSTS,
               "flush": Param((float, NONE), None, "flush period of closed tuples "
-                             "(default: segment / 2)"),
-              "delta_T": Param((float,), 0.25, "segment adaptation step ΔT"),
+                             "(default: segment / 2)", low=0, low_open=True),
+              "delta_T": Param((float,), 0.25, "segment adaptation step ΔT", low=0),
               "adapt": Param((bool,), False, "adapt T by probing T ± ΔT"),
-              "adapt_every": Param((int,), 4, "segments between two probes of T ± ΔT"),
+              "adapt_every": Param((int,), 4, "segments between two probes of T ± ΔT",
+                                   low=1),
               "master_switch": Param((bool,), True, "switch the master when rates change"),
               "switch_margin": Param((float,), 0.25, "relative rate lead a slave needs "
-                                     "to become the master")}
+                                     "to become the master", low=0)}
 
     def flush_period(self, p: dict) -> float:
-        f = p["flush"] if p["flush"] is not None else p["segment"] / 2
-        check_param(self.name, p, "flush", f > 0, "a number > 0")
-        return f
+        return p["flush"] if p["flush"] is not None else p["segment"] / 2
 
     def extra(self, p: dict) -> dict:
-        check_param(self.name, p, "delta_T", p["delta_T"] >= 0, "a number >= 0")
-        check_param(self.name, p, "adapt_every", p["adapt_every"] >= 1, "an integer >= 1")
-        check_param(self.name, p, "switch_margin", p["switch_margin"] >= 0, "a number >= 0")
         return {"delta_T": p["delta_T"], "adapt": p["adapt"], "adapt_every": p["adapt_every"],
                 "master_switch": p["master_switch"], "switch_margin": p["switch_margin"]}
 
@@ -254,12 +243,11 @@ class Ctr(_DistributedJoin):
     triggered = True
     params = {**_PLACEMENT, **_HOSTS,
               "store": Param((str,), "cover", "where a segment is stored: 'cover' (its "
-                             "hop-1 hosts, as the source) or 'llf' (least-loaded host)"),
+                             "hop-1 hosts, as the source) or 'llf' (least-loaded host)",
+                             choices=STORE_MODES),
               **ROUTE_PARAMS}
 
     def extra(self, p: dict) -> dict:
-        check_param(self.name, p, "store", p["store"] in STORE_MODES,
-               f"one of {', '.join(STORE_MODES)}")
         return {"store": p["store"], "routes": route_options(self.name, p)}
 
     def summarize(self, plan, run) -> dict:
@@ -290,10 +278,10 @@ class SingleHost(_DistributedJoin):
     name = "single-host"
     scheme = "single"
     params = {**_PLACEMENT,
-              "flush": Param((float,), 0.5, "period at which closed tuples are forwarded")}
+              "flush": Param((float,), 0.5, "period at which closed tuples are forwarded",
+                             low=0, low_open=True)}
 
     def flush_period(self, p: dict) -> float:
-        check_param(self.name, p, "flush", p["flush"] > 0, "a number > 0")
         return p["flush"]
 
 

@@ -1,4 +1,4 @@
-"""The enrichment pipeline with lookups fetched on demand or ahead of need (ALGORITHMS.md §5).
+"""The enrichment pipeline with lookups fetched on demand or ahead of need (docs/ALGORITHMS.md#lookups).
 
 Every tuple of every stream travels from its source to the query node (the *enrichment
 node*), where it is joined with the row of a reference table keyed by its ``key``. The
@@ -54,20 +54,24 @@ NONE = type(None)
 COMMON = {
     "table_node": Param((int, NONE), None, "node holding the reference table (default: "
                         "the farthest from the query node in hops at time 0)"),
-    "cache_ttl": Param((float,), 2.0, "time units a fetched row stays cached"),
-    "row_units": Param((float,), 1.0, "size of a row (reply) in data units"),
-    "request_units": Param((float,), 0.25, "size of a request in data units"),
+    "cache_ttl": Param((float,), 2.0, "time units a fetched row stays cached", low=0,
+                       low_open=True, allow_inf=True),
+    "row_units": Param((float,), 1.0, "size of a row (reply) in data units", low=0,
+                       low_open=True),
+    "request_units": Param((float,), 0.25, "size of a request in data units", low=0,
+                           low_open=True),
     "batch_period": Param((float,), 0.0, "sources send their tuples once per period "
-                          "(0: each at once)"),
+                          "(0: each at once)", low=0),
     "lookup_timeout": Param((float,), 1.0, "an on-demand request with no reply by then "
-                            "is sent again"),
+                            "is sent again", low=0, low_open=True),
     "trace": Param((bool,), False, "write trace_tuples / trace_lookups / trace_fetches "
                    "(what profiles are built from)"),
 }
 PROFILED = {
     "profile": Param((str, dict), "train", "a profile file, or 'train': build one first "
                      "from a traced on-demand run at training_seed"),
-    "training_seed": Param((int,), 1000, "seed of the training run of profile = 'train'"),
+    "training_seed": Param((int,), 1000, "seed of the training run of profile = 'train'",
+                           low=0),
 }
 
 
@@ -104,9 +108,6 @@ class _Enrich(Algorithm):
     # -- the run --------------------------------------------------------------------------
     def setup(self, plan) -> Setup:
         p = plan.params
-        for key in ("cache_ttl", "row_units", "request_units", "lookup_timeout"):
-            check_param(self.name, p, key, p[key] > 0, "a number > 0")
-        check_param(self.name, p, "batch_period", p["batch_period"] >= 0, "a number >= 0")
         enrich = plan.query.node
         table = p["table_node"]
         if table is None:
@@ -227,12 +228,12 @@ class Predicted(_Profiled):
               "confidence": Param((float,), 0.9, "probability that a prefetch arrives "
                                   "before the need, in (0, 1)"),
               "threshold": Param((float,), 0.5, "lookup probability from which a tuple "
-                                 "triggers a prefetch")}
+                                 "triggers a prefetch", low=0, high=1)}
 
     def triggers(self, plan) -> dict:
         p = plan.params
+        # open at both ends, which a declared range cannot say
         check_param(self.name, p, "confidence", 0 < p["confidence"] < 1, "a number in (0, 1)")
-        check_param(self.name, p, "threshold", 0 <= p["threshold"] <= 1, "a number in [0, 1]")
         return {s: Trigger(r, prefetch_wait(r, p["confidence"]), p["threshold"])
                 for s, r in self.records(plan).items()}
 

@@ -22,14 +22,14 @@ FetchOptions(fetch='eager', ttl=2.0, timeout=1.0)
 >>> fetch_options("ctr", {**p, "route_ttl": -1.0}, "routes", ("carried", "lookup"), "route")
 Traceback (most recent call last):
 ...
-ValueError: params.ctr.route_ttl: expected a number >= 0, got -1.0
+ValueError: params.ctr.route_ttl: expected a number >= 0 (or inf), got -1.0
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from spark_nodes.enrich.lookups import Cache
-from spark_nodes.registry import Param, check_param
+from spark_nodes.registry import Param, check_range
 
 FETCH_MODES = ("on-demand", "eager")
 
@@ -49,25 +49,25 @@ def fetch_params(switch: str, modes: tuple[str, str], what: str, ttl: float) -> 
     on = f"{switch} = '{modes[1]}'"
     return {
         switch: Param((str,), modes[0], f"'{modes[0]}' (as the source) or '{modes[1]}' "
-                      f"(fetched as a lookup, ALGORITHMS.md §5)"),
+                      f"(fetched as a lookup, ALGORITHMS.md §5)", choices=tuple(modes)),
         f"{what}_fetch": Param((str,), "on-demand", f"{on}: 'on-demand' (when a need finds "
-                               "nothing cached) or 'eager' (as soon as the need is known)"),
+                               "nothing cached) or 'eager' (as soon as the need is known)",
+                               choices=FETCH_MODES),
         f"{what}_ttl": Param((float,), ttl, f"{on}: time units a fetched {what} stays cached "
-                             "for later needs (0: every need fetches its own)"),
+                             "for later needs (0: every need fetches its own)", low=0,
+                             allow_inf=True),
         f"{what}_timeout": Param((float,), 1.0, f"{on}: a request with no reply by then is "
-                                 "sent again"),
+                                 "sent again", low=0, low_open=True),
     }
 
 
 def fetch_options(name: str, p: dict, switch: str, modes: tuple[str, str],
                   what: str) -> FetchOptions | None:
     """The checked options of algorithm ``name``'s params ``p``; None when the switch
-    keeps the default behaviour. Bad values raise ``params.<name>.<field>: ...``."""
-    check_param(name, p, switch, p[switch] in modes, f"one of {', '.join(modes)}")
-    check_param(name, p, f"{what}_fetch", p[f"{what}_fetch"] in FETCH_MODES,
-                f"one of {', '.join(FETCH_MODES)}")
-    check_param(name, p, f"{what}_ttl", p[f"{what}_ttl"] >= 0, "a number >= 0")
-    check_param(name, p, f"{what}_timeout", p[f"{what}_timeout"] > 0, "a number > 0")
+    keeps the default behaviour. Bad values raise ``params.<name>.<field>: ...``, checked
+    against the ranges :func:`fetch_params` declares (which do not depend on ``ttl``)."""
+    for key, param in fetch_params(switch, modes, what, ttl=0.0).items():
+        check_range(name, key, param, p[key])
     if p[switch] == modes[0]:
         return None
     return FetchOptions(p[f"{what}_fetch"], float(p[f"{what}_ttl"]),

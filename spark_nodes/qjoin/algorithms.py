@@ -6,7 +6,7 @@ the two source nodes ship there through the emulated network. The first stream o
 spec is ``R``, the second ``S``. Each also takes ``P`` and ``q_user``, which QJoin acts
 on and every algorithm is judged by (``recall_target_met_fraction``).
 
-QJoin's reconstruction options (``ALGORITHMS.md`` §2) are parameters: ``purge``
+QJoin's reconstruction options (``docs/ALGORITHMS.md#reconstructions``) are parameters: ``purge``
 (``window``: ``T - (w + d)``; ``literal``: ``T - d``), ``ideal`` (``basic``: ``N_L`` from
 the basic windows; ``literal``: formula (10)), ``coarse_delay`` (``paper``: 0 on
 ``[0, g]``; ``ceil``), ``evict_over_size`` and ``max_delay_scope`` (Algorithm 1
@@ -36,25 +36,19 @@ import numpy as np
 
 from emulator.program import NodeProgram
 from spark_nodes.qjoin import evaluation as ev
+from spark_nodes.qjoin.estimator import COARSE_DELAY_RULES, IDEAL_RULES
+from spark_nodes.qjoin.operator import PURGE_RULES
 from spark_nodes.qjoin.programs import (JoinNode, NoBufferNode, QJoinNode, SlackJoinNode,
                                         SourceNode, make_slack)
 from spark_nodes.triggers.summary import windows_fired
 from spark_nodes.registry import Algorithm, Param, register
 
 _COMMON = {
-    "P": Param((float,), 60.0, "user period P over which recall is judged (time units)"),
-    "q_user": Param((float,), 0.9, "recall the user requires over every period P"),
+    "P": Param((float,), 60.0, "user period P over which recall is judged (time units)",
+               low=0, low_open=True),
+    "q_user": Param((float,), 0.9, "recall the user requires over every period P",
+                    low=0, high=1),
 }
-
-
-def _choice(name: str, value, options) -> None:
-    if value not in options:
-        raise ValueError(f"{name}: expected one of {', '.join(options)}, got {value!r}")
-
-
-def _positive(name: str, value) -> None:
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"{name}: expected a finite number > 0, got {value!r}")
 
 
 class QJoinFamily(Algorithm):
@@ -73,11 +67,6 @@ class QJoinFamily(Algorithm):
         if len(wins) != 1 or None in wins:
             raise ValueError(f"query.window: {self.name} needs one finite window for both "
                              f"streams, got {plan.query.windows}")
-        p = plan.params
-        _positive(f"params.{self.name}.P", p["P"])
-        if not 0 <= p["q_user"] <= 1:
-            raise ValueError(f"params.{self.name}.q_user: expected a number in [0, 1], "
-                             f"got {p['q_user']!r}")
         return names, float(wins.pop())
 
     def join_program(self, plan, streams, w, source) -> JoinNode:
@@ -177,33 +166,30 @@ class QJoin(QJoinFamily):
     triggered = True
     params = {
         **_COMMON,
-        "L": Param((float,), 1.0, "adaptation interval L (time units)"),
-        "b": Param((float,), 0.01, "basic window length b"),
-        "g": Param((float,), 0.01, "delay granularity g"),
-        "purge": Param((str,), "window", "purge horizon: window = T-(w+d), literal = T-d"),
-        "ideal": Param((str,), "basic", "N_L: basic (basic windows) or literal (formula 10)"),
+        "L": Param((float,), 1.0, "adaptation interval L (time units)", low=0, low_open=True),
+        "b": Param((float,), 0.01, "basic window length b", low=0, low_open=True),
+        "g": Param((float,), 0.01, "delay granularity g", low=0, low_open=True),
+        "purge": Param((str,), "window", "purge horizon: window = T-(w+d), literal = T-d",
+                       choices=PURGE_RULES),
+        "ideal": Param((str,), "basic", "N_L: basic (basic windows) or literal (formula 10)",
+                       choices=IDEAL_RULES),
         "coarse_delay": Param((str,), "paper", "coarse delay D: paper (0 on [0,g], the source's "
                               "definition) or ceil (ceil(delay/g), the reading "
-                              "ALGORITHMS.md's worked numbers of §2 follow)"),
+                              "ALGORITHMS.md's worked numbers of §2 follow)",
+                              choices=COARSE_DELAY_RULES),
         "evict_over_size": Param((bool,), False,
                                  "also evict the oldest tuples beyond sizes x, y (the "
                                  "source's step 3; costs recall, see the module text)"),
         "max_delay_scope": Param((str,), "history",
                                  "Algorithm 1 searches up to the max delay of: history | "
-                                 "interval"),
+                                 "interval", choices=("history", "interval")),
         "hindsight": Param((bool,), True, "compute the hindsight memory bound per period"),
     }
 
     def join_program(self, plan, streams, w, source):
         p = plan.params
-        for key in ("L", "b", "g"):
-            _positive(f"params.qjoin.{key}", p[key])
         if p["L"] > p["P"]:
             raise ValueError(f"params.qjoin.L: must not exceed P ({p['P']}), got {p['L']}")
-        _choice("params.qjoin.purge", p["purge"], ("window", "literal"))
-        _choice("params.qjoin.ideal", p["ideal"], ("basic", "literal"))
-        _choice("params.qjoin.coarse_delay", p["coarse_delay"], ("paper", "ceil"))
-        _choice("params.qjoin.max_delay_scope", p["max_delay_scope"], ("history", "interval"))
         q = plan.query
         return QJoinNode(streams, w, q.predicate, q.theta, p, plan.bytes_per_unit, source,
                          getattr(plan, "trigger", None))
@@ -254,14 +240,12 @@ class KSlackJoin(QJoinFamily):
     """K-slack with a fixed ``K`` in front of the symmetric join."""
 
     name = "k-slack"
-    params = {**_COMMON, "K": Param((float,), 0.1, "fixed slack K (time units)")}
+    params = {**_COMMON, "K": Param((float,), 0.1, "fixed slack K (time units)", low=0)}
 
     def join_program(self, plan, streams, w, source):
-        K = plan.params["K"]
-        if not (K >= 0 and math.isfinite(K)):
-            raise ValueError(f"params.k-slack.K: expected a finite number >= 0, got {K!r}")
         q = plan.query
-        return SlackJoinNode(streams, w, q.predicate, q.theta, make_slack("k-slack", K),
+        return SlackJoinNode(streams, w, q.predicate, q.theta,
+                             make_slack("k-slack", plan.params["K"]),
                              plan.bytes_per_unit, source)
 
 
@@ -285,10 +269,10 @@ class NoBuffer(QJoinFamily):
     """The symmetric join with no delay allowance."""
 
     name = "no-buffer"
-    params = {**_COMMON, "purge": Param((str,), "window", "window = T-w, literal = T")}
+    params = {**_COMMON, "purge": Param((str,), "window", "window = T-w, literal = T",
+                                        choices=PURGE_RULES)}
 
     def join_program(self, plan, streams, w, source):
-        _choice("params.no-buffer.purge", plan.params["purge"], ("window", "literal"))
         q = plan.query
         return NoBufferNode(streams, w, q.predicate, q.theta, plan.params["purge"],
                             plan.bytes_per_unit, source)
@@ -300,8 +284,10 @@ class SparkJoin(QJoinFamily):
     name = "spark-join"
     params = {
         **_COMMON,
-        "watermark": Param((float,), 0.1, "watermark delay threshold (time units = s)"),
-        "trigger": Param((float,), 0.1, "virtual length of one micro-batch"),
+        "watermark": Param((float,), 0.1, "watermark delay threshold (time units = s)",
+                           low=0),
+        "trigger": Param((float,), 0.1, "virtual length of one micro-batch", low=0,
+                         low_open=True),
         "master": Param((str,), "local[1]", "Spark master of the embedded session"),
         "cache": Param((bool,), False, "reuse Spark's output kept in the run folder "
                                        "when a rerun gives it the same input"),
@@ -310,11 +296,6 @@ class SparkJoin(QJoinFamily):
     def join_program(self, plan, streams, w, source):
         from spark_nodes.qjoin.spark_join import SparkJoinNode
 
-        p = plan.params
-        _positive("params.spark-join.trigger", p["trigger"])
-        if not (p["watermark"] >= 0 and math.isfinite(p["watermark"])):
-            raise ValueError(f"params.spark-join.watermark: expected a finite number >= 0, "
-                             f"got {p['watermark']!r}")
         # The node records arrivals; the runner's Spark pass reads the rest from the plan.
         return SparkJoinNode(streams, plan.bytes_per_unit, source)
 

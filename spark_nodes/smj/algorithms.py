@@ -12,25 +12,27 @@ import pandas as pd
 
 from spark_nodes.enrich.lookup_summary import fetch_summary
 from spark_nodes.registry import Algorithm, Param, register
-from spark_nodes.smj.config import SmjConfig
+from spark_nodes.smj.config import DRAWS, FILTERS, SmjConfig
 from spark_nodes.smj.node import SmjNode
 from spark_nodes.smj.plan_lookup import PARAMS as PLAN_PARAMS, PLAN_MODES, plan_options
 from spark_nodes.smj.semantics import FiredPeriods, exact_groups
 from spark_nodes.triggers.summary import windows_fired
 
 _COMMON = {
-    "period": Param((float,), 1.0, "period length: blocks close every `period` time units"),
+    "period": Param((float,), 1.0, "period length: blocks close every `period` time units",
+                    low=0, low_open=True),
     "margin": Param((float,), 0.0, "only periods closing by duration - margin are processed "
-                                   "(the run's drain lets the last blocks arrive)"),
+                                   "(the run's drain lets the last blocks arrive)", low=0),
     "retry": Param((float,), 0.25, "a message to a node cut off by a partition is held "
-                                   "and retried this often"),
+                                   "and retried this often", low=0, low_open=True),
     "grace": Param((float,), 2.0, "tuples are kept this long after leaving the window, "
-                                  "for blocks still on their way"),
+                                  "for blocks still on their way", low=0, allow_inf=True),
 }
 _SMJ = {
     "include_final": Param((bool,), True, "count the final hop to the query node when "
                                           "choosing an order"),
-    "filter": Param((str,), "mask", "mask | product (the literal ΔS ⊙ Π S)"),
+    "filter": Param((str,), "mask", "mask | product (the literal ΔS ⊙ Π S)",
+                    choices=FILTERS),
     **PLAN_PARAMS,
 }
 #: Ledger kinds counted as synopsis traffic and as data traffic.
@@ -169,14 +171,15 @@ class SmjH(SmjE):
     name = "smj-h"
     params = {**_COMMON, **_SMJ,
               "lookahead": Param((int,), 1, "sites looked ahead per stage (1 = the source's "
-                                            "O(n²) heuristic; option)")}
+                                            "O(n²) heuristic; option)", low=1)}
 
 
 class Lottery(SmjFamily):
     """Lottery routing baseline."""
 
     name = "lottery"
-    params = {**_COMMON, "lottery_draw": Param((str,), "argmax", "argmax | proportional")}
+    params = {**_COMMON, "lottery_draw": Param((str,), "argmax", "argmax | proportional",
+                                               choices=DRAWS)}
 
 
 class Naive(SmjFamily):

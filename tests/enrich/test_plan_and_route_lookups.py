@@ -143,13 +143,13 @@ def test_ctr_route_lookups_stall_partial_results(ctr):
     ("smj-e", {"plan": "lookup", "plan_fetch": "soon"},
      r"params\.smj-e\.plan_fetch: expected one of on-demand, eager, got 'soon'"),
     ("smj-h", {"plan": "lookup", "plan_ttl": -1.0},
-     r"params\.smj-h\.plan_ttl: expected a number >= 0, got -1\.0"),
+     r"params\.smj-h\.plan_ttl: expected a number >= 0 \(or inf\), got -1\.0"),
     ("smj-h", {"plan": "lookup", "plan_timeout": 0.0},
      r"params\.smj-h\.plan_timeout: expected a number > 0, got 0\.0"),
     ("ctr", {"routes": "ask"}, r"params\.ctr\.routes: expected one of carried, lookup, "
                                r"got 'ask'"),
     ("ctr", {"routes": "lookup", "route_ttl": -2.0},
-     r"params\.ctr\.route_ttl: expected a number >= 0, got -2\.0"),
+     r"params\.ctr\.route_ttl: expected a number >= 0 \(or inf\), got -2\.0"),
     ("ctr", {"routes": "lookup", "route_timeout": 0.0},
      r"params\.ctr\.route_timeout: expected a number > 0, got 0\.0"),
 ])
