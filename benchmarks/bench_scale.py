@@ -78,7 +78,7 @@ def main() -> None:
         delivered = int(out["arrived_at"].notna().sum())
         figures = {"medium": medium, "prefetch": args.prefetch, "wall_s": round(wall, 2),
                    "peak_rss_mib": round(peak_rss_mib(), 1), "delivered": delivered,
-                   "lost": out["lost"].value_counts().drop("", errors="ignore").to_dict(),
+                   "lost": out.loc[out["lost"], "loss_reason"].value_counts().to_dict(),
                    "hops": out.attrs["hops"], "hops_per_s": round(out.attrs["hops"] / wall),
                    "messages_per_s": round(args.messages / wall)}
         print(json.dumps(figures))

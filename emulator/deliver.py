@@ -42,9 +42,19 @@ behind A.
 ...                      "sent_at": [0.0, 0.1], "size_bytes": [50, 50]})
 >>> deliver(g, msgs)[["msg_id", "arrived_at"]].round(6).values.tolist()
 [[0.0, 1.2], [1.0, 0.7]]
+
+Every argument is checked before any work, against :data:`MESSAGE_COLUMNS`,
+:data:`DELIVER_OPTIONS` and the graph schemas of :mod:`topologies.attributes`
+(:class:`topologies.schema.Field` tables, which the field reference lists too):
+
+>>> from emulator.deliver import MESSAGE_COLUMNS
+>>> list(MESSAGE_COLUMNS)
+['msg_id', 'src', 'dst', 'sent_at', 'size_bytes']
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from typing import TYPE_CHECKING
 
@@ -52,14 +62,57 @@ import numpy as np
 import pandas as pd
 
 from emulator import collector
-from emulator.transport import Transport, check_medium
+from emulator.transport import MEDIA, Transport, check_medium
 
 if TYPE_CHECKING:   # networkx and the routing (SciPy) load on the first call: every
     import networkx as nx   # ``import emulator`` runs this file, Mininet agents too
 
-#: Columns :func:`deliver` needs.
-MESSAGE_COLUMNS = ("msg_id", "src", "dst", "sent_at", "size_bytes")
 
+def __getattr__(name: str):
+    # PEP 562: MESSAGE_COLUMNS and DELIVER_OPTIONS are Field tables, and importing
+    # topologies.schema runs the topologies package, which loads networkx; built on
+    # first use, so that ``import emulator`` stays light
+    tables = {"MESSAGE_COLUMNS": _message_columns, "DELIVER_OPTIONS": _deliver_options}
+    if name in tables:
+        return tables[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _message_columns() -> dict:
+    """``MESSAGE_COLUMNS``: the columns :func:`deliver` reads from ``messages``, in order
+    (other columns are the caller's)."""
+    from topologies.schema import Field
+
+    return {
+        "msg_id": Field("integer", doc="the message's id, unique in the frame"),
+        "src": Field("integer", doc="the node that sends it (a node of the graph)"),
+        "dst": Field("integer", doc="the node it is for (a node of the graph)"),
+        "sent_at": Field("number", low=0, doc="when it is sent, in time units"),
+        "size_bytes": Field("integer", low=0,
+                            doc="bytes on the wire (serialization = size_bytes / bandwidth)"),
+    }
+
+
+@functools.cache
+def _deliver_options() -> dict:
+    """``DELIVER_OPTIONS``: :func:`deliver`'s keyword options with their defaults
+    (``dynamics``, an object, is checked apart)."""
+    from topologies.schema import Field
+
+    return {
+        "medium": Field("choice", "links", choices=MEDIA,
+                        doc="links: a channel per directed link; shared: one radio channel"),
+        "seed": Field("seed", 0, doc="seeds the jitter and loss draws"),
+        "interference_radius": Field(
+            "number", None, low=0, low_open=True, allow_inf=True, none=True,
+            doc="shared medium: nodes within this distance (node pos) interfere; none: "
+                "the nodes of a link"),
+        "prefetch_trees": Field(
+            "bool", None, none=True,
+            doc="compute the coming epochs' least-cost trees in a second process; none: "
+                "when a run asks for nearly all of them"),
+    }
 
 
 class _Static:
@@ -74,27 +127,86 @@ class _Static:
         return self.graph
 
 
-def _check_messages(graph, messages: pd.DataFrame) -> pd.DataFrame:
-    missing = [c for c in MESSAGE_COLUMNS if c not in messages.columns]
-    if missing:
-        raise ValueError(f"messages: missing columns {missing}; expected "
-                         f"{', '.join(MESSAGE_COLUMNS)}")
+def _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
+                     prefetch_trees) -> None:
+    """Every argument of :func:`deliver`, before any work: a one-line ``ValueError`` for a
+    value the emulator cannot run on, ``TypeError`` for an argument of the wrong kind,
+    naming the argument and the attribute, edge, node or row."""
+    from topologies.attributes import check_columns, check_graph
+    from topologies.schema import FieldError, check_value
+
+    check_medium(medium, None)
+    options = _deliver_options()
+    for name, value in (("seed", seed), ("interference_radius", interference_radius),
+                        ("prefetch_trees", prefetch_trees)):
+        value = value.item() if isinstance(value, np.generic) else value   # np.False_
+        if not (value is None and options[name].none):
+            # the text "none" stands for None in spec files, not in a Python call
+            check_value(name, dataclasses.replace(options[name], none=False), value)
+    if dynamics is None:
+        check_graph(graph, where="graph")
+        _check_costs(graph)
+        if medium == "shared" and interference_radius is not None:
+            for node, pos in graph.nodes(data="pos"):
+                if pos is None:
+                    raise FieldError(f"graph: node {node} pos", "missing; interference_radius "
+                                     "needs every node's position")
+    else:
+        check_graph(graph, where="graph", required=())   # it only names the nodes
+        if not (hasattr(dynamics, "epochs") and callable(getattr(dynamics, "snapshot", None))):
+            raise TypeError("dynamics: expected a topologies.Dynamics (epochs and "
+                            f"snapshot(t)), got {type(dynamics).__name__}")
+        epochs = dynamics.epochs
+        if not hasattr(epochs, "__len__") or len(epochs) == 0:
+            raise FieldError("dynamics.epochs", f"expected a list of epoch start times, "
+                                                f"got {epochs!r}")
+    check_columns(messages, _message_columns(), "messages")
+    ids = messages["msg_id"]
+    repeated = ids.duplicated().to_numpy()
+    if repeated.any():
+        row = int(np.flatnonzero(repeated)[0])
+        got = ids.iloc[row]
+        first = int(np.flatnonzero((ids == got).to_numpy())[0])
+        got = got.item() if isinstance(got, np.generic) else got   # 3, not np.int64(3)
+        raise FieldError("messages.msg_id", f"expected unique ids, got {got!r} in rows "
+                                            f"{first} and {row}")
     for column in ("src", "dst"):
         bad = ~messages[column].isin(list(graph.nodes))
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise ValueError(f"messages.{column}: node {messages[column].iloc[row]} "
-                             f"(row {row}) is not in the graph")
-    for column in ("size_bytes", "sent_at"):
-        values = pd.to_numeric(messages[column], errors="coerce")
-        bad = ~(values >= 0)
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise ValueError(f"messages.{column}: expected a number >= 0, got "
-                             f"{messages[column].iloc[row]!r} (row {row})")
-    if messages["msg_id"].duplicated().any():
-        raise ValueError("messages.msg_id: expected unique ids")
-    return messages
+            raise FieldError(f"messages.{column}", f"node {messages[column].iloc[row]} "
+                                                   f"(row {row}) is not in the graph")
+
+
+def _check_costs(graph) -> None:
+    """Refuse link costs that least-cost routing in floating point cannot tell apart.
+
+    :mod:`emulator.network` sends ``u`` to a neighbour ``p`` strictly nearer the
+    destination with ``cost(p) + w(u, p) == cost(u)``. A positive cost below 2**-53 of a
+    path's cost (at most nodes x the largest cost) is lost in that sum, and the node
+    behind it would find no next hop: its messages lost as ``no_route`` on a connected
+    graph. Refused from 2**-50 on, a margin of 8. (Zero costs are routed: see
+    ``emulator.network._acyclic_choice``.)
+
+    >>> import networkx as nx
+    >>> g = nx.Graph([(0, 1, {"cost": 1e-20}), (1, 2, {"cost": 1e30})])
+    >>> _check_costs(g)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    topologies.schema.FieldError: graph: edge (0, 1) cost: expected 0 or a number >= 2.7e+15 ...
+    """
+    from topologies.schema import FieldError
+
+    costs = [(float(cost), u, v) for u, v, cost in graph.edges(data="cost") if cost]
+    if not costs:
+        return
+    (low, u, v), (high, x, y) = min(costs), max(costs)
+    n = graph.number_of_nodes()
+    if low <= high * n * 2.0 ** -50:
+        raise FieldError(f"graph: edge ({u}, {v}) cost",
+                         f"expected 0 or a number >= {high * n * 2.0 ** -50:.2g} ({n} nodes x "
+                         f"2**-50 x the largest cost, {high:g} on edge ({x}, {y}): a smaller "
+                         f"one is lost in path sums), got {low!r}")
 
 
 def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", seed: int = 0,
@@ -105,10 +217,12 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     Parameters
     ----------
     graph : networkx.Graph
-        Edges carry ``cost``, ``delay``, ``bandwidth`` (bytes per time unit) and
-        optionally ``jitter``, ``loss``; nodes optionally ``pos`` and ``alive``.
+        Undirected, integer node ids. Edges carry ``cost`` (>= 0), ``delay``,
+        ``bandwidth`` (bytes per time unit) and optionally ``jitter``, ``loss``, ``up``;
+        nodes optionally ``pos`` and ``alive`` (:mod:`topologies.attributes`).
     messages : DataFrame
-        ``msg_id, src, dst, sent_at, size_bytes``.
+        ``msg_id, src, dst, sent_at, size_bytes`` (:data:`MESSAGE_COLUMNS`); ``src`` and
+        ``dst`` are nodes of ``graph``, ``msg_id`` unique. Other columns are ignored.
     medium : {"links", "shared"}
     seed : int
         Seeds the jitter and loss draws.
@@ -130,8 +244,21 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     Returns
     -------
     DataFrame
-        ``msg_id, arrived_at`` (NaN when lost), ``lost`` (the reason, or ``""``), in the
-        order of ``messages``; ``attrs["hops"]`` counts the hops attempted.
+        ``msg_id``, ``arrived_at`` (NaN when lost), ``lost`` (bool, as in the ledger) and
+        ``loss_reason`` (``"dead_node"``, ``"no_route"`` or ``"link_loss"``; ``""`` when
+        delivered), in the order of ``messages``; ``attrs["hops"]`` counts the hops
+        attempted.
+
+    Raises
+    ------
+    TypeError
+        ``graph`` is not a networkx graph, ``messages`` not a DataFrame, ``dynamics`` has
+        no ``epochs`` or ``snapshot``.
+    ValueError
+        A value the emulator cannot run on (:data:`MESSAGE_COLUMNS`,
+        :data:`DELIVER_OPTIONS`, :data:`topologies.attributes.LINK_ATTRIBUTES`,
+        :data:`~topologies.attributes.NODE_ATTRIBUTES`), named with its argument and
+        edge, node or row; checked before any work.
 
     Examples
     --------
@@ -147,14 +274,29 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     [0.6, 0.6]
     >>> deliver(g, msgs, medium="shared")["arrived_at"].round(6).tolist()
     [0.6, 1.1]
-    """
-    import networkx as nx
 
+    Node 9 has no links: the message to it is lost, and says why.
+
+    >>> g.add_node(9)
+    >>> out = deliver(g, pd.DataFrame({"msg_id": [0], "src": [0], "dst": [9],
+    ...                                "sent_at": [0.0], "size_bytes": [50]}))
+    >>> out[["lost", "loss_reason"]].values.tolist()
+    [[True, 'no_route']]
+
+    A link that cannot exist is refused before any work:
+
+    >>> g.edges[1, 2]["delay"] = -0.1
+    >>> deliver(g, msgs)
+    Traceback (most recent call last):
+    ...
+    topologies.schema.FieldError: graph: edge (1, 2) delay: expected a number >= 0, got -0.1
+    """
     from emulator.network import Network
 
-    check_medium(medium, interference_radius)
-    _check_messages(graph, messages)
-    dynamics = _Static(nx.freeze(graph)) if dynamics is None else dynamics
+    _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
+                     prefetch_trees)
+    # a read-only view: freezing the caller's own graph would stop them editing it
+    dynamics = _Static(graph.copy(as_view=True)) if dynamics is None else dynamics
     if prefetch_trees is None:
         prefetch_trees = _worth_prefetching(len(messages), graph.number_of_nodes(),
                                             len(dynamics.epochs))
@@ -182,11 +324,11 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
 
     def positions(t):
         snap = dynamics.snapshot(network.epochs[network.epoch_index(t)])
-        try:
-            return {u: tuple(d["pos"]) for u, d in snap.nodes(data=True)}
-        except KeyError:
+        pos = dict(snap.nodes(data="pos"))
+        if any(p is None for p in pos.values()):   # a static graph was checked before
             raise ValueError("interference_radius: every node needs a position "
-                             "(node attribute 'pos')") from None
+                             "(node attribute 'pos')")
+        return {u: tuple(p) for u, p in pos.items()}
 
     transport = Transport(network, None, seed, medium, interference_radius,
                           positions)
@@ -203,8 +345,11 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
     arrived = {m.msg_id: t for t, m in transport.arrivals}
     lost = {m.msg_id: reason for _, m, reason, _ in transport.losses}
     ids = messages["msg_id"].astype("int64")
+    reasons = [lost.get(int(i), "") for i in ids]
     out = pd.DataFrame({"msg_id": ids.to_numpy(),
-                        "arrived_at": [arrived.get(int(i), math.nan) for i in ids],
-                        "lost": [lost.get(int(i), "") for i in ids]})
+                        "arrived_at": np.array([arrived.get(int(i), math.nan) for i in ids],
+                                               dtype=float),
+                        "lost": np.array([r != "" for r in reasons], dtype=bool),
+                        "loss_reason": pd.array(reasons, dtype="string")})
     out.attrs["hops"] = transport.hops
     return out

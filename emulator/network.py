@@ -182,7 +182,8 @@ class NetView:
             cost[self._pos[node]] = c
         for node, before in pred.items():
             if before:
-                table[self._pos[node]] = self._link_index(node, min(before))
+                table[self._pos[node]] = self._link_index(node, _acyclic_choice(before, dist,
+                                                                                node))
         self._tables[d] = table = table.tolist()
         self._dists[d] = cost
         return table
@@ -248,7 +249,7 @@ class NetView:
     def _networkx_tree(self, dst: int) -> tuple[dict, dict]:
         """The same from networkx's Dijkstra (the reference the tree is held equal to)."""
         pred, dist = nx.dijkstra_predecessor_and_distance(self._nx_graph(), dst, weight="cost")
-        towards = {u: min(p) for u, p in pred.items() if p}
+        towards = {u: _acyclic_choice(p, dist, u) for u, p in pred.items() if p}
         towards[dst] = dst
         return dist, towards
 
@@ -328,6 +329,25 @@ class NetView:
         return min(totals)[1]
 
 
+def _acyclic_choice(before: list, dist: dict, node) -> int:
+    """The next hop from ``node`` among networkx's equal-cost predecessors ``before``:
+    the smallest id among those strictly closer to the destination, else (every one
+    reached over zero-cost links) the first, through which Dijkstra reached ``node``.
+
+    networkx also lists a predecessor at the same distance that it settled *after*
+    ``node`` (a zero-cost link), so the smallest id alone can send two nodes to each
+    other and a message back and forth for ever; the first-reached one was settled
+    earlier, so following it always ends at the destination.
+
+    >>> _acyclic_choice([3, 1], {1: 2.0, 3: 1.0, 7: 2.0}, 7)
+    3
+    >>> _acyclic_choice([5, 1], {1: 2.0, 5: 2.0, 7: 2.0}, 7)
+    5
+    """
+    closer = [p for p in before if dist[p] < dist[node]]
+    return min(closer) if closer else before[0]
+
+
 def _next_hops(cost: np.ndarray, u: np.ndarray, p: np.ndarray, w: np.ndarray,
                table: np.ndarray) -> None:
     """Fill ``table`` (set to -1 by the caller) with the next hops towards the node whose
@@ -341,7 +361,9 @@ def _next_hops(cost: np.ndarray, u: np.ndarray, p: np.ndarray, w: np.ndarray,
     links instead of six, a third of the tree's cost besides Dijkstra.
     """
     on = np.flatnonzero(cost[p] + w == cost[u])
-    on = on[cost[u[on]] < math.inf]
+    # strictly closer too: a link too cheap to change a large cost in floating point
+    # (cost(p) + w == cost(p)) would otherwise send two nodes to each other
+    on = on[(cost[u[on]] < math.inf) & (cost[p[on]] < cost[u[on]])]
     # links are sorted by (tail, head): a tail's first link on a shortest path leads
     # to its smallest equal-cost neighbour
     tails = u[on]

@@ -97,7 +97,7 @@ def _sweep_section() -> list[str]:
 
 def _api_sections() -> list[str]:
     from emulator.deliver import DELIVER_OPTIONS, MESSAGE_COLUMNS
-    from topologies.attributes import (LINK_ATTRIBUTES, NODE_ATTRIBUTES,
+    from topologies.attributes import (LINK_ATTRIBUTES, LINK_STATE, NODE_ATTRIBUTES,
                                        REQUIRED_LINK_ATTRIBUTES)
 
     required = ", ".join(f"`{a}`" for a in REQUIRED_LINK_ATTRIBUTES)
@@ -105,7 +105,7 @@ def _api_sections() -> list[str]:
             f"### graph: link attributes (edges), {required} required",
             "Defaults apply where a topology file or generator gives a link none; "
             "`deliver` requires the ones named above on every edge.",
-            reference_table(LINK_ATTRIBUTES),
+            reference_table({**LINK_ATTRIBUTES, **LINK_STATE}),
             "### graph: node attributes (integer node ids)",
             reference_table(NODE_ATTRIBUTES),
             "### messages: DataFrame columns (`msg_id` unique; `src`, `dst` nodes of the "

@@ -144,7 +144,8 @@ def check_columns(frame, schema: Mapping[str, Field], where: str) -> None:
         numeric = _numbers(values)
         bad = np.isnan(numeric)
         if rule.kind in ("integer", "seed"):
-            bad |= ~np.isfinite(numeric) | (np.mod(numeric, 1) != 0)
+            with np.errstate(invalid="ignore"):   # NaN and inf: refused on this line
+                bad |= ~np.isfinite(numeric) | (np.mod(numeric, 1) != 0)
             if not pd.api.types.is_signed_integer_dtype(values.dtype):
                 # the emulator holds ids and sizes as int64: a float such as 1e30 or a
                 # Python int past 2**63 would wrap around silently
