@@ -87,6 +87,22 @@ def _params_sections() -> list[str]:
     return out
 
 
+def _trigger_sections() -> list[str]:
+    from spark_nodes.triggers.spec import CONDITION_SCHEMA, TRIGGER_SCHEMA, VARIANT_SCHEMA
+
+    return ["## [trigger.ALGORITHM]",
+            "Which conditions end an algorithm's windows (for the algorithms marked "
+            "above); no table: the fixed clock. Which keys each condition kind takes: "
+            "count: above, below; time: above; rate: above, below, interval, input; "
+            "deviation: above, interval, warmup, direction, input, profile; exception: "
+            "above, below, type, measure, interval.",
+            reference_table(TRIGGER_SCHEMA, "trigger.ALGORITHM."),
+            "### [trigger.ALGORITHM.VARIANT]",
+            reference_table(VARIANT_SCHEMA, "trigger.ALGORITHM.VARIANT."),
+            "### conditions = [{...}, ...]",
+            reference_table(CONDITION_SCHEMA)]
+
+
 def _sweep_section() -> list[str]:
     return ["## [sweep]", "\n".join([
         "| key | type and range | default | meaning |", "|---|---|---|---|",
@@ -115,7 +131,8 @@ def _api_sections() -> list[str]:
 
 def render() -> str:
     """The whole field reference as Markdown."""
-    parts = [HEADER] + _spec_sections() + _params_sections() + _sweep_section() \
+    parts = [HEADER] + _spec_sections() + _params_sections() + _trigger_sections() \
+        + _sweep_section() \
         + _api_sections()
     return "\n\n".join(part.strip("\n") for part in parts) + "\n"
 

@@ -45,6 +45,7 @@ from pathlib import Path
 from spark_nodes.triggers.conditions import (AllOf, AnyOf, Count, Deviation, Elapsed,
                                              Exceptions, KOfN, Rate)
 from spark_nodes.triggers.windows import MODES, SLIDE_BY, WindowInitiator
+from topologies.schema import REQUIRED, Field
 
 KINDS = {"count": Count, "time": Elapsed, "rate": Rate, "deviation": Deviation,
          "exception": Exceptions}
@@ -55,8 +56,52 @@ _KEYS = {"count": {"above", "below"}, "time": {"above"},
          "rate": {"above", "below", "interval", "input"},
          "deviation": {"above", "interval", "warmup", "direction", "input", "profile"},
          "exception": {"above", "below", "type", "measure", "interval"}}
-_TOP = {"use", "poll", "signal"}
-_VARIANT = {"mode", "size", "slide", "slide_by", "when", "k", "conditions"}
+#: A ``[trigger.<algorithm>]`` table's own keys; its other keys are variant tables.
+TRIGGER_SCHEMA = {
+    "use": Field("str", "clock", doc="the variant table in force; \"clock\": the "
+                                     "algorithm's fixed clock"),
+    "poll": Field("number", 0.1, low=0, low_open=True,
+                  doc="how often time-based conditions are checked"),
+    "signal": Field("choice", "network", choices=("network", "free"),
+                    doc="a condition measured elsewhere reaches the operator as a control "
+                        "message, or instantly"),
+}
+#: A variant table ``[trigger.<algorithm>.<variant>]``.
+VARIANT_SCHEMA = {
+    "mode": Field("choice", "tumbling", choices=MODES, doc="window mode"),
+    "size": Field("integer", None, low=1, none=True,
+                  doc="sliding: windows of this many units of `slide_by`"),
+    "slide": Field("number", 1.0, low=0, low_open=True, doc="sliding: step between windows"),
+    "slide_by": Field("choice", "count", choices=SLIDE_BY, doc="sliding: unit of size, slide"),
+    "when": Field("choice", "any", choices=("any", "all", "k"),
+                  doc="which of the conditions must hold"),
+    "k": Field("integer", 1, low=1, doc="when = \"k\": how many"),
+    "conditions": Field("list", REQUIRED, doc="condition tables, below"),
+}
+#: One condition table in a variant's ``conditions`` (which keys each kind takes:
+#: ``_KEYS``).
+CONDITION_SCHEMA = {
+    "kind": Field("choice", REQUIRED, choices=tuple(KINDS), doc="what is measured"),
+    "at": Field("choice", "here", choices=("here", "sources"),
+                doc="measured at the operator, or at the stream sources (which signal it)"),
+    "above": Field("number", None, low=0, none=True, doc="fires above this"),
+    "below": Field("number", None, low=0, none=True, doc="fires below this"),
+    "interval": Field("number", None, low=0, low_open=True, none=True,
+                      doc="rate, deviation, exception: measuring interval"),
+    "input": Field("str", None, none=True, doc="rate, deviation: one stream (default all)"),
+    "warmup": Field("number", None, low=0, none=True, doc="deviation: history before it "
+                                                          "may fire"),
+    "direction": Field("choice", None, choices=("up", "down", "both"), none=True,
+                       doc="deviation: which way counts"),
+    "profile": Field("str", None, none=True, doc="deviation: a CSV file time,rate of the "
+                                                 "expected rate"),
+    "type": Field("choice", None, choices=EXCEPTION_TYPES, none=True,
+                  doc="exception: which fault"),
+    "measure": Field("choice", None, choices=("count", "rate"), none=True,
+                     doc="exception: count or rate of faults"),
+}
+_TOP = set(TRIGGER_SCHEMA)
+_VARIANT = set(VARIANT_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -242,3 +287,12 @@ def rate_profile(times, duration: float, interval: float = 1.0) -> list[tuple[fl
         if 0 <= k < len(counts):
             counts[k] += 1
     return [(edges[k], counts[k] / interval) for k in range(len(counts))]
+
+
+def _schemas_cover_the_keys() -> bool:
+    """Every condition key a kind takes has a schema row (documentation).
+
+    >>> _schemas_cover_the_keys()
+    True
+    """
+    return set().union(*_KEYS.values()) | {"kind", "at"} == set(CONDITION_SCHEMA)
