@@ -260,10 +260,17 @@ def resolved_values(plan: Plan) -> dict:
     """What the run made of the spec's omitted keys and its files, for ``spec.json``'s
     ``resolved`` table (written beside the spec, never part of the run's id): the
     topology's cost model, radius, link defaults and size
-    (:func:`topologies.topology_settings`)."""
+    (:func:`topologies.topology_settings`), the streams with their defaults and where
+    they were placed, the algorithm's parameters with their defaults, and each stream's
+    window."""
+    from spark_nodes.sources import resolve_streams
     from topologies import topology_settings
 
-    return {"topology": topology_settings(plan.topology)}
+    streams = {k: v for k, v in resolve_streams(plan.spec["streams"]).items() if k != "rates"}
+    streams["placed_at"] = dict(plan.stream_nodes)
+    return {"topology": topology_settings(plan.topology), "streams": streams,
+            "params": {plan.algorithm: dict(plan.params)},
+            "windows": dict(plan.query.windows)}
 
 
 def run_warnings(summary: dict) -> list[str]:

@@ -64,6 +64,26 @@ def test_spec_json_records_the_resolved_topology(grid12_run):
     assert specs.run_id(grid12_run.spec) == grid12_run.run_id
 
 
+def test_spec_json_records_the_streams_params_and_windows_the_run_used(grid12_run):
+    resolved = grid12_run.resolved
+    assert resolved["streams"]["placed_at"] == {"R1": 11, "R2": 8}
+    assert resolved["streams"]["keys"] == "uniform" and resolved["streams"]["zipf_s"] == 1.2
+    assert resolved["params"] == {"centralized": {"batch": 1, "retention": None}}
+    assert resolved["windows"] == {"R1": 1.0, "R2": 1.0}
+
+
+def test_a_spec_warning_is_said_once_and_kept_in_the_summary(tmp_path):
+    write_grid12_json(tmp_path / "grid12.json")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC.format(extra="").replace("window = 1.0", "window = 9.0"))
+    with pytest.warns(specs.SpecWarning) as caught:
+        run = experiments.run(spec, out=tmp_path / "runs")
+    expected = (f"{spec}: query.window: 9 is longer than the run (run.duration = 4): "
+                "every tuple stays in the window to the end")
+    assert [str(w.message) for w in caught] == [expected]
+    assert run.summary["warnings"] == [expected]
+
+
 def test_a_spec_override_is_warned_naming_both_and_used(tmp_path):
     with pytest.warns(specs.SpecWarning) as caught:
         run, source = run_grid12(tmp_path, extra='link_cost = "hop"')
