@@ -6,8 +6,8 @@ from importlib.resources import files
 import networkx as nx
 import pytest
 
-from topologies import (Topology, TopologyFileError, complete, random_geometric,
-                        read_topology, write_topology)
+from topologies import (Topology, TopologyFileError, complete, parse_topology,
+                        random_geometric, read_topology, write_topology)
 
 DATA = files("topologies") / "data"
 
@@ -186,3 +186,77 @@ def test_unknown_extension(tmp_path):
         read_topology(tmp_path / "net.yaml")
     with pytest.raises(TopologyFileError):
         write_topology(Topology(nx.Graph([(0, 1)])), tmp_path / "net.txt")
+
+
+# networkx reads the GraphML: what it would get wrong on its own (bare exceptions, values
+# converted by attr.type, edges out of document order, repeated nodes merged) must not leak.
+
+def test_graphml_places_are_in_document_order(tmp_path):
+    # networkx orders edges by node (0-1, 0-2, 2-3); errors and neighbours follow the file.
+    keys = ('<key id="d" for="edge" attr.name="delay" attr.type="boolean"/>'
+            '<key id="t" for="edge" attr.name="cost" attr.type="int"/>')
+    edges = ('<node id="0"/><node id="1"/><node id="2"/><node id="3"/>'
+             '<edge source="0" target="1"><data key="t">2.5</data></edge>'
+             '<edge source="2" target="3"/><edge source="0" target="2"/>')
+    path = write(tmp_path, "ok.graphml", GRAPHML_HEAD.replace("<graph ", keys + "<graph ")
+                 + edges + "</graph></graphml>")
+    topo = read_topology(path)
+    assert topo.graph.edges[0, 1]["cost"] == 2.5           # attr.type="int" is not int()
+    assert list(parse_topology(path).graph.adj[2]) == [3, 0]
+    bad = path.read_text().replace('target="2"/>', 'target="2"><data key="d">true</data>'
+                                   '</edge>')
+    path = write(tmp_path, "bad.graphml", bad)
+    with pytest.raises(TopologyFileError) as info:
+        read_topology(path)
+    assert str(info.value) == (f"{path}: edge[2].delay: expected a number >= 0, "
+                               f"got 'true'")
+
+
+@pytest.mark.parametrize("body, where, expected", [
+    ('<node id="0"/><node id="00"/>', "node[1].id",
+     "expected a node id not used before, got '00'"),
+    ('<node id="a"/><node id="b"/><edge source="a" target="b"/>', "node[0].id",
+     "expected an integer, got 'a'"),
+    ('<node id="0"><data key="c">1</data></node>', "node[0].data",
+     "expected node attribute named one of x, y, got 'cost'"),
+    ('<node id="0"/><node id="1"/><edge source="0" target="1" directed="true"/>',
+     "edge[0].directed", "expected 'false', got 'true'"),
+    ('<node id="0"/><node id="1"/><edge source="0" target="1"/><edge source="1" '
+     'target="0"/>', "edge[1]", "expected one edge per node pair (1, 0 repeats)"),
+    ('<hyperedge><endpoint node="0"/></hyperedge>', "graph",
+     "expected GraphML networkx can read (GraphML reader doesn't support hyperedges)"),
+])
+def test_graphml_errors_networkx_would_not_place(tmp_path, body, where, expected):
+    path = write(tmp_path, "net.graphml", GRAPHML_HEAD + body + "</graph></graphml>")
+    with pytest.raises(TopologyFileError) as info:
+        read_topology(path)
+    assert info.value.where == where
+    assert str(info.value) == f"{path}: {where}: {expected}"
+
+
+@pytest.mark.parametrize("text, where", [
+    (b"\x00\xff\xfegarbage{{[[", "line 1"),
+    (GRAPHML_HEAD.encode(), "line 5"),                       # cut short
+    (b"<graphml><graph/><graph/></graphml>", "graph"),
+    (b'<topology xmlns="http://graphml.graphdrawing.org/xmlns"/>', "root element"),
+])
+def test_malformed_graphml_is_one_line_naming_the_file(tmp_path, text, where):
+    path = tmp_path / "net.graphml"
+    path.write_bytes(text)
+    with pytest.raises(TopologyFileError) as info:
+        read_topology(path)
+    assert info.value.where == where
+    assert str(info.value).startswith(f"{path}: {where}: expected ")
+    assert len(str(info.value).splitlines()) == 1
+
+
+def test_graphml_without_namespace_or_key_types_reads_quietly(tmp_path, recwarn):
+    path = write(tmp_path, "net.graphml",
+                 '<graphml><key id="c" for="edge" attr.name="cost"><default>2</default>'
+                 '</key><key id="r" attr.name="radius"/><graph><data key="r">0.4</data>'
+                 '<node id="0"/><node id="1"/><edge source="0" target="1"/></graph>'
+                 '</graphml>')
+    stated = parse_topology(path)
+    assert (stated.defaults, stated.radius) == ({"cost": 2.0}, 0.4)
+    assert read_topology(path).graph.edges[0, 1]["cost"] == 2.0
+    assert not recwarn.list
