@@ -243,7 +243,8 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
             "<p>CTR's Theorem D above uses M<sub>i</sub> and M<sub>ik</sub> measured in the "
             "same run, so its agreement is partly circular. Predicted before the run from "
             "the spec alone (rates, windows, σ of the key distribution, segment length, "
-            "host count and a placement model, see <code>spark_nodes/ctr/overhead.py</code>)"
+            "host count and a placement model, see "
+            "<code>spark_nodes/algorithms/ctr/overhead.py</code>)"
             ", measured / predicted: " + ", ".join(
                 f"{alg} median {_num(float(prior[dist['algorithm'] == alg].median()))}"
                 f" (range {_num(float(prior[dist['algorithm'] == alg].min()))}–"

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.store import Run
-from spark_nodes.qjoin import evaluation as ev
+from spark_nodes.algorithms.qjoin import evaluation as ev
 
 
 PREFIX = "qjoin"

@@ -6,10 +6,11 @@ Prints:
   5 streams: every segment of every stream is routed through the greedy set covers of
   its 4 hops over a routing table in steady state (windows of 10 segments), and the
   table is expired after each round. Target: under 1 ms per segment.
-- Join probes per second on one host: the CTR hop probe (:func:`spark_nodes.ctr.probe.
-  extend`: partial groups probed against a stored segment per second, and the in-range
-  candidates they screen through the key index) and the full multi-way join an ATR host
-  runs (:class:`spark_nodes.multiway.MultiwayJoin`: inserts per second, and tuples
+- Join probes per second on one host: the CTR hop probe
+  (:func:`spark_nodes.algorithms.ctr.probe.extend`: partial groups probed against a stored
+  segment per second, and the in-range candidates they screen through the key index) and
+  the full multi-way join an ATR host runs
+  (:class:`spark_nodes.algorithms.multiway.MultiwayJoin`: inserts per second, and tuples
   buffered at each insert, the host's "probes" load measure).
 
 Usage: ``python benchmarks/bench_ctr.py [--rounds N] [--seed S]``
@@ -21,11 +22,11 @@ import time
 
 import numpy as np
 
-from spark_nodes.ctr.ctr import CtrRouter
-from spark_nodes.ctr.load import LoadBoard
-from spark_nodes.ctr.probe import StoredSegment, extend
-from spark_nodes.multiway import MultiwayJoin
-from spark_nodes.tuples import StreamTuple
+from spark_nodes.algorithms.ctr.ctr import CtrRouter
+from spark_nodes.algorithms.ctr.load import LoadBoard
+from spark_nodes.algorithms.ctr.probe import StoredSegment, extend
+from spark_nodes.algorithms.multiway import MultiwayJoin
+from spark_nodes.workload.tuples import StreamTuple
 
 STREAMS = ["R1", "R2", "R3", "R4", "R5"]
 

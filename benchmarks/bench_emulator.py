@@ -30,14 +30,14 @@ import numpy as np
 import simpy
 
 import topologies
+from contract.messages import Message
+from contract.program import NodeProgram
+from emulator.driver import execute
 from emulator.ledger import Ledger
-from emulator.messages import Message
 from emulator.network import Network
 from emulator.transport import Transport
-from emulator.driver import execute
-from emulator.program import NodeProgram
-from spark_nodes.runtime_inproc import InprocRuntime
-from spark_nodes.tuples import StreamTuple
+from spark_nodes.runtimes.inproc import InprocRuntime
+from spark_nodes.workload.tuples import StreamTuple
 
 
 class Source(NodeProgram):

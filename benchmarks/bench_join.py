@@ -10,10 +10,10 @@ import time
 
 import numpy as np
 
-from spark_nodes.multiway import MultiwayJoin
-from spark_nodes.oracle import count_groups, exact_groups
-from spark_nodes.soccer import soccer_streams
-from spark_nodes.sources import generate_streams
+from spark_nodes.algorithms.multiway import MultiwayJoin
+from spark_nodes.algorithms.oracle import count_groups, exact_groups
+from spark_nodes.workload.soccer import soccer_streams
+from spark_nodes.workload.sources import generate_streams
 
 
 def timed(fn):

@@ -12,12 +12,12 @@ import argparse
 import math
 import time
 
+from contract.plan import Plan, QuerySpec
 from emulator import mininet
 from emulator.mininet.loadgen import Flood, Sink
-from spark_nodes.runtime_inproc import InprocRuntime
 from emulator.mininet.options import MininetOptions
 from emulator.network import Network
-from experiments.plan import Plan, QuerySpec
+from spark_nodes.runtimes.inproc import InprocRuntime
 from topologies import grid, line, static_dynamics
 
 

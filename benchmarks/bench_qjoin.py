@@ -31,8 +31,8 @@ import time
 
 import numpy as np
 
-from spark_nodes.qjoin.operator import SymmetricJoin, join_arrivals
-from spark_nodes.tuples import StreamTuple
+from spark_nodes.algorithms.qjoin.operator import SymmetricJoin, join_arrivals
+from spark_nodes.workload.tuples import StreamTuple
 
 
 def make_arrivals(n: int, rate: float, delay: float, keys: int, seed: int):
@@ -92,7 +92,7 @@ def bench(label, data, w, predicate, theta, args, spark):
 
     if spark is None:
         return
-    from spark_nodes.qjoin.spark_join import spark_stream_join
+    from spark_nodes.algorithms.qjoin.spark_join import spark_stream_join
 
     started = time.perf_counter()
     res, ends, state = spark_stream_join(side, ts, arrival, w, predicate,
@@ -128,7 +128,7 @@ def main(argv=None):
     spark = None
     if not args.no_spark:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        from spark_nodes.spark_session import build_session
+        from spark_nodes.runtimes.session import build_session
 
         spark = build_session("local[1]")
     bench("equality", data, args.w_eq, "equality", None, args, spark)

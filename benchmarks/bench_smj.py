@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from spark_nodes.smj.orders import OrderProblem, mask_filter, smje, smjh
+from spark_nodes.algorithms.smj.orders import OrderProblem, mask_filter, smje, smjh
 
 
 def instance(n: int, m: int, rng: np.random.Generator, retained: float, block: float):

@@ -7,16 +7,16 @@
    ratios. Goal: spark ÷ inproc <= 3 at 10^5 tuples per step.
 2. Where a small (8-tuple) step's time goes: the driver's packing and unpacking, and
    Spark's offsets, write-ahead log, planning, Python node steps, state commit and the
-   rest (:func:`spark_nodes.runtime_spark.step_breakdown`), medians over steps.
+   rest (:func:`spark_nodes.runtimes.spark.step_breakdown`), medians over steps.
 3. The quickstart (``experiments/specs/quickstart.toml``, ``local[*]``) as a new user
    runs it: ``testbed run`` in a fresh process, JVM start included. Goal: <= 20 s wall.
    ``--stepped`` also runs it with ``run.run_ahead = false`` (one micro-batch per
    non-empty step), in turn with the default.
 4. Sweep throughput: the same small runs as Spark tasks on ``local[1]`` and ``local[2]``.
    Goal: speed-up >= 1.7x from one core to two.
-5. The codec alone (:mod:`spark_nodes.codec`, no Spark): packing a step's events in the
-   driver and unpacking them in a worker, packing the step outputs in the worker and
-   unpacking them in the driver, for ``--codec`` tuples (median of five, ms).
+5. The codec alone (:mod:`spark_nodes.runtimes.codec`, no Spark): packing a step's events
+   in the driver and unpacking them in a worker, packing the step outputs in the worker
+   and unpacking them in the driver, for ``--codec`` tuples (median of five, ms).
 
 Usage::
 
@@ -34,10 +34,10 @@ import sys
 import tempfile
 import time
 
-from spark_nodes.centralized import CentralizedNode
-from emulator.program import TUPLE, Event
-from spark_nodes.runtime_inproc import InprocRuntime
-from spark_nodes.tuples import StreamTuple
+from contract.program import TUPLE, Event
+from spark_nodes.algorithms.centralized import CentralizedNode
+from spark_nodes.runtimes.inproc import InprocRuntime
+from spark_nodes.workload.tuples import StreamTuple
 
 SOURCES = 8
 
@@ -90,7 +90,7 @@ def time_steps(runtimes: list, tuples: int, steps: int, batch: int,
 
 
 def bench_steps(spark, sizes, master: str, batch: int, steps: int) -> None:
-    from spark_nodes.runtime_spark import SparkRuntime
+    from spark_nodes.runtimes.spark import SparkRuntime
 
     print(f"## per-step time, {SOURCES} source nodes, centralized sources (batch={batch}), "
           f"spark on {master} with {spark.conf.get('spark.sql.shuffle.partitions')} "
@@ -115,7 +115,7 @@ def bench_steps(spark, sizes, master: str, batch: int, steps: int) -> None:
 
 def breakdown(step_times) -> str:
     """Median milliseconds of each part of the steps' time (non-zero parts)."""
-    from spark_nodes.runtime_spark import STEP_PARTS
+    from spark_nodes.runtimes.spark import STEP_PARTS
 
     medians = {k: 1000 * statistics.median(t[k] for t in step_times) for k in STEP_PARTS}
     return ", ".join(f"{k} {v:.0f}" for k, v in medians.items() if round(v))
@@ -124,7 +124,7 @@ def breakdown(step_times) -> str:
 def overhead(spark, steps: int = 12, warmup: int = 3) -> None:
     """Where the time of a small (8-tuple) step goes (medians over the steps after
     ``warmup``; the parts' medians need not add up to the median wall)."""
-    from spark_nodes.runtime_spark import STEP_PARTS, SparkRuntime
+    from spark_nodes.runtimes.spark import STEP_PARTS, SparkRuntime
 
     runtime = SparkRuntime(spark=spark)
     runtime.open(BenchPlan(), programs(1))
@@ -188,7 +188,7 @@ def sweep_specs(runs: int) -> list[dict]:
 
 def bench_sweep(runs: int) -> None:
     from experiments.sweep_spark import run_on_spark
-    from spark_nodes.spark_session import build_session
+    from spark_nodes.runtimes.session import build_session
 
     print(f"## sweep throughput: {runs} centralized runs as Spark tasks")
     rates = {}
@@ -212,8 +212,8 @@ def bench_sweep(runs: int) -> None:
 
 def bench_codec(tuples: int, runs: int = 5) -> None:
     """Median milliseconds of each leg of the codec for a step of ``tuples`` tuples."""
-    from emulator.program import run_node_step
-    from spark_nodes import codec
+    from contract.program import run_node_step
+    from spark_nodes.runtimes import codec
 
     events = step_events(0, tuples)
     outputs = {node: run_node_step(program, node, events[node], 0.0, 1.0, None, seed=1,
@@ -266,7 +266,7 @@ def main(argv=None) -> int:
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if sizes or args.small_steps:
-        from spark_nodes.spark_session import build_session
+        from spark_nodes.runtimes.session import build_session
 
         spark = build_session(args.master, partitions=args.partitions)
         if sizes:

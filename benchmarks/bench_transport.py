@@ -18,8 +18,8 @@ import time
 import numpy as np
 
 import topologies
+from contract.messages import Message
 from emulator.ledger import Ledger
-from emulator.messages import Message
 from emulator.network import Network
 from emulator.transport import Transport
 

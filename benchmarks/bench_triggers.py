@@ -16,13 +16,13 @@ import time
 
 import numpy as np
 
-from emulator.messages import Message
-from emulator.program import DELIVER, FINISH, START, Event, run_node_step
-from spark_nodes.qjoin.algorithms import QJoin
-from spark_nodes.qjoin.programs import QJoinNode
-from spark_nodes.registry import validate_params
-from spark_nodes.triggers.spec import trigger_spec
-from spark_nodes.tuples import StreamTuple
+from contract.messages import Message
+from contract.program import DELIVER, FINISH, START, Event, run_node_step
+from spark_nodes.algorithms.qjoin.algorithms import QJoin
+from spark_nodes.algorithms.qjoin.programs import QJoinNode
+from spark_nodes.algorithms.registry import validate_params
+from spark_nodes.algorithms.triggers.spec import trigger_spec
+from spark_nodes.workload.tuples import StreamTuple
 
 CONDITIONS = [{"kind": "rate", "above": 60.0, "interval": 0.5},
               {"kind": "rate", "below": 5.0, "interval": 1.0},

@@ -8,10 +8,12 @@ A backend is a function ``run(plan, programs, tuples_by_stream, runtime, progres
 """
 from __future__ import annotations
 
+from contract.plan import Plan
 from emulator.registry import Registry
 
 
-def run_simpy(plan, programs: dict, tuples_by_stream: dict, runtime, progress: bool = False):
+def run_simpy(plan: Plan, programs: dict, tuples_by_stream: dict, runtime,
+              progress: bool = False):
     """Run on the simpy backend: the driver over SimPy's virtual clock."""
     from emulator.driver import execute
     from emulator.simpy_backend import SimpyBackend

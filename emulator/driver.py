@@ -24,9 +24,9 @@ The driver alone owns the rules of a run (the backends only keep calendars):
 
 Example
 -------
->>> import networkx as nx, types
->>> from emulator.program import NodeProgram
->>> from emulator.simpy_backend import SimpyBackend
+>>> import networkx as nx
+>>> from contract.plan import Plan, QuerySpec
+>>> from contract.program import NodeProgram
 >>> class Ping(NodeProgram):
 ...     def start(self, ctx): ctx.send(1, "data", "hi", 1.0)
 >>> class Pong(NodeProgram):
@@ -35,13 +35,20 @@ Example
 ...     epochs = [0.0]
 ...     def snapshot(self, t):
 ...         g = nx.Graph(); g.add_edge(0, 1, cost=1.0, delay=0.5); return g
->>> plan = types.SimpleNamespace(dynamics=Static(), seed=1, bytes_per_unit=32,
-...     header_bytes=24, duration=2.0, step=0.5, memory_interval=1.0, name="doc",
-...     algorithm="doc", spec={})
->>> from spark_nodes.runtime_inproc import InprocRuntime
+>>> plan = Plan(name="doc", seed=1, duration=2.0, step=0.5, backend="simpy",
+...     runtime="inproc", memory_interval=1.0, bytes_per_unit=32, header_bytes=24,
+...     synopsis_unit=0.25, topology=None, dynamics=Static(), streams=(),
+...     query=QuerySpec(1, "equality", None, {}), algorithm="doc", params={}, net0=None,
+...     spec={})
+>>> from spark_nodes.runtimes.inproc import InprocRuntime
 >>> out = execute(plan, {0: Ping(), 1: Pong()}, {}, InprocRuntime())
 >>> out.results[["emitted_at", "got"]].to_dict("records")
 [{'emitted_at': 0.5, 'got': 'hi'}]
+
+The run stops after the drain (by default one more ``duration``):
+
+>>> run_end(plan), run_end(plan, 0.5)
+(4.0, 2.5)
 """
 from __future__ import annotations
 
@@ -53,24 +60,20 @@ from dataclasses import dataclass
 
 from tqdm.auto import tqdm
 
+from contract.events import DELIVER, FINISH, LOST, START, TIMER, TUPLE
+from contract.outputs import RunOutput, metrics_frame, results_frame
+from contract.plan import Plan
 from emulator import collector
-from emulator.events import DELIVER, FINISH, LOST, START, TIMER, TUPLE
-from emulator.outputs import RunOutput, metrics_frame, results_frame
 
 log = logging.getLogger(__name__)
 
 
-def run_end(plan, drain: float | None = None) -> float:
-    """When a run stops: ``duration`` plus the drain (by default one more ``duration``).
-
-    >>> import types
-    >>> run_end(types.SimpleNamespace(duration=10.0)), run_end(types.SimpleNamespace(duration=10.0), 2.0)
-    (20.0, 12.0)
-    """
+def run_end(plan: Plan, drain: float | None = None) -> float:
+    """When a run stops: ``duration`` plus the drain (by default one more ``duration``)."""
     return plan.duration + (plan.duration if drain is None else drain)
 
 
-def seed_calendar(backend, plan, programs: dict, tuples_by_stream: dict,
+def seed_calendar(backend, plan: Plan, programs: dict, tuples_by_stream: dict,
                   lookahead=None) -> None:
     """File the run's own events: ``start`` at 0, every tuple at its origin when it
     enters the system, ``finish`` at the duration. A tuple whose origin has no program is
@@ -95,8 +98,9 @@ def seed_calendar(backend, plan, programs: dict, tuples_by_stream: dict,
     backend.schedule_all(filed)
 
 
-def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float | None = None,
-            progress: bool = False, backend=None, run_ahead: bool = True) -> RunOutput:
+def execute(plan: Plan, programs: dict, tuples_by_stream: dict, runtime,
+            drain: float | None = None, progress: bool = False, backend=None,
+            run_ahead: bool = True) -> RunOutput:
     """Run ``programs`` under ``runtime`` on ``backend`` (default: the simpy backend built
     from ``plan``); return the raw tables.
 
@@ -112,7 +116,7 @@ def execute(plan, programs: dict, tuples_by_stream: dict, runtime, drain: float 
                         run_ahead)
 
 
-def _execute(plan, programs, tuples_by_stream, runtime, drain, progress, backend,
+def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, backend,
              run_ahead) -> RunOutput:
     if backend is None:
         from emulator.simpy_backend import SimpyBackend

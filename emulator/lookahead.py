@@ -26,7 +26,7 @@ them), messages of run-ahead nodes enter the transport in the window they were s
 and the driver's bookkeeping (results, metrics, memory samples, the peak) is replayed in
 step order (``emulator.driver``). So the ledger, results and metrics equal those of the
 step-by-step run (``tests/test_lookahead.py`` holds them equal on every bundled spec).
-The driver's windows are cells of one grid (``emulator.events.window_of``), so a
+The driver's windows are cells of one grid (``contract.events.window_of``), so a
 run-ahead node's windows are known before the driver reaches them.
 
 Nodes that go down at some time are never run ahead or deferred (the driver's rules for
@@ -39,8 +39,9 @@ import bisect
 import math
 from collections import deque
 
-from emulator.events import DELIVER, LOST, RELEASE, Event, window_of
-from emulator.program import NodeCall, TimerBook
+from contract.events import DELIVER, LOST, RELEASE, Event, window_of
+from contract.plan import Plan
+from contract.program import NodeCall, TimerBook
 
 #: Network epochs one span may cover (the views of a span's epochs travel with it).
 SPAN_EPOCHS = 64
@@ -60,7 +61,7 @@ class Lookahead:
         ``schedule``.
     """
 
-    def __init__(self, plan, programs: dict, backend):
+    def __init__(self, plan: Plan, programs: dict, backend):
         up = backend.always_up(sorted(programs))
         self.ahead = {n for n, p in programs.items() if n in up and not p.receives_messages()
                       and not p.listens_to_losses()}

@@ -24,7 +24,7 @@ Example
 (0.0, 0.5)
 >>> sorted(b.collect(0.5))
 [0]
->>> from emulator.program import Outgoing
+>>> from contract.program import Outgoing
 >>> b.inject([Outgoing(0, "data", 0, 1, 0.25, 2.0, "x")])
 [0]
 >>> b.window(0.5, b.next_time(), 0.5), sorted(b.collect(1.0))   # arrives at 0.75
@@ -38,9 +38,10 @@ import heapq
 import math
 from collections import defaultdict, deque
 
-from emulator.events import DELIVER, LOST, Event, window_of
+from contract.events import DELIVER, LOST, Event, window_of
+from contract.messages import Message, wire_bytes
+from contract.plan import Plan
 from emulator.ledger import Ledger
-from emulator.messages import Message, wire_bytes
 from emulator.network import Network
 from emulator.transport import Transport
 
@@ -77,7 +78,7 @@ class SimpyBackend:
         self._next_msg_id = 0
 
     @classmethod
-    def from_plan(cls, plan) -> "SimpyBackend":
+    def from_plan(cls, plan: Plan) -> "SimpyBackend":
         """The backend for a run's plan (``[network]`` table: medium, interference radius)."""
         network = plan.spec.get("network", {})
         return cls(plan.dynamics, plan.seed, plan.bytes_per_unit, plan.header_bytes,
@@ -177,7 +178,7 @@ class SimpyBackend:
 
     def window(self, t_prev: float, t_next: float, step: float) -> tuple[float, float]:
         """The driver's next step: the window of the grid of ``step``
-        (:func:`~emulator.events.window_of`) that holds ``t_next``, never one before the
+        (:func:`~contract.events.window_of`) that holds ``t_next``, never one before the
         end of the previous step, ``t_prev``. Windows are cells of one fixed grid, so a
         node run ahead (``emulator.lookahead``) can tell its windows in advance."""
         t0, t1 = max(window_of(t_next, step), window_of(t_prev, step))
@@ -216,7 +217,7 @@ class SimpyBackend:
 
     # -- messages -----------------------------------------------------------------------
     def inject(self, outgoing) -> list[int]:
-        """Transport the programs' :class:`~emulator.program.Outgoing` messages in the
+        """Transport the programs' :class:`~contract.program.Outgoing` messages in the
         given order; returns their message ids."""
         ids = []
         for out in outgoing:

@@ -23,7 +23,7 @@ Example
 -------
 >>> import networkx as nx
 >>> from emulator.network import Network
->>> from emulator.messages import Message
+>>> from contract.messages import Message
 >>> g = nx.Graph()
 >>> nx.add_path(g, [0, 1, 2], cost=2.0, delay=0.1, bandwidth=100.0)
 >>> class OneEpoch:
@@ -97,7 +97,7 @@ class Transport:
 
     # -- the calendar -------------------------------------------------------------------
     def send(self, msg) -> None:
-        """Inject ``msg`` (an :class:`emulator.messages.Message`) at ``msg.sent_at``."""
+        """Inject ``msg`` (an :class:`contract.messages.Message`) at ``msg.sent_at``."""
         self._seq += 1
         entry = (msg.sent_at, _READY, self._seq, msg, msg.src)
         sends = self._sends

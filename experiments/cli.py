@@ -21,7 +21,7 @@ from pathlib import Path
 
 
 #: Packages whose INFO logs ``--verbose`` shows.
-OWN_PACKAGES = ("topologies", "emulator", "spark_nodes", "experiments", "analysis")
+OWN_PACKAGES = ("contract", "topologies", "emulator", "spark_nodes", "experiments", "analysis")
 
 
 def skipped(result, called: float, force: bool) -> bool:
@@ -81,7 +81,8 @@ def _cmd_report(args) -> int:
 def _cmd_profile(args) -> int:
     from experiments.spec import SpecError
     from experiments.store import load_run
-    from spark_nodes.enrich.profile import ProfileError, profile_from_run, save_profile
+    from spark_nodes.algorithms.enrich.profile import (ProfileError, profile_from_run,
+                                                       save_profile)
 
     try:
         profile = profile_from_run(load_run(args.dir), oracle=args.oracle)
@@ -99,7 +100,7 @@ def _cmd_rates(args) -> int:
 
     from experiments.spec import SpecError
     from experiments.store import load_run
-    from spark_nodes.triggers.spec import rate_profile
+    from spark_nodes.algorithms.triggers.spec import rate_profile
 
     run = load_run(args.dir)
     m = run.metrics
@@ -120,7 +121,7 @@ def _cmd_rates(args) -> int:
 
 
 def _cmd_algorithms(args) -> int:
-    from spark_nodes import registry
+    from spark_nodes.algorithms import registry
 
     for name in registry.names():
         algorithm = registry.get(name)
@@ -219,7 +220,7 @@ def main(argv=None) -> int:
     from experiments.spec import SpecError
     from experiments.store import RunFolderError
     from experiments.sweep_spark import SweepRunError
-    from spark_nodes.spark_session import SparkSetupError
+    from spark_nodes.runtimes.session import SparkSetupError
 
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")

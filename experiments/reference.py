@@ -2,7 +2,7 @@
 
 Every table of a spec, every algorithm parameter and every attribute and column the
 Python API reads is listed with its type, range and default, taken from the same
-:class:`topologies.schema.Field` tables (and :class:`spark_nodes.registry.Param`
+:class:`topologies.schema.Field` tables (and :class:`spark_nodes.algorithms.registry.Param`
 declarations) that validate it, so the documentation cannot drift from the checks.
 A test compares ``docs/SPEC.md`` with :func:`render`; after changing a schema, write
 it again with::
@@ -37,7 +37,7 @@ contradict each other are refused or warned about (see `experiments.spec.check_c
 def _spec_sections() -> list[str]:
     from emulator.mininet.options import MININET_SCHEMA
     from experiments.spec import SCHEMA
-    from spark_nodes.sources import STREAMS_SCHEMA
+    from spark_nodes.workload.sources import STREAMS_SCHEMA
     from topologies.spec import MOBILITY_SCHEMA, TOPOLOGY_SCHEMA
 
     intro = {
@@ -65,7 +65,7 @@ def _spec_sections() -> list[str]:
 
 
 def _params_sections() -> list[str]:
-    from spark_nodes import registry
+    from spark_nodes.algorithms import registry
 
     out = ["## [params.ALGORITHM]",
            "Each algorithm's own parameters; a spec may hold tables for several "
@@ -88,7 +88,8 @@ def _params_sections() -> list[str]:
 
 
 def _trigger_sections() -> list[str]:
-    from spark_nodes.triggers.spec import CONDITION_SCHEMA, TRIGGER_SCHEMA, VARIANT_SCHEMA
+    from spark_nodes.algorithms.triggers.spec import (CONDITION_SCHEMA, TRIGGER_SCHEMA,
+                                                      VARIANT_SCHEMA)
 
     return ["## [trigger.ALGORITHM]",
             "Which conditions end an algorithm's windows (for the algorithms marked "

@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from contract.outputs import trace_frames
+from contract.plan import Plan, QuerySpec, StreamSpec
 from emulator.network import Network
-from emulator.outputs import trace_frames
 from experiments import spec as specs
-from experiments.plan import Plan, QuerySpec, StreamSpec
 from experiments.store import RESOLVED, Run, after_run_paths, is_complete, write_run
 from experiments.summary import common_summary
 
@@ -80,7 +80,8 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>") -
     Every problem is a :class:`experiments.spec.SpecError` naming the field.
     """
     import topologies
-    from spark_nodes import registry, sources
+    from spark_nodes.algorithms import registry
+    from spark_nodes.workload import sources
 
     run_cfg, query_cfg = spec["run"], spec["query"]
     seed, duration = run_cfg["seed"], run_cfg["duration"]
@@ -173,7 +174,7 @@ def outage_warnings(outages, duration: float, mobility: dict) -> list[tuple[str,
 
 def _trigger(algorithm, tables: dict, streams: list, base_dir: Path):
     """The algorithm's ``[trigger.<name>]`` table, checked (None: the fixed clock)."""
-    from spark_nodes.triggers.spec import trigger_spec
+    from spark_nodes.algorithms.triggers.spec import trigger_spec
 
     table = tables.get(algorithm.name)
     if table and not algorithm.triggered:
@@ -201,7 +202,7 @@ def expected_table(groups, tuples_by_stream: dict) -> pd.DataFrame:
     """The exact answer as a table: ``group`` and when its last member entered the system
     (``last_entered``) — the earliest time the group could have been produced.
 
-    >>> from spark_nodes.tuples import StreamTuple
+    >>> from spark_nodes.workload.tuples import StreamTuple
     >>> t = {"R": [StreamTuple("R", 0, 1.0, 1, None, None, 0, 1.0, 1.5)],
     ...      "S": [StreamTuple("S", 4, 2.0, 1, None, None, 1, 1.0, 2.25)]}
     >>> expected_table({"R:0|S:4"}, t).to_dict("records")
@@ -219,7 +220,7 @@ def _spark_log(plan: Plan, out) -> Path | None:
     """Where the JVM's console output goes on the spark runtime or for the spark-join
     pass: ``TESTBED_SPARK_LOG``, by default ``OUT/spark.log`` (the part written during a
     run is copied into its folder); None for runs that do not start Spark."""
-    from spark_nodes.spark_session import LOG_ENV
+    from spark_nodes.runtimes.session import LOG_ENV
 
     if plan.runtime != "spark" and plan.algorithm != "spark-join":
         return None
@@ -237,7 +238,7 @@ def _read_from(path: Path, offset: int) -> bytes:
 def _execute(plan: Plan, programs: dict, tuples: dict, progress: bool):
     """Run on the plan's backend under its runtime (both from their registries)."""
     from emulator.backends import BACKENDS
-    from spark_nodes.runtimes import RUNTIMES
+    from spark_nodes.runtimes.registry import RUNTIMES
 
     backend = BACKENDS.get(plan.backend)
     with RUNTIMES.get(plan.runtime)(plan) as runtime:
@@ -263,7 +264,7 @@ def resolved_values(plan: Plan) -> dict:
     (:func:`topologies.topology_settings`), the streams with their defaults and where
     they were placed, the algorithm's parameters with their defaults, and each stream's
     window."""
-    from spark_nodes.sources import resolve_streams
+    from spark_nodes.workload.sources import resolve_streams
     from topologies import topology_settings
 
     streams = {k: v for k, v in resolve_streams(plan.spec["streams"]).items() if k != "rates"}
@@ -311,7 +312,7 @@ PREPARED_DIR = "_prepared"
 def _prepared(spec: dict, out: Path, base_dir: Path, source: str) -> dict:
     """The spec after the algorithm's own preparation (see ``Algorithm.prepare``); the
     runs it needs go to ``out/_prepared`` and are reused when complete."""
-    from spark_nodes import registry
+    from spark_nodes.algorithms import registry
 
     try:
         algorithm = registry.get(spec["algorithm"]["name"])
@@ -324,7 +325,8 @@ def _prepared(spec: dict, out: Path, base_dir: Path, source: str) -> dict:
 def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<spec>",
              progress: bool = False, force: bool = False) -> Path:
     """Run a resolved spec into ``out/<run_id>`` unless that folder is already complete."""
-    from spark_nodes import registry, sources
+    from spark_nodes.algorithms import registry
+    from spark_nodes.workload import sources
 
     run_dir = Path(out) / specs.run_id(spec)
     if is_complete(run_dir) and not force:
@@ -367,7 +369,7 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     for warning in finished:
         log.warning("%s: %s", run_dir.name, warning)
     if plan.runtime == "spark" and plan.backend == "simpy":
-        from spark_nodes.runtime_spark import state_summary
+        from spark_nodes.runtimes.spark import state_summary
 
         summary.update(state_summary(
             output.metrics[["time", "node", "source", "metric", "value"]].itertuples(index=False)))

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from emulator.backends import BACKENDS as _BACKEND_REGISTRY
 from emulator.transport import MEDIA
+from spark_nodes.runtimes.registry import RUNTIMES as _RUNTIME_REGISTRY
 from topologies.schema import Field, FieldError, check_table, check_value
-from spark_nodes.runtimes import RUNTIMES as _RUNTIME_REGISTRY
 
 BACKENDS = tuple(_BACKEND_REGISTRY.names())
 RUNTIMES = tuple(_RUNTIME_REGISTRY.names())
@@ -258,7 +258,7 @@ def section_keys(section: str) -> set[str] | None:
 
         return topology_keys(section)
     if section == "streams":
-        from spark_nodes.sources import STREAMS_KEYS
+        from spark_nodes.workload.sources import STREAMS_KEYS
 
         return set(STREAMS_KEYS)
     if section == "mininet":
@@ -283,7 +283,7 @@ def unknown_path(path: str) -> str | None:
     """
     section, *rest = path.split(".")
     if section in ("params", "trigger"):
-        from spark_nodes import registry
+        from spark_nodes.algorithms import registry
 
         if rest[0] not in registry.names():
             return f"no such algorithm {rest[0]!r}; valid: {', '.join(registry.names())}"
@@ -322,7 +322,7 @@ def for_run(spec: dict, source: str = "<spec>") -> dict:
     >>> for_run(s)["params"]
     {'centralized': {'batch': 2}}
     """
-    from spark_nodes import registry
+    from spark_nodes.algorithms import registry
 
     known = registry.names()
     for section in ("params", "trigger"):

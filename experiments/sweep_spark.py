@@ -92,7 +92,7 @@ def run_on_spark(specs: list[dict], out, base_dir=".", source: str = "<sweep>",
         return []
     check_runnable(specs)
     if spark is None:
-        from spark_nodes.spark_session import build_session
+        from spark_nodes.runtimes.session import build_session
 
         spark = build_session("local[*]" if master is None else master,
                               app_name="testbed-sweep")

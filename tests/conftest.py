@@ -49,6 +49,6 @@ def pytest_itemcollected(item):
 def _stop_spark_after_module():
     yield
     if "pyspark.sql" in sys.modules:   # else Spark never started: leave it unloaded
-        from spark_nodes.spark_session import stop_active_session
+        from spark_nodes.runtimes.session import stop_active_session
 
         stop_active_session()

@@ -1,23 +1,22 @@
 """Centralized join plug-in: programs called directly and whole runs through the driver."""
 
 import pickle
-import types
 
 import numpy as np
 import pytest
 
 import topologies
-from emulator.events import DELIVER, FINISH, TUPLE, Event
-from emulator.messages import Message
-from experiments.plan import QuerySpec, StreamSpec
-from spark_nodes.centralized import Centralized, CentralizedNode
+from contract.events import DELIVER, FINISH, TUPLE, Event
+from contract.messages import Message
+from contract.program import run_node_step
 from emulator.driver import execute
-from spark_nodes.multiway import MultiwayJoin
-from spark_nodes.oracle import exact_groups
-from emulator.program import run_node_step
-from spark_nodes.registry import validate_params
-from spark_nodes.runtime_inproc import InprocRuntime
-from spark_nodes.tuples import StreamTuple as T
+from spark_nodes.algorithms.centralized import Centralized, CentralizedNode
+from spark_nodes.algorithms.multiway import MultiwayJoin
+from spark_nodes.algorithms.oracle import exact_groups
+from spark_nodes.algorithms.registry import validate_params
+from spark_nodes.runtimes.inproc import InprocRuntime
+from spark_nodes.workload.tuples import StreamTuple as T
+from tests.plans import make_plan
 
 
 def line_dynamics(n=5, delay=0.1, jitter=0.0):
@@ -27,14 +26,11 @@ def line_dynamics(n=5, delay=0.1, jitter=0.0):
     return topologies.static_dynamics(topo)
 
 
-def make_plan(dynamics, stream_nodes, query_node, params=None, window=2.0, duration=20.0):
-    alg = Centralized()
-    streams = tuple(StreamSpec(s, n) for s, n in stream_nodes.items())
-    query = QuerySpec(query_node, "equality", None, {s: window for s in stream_nodes})
-    return types.SimpleNamespace(
-        dynamics=dynamics, seed=3, bytes_per_unit=32, header_bytes=24, duration=duration,
-        step=0.05, memory_interval=1.0, name="central", algorithm="centralized",
-        streams=streams, query=query, params=validate_params(alg, params or {}), spec={})
+def central_plan(dynamics, stream_nodes, query_node, params=None, window=2.0, duration=20.0):
+    """The centralized join's plan with the run constants these tests share."""
+    return make_plan(dynamics=dynamics, streams=stream_nodes, query_node=query_node,
+                     windows=window, algorithm="centralized", params=params, name="central",
+                     seed=3, duration=duration, step=0.05)
 
 
 def random_tuples(stream_nodes, rate=4.0, duration=20.0, keys=5, seed=0, late=0.0):
@@ -91,7 +87,7 @@ def test_unexpected_message_is_an_error():
 
 def test_run_equals_exact_answer_and_costs_tuples_times_path():
     nodes = {"R1": 0, "R2": 2, "R3": 4}      # R2 is produced at the query node
-    plan = make_plan(line_dynamics(jitter=0.3), nodes, query_node=2)
+    plan = central_plan(line_dynamics(jitter=0.3), nodes, query_node=2)
     tuples = random_tuples(nodes, late=0.5)
     alg = Centralized()
     progs = alg.programs(plan)
@@ -115,7 +111,7 @@ def test_batching_cuts_messages_not_cost():
     tuples = random_tuples(nodes, seed=5)
     outs = {}
     for batch in (1, 4):
-        plan = make_plan(line_dynamics(), nodes, query_node=2, params={"batch": batch})
+        plan = central_plan(line_dynamics(), nodes, query_node=2, params={"batch": batch})
         outs[batch] = execute(plan, Centralized().programs(plan), tuples, InprocRuntime())
     assert outs[1].ledger.msg_id.nunique() == 160
     assert outs[4].ledger.msg_id.nunique() == 40
@@ -128,8 +124,8 @@ def test_retention_bounds_memory_and_is_exact_in_order():
     tuples = random_tuples(nodes, rate=5.0, seed=2)
     peaks = {}
     for retention in (None, 0.0):
-        plan = make_plan(line_dynamics(), nodes, query_node=2,
-                         params={"retention": retention})
+        plan = central_plan(line_dynamics(), nodes, query_node=2,
+                            params={"retention": retention})
         progs = Centralized().programs(plan)
         out = execute(plan, progs, tuples, InprocRuntime())
         assert set(groups_of(out.results)) == exact_groups(tuples, plan.query.windows,
@@ -140,11 +136,11 @@ def test_retention_bounds_memory_and_is_exact_in_order():
 
 
 def test_programs_pickle_and_reject_bad_params():
-    plan = make_plan(line_dynamics(), {"R1": 0, "R2": 4}, query_node=0)
+    plan = central_plan(line_dynamics(), {"R1": 0, "R2": 4}, query_node=0)
     progs = Centralized().programs(plan)
     assert sorted(progs) == [0, 4]
     assert pickle.loads(pickle.dumps(progs[0])).join.streams == ("R1", "R2")
     with pytest.raises(ValueError, match="params.centralized.batch"):
-        make_plan(line_dynamics(), {"R1": 0, "R2": 4}, query_node=0, params={"batch": 0})
+        central_plan(line_dynamics(), {"R1": 0, "R2": 4}, query_node=0, params={"batch": 0})
     with pytest.raises(ValueError, match="params.centralized.bach"):
         validate_params(Centralized(), {"bach": 2})

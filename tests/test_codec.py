@@ -3,11 +3,11 @@ list taken apart by columns comes back equal, item by item of the same types."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.messages import Message
-from emulator.program import DELIVER, TIMER, TUPLE, Event, Outgoing, StepOutput
-from spark_nodes.codec import (decode_events, decode_output, encode_events, encode_output,
-                               from_columns, to_columns)
-from spark_nodes.tuples import StreamTuple
+from contract.messages import Message
+from contract.program import DELIVER, TIMER, TUPLE, Event, Outgoing, StepOutput
+from spark_nodes.runtimes.codec import (decode_events, decode_output, encode_events,
+                                        encode_output, from_columns, to_columns)
+from spark_nodes.workload.tuples import StreamTuple
 
 atoms = st.one_of(st.integers(-5, 5), st.floats(allow_nan=False), st.text(max_size=3),
                   st.none(), st.booleans())

@@ -1,20 +1,13 @@
 """The step driver: iterated steps, determinism, dead nodes, memory samples, drain."""
-import types
-
 import networkx as nx
 import pytest
 
 import topologies
+from contract.program import NodeProgram
 from emulator.driver import execute
-from emulator.program import NodeProgram
-from spark_nodes.runtime_inproc import InprocRuntime
-from spark_nodes.tuples import StreamTuple
-
-
-def plan_for(dynamics, duration=5.0, step=0.1, seed=1):
-    return types.SimpleNamespace(dynamics=dynamics, seed=seed, bytes_per_unit=32,
-                                 header_bytes=24, duration=duration, step=step,
-                                 memory_interval=1.0, name="t", algorithm="test", spec={})
+from spark_nodes.runtimes.inproc import InprocRuntime
+from spark_nodes.workload.tuples import StreamTuple
+from tests.plans import make_plan
 
 
 def chain_dynamics(delay=0.1, jitter=0.0, n=4):
@@ -67,7 +60,8 @@ class Collect(NodeProgram):
 
 def run(dynamics, step=0.1, seed=1, n=20):
     progs = {0: Forward(3), 3: Collect()}
-    out = execute(plan_for(dynamics, step=step, seed=seed), progs, tuples(n), InprocRuntime())
+    out = execute(make_plan(dynamics=dynamics, step=step, seed=seed), progs, tuples(n),
+                  InprocRuntime())
     return out, progs
 
 
@@ -140,7 +134,7 @@ def test_a_run_leaves_earlier_objects_out_of_collections_and_undoes_it_after():
 
     assert gc.get_freeze_count() == 0
     FreezeWatcher.frozen_during_run.clear()
-    execute(plan_for(chain_dynamics(), duration=1.0), {0: FreezeWatcher()}, {},
+    execute(make_plan(dynamics=chain_dynamics(), duration=1.0), {0: FreezeWatcher()}, {},
             InprocRuntime())
     assert FreezeWatcher.frozen_during_run[0] > 10_000   # the imported libraries at least
     assert gc.get_freeze_count() == 0

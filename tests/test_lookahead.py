@@ -8,9 +8,11 @@ import topologies
 from emulator.driver import execute
 from experiments import spec as specs
 from experiments.runner import build_plan
-from spark_nodes import registry, sources
-from spark_nodes.runtime_inproc import InprocRuntime
-from tests.test_driver import Collect, Forward, chain_dynamics, plan_for, tuples
+from spark_nodes.algorithms import registry
+from spark_nodes.runtimes.inproc import InprocRuntime
+from spark_nodes.workload import sources
+from tests.plans import make_plan
+from tests.test_driver import Collect, Forward, chain_dynamics, tuples
 
 
 class Source(Forward):
@@ -52,7 +54,7 @@ def run_both(dynamics, step=0.1, programs=None, stream=None):
     outs = []
     for run_ahead in (False, True):
         progs = programs() if programs else {0: Source(3), 1: Source(3), 3: Sink()}
-        outs.append(execute(plan_for(dynamics, step=step), progs,
+        outs.append(execute(make_plan(dynamics=dynamics, step=step), progs,
                             stream() if stream else two_sources(), InprocRuntime(),
                             run_ahead=run_ahead))
     return outs
@@ -131,12 +133,12 @@ class Replier(Collect):
 
 def test_a_wrong_declaration_is_a_clear_error():
     with pytest.raises(RuntimeError, match=r"node 3: .*sends_messages\(\) is False.*sent one"):
-        execute(plan_for(chain_dynamics()), {0: Forward(3), 3: Replier()}, tuples(3),
-                InprocRuntime())
+        execute(make_plan(dynamics=chain_dynamics()), {0: Forward(3), 3: Replier()},
+                tuples(3), InprocRuntime())
     with pytest.raises(RuntimeError, match=r"node 3: .*receives_messages\(\) is False.*a "
                                            r"message reached it"):
-        execute(plan_for(chain_dynamics()), {0: Forward(3), 3: Talker(0)}, tuples(3),
-                InprocRuntime())
+        execute(make_plan(dynamics=chain_dynamics()), {0: Forward(3), 3: Talker(0)},
+                tuples(3), InprocRuntime())
 
 
 def bundled(path: str, run_ahead: bool, runtime, **fields):
@@ -176,14 +178,14 @@ def test_qjoin_family_ahead_equals_stepped(algorithm):
 
 @pytest.fixture(scope="module")
 def spark():
-    from spark_nodes.spark_session import build_session
+    from spark_nodes.runtimes.session import build_session
 
     return build_session("local[2]", partitions=2)
 
 
 @pytest.mark.spark
 def test_quickstart_on_spark_runs_in_two_micro_batches(spark):
-    from spark_nodes.runtime_spark import SparkRuntime
+    from spark_nodes.runtimes.spark import SparkRuntime
 
     runtime = SparkRuntime(spark=spark)
     on_spark = quickstart(True, runtime)

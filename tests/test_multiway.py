@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spark_nodes.multiway import MultiwayJoin
-from spark_nodes.oracle import exact_groups
-from spark_nodes.tuples import StreamTuple as T, group_id
+from spark_nodes.algorithms.multiway import MultiwayJoin
+from spark_nodes.algorithms.oracle import exact_groups
+from spark_nodes.workload.tuples import StreamTuple as T, group_id
 
 
 def eq(stream, seq, ts, key, size=1.0):

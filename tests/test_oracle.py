@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spark_nodes.oracle import (count_groups, exact_groups, iter_groups, window_slice)
-from spark_nodes.tuples import StreamTuple as T, group_id
+from spark_nodes.algorithms.oracle import count_groups, exact_groups, iter_groups, window_slice
+from spark_nodes.workload.tuples import StreamTuple as T, group_id
 
 
 def eq(stream, seq, ts, key):

@@ -6,7 +6,7 @@ import pytest
 from experiments import spec as specs
 from experiments.runner import build_plan
 from experiments.spec import SpecError
-from spark_nodes import registry
+from spark_nodes.algorithms import registry
 
 EVERY_PARAM = [(name, key) for name in registry.names()
                for key in sorted(registry.get(name).params)]

@@ -4,7 +4,7 @@ from collections import defaultdict
 import simpy
 from hypothesis import given, settings, strategies as st
 
-from emulator.events import TIMER
+from contract.events import TIMER
 from emulator.simpy_backend import SimpyBackend
 
 

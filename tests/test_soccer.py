@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from spark_nodes.oracle import count_groups
-from spark_nodes.soccer import (BALL_IDS, COLUMNS, FIELD_LENGTH, FIELD_WIDTH, PS_PER_S,
-                                first_timestamp, game_to_streams, generate_game,
-                                load_debs_csv, soccer_streams)
+from spark_nodes.algorithms.oracle import count_groups
+from spark_nodes.workload.soccer import (BALL_IDS, COLUMNS, FIELD_LENGTH, FIELD_WIDTH,
+                                         PS_PER_S, first_timestamp, game_to_streams,
+                                         generate_game, load_debs_csv, soccer_streams)
 
 
 @pytest.fixture(scope="module")

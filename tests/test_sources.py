@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from emulator.disorder import delay_statistics
-from spark_nodes.soccer import generate_game
-from spark_nodes.sources import (generate_streams, place_streams, resolve_streams,
-                                 stream_names)
+from spark_nodes.workload.soccer import generate_game
+from spark_nodes.workload.sources import (generate_streams, place_streams, resolve_streams,
+                                          stream_names)
 
 
 def test_defaults_and_names():
@@ -150,7 +150,7 @@ def test_csv_generator_reads_a_debs_file_relative_to_the_spec(tmp_path):
 
 
 def test_a_list_of_rates_skews_the_streams():
-    from spark_nodes.sources import generate_streams, resolve_streams
+    from spark_nodes.workload.sources import generate_streams, resolve_streams
 
     cfg = {"count": 3, "rate": [1.0, 10.0, 1.0], "key_domain": 4}
     data = generate_streams(cfg, {"R1": 1, "R2": 2, "R3": 3}, duration=200.0, seed=2)
@@ -162,7 +162,7 @@ def test_a_list_of_rates_skews_the_streams():
 
 
 def test_disorder_options_reach_the_model_and_are_checked():
-    from spark_nodes.sources import generate_streams, resolve_streams
+    from spark_nodes.workload.sources import generate_streams, resolve_streams
 
     cfg = {"count": 1, "rate": 50.0, "disorder": "bursts", "disorder_mean": 0.0,
            "disorder_options": {"burst_prob": 1.0, "burst_len": 1, "burst_delay": 2.0}}

@@ -5,7 +5,7 @@ import pickle
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.state import StateList, StateMap
+from contract.state import StateList, StateMap
 
 list_ops = st.lists(st.one_of(
     st.tuples(st.just("append"), st.integers(0, 99)),

@@ -3,8 +3,8 @@ causal queueing itself and the shared medium: tests/test_deliver.py)."""
 import networkx as nx
 import pytest
 
+from contract.messages import Message
 from emulator.ledger import Ledger
-from emulator.messages import Message
 from emulator.network import Network
 from emulator.transport import Transport
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import dataclasses
 import heapq
 import math
 import os
@@ -39,12 +40,10 @@ import threading
 import time
 import traceback
 
-from types import SimpleNamespace
-
+from contract.events import DELIVER, FINISH, Event
+from contract.messages import Message, wire_bytes
 from emulator.driver import execute
-from emulator.events import DELIVER, FINISH, Event
 from emulator.ledger import Ledger
-from emulator.messages import Message, wire_bytes
 from emulator.mininet.protocol import encode, recv_frame, send_frame
 
 MSG_ID_BASE = 1_000_000_000
@@ -102,9 +101,7 @@ class Agent:
         self.ctl = ctl
         self.program = pickle.loads(setup["program"])
         self.runtime = pickle.loads(setup["runtime"])
-        self.plan = SimpleNamespace(name=f"node {node}", seed=setup["seed"],
-                                    algorithm=setup["algorithm"], duration=setup["duration"],
-                                    step=setup["step"], memory_interval=setup["memory_interval"])
+        self.plan = dataclasses.replace(pickle.loads(setup["plan"]), name=f"node {node}")
         self.drain = setup["drain"]
         self.scale = setup["time_scale"]
         self.addresses = setup["addresses"]

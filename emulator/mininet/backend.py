@@ -24,6 +24,7 @@ The ``[mininet]`` spec table (:class:`~emulator.mininet.options.MininetOptions`)
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
@@ -32,13 +33,14 @@ import time
 
 import pandas as pd
 
+from contract.outputs import RunOutput, metrics_frame, results_frame
+from contract.plan import Plan
 from emulator.driver import run_end
+from emulator.ledger import empty_frame
 from emulator.mininet.control import Agents
 from emulator.mininet.emulation import Emulation, LinkSetting
 from emulator.mininet.options import MininetOptions
 from emulator.network import Network
-from emulator.ledger import empty_frame
-from emulator.outputs import RunOutput, metrics_frame, results_frame
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +83,7 @@ def _edges(dynamics, epochs) -> list[tuple[int, int]]:
     return sorted(edges)
 
 
-def _setups(plan, programs, tuples_by_stream, views, names, opts, runtime,
+def _setups(plan: Plan, programs, tuples_by_stream, views, names, opts, runtime,
             drain) -> dict[int, dict]:
     per_node: dict[int, list] = {n: [] for n in programs}
     for name in sorted(tuples_by_stream):
@@ -91,10 +93,12 @@ def _setups(plan, programs, tuples_by_stream, views, names, opts, runtime,
                                  f"which runs no program of {plan.algorithm!r}")
             per_node[tup.origin].append(tup)
     addresses = {n: names.address(n) for n in views[0].nodes}
-    common = {"seed": plan.seed, "algorithm": plan.algorithm, "time_scale": opts.time_scale,
-              "duration": plan.duration, "memory_interval": plan.memory_interval,
+    # The agents' driver reads the plan; the network description stays here (an agent
+    # has the epoch views).
+    slim = dataclasses.replace(plan, topology=None, dynamics=None, net0=None)
+    common = {"plan": pickle.dumps(slim), "time_scale": opts.time_scale,
               "addresses": addresses, "port": opts.port, "bytes_per_unit": plan.bytes_per_unit,
-              "header_bytes": plan.header_bytes, "step": plan.step, "drain": drain,
+              "header_bytes": plan.header_bytes, "drain": drain,
               "runtime": pickle.dumps(runtime),
               # One copy of the epoch views for all agents (a mobile run has many epochs).
               "views": pickle.dumps(views, protocol=pickle.HIGHEST_PROTOCOL)}
@@ -110,7 +114,7 @@ def _setups(plan, programs, tuples_by_stream, views, names, opts, runtime,
     return setups
 
 
-def run(plan, programs: dict, tuples_by_stream: dict, runtime, progress: bool = False,
+def run(plan: Plan, programs: dict, tuples_by_stream: dict, runtime, progress: bool = False,
         options: MininetOptions | None = None) -> RunOutput:
     """Run ``programs`` on an emulated network built from ``plan``; return the raw tables.
 

@@ -1,10 +1,10 @@
 """Load programs for measuring the emulated network (benchmarks and tests).
 
-They are node programs (the contract of :mod:`emulator.program`, which sits below
+They are node programs (the contract of :mod:`contract.program`, which sits below
 :mod:`spark_nodes`); agents run them like any algorithm's programs.
 
->>> from emulator.program import run_node_step
->>> from emulator.events import START, Event
+>>> from contract.program import run_node_step
+>>> from contract.events import START, Event
 >>> out = run_node_step(Flood(dst=3, count=5, burst=2, interval=0.1), 0,
 ...                     [Event(0.0, 0, START, None)], 0.0, 1.0, None)
 >>> len(out.messages), [m.sent_at for m in out.messages][-1]
@@ -12,7 +12,7 @@ They are node programs (the contract of :mod:`emulator.program`, which sits belo
 """
 from __future__ import annotations
 
-from emulator.program import NodeProgram
+from contract.program import NodeProgram
 
 
 class Flood(NodeProgram):

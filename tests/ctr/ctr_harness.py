@@ -6,14 +6,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from emulator.network import Network
-from experiments.plan import Plan, QuerySpec, StreamSpec
-from spark_nodes import registry
 from emulator.driver import execute
-from spark_nodes.oracle import exact_groups
-from spark_nodes.runtime_inproc import InprocRuntime
-from spark_nodes.tuples import StreamTuple
-from topologies import static_dynamics
+from spark_nodes.algorithms import registry
+from spark_nodes.algorithms.oracle import exact_groups
+from spark_nodes.runtimes.inproc import InprocRuntime
+from spark_nodes.workload.tuples import StreamTuple
+from tests import plans
 
 
 def make_streams(rng, names, nodes, rates, horizon, key_domain=4, positions=False,
@@ -35,18 +33,14 @@ def make_streams(rng, names, nodes, rates, horizon, key_domain=4, positions=Fals
 
 def make_plan(algorithm, params, topo, stream_nodes, windows, predicate="equality",
               theta=None, duration=20.0, step=0.01, seed=1, query_node=None):
+    """Streams ``R1..Rn`` at ``stream_nodes`` with ``windows``; the query at the
+    topology's first node unless ``query_node``."""
     names = [f"R{i + 1}" for i in range(len(stream_nodes))]
-    dyn = static_dynamics(topo)
-    alg = registry.get(algorithm)
-    return Plan(
-        name="t", seed=seed, duration=duration, step=step, backend="simpy",
-        runtime="inproc", memory_interval=1.0, bytes_per_unit=32, header_bytes=24,
-        synopsis_unit=0.25, topology=topo, dynamics=dyn,
-        streams=tuple(StreamSpec(n, u) for n, u in zip(names, stream_nodes)),
-        query=QuerySpec(topo.nodes[0] if query_node is None else query_node, predicate,
-                        theta, dict(zip(names, windows))),
-        algorithm=algorithm, params=registry.validate_params(alg, params),
-        net0=Network(dyn).view(0.0), spec={})
+    return plans.make_plan(
+        topology=topo, streams=dict(zip(names, stream_nodes)),
+        query_node=topo.nodes[0] if query_node is None else query_node,
+        windows=dict(zip(names, windows)), predicate=predicate, theta=theta,
+        algorithm=algorithm, params=params, seed=seed, duration=duration, step=step)
 
 
 def run_plan(plan, tuples, programs=None):

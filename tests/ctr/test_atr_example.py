@@ -8,9 +8,9 @@ W3 = 3 its own rule [t - W3, t + T + W1] gives [3,12], which is what is checked.
 Second k is the interval [k-1, k) and its tuple sits at ts = k - 0.5, so no tuple lies
 on a segment boundary.
 """
-from spark_nodes.ctr.atr import AtrRouter
-from spark_nodes.ctr.load import LoadBoard
-from spark_nodes.tuples import StreamTuple
+from spark_nodes.algorithms.ctr.atr import AtrRouter
+from spark_nodes.algorithms.ctr.load import LoadBoard
+from spark_nodes.workload.tuples import StreamTuple
 
 
 def seconds(tuples):

@@ -3,8 +3,8 @@
 Property: over random stream counts (2..5), windows (some unbounded), rates, host
 counts (1..16), segment lengths, predicates (equality, distance), CTR storage modes and
 ATR adaptation, the union of the groups the fusion node emits equals
-:func:`spark_nodes.oracle.exact_groups` with zero duplicates. Tuples reach the diffusion
-node out of order (source disorder and multi-hop jitter); the slack covers the worst
+:func:`spark_nodes.algorithms.oracle.exact_groups` with zero duplicates. Tuples reach the
+diffusion node out of order (source disorder and multi-hop jitter); the slack covers the worst
 delay, so no tuple is late. At the end no ATR/CTR host holds anything: every batch
 completed and every stored copy was dropped after its last probe.
 """
@@ -13,7 +13,7 @@ from .ctr_harness import make_plan, make_streams, run_plan
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_nodes import registry
+from spark_nodes.algorithms import registry
 from topologies import random_geometric
 
 TOPO = random_geometric(16, 0.45, seed=3, defaults={"delay": 0.01, "jitter": 0.01})

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from .ctr_harness import make_plan, make_streams, run_plan
 
-from spark_nodes import registry
-from spark_nodes.tuples import StreamTuple
+from spark_nodes.algorithms import registry
+from spark_nodes.workload.tuples import StreamTuple
 from topologies import grid
 
 TOPO = grid(3, 3, defaults={"delay": 0.01, "jitter": 0.005})

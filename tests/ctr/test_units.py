@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from .ctr_harness import make_plan, make_streams, run_plan
 
-from spark_nodes import registry
-from spark_nodes.ctr.atr import AtrRouter
-from spark_nodes.ctr.ctr import CtrRouter
-from spark_nodes.ctr.load import LoadBoard
-from spark_nodes.ctr.probe import StoredSegment, extend
-from spark_nodes.ctr.routing_table import RoutingTable
-from spark_nodes.ctr.set_cover import assign_probers, greedy_cover
-from spark_nodes.tuples import StreamTuple as T
+from spark_nodes.algorithms import registry
+from spark_nodes.algorithms.ctr.atr import AtrRouter
+from spark_nodes.algorithms.ctr.ctr import CtrRouter
+from spark_nodes.algorithms.ctr.load import LoadBoard
+from spark_nodes.algorithms.ctr.probe import StoredSegment, extend
+from spark_nodes.algorithms.ctr.routing_table import RoutingTable
+from spark_nodes.algorithms.ctr.set_cover import assign_probers, greedy_cover
+from spark_nodes.workload.tuples import StreamTuple as T
 
 
 def board(hosts=(1, 2, 3)):

@@ -23,7 +23,7 @@ LOOKUPS = {
 
 @pytest.fixture(scope="module")
 def spark():
-    from spark_nodes.spark_session import build_session
+    from spark_nodes.runtimes.session import build_session
 
     # One state partition: a micro-batch then runs one stateful task (one state store to
     # open and commit) instead of two, much of a small micro-batch's cost; results do

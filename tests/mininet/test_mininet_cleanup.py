@@ -14,12 +14,11 @@ from emulator.mininet import cleanup
 from emulator.mininet.control import AgentError
 from emulator.mininet.emulation import Emulation
 from emulator.mininet.loadgen import Flood, Sink
-from spark_nodes.runtime_inproc import InprocRuntime
 from emulator.mininet.naming import RunNames, all_pids, process_argv
 from emulator.mininet.options import MininetOptions
-from emulator.network import Network
-from experiments.plan import Plan, QuerySpec
-from topologies import line, static_dynamics
+from spark_nodes.runtimes.inproc import InprocRuntime
+from tests.plans import make_plan
+from topologies import line
 
 pytestmark = pytest.mark.mininet
 
@@ -35,13 +34,9 @@ def namespaces() -> set[str]:
 
 
 def flood_plan(duration=0.5):
-    topo = line(3, defaults={"delay": 0.005})
-    dyn = static_dynamics(topo)
-    return Plan(name="flood", seed=1, duration=duration, step=0.005, backend="mininet",
-                runtime="inproc", memory_interval=0.25, bytes_per_unit=32, header_bytes=24,
-                synopsis_unit=0.25, topology=topo, dynamics=dyn, streams=(),
-                query=QuerySpec(0, "equality", None, {}), algorithm="flood", params={},
-                net0=Network(dyn).view(0.0), spec={"run": {"drain": None}})
+    return make_plan(topology=line(3, defaults={"delay": 0.005}), name="flood",
+                     duration=duration, step=0.005, backend="mininet", memory_interval=0.25,
+                     algorithm="flood", spec={"run": {"drain": None}})
 
 
 def test_clean_shutdown_leaves_no_namespaces_links_or_processes():

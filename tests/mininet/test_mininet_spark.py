@@ -4,21 +4,16 @@ cluster itself, executors in a worker host and traffic over the links, is checke
 import pytest
 
 from emulator.mininet.options import MininetOptions
-from emulator.network import Network
-from experiments.plan import Plan, QuerySpec
-from topologies import line, static_dynamics
+from tests.plans import make_plan
+from topologies import line
 
 pytestmark = [pytest.mark.mininet, pytest.mark.spark, pytest.mark.slow]
 
 
 def line_plan(n):
-    topo = line(n, defaults={"delay": 0.002})
-    dyn = static_dynamics(topo)
-    return Plan(name="spark-line", seed=1, duration=1.0, step=0.002, backend="mininet",
-                runtime="spark", memory_interval=1.0, bytes_per_unit=32, header_bytes=24,
-                synopsis_unit=0.25, topology=topo, dynamics=dyn, streams=(),
-                query=QuerySpec(0, "equality", None, {}), algorithm="none", params={},
-                net0=Network(dyn).view(0.0), spec={"run": {"drain": None}})
+    return make_plan(topology=line(n, defaults={"delay": 0.002}), name="spark-line",
+                     duration=1.0, step=0.002, backend="mininet", runtime="spark",
+                     algorithm="none", spec={"run": {"drain": None}})
 
 
 def test_spark_options_are_checked():
@@ -28,7 +23,7 @@ def test_spark_options_are_checked():
 
 def test_a_spark_runtime_on_the_mininet_backend_is_refused_not_ignored():
     from emulator import mininet
-    from spark_nodes.runtime_spark import SparkRuntime
+    from spark_nodes.runtimes.spark import SparkRuntime
 
     with pytest.raises(ValueError, match="run.runtime: the mininet backend runs node "
                                          "programs in its agents"):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from spark_nodes.qjoin import estimator as est
+from spark_nodes.algorithms.qjoin import estimator as est
 
 F_R = {0: .5, 1: .3, 2: .2}
 F_S = {0: .6, 1: .2, 2: .2}

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from spark_nodes.qjoin.operator import SymmetricJoin, horizons, join_arrivals
-from spark_nodes.tuples import StreamTuple
+from spark_nodes.algorithms.qjoin.operator import SymmetricJoin, horizons, join_arrivals
+from spark_nodes.workload.tuples import StreamTuple
 
 
 def _tuples(side, ts, key=None, x=None, y=None):

@@ -1,4 +1,4 @@
-"""Join node programs driven through emulator.program.run_node_step."""
+"""Join node programs driven through contract.program.run_node_step."""
 import math
 from types import SimpleNamespace
 
@@ -6,13 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from emulator.messages import Message
-from emulator.program import DELIVER, FINISH, START, Event, run_node_step
-from spark_nodes.qjoin.algorithms import QJoin
-from spark_nodes.qjoin.operator import join_arrivals
-from spark_nodes.qjoin.programs import NoBufferNode, QJoinNode, SlackJoinNode, make_slack
-from spark_nodes.registry import validate_params
-from spark_nodes.tuples import StreamTuple
+from contract.messages import Message
+from contract.program import DELIVER, FINISH, START, Event, run_node_step
+from spark_nodes.algorithms.qjoin.algorithms import QJoin
+from spark_nodes.algorithms.qjoin.operator import join_arrivals
+from spark_nodes.algorithms.qjoin.programs import (NoBufferNode, QJoinNode, SlackJoinNode,
+                                                   make_slack)
+from spark_nodes.algorithms.registry import validate_params
+from spark_nodes.workload.tuples import StreamTuple
+from tests.plans import make_plan
 
 STREAMS = ("R", "S")
 
@@ -133,9 +135,8 @@ def test_mp_k_slack_node_releases_worked_sequence():
 
 def test_summarize_period_recall_and_hindsight():
     arr = _arrivals(n=400, delay=0.2)
-    plan = SimpleNamespace(params=_qjoin_params(q_user=0.9), stream_names=list(STREAMS),
-                           query=SimpleNamespace(windows={"R": 1.0, "S": 1.0},
-                                                 predicate="equality", theta=None))
+    plan = make_plan(streams=dict.fromkeys(STREAMS, 0), windows=1.0, algorithm="qjoin",
+                     params={"P": 4.0, "L": 0.5, "q_user": 0.9})
     prog = QJoinNode(STREAMS, 1.0, "equality", None, plan.params)
     out = _drive(prog, arr, 20.0)
     metrics = pd.DataFrame(out.metrics, columns=["time", "node", "source", "metric", "value"])

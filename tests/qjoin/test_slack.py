@@ -1,8 +1,8 @@
 """Reorder buffers: MP-K-slack's worked case (docs/ALGORITHMS.md#mp-k-slack) and K-slack's rule."""
 import pytest
 
-from spark_nodes.qjoin.kslack import KSlack
-from spark_nodes.qjoin.mpkslack import MPKSlack
+from spark_nodes.algorithms.qjoin.kslack import KSlack
+from spark_nodes.algorithms.qjoin.mpkslack import MPKSlack
 
 
 def test_mp_k_slack_worked_case():

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from spark_nodes.qjoin.operator import join_arrivals
+from spark_nodes.algorithms.qjoin.operator import join_arrivals
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 def spark():
     """One embedded session for the module (its start dominates the run time)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from spark_nodes.spark_session import build_session
+    from spark_nodes.runtimes.session import build_session
 
     return build_session("local[1]")
 
@@ -37,7 +37,7 @@ def _pairs(later, earlier, side):
 
 
 def test_generous_watermark_equals_unbounded_join(spark):
-    from spark_nodes.qjoin.spark_join import spark_stream_join
+    from spark_nodes.algorithms.qjoin.spark_join import spark_stream_join
 
     side, ts, time, key, x, y = _data()
     res, ends, state = spark_stream_join(side, ts, time, 0.5, "equality", key=key,
@@ -60,7 +60,7 @@ def test_generous_watermark_equals_unbounded_join(spark):
 
 
 def test_tight_watermark_drops_late_results(spark):
-    from spark_nodes.qjoin.spark_join import spark_stream_join
+    from spark_nodes.algorithms.qjoin.spark_join import spark_stream_join
 
     side, ts, time, key, x, y = _data(delay=1.0)
     res, _, state = spark_stream_join(side, ts, time, 0.5, "equality", key=key,
@@ -75,14 +75,13 @@ def test_tight_watermark_drops_late_results(spark):
 def test_spark_join_pass_emits_at_batch_ends(spark, tmp_path):
     """The join node records its arrivals; the pass joins them and emits at batch ends,
     keeping its scratch files under the given folder and removing nothing else."""
-    import types
-
     import pandas as pd
 
-    from emulator.messages import Message
-    from emulator.program import DELIVER, FINISH, START, Event, run_node_step
-    from spark_nodes.qjoin.spark_join import ARRIVALS, SparkJoinNode, join_pass
-    from spark_nodes.tuples import StreamTuple
+    from contract.messages import Message
+    from contract.program import DELIVER, FINISH, START, Event, run_node_step
+    from spark_nodes.algorithms.qjoin.spark_join import ARRIVALS, SparkJoinNode, join_pass
+    from spark_nodes.workload.tuples import StreamTuple
+    from tests.plans import make_plan
 
     side, ts, time, key, _, _ = _data(n=60)
     tups = [StreamTuple("RS"[s], i, float(t), int(k), None, None, 0, 1.0, float(t))
@@ -96,11 +95,9 @@ def test_spark_join_pass_emits_at_batch_ends(spark, tmp_path):
     assert out.results == [] and node.memory() == (0, 0)
     arrivals = pd.DataFrame([row for table, row in out.traces if table == ARRIVALS])
     assert arrivals["seq"].tolist() == list(range(len(tups)))
-    plan = types.SimpleNamespace(
-        params={"watermark": 30.0, "trigger": 4.0, "master": "local[1]", "cache": False},
-        query=types.SimpleNamespace(predicate="equality", theta=None,
-                                    windows={"R": 0.5, "S": 0.5}),
-        stream_names=("R", "S"), duration=20.0, algorithm="spark-join")
+    plan = make_plan(streams=dict.fromkeys("RS", 0), windows=0.5, duration=20.0,
+                     algorithm="spark-join", params={"watermark": 30.0, "trigger": 4.0,
+                                                     "master": "local[1]", "cache": False})
     scratch = tmp_path / "scratch"
     results, metrics, blob = join_pass(plan, arrivals, None, scratch)
     later, earlier = join_arrivals(side, ts, 0.5, key=key, allowance_r=math.inf,

@@ -13,20 +13,20 @@ True
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import networkx as nx
 import numpy as np
 import pandas as pd
 
+from contract.plan import Plan
 from emulator.driver import execute
-from emulator.network import Network
-from experiments.plan import Plan, QuerySpec, StreamSpec
-from spark_nodes.registry import validate_params
-from spark_nodes.runtime_inproc import InprocRuntime
-from spark_nodes.tuples import StreamTuple
+from spark_nodes.algorithms.registry import validate_params
+from spark_nodes.runtimes.inproc import InprocRuntime
+from spark_nodes.workload.tuples import StreamTuple
+from tests import plans
 
-import spark_nodes.smj.algorithms as smj_algorithms
+import spark_nodes.algorithms.smj.algorithms as smj_algorithms
 
 
 def algorithm(name):
@@ -71,15 +71,10 @@ def make_plan(graph, stream_nodes: dict, query: int, window, duration: float, pa
               name="smj-h", seed=0, synopsis_unit=0.25, nets=None, hop_delay=0.01,
               jitter=0.005) -> Plan:
     """A plan on ``graph`` (or on the epochs ``nets = [(start, graph), ...]``)."""
-    dynamics = Epochs(nets or [(0.0, graph)], hop_delay, jitter)
-    return Plan(
-        name="t", seed=seed, duration=duration, step=hop_delay, backend="simpy",
-        runtime="inproc", memory_interval=1.0, bytes_per_unit=32, header_bytes=24,
-        synopsis_unit=synopsis_unit, topology=None, dynamics=dynamics,
-        streams=tuple(StreamSpec(s, v) for s, v in stream_nodes.items()),
-        query=QuerySpec(query, "equality", None, {s: window for s in stream_nodes}),
-        algorithm=name, params=validate_params(algorithm(name), params or {}),
-        net0=Network(dynamics).view(0.0), spec={})
+    return plans.make_plan(dynamics=Epochs(nets or [(0.0, graph)], hop_delay, jitter),
+                           streams=stream_nodes, query_node=query, windows=window,
+                           algorithm=name, params=params, seed=seed, duration=duration,
+                           step=hop_delay, synopsis_unit=synopsis_unit)
 
 
 @dataclass
@@ -98,7 +93,7 @@ def run_algorithm(name, plan, tuples) -> SmjRun:
     """Run algorithm ``name`` on ``plan`` through the step driver."""
     alg = algorithm(name)
     params = validate_params(alg, {k: v for k, v in plan.params.items() if k in alg.params})
-    plan = Plan(**{**plan.__dict__, "algorithm": name, "params": params})
+    plan = replace(plan, algorithm=name, params=params)
     out = execute(plan, alg.programs(plan), tuples, InprocRuntime())
     return SmjRun(out.results, out.ledger, out.metrics, plan.duration,
                   set(out.results["group"]), out.info["lost"])

@@ -7,9 +7,9 @@ import types
 import numpy as np
 import pytest
 
-from spark_nodes.smj.lottery import LotteryCounters
-from spark_nodes.smj.orders import OrderProblem, smje, smjh
-from spark_nodes.triggers.spec import trigger_spec
+from spark_nodes.algorithms.smj.lottery import LotteryCounters
+from spark_nodes.algorithms.smj.orders import OrderProblem, smje, smjh
+from spark_nodes.algorithms.triggers.spec import trigger_spec
 from .smj_harness import algorithm, make_plan, make_tuples, run_algorithm
 from .test_smj_exact import random_net
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from emulator.network import NetView
-from spark_nodes.smj.orders import (OrderProblem, hop_greedy, mask_filter, product_filter,
-                                    smje, smjh)
-from spark_nodes.tuples import StreamTuple
+from spark_nodes.algorithms.smj.orders import (OrderProblem, hop_greedy, mask_filter,
+                                               product_filter, smje, smjh)
+from spark_nodes.workload.tuples import StreamTuple
 from .smj_harness import make_plan, run_algorithm
 
 # sites 1, 2, 3 are indices 0, 1, 2; the query node (index 3) is not used (no final hop)

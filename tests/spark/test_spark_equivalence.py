@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from experiments.runner import run
-from spark_nodes import registry
+from spark_nodes.algorithms import registry
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -50,7 +50,7 @@ def operator_names():
 
 @pytest.fixture(scope="module")
 def spark():
-    from spark_nodes.spark_session import build_session
+    from spark_nodes.runtimes.session import build_session
 
     # One state partition: a micro-batch then runs one stateful task (one state store to
     # open and commit) instead of two, much of a small micro-batch's cost; results do

@@ -10,12 +10,13 @@ import sys
 import pytest
 from pyspark import cloudpickle
 
-from emulator.messages import Message
-from emulator.program import DELIVER, START, TIMER, TUPLE, Event, NodeProgram
-from emulator.state import StateList
-from spark_nodes.runtime_inproc import InprocRuntime
-from spark_nodes.runtime_spark import STATE_BYTES, STATE_ROWS, SparkRuntime, state_summary
-from spark_nodes.tuples import StreamTuple
+from contract.messages import Message
+from contract.program import DELIVER, START, TIMER, TUPLE, Event, NodeProgram
+from contract.state import StateList
+from spark_nodes.runtimes.inproc import InprocRuntime
+from spark_nodes.runtimes.spark import STATE_BYTES, STATE_ROWS, SparkRuntime, state_summary
+from spark_nodes.workload.tuples import StreamTuple
+from tests.plans import make_plan
 
 pytestmark = pytest.mark.spark
 
@@ -68,9 +69,8 @@ class Exploding(NodeProgram):
         raise ValueError(f"boom at {ctx.now}")
 
 
-class Plan:
-    seed = 11
-    algorithm = "gossip"
+#: what a runtime reads of a plan (the script builds no network)
+PLAN = make_plan(seed=11, algorithm="gossip")
 
 
 def programs():
@@ -91,7 +91,7 @@ def tuples_for(step):
 
 def drive(runtime, steps=7):
     """A miniature driver: tuples from the script, deliveries and timers from outputs."""
-    runtime.open(Plan(), programs())
+    runtime.open(PLAN, programs())
     pending = []   # (time, node, kind, payload)
     msg_id = 0
     history = []
@@ -127,7 +127,7 @@ def drive(runtime, steps=7):
 
 @pytest.fixture(scope="module")
 def spark():
-    from spark_nodes.spark_session import build_session
+    from spark_nodes.runtimes.session import build_session
 
     return build_session("local[2]", partitions=2)
 
@@ -187,7 +187,7 @@ def test_state_metrics_per_step(both):
 def test_where_the_state_partitions_ran_and_the_step_times(both):
     """Spark's status store names the executor of each state partition (local mode: the
     driver), and every step's wall time is split into its parts."""
-    from spark_nodes.runtime_spark import STEP_PARTS
+    from spark_nodes.runtimes.spark import STEP_PARTS
 
     reference, _, _, runtime = both
     assert runtime.facts["spark_state_partitions"] == {"0": ["driver"], "1": ["driver"]}
@@ -202,7 +202,7 @@ def test_where_the_state_partitions_ran_and_the_step_times(both):
 
 def test_program_error_surfaces_with_its_message(spark):
     runtime = SparkRuntime(spark=spark)
-    runtime.open(Plan(), {5: Exploding()})
+    runtime.open(PLAN, {5: Exploding()})
     tup = StreamTuple("R1", 0, 0.003, 1, None, None, 5)
     with pytest.raises(RuntimeError, match="boom at 0.003"):
         runtime.run_step(0.0, STEP, {5: [Event(0.003, 0, TUPLE, tup)]}, FakeNet(0.0, "x"))
@@ -211,7 +211,7 @@ def test_program_error_surfaces_with_its_message(spark):
 
 def test_events_for_a_node_without_program(spark):
     runtime = SparkRuntime(spark=spark)
-    runtime.open(Plan(), {1: Gossip(2)})
+    runtime.open(PLAN, {1: Gossip(2)})
     with pytest.raises(KeyError, match=r"nodes without a program: \[9\]"):
         runtime.run_step(0.0, STEP, {9: [Event(0.0, 0, START, None)]}, None)
     runtime.close()
@@ -222,7 +222,7 @@ def test_programs_are_not_shared_with_the_caller(spark):
     progs = programs()
     before = copy.deepcopy(progs[1].buffer)
     runtime = SparkRuntime(spark=spark)
-    runtime.open(Plan(), progs)
+    runtime.open(PLAN, progs)
     tup = StreamTuple("R1", 0, 0.001, 1, None, None, 1)
     out = runtime.run_step(0.0, STEP, {1: [Event(0.001, 0, TUPLE, tup)]}, FakeNet(0.0, "x"))
     runtime.close()
@@ -233,7 +233,7 @@ def test_programs_are_not_shared_with_the_caller(spark):
 def test_work_folder_from_the_environment_is_removed_on_close(spark, tmp_path, monkeypatch):
     monkeypatch.setenv("TESTBED_SPARK_DIR", str(tmp_path))
     runtime = SparkRuntime(spark=spark)
-    runtime.open(Plan(), {1: Gossip(2)})
+    runtime.open(PLAN, {1: Gossip(2)})
     made = list(tmp_path.iterdir())
     assert len(made) == 1 and made[0].name.startswith("testbed-spark-")
     assert (made[0] / "inbox").is_dir()
@@ -246,7 +246,7 @@ def test_slots_spread_nodes_as_spark_partitions_them(spark):
     and the Python hash equals Spark's ``hash()`` on int values of every sign."""
     from pyspark.sql import functions as F
 
-    from spark_nodes.state_partitions import balanced_slots, spark_hash_int
+    from spark_nodes.runtimes.partitions import balanced_slots, spark_hash_int
 
     values = [-2**31, -7, -1, 0, 1, 2, 41, 2**20 + 3, 2**31 - 1] + list(range(100, 400))
     frame = spark.createDataFrame([(v,) for v in values], "v int")

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from spark_nodes import spark_session as ss
-from spark_nodes.spark_session import SparkSetupError
+from spark_nodes.runtimes import session as ss
+from spark_nodes.runtimes.session import SparkSetupError
 
 pytestmark = pytest.mark.spark
 

@@ -14,9 +14,9 @@ import pytest
 
 from .standalone_cluster import kill_tree
 from experiments.runner import run
-from experiments.sweep import sweep
 from experiments.store import is_complete
-from spark_nodes.spark_session import build_session, stop_active_session, wait_for_executors
+from experiments.sweep import sweep
+from spark_nodes.runtimes.session import build_session, stop_active_session, wait_for_executors
 
 pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.slow]
 
@@ -93,7 +93,7 @@ def complete_runs(out):
 # not need to kill one: the first test before any worker exists, then two workers.
 
 def test_master_without_workers_fails_within_the_timeout(standalone):
-    from spark_nodes.spark_session import SparkSetupError, build_session
+    from spark_nodes.runtimes.session import SparkSetupError, build_session
 
     assert standalone.workers == []
     stop_active_session()

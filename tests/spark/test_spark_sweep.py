@@ -26,7 +26,7 @@ def spec(seed, **run):
 
 @pytest.fixture(scope="module")
 def spark():
-    from spark_nodes.spark_session import build_session
+    from spark_nodes.runtimes.session import build_session
 
     return build_session("local[2]", partitions=2)
 

@@ -24,7 +24,7 @@ SPEC = {"run": {"name": "typed_state", "seed": 3, "duration": 4.0, "step": 0.5,
 
 @pytest.fixture(scope="module")
 def spark():
-    from spark_nodes.spark_session import build_session
+    from spark_nodes.runtimes.session import build_session
 
     return build_session("local[2]", partitions=1)
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_nodes import registry
-from spark_nodes.triggers.spec import trigger_spec
+from spark_nodes.algorithms import registry
+from spark_nodes.algorithms.triggers.spec import trigger_spec
 from tests.ctr.ctr_harness import make_plan, make_streams, run_plan
 from topologies import random_geometric
 

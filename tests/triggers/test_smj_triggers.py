@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_nodes.smj.semantics import FiredPeriods, exact_groups
-from spark_nodes.triggers.spec import trigger_spec
+from spark_nodes.algorithms.smj.semantics import FiredPeriods, exact_groups
+from spark_nodes.algorithms.triggers.spec import trigger_spec
 from tests.smj.smj_harness import algorithm, make_plan, make_tuples, run_algorithm
 from tests.smj.test_smj_exact import VARIANTS, random_setup
 
@@ -65,7 +65,7 @@ def test_a_rate_trigger_ends_periods_at_bursts_and_stays_exact():
     streams = {"R1": 1, "R2": 3}
     rng = np.random.default_rng(4)
     tuples = make_tuples(streams, 1.0, 3, 6.0, seed=4)
-    from spark_nodes.tuples import StreamTuple
+    from spark_nodes.workload.tuples import StreamTuple
     burst = [StreamTuple("R1", 100 + i, t, int(rng.integers(1, 4)), None, None, 1, 1.0, t)
              for i, t in enumerate(np.linspace(2.0, 2.95, 12))]
     tuples["R1"] = sorted(tuples["R1"] + burst, key=lambda t: t.entered_at)

@@ -10,14 +10,16 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from contract.program import NodeProgram
 from emulator.driver import execute
-from emulator.program import NodeProgram
 from experiments.runner import run
 from experiments.spec import SpecError
-from spark_nodes.arrivals import arrivals
-from spark_nodes.runtime_inproc import InprocRuntime
-from spark_nodes.triggers.conditions import AllOf, Count, Elapsed, Exceptions, KOfN, Rate
-from spark_nodes.triggers.windows import WindowInitiator
+from spark_nodes.algorithms.triggers.conditions import (AllOf, Count, Elapsed, Exceptions,
+                                                        KOfN, Rate)
+from spark_nodes.algorithms.triggers.windows import WindowInitiator
+from spark_nodes.runtimes.inproc import InprocRuntime
+from spark_nodes.workload.arrivals import arrivals
+from tests.plans import make_plan
 
 SPEC = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "triggers_bursty.toml"
 
@@ -99,10 +101,7 @@ def test_a_sender_learns_that_the_network_lost_its_message():
             g.add_edge(1, 2, cost=1.0, delay=0.1)
             return g
 
-    import types
-    plan = types.SimpleNamespace(dynamics=Lossy(), seed=3, bytes_per_unit=32,
-                                 header_bytes=24, duration=2.0, step=0.1,
-                                 memory_interval=1.0, name="loss", algorithm="t", spec={})
+    plan = make_plan(dynamics=Lossy(), seed=3, duration=2.0, name="loss", algorithm="t")
     out = execute(plan, {0: Sender(), 2: Sink()}, {}, InprocRuntime())
     notices = out.metrics[out.metrics["metric"] == "lost:link_loss"]
     assert 0 < len(notices) == out.info["lost"]["link_loss"] < 20

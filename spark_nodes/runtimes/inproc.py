@@ -1,0 +1,54 @@
+"""The in-process runtime: node programs are objects in the driver's process.
+
+It is the reference for results and speed; the Spark runtime must give the same
+:class:`~contract.program.StepOutput` node by node.
+"""
+from __future__ import annotations
+
+from contract.program import StepOutput, node_rng, run_node_calls, run_node_step
+
+
+class InprocRuntime:
+    """Runs each node's program with :func:`run_node_step`, keeping its generator alive
+    and its message numbering between steps."""
+
+    name = "inproc"
+    #: Facts for meta.json (none of its own).
+    facts: dict = {}
+
+    def open(self, plan, programs: dict) -> None:
+        """Take the programs of a run."""
+        self.programs = programs
+        self.algorithm = plan.algorithm
+        self._rng = {node: node_rng(plan.seed, node) for node in programs}
+        self._next_local_id: dict[int, int] = {}
+
+    def run_step(self, t0: float, t1: float, events_by_node: dict, net) -> dict[int, StepOutput]:
+        """One step for every node that has events in ``[t0, t1)``."""
+        outputs = {}
+        for node in sorted(events_by_node):
+            out = run_node_step(self.programs[node], node, events_by_node[node], t0, t1, net,
+                                algorithm=self.algorithm, rng=self._rng[node],
+                                next_local_id=self._next_local_id.get(node, 0))
+            self._next_local_id[node] = out.next_local_id
+            outputs[node] = out
+        return outputs
+
+    def run_calls(self, work: dict, nets, step: float, limit: float) -> dict:
+        """Many steps of some nodes at once (``emulator.lookahead``): ``work`` is
+        ``{node: (calls, timers, horizon)}``; returns ``{node: [(t0, t1, first,
+        StepOutput)]}``."""
+        done = {}
+        for node in sorted(work):
+            calls, timers, horizon = work[node]
+            steps, _, next_id = run_node_calls(
+                self.programs[node], node, calls, step=step, horizon=horizon, limit=limit,
+                nets=nets, timers=timers, algorithm=self.algorithm, rng=self._rng[node],
+                next_local_id=self._next_local_id.get(node, 0))
+            self._next_local_id[node] = next_id
+            done[node] = steps
+        return done
+
+    def close(self) -> list:
+        """No runtime metrics of its own."""
+        return []
