@@ -5,6 +5,20 @@ STAMP  := $(VENV)/.installed
 export PYSPARK_PYTHON        := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 
+# bash with pipefail: a command piped through a filter still fails the recipe.
+SHELL       := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+
+# pip's output without two kinds of noise; errors stay. This machine's pip configuration
+# names index folders that do not exist (a "Location ... is ignored" warning per package),
+# and setuptools announces every editable install in a banner: dropped from its first
+# line to the source line after its second "!!", at most 12 lines, so a banner of
+# another shape shows rather than hiding what follows it.
+QUIET_PIP := awk '/is ignored: it is neither a file nor a directory/ { next } \
+    /BuildBackendWarning: Editable installation\./ { left = 12; bangs = 0 } \
+    left > 0 { left--; if (bangs == 2) left = 0; else if ($$0 ~ /^ *!!$$/) bangs++; next } \
+    { print }'
+
 .PHONY: run test setup bench clean
 
 setup: $(STAMP)
@@ -15,12 +29,14 @@ $(STAMP): setup.cfg pyproject.toml
 	    echo "installing Debian's mininet"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mininet; fi
 	@test -x $(PY) || /usr/bin/python3 -m venv --system-site-packages $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	@echo "installing into $(VENV): pip, then this project with its test extra (editable)"
+	@$(PY) -m pip install -q --upgrade pip 2>&1 | $(QUIET_PIP)
+	@$(PY) -m pip install -q -e '.[test]' 2>&1 | $(QUIET_PIP)
 	@touch $@
 
+# Without -v: the run's summary and its report's path are the last lines.
 run: setup
-	$(VENV)/bin/testbed -v run experiments/specs/quickstart.toml --out runs --report
+	$(VENV)/bin/testbed run experiments/specs/quickstart.toml --out runs --report
 
 # One worker per core; the Spark, cluster and Mininet tests run as one group each, in
 # one worker per group (see tests/conftest.py); the other tests fill the workers.

@@ -17,12 +17,12 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm   # the text bar: tqdm.auto wants ipywidgets in Jupyter
 
 from experiments.store import (Run, RunFolderError, complete_runs, is_run_folder,  # noqa: F401
                                load_run, runs_table_path)
+from experiments.sweep import runs_frame
 
 log = logging.getLogger(__name__)
 
@@ -97,26 +97,16 @@ def _frame(runs: list[Run]) -> pd.DataFrame:
     return frame
 
 
-def _hashable(frame: pd.DataFrame) -> pd.DataFrame:
-    # runs.parquet may store list-valued parameters as arrays; groupby needs scalars.
-    for column in frame.columns:
-        if frame[column].dtype == object and frame[column].map(
-                lambda v: isinstance(v, (list, tuple, np.ndarray))).any():
-            frame[column] = frame[column].map(
-                lambda v: json.dumps(np.asarray(v).tolist())
-                if isinstance(v, (list, tuple, np.ndarray)) else v)
-    return frame
-
-
 def load(directory: Any) -> pd.DataFrame:
     """Load runs into a DataFrame, one row per run.
 
     Parameters
     ----------
     directory : path-like
-        A sweep folder with ``runs.parquet`` (returned as is, plus ``run_dir``), a
-        single run folder (one row), or a folder of run folders (scanned: complete run
-        folders only; incomplete ones and folders starting with ``.`` are skipped).
+        A sweep folder with ``runs.parquet`` (returned as is, plus ``run_dir``: the
+        frame :func:`experiments.sweep.sweep` returned), a single run folder (one row),
+        or a folder of run folders (scanned: complete run folders only; incomplete ones
+        and folders starting with ``.`` are skipped).
 
     Returns
     -------
@@ -144,11 +134,8 @@ def load(directory: Any) -> pd.DataFrame:
         if missing:
             raise RunFolderError(table, f"columns {missing}",
                                  "run_id, algorithm, seed and the summary keys")
-        if "run_dir" not in runs.columns:
-            runs["run_dir"] = [str(root / rid) if is_run_folder(root / str(rid)) else None
-                               for rid in runs["run_id"]]
         log.info("loaded %d runs from %s", len(runs), table)
-        return _hashable(runs)
+        return runs_frame(root, runs)
     if is_run_folder(root):
         log.info("loading single run folder %s", root)
         return _frame([load_run(root)])

@@ -3,7 +3,8 @@
 Each point runs into its own folder (named by the hash of its resolved spec), so a sweep
 that is stopped and started again only runs what is missing. ``runs.parquet`` gets one
 row per run: ``run_id``, ``algorithm``, ``seed``, every swept dotted path, and every
-summary key.
+summary key. :func:`sweep` returns that table as :func:`analysis.load` reads it back
+(:func:`runs_frame`), so the two give the same frame.
 
 Every missing point's plan is built before the first run starts (:func:`check_points`),
 so that a spec error in any point — a typo in a grid path, a value one point cannot run
@@ -11,15 +12,17 @@ with — stops the sweep before its progress bar shows, naming the field and the
 """
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm   # the text bar: tqdm.auto wants ipywidgets in Jupyter
 
 from experiments import spec as specs
 from experiments.runner import build_plan, run_spec
-from experiments.store import Run, is_complete, write_runs_table
+from experiments.store import Run, is_complete, is_run_folder, write_runs_table
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +83,34 @@ def run_table(out: Path, points: list[tuple[dict, dict]]) -> pd.DataFrame:
     return frame
 
 
+def runs_frame(sweep_dir, runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs.parquet``'s rows as :func:`sweep` and :func:`analysis.load` return them.
+
+    Adds ``run_dir``, last (the run's folder beside the table, or None where there is
+    none; ``runs.parquet`` does not store it, so a sweep folder can move), and turns
+    list values into JSON text (groupby needs scalars).
+
+    >>> runs_frame("nowhere", pd.DataFrame({"run_id": ["r-1"], "cost_range": [[1, 10]]}))
+      run_id cost_range run_dir
+    0    r-1    [1, 10]    None
+    """
+    runs = runs.copy()
+    if "run_dir" not in runs.columns:
+        folders = [Path(sweep_dir) / str(rid) for rid in runs.get("run_id", ())]
+        runs["run_dir"] = [str(f) if is_run_folder(f) else None for f in folders]
+    for column in runs.columns:
+        if runs[column].dtype == object and runs[column].map(
+                lambda v: isinstance(v, (list, tuple, np.ndarray))).any():
+            runs[column] = runs[column].map(
+                lambda v: json.dumps(np.asarray(v).tolist())
+                if isinstance(v, (list, tuple, np.ndarray)) else v)
+    return runs
+
+
 def sweep(spec_path, out=None, engine: str = "local", spark_master: str | None = None,
           progress: bool = True) -> pd.DataFrame:
-    """Run every missing point of the sweep in ``spec_path``; return ``runs.parquet``'s frame.
+    """Run every missing point of the sweep in ``spec_path``; return ``runs.parquet``'s
+    frame, the one ``analysis.load(out)`` gives (with ``run_dir``).
 
     ``engine="spark"`` runs the points as Spark tasks (see ``experiments.sweep_spark``).
     """
@@ -101,6 +129,6 @@ def sweep(spec_path, out=None, engine: str = "local", spark_master: str | None =
             run_spec(spec, out, base_dir, source)
     else:
         raise ValueError(f"unknown sweep engine {engine!r}; valid: local, spark")
-    frame = run_table(out, points)
-    write_runs_table(out, frame)
-    return frame
+    table = write_runs_table(out, run_table(out, points))
+    # Read back, so that values come as Parquet gives them to analysis.load (lists as arrays).
+    return runs_frame(out, pd.read_parquet(table))

@@ -17,10 +17,11 @@ import pandas as pd
 import pytest
 
 import analysis
+import experiments
 from analysis import plots
 from analysis.families import MissingFamilySection, families_present
 from analysis.loading import RunFolderError
-from analysis.report import reference_runs, write_report
+from analysis.report import _Loaded, reference_runs, write_report
 from analysis.stats import aggregate, ci_halfwidth, t_cdf, t_quantile
 
 SUMMARY_KEYS = ["comm_cost_total", "comm_cost_per_time", "messages", "bytes", "results",
@@ -216,6 +217,46 @@ def test_load_runs_table_adds_run_dirs(sweep):
     assert runs["topology.cost_range"].iloc[0] == "[1, 10]"
 
 
+TINY_SWEEP = """
+[run]
+name = "tiny"
+duration = 2.0
+step = 0.01
+drain = 1.0
+runtime = "inproc"
+[topology]
+generator = "complete"
+nodes = 4
+cost_range = [1, 10]
+delay = 0.01
+[streams]
+count = 2
+rate = 3.0
+key_domain = 5
+[query]
+node = 0
+window = 1.0
+[algorithm]
+name = "smj-h"
+[sweep]
+seeds = [1]
+[sweep.grid]
+"streams.count" = [2, 3]
+"""
+
+
+def test_sweep_returns_the_frame_load_reads_back(tmp_path):
+    spec = tmp_path / "tiny.toml"
+    spec.write_text(TINY_SWEEP)
+    swept = experiments.sweep(spec, out=tmp_path / "out", progress=False)
+    loaded = analysis.load(tmp_path / "out")
+    assert list(swept.columns) == list(loaded.columns)
+    assert swept.columns[-1] == "run_dir" and "run_dir" not in pd.read_parquet(
+        tmp_path / "out" / "runs.parquet").columns     # a sweep folder can move
+    assert swept["warnings"].iloc[0] == "[]"           # lists as JSON text, as load gives
+    pd.testing.assert_frame_equal(swept, loaded)
+
+
 def test_load_errors_name_the_file(tmp_path):
     with pytest.raises(RunFolderError, match="contents"):
         analysis.load(tmp_path)
@@ -276,6 +317,19 @@ def test_report_of_sweep(sweep):
     rows, captions = reference_runs(analysis.load(sweep), ["streams.count"])
     assert len(rows) == 6 and set(rows["streams.count"]) == {3}
     assert captions["flood"] == "streams.count=3"
+
+
+def test_report_progress_says_it_reads_only_the_reference_runs(tmp_path, capfd):
+    # Two algorithms × two counts × 5 seeds: the reference setting is 10 of the 20 runs.
+    for algorithm in ("centralized", "flood"):
+        for count in (3, 4):
+            for seed in range(1, 6):
+                make_run(tmp_path, f"{algorithm}-c{count}s{seed}", algorithm, seed,
+                         count=count)
+    runs = analysis.load(tmp_path)
+    rows, _ = reference_runs(runs, ["streams.count"])
+    _Loaded(rows, of=len(runs))
+    assert "reading the reference runs (10 of 20): 100%" in capfd.readouterr().err
 
 
 @pytest.fixture
