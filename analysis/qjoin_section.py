@@ -37,16 +37,10 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     tables = out_dir / "tables"
     tables.mkdir(parents=True, exist_ok=True)
     everything = run_info(runs, run_dirs)
-    # Figure 2 varies P, b, g (and L); every other view keeps QJoin at the usual values
-    compared = at_usual_settings(everything)
-    # the same configuration and seed from several sweeps (a sensitivity sweep's default
-    # point) counts once
-    compared = compared.drop_duplicates(["scenario", "algorithm", "params.qjoin.L",
-                                         "params.k-slack.K", "q_user", "seed"])
+    compared = _compared(everything)
     # figures show the most common disorder scenario; tables show every scenario
     main = compared["scenario"].mode().iloc[0]
     info = compared[compared["scenario"] == main]
-    rel = (lambda p: p.relative_to(out_dir).as_posix())
     parts = ["<p>QJoin family: a two-stream window join at the join node of tuples that "
              "crossed the emulated network; means over seeds with 95 % confidence "
              "intervals. Memory is the testbed's count of buffered tuples (Spark's join: "
@@ -57,22 +51,7 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
         "scenario", "variant", "q_user", "seeds", "recall", "recall_target_met_fraction",
         "latency_mean", "join_latency_mean", "memory", "memory_peak_tuples",
         "memory_vs_hindsight"]))
-    fig2 = figure_sensitivity(everything, out_dir)
-    if fig2 is not None:
-        parts.append("<h3>Figure 2 — QJoin's memory vs P, L, b, g</h3>"
-                     f"<img src='{rel(fig2)}' alt='figure 2'>")
-    fig3 = figure_vs_quser(info, out_dir, [("latency_mean", "mean latency, end to end [s]"),
-                                           ("join_latency_mean",
-                                            "mean latency at the join node [s]")],
-                           "fig3_latency", None)
-    if fig3 is not None:
-        parts.append("<h3>Figure 3 — latency vs Q_user</h3>"
-                     f"<img src='{rel(fig3)}' alt='figure 3'>")
-    fig4 = figure_vs_quser(info, out_dir, [("memory", "mean buffered tuples"),
-                                           ("recall", "recall")], "fig4_memory", None)
-    if fig4 is not None:
-        parts.append("<h3>Figure 4 — memory (and recall) vs Q_user</h3>"
-                     f"<img src='{rel(fig4)}' alt='figure 4'>")
+    parts += _source_figures(everything, info, out_dir)
     red = reductions(compared)
     if not red.empty:
         red.to_csv(tables / f"{PREFIX}_reductions_vs_mpkslack.csv", index=False)
@@ -81,30 +60,15 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     hs = hindsight_table(info)
     if not hs.empty:
         hs.to_csv(tables / f"{PREFIX}_hindsight.csv", index=False)
-        parts.append("<h3>QJoin's memory relative to the hindsight bound</h3><p>Bound: per "
-                     "period, the smallest fixed allowances (dx, dy) that would have met "
-                     "Q_user on the actual arrivals, as buffer model (d + w) V; "
-                     "<i>adapted</i> leaves out the first period, where QJoin runs with "
-                     "the largest buffers by design.</p>"
-                     + html_table(hs, list(hs.columns[:2]) + [
-                         c for c in ("memory", "hindsight_memory_tuples",
-                                     "memory_vs_hindsight", "memory_vs_hindsight_adapted",
-                                     "recall_target_met_fraction")
-                         if c in hs.columns]))
+        parts.append(_hindsight_html(hs))
     intervals = interval_table(info)
     if not intervals.empty:
         intervals.to_csv(tables / f"{PREFIX}_intervals.csv", index=False)
-        fig = figure_estimate(intervals, out_dir)
-        gap = intervals["q_estimate"] - intervals["recall"]
-        parts.append("<h3>Estimated vs realised recall per interval L</h3>"
-                     f"<p>{len(intervals)} intervals; estimate minus realised: mean "
-                     f"{gap.mean():+.3f}, mean absolute {gap.abs().mean():.3f}; realised "
-                     f"below the target in {(intervals['recall'] < intervals['q_target']).mean():.0%}"
-                     f" of them.</p><img src='{rel(fig)}' alt='estimate vs realised'>")
+        parts.append(_estimate_html(intervals, out_dir))
     tl = figure_timeline(info, out_dir)
     if tl is not None:
-        parts.append("<h3>K(t), QJoin's allowances and buffered tuples over time</h3>"
-                     f"<img src='{rel(tl)}' alt='timeline'>")
+        parts.append(_figure_html("K(t), QJoin's allowances and buffered tuples over time",
+                                  tl, out_dir, "timeline"))
     ks = kslack_table(info)
     if not ks.empty:
         ks.to_csv(tables / f"{PREFIX}_kslack.csv", index=False)
@@ -114,3 +78,66 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     parts.append(WHY)
     parts.append(numbers_html(context_numbers(info)))
     return "\n".join(parts)
+
+
+def _compared(everything: pd.DataFrame) -> pd.DataFrame:
+    """The runs every view but Figure 2 compares: QJoin at its usual settings (Figure 2
+    varies P, b, g and L), each configuration and seed once (a sensitivity sweep's
+    default point comes from several sweeps)."""
+    compared = at_usual_settings(everything)
+    return compared.drop_duplicates(["scenario", "algorithm", "params.qjoin.L",
+                                     "params.k-slack.K", "q_user", "seed"])
+
+
+def _figure_html(title: str, path: Path, out_dir: Path, alt: str) -> str:
+    """A heading and the figure at ``path``, linked relative to ``out_dir``."""
+    return f"<h3>{title}</h3><img src='{path.relative_to(out_dir).as_posix()}' alt='{alt}'>"
+
+
+def _source_figures(everything: pd.DataFrame, info: pd.DataFrame, out_dir: Path) -> list[str]:
+    """The source's Figures 2 (over ``everything``), 3 and 4 (over ``info``) that the
+    runs can draw, as HTML."""
+    parts = []
+    fig2 = figure_sensitivity(everything, out_dir)
+    if fig2 is not None:
+        parts.append(_figure_html("Figure 2 — QJoin's memory vs P, L, b, g", fig2, out_dir,
+                                  "figure 2"))
+    fig3 = figure_vs_quser(info, out_dir, [("latency_mean", "mean latency, end to end [s]"),
+                                           ("join_latency_mean",
+                                            "mean latency at the join node [s]")],
+                           "fig3_latency", None)
+    if fig3 is not None:
+        parts.append(_figure_html("Figure 3 — latency vs Q_user", fig3, out_dir, "figure 3"))
+    fig4 = figure_vs_quser(info, out_dir, [("memory", "mean buffered tuples"),
+                                           ("recall", "recall")], "fig4_memory", None)
+    if fig4 is not None:
+        parts.append(_figure_html("Figure 4 — memory (and recall) vs Q_user", fig4, out_dir,
+                                  "figure 4"))
+    return parts
+
+
+def _hindsight_html(hs: pd.DataFrame) -> str:
+    """QJoin's memory beside the hindsight bound (:func:`hindsight_table`), as HTML."""
+    return ("<h3>QJoin's memory relative to the hindsight bound</h3><p>Bound: per "
+            "period, the smallest fixed allowances (dx, dy) that would have met "
+            "Q_user on the actual arrivals, as buffer model (d + w) V; "
+            "<i>adapted</i> leaves out the first period, where QJoin runs with "
+            "the largest buffers by design.</p>"
+            + html_table(hs, list(hs.columns[:2]) + [
+                c for c in ("memory", "hindsight_memory_tuples",
+                            "memory_vs_hindsight", "memory_vs_hindsight_adapted",
+                            "recall_target_met_fraction")
+                if c in hs.columns]))
+
+
+def _estimate_html(intervals: pd.DataFrame, out_dir: Path) -> str:
+    """Estimated vs realised recall per interval (:func:`interval_table`): its figure,
+    drawn into ``out_dir``, and the gap, as HTML."""
+    fig = figure_estimate(intervals, out_dir)
+    gap = intervals["q_estimate"] - intervals["recall"]
+    below = (intervals["recall"] < intervals["q_target"]).mean()
+    return ("<h3>Estimated vs realised recall per interval L</h3>"
+            f"<p>{len(intervals)} intervals; estimate minus realised: mean "
+            f"{gap.mean():+.3f}, mean absolute {gap.abs().mean():.3f}; realised "
+            f"below the target in {below:.0%} of them.</p>"
+            f"<img src='{fig.relative_to(out_dir).as_posix()}' alt='estimate vs realised'>")

@@ -233,12 +233,15 @@ def _step_curve(t_start: np.ndarray, t_end: np.ndarray, mean: np.ndarray,
 
 
 class _Loaded:
-    """Raw tables of the reference runs, read once, with a common time span."""
+    """Raw tables of the reference runs (``rows``, chosen among ``of`` runs), read once,
+    with a common time span."""
 
-    def __init__(self, rows: pd.DataFrame):
+    def __init__(self, rows: pd.DataFrame, of: int):
         paths = [Path(p) for p in rows["run_dir"]]
         self.runs: dict[str, list[Run]] = {}
-        for algorithm, path in tqdm(list(zip(rows["algorithm"], paths)), desc="reading runs",
+        # The bar counts the reference runs only: it says so, lest 40 look like 240.
+        for algorithm, path in tqdm(list(zip(rows["algorithm"], paths)),
+                                    desc=f"reading the reference runs ({len(paths)} of {of})",
                                     unit="run", disable=len(paths) < PROGRESS_MIN_RUNS):
             run = load_run(path)
             _ = run.ledger, run.results, run.expected, run.metrics
@@ -368,7 +371,7 @@ def _time_sections(runs: pd.DataFrame, params: list[str], figures: Path, tables:
     rows, captions = reference_runs(runs, params)
     if rows.empty:
         return '<p class="note">No run folders beside the runs table: no series over time.</p>'
-    loaded = _Loaded(rows)
+    loaded = _Loaded(rows, of=len(runs))
     settings = "; ".join(f"{_e(a)}: {_e(c)}" for a, c in captions.items() if c)
     intro = (f'<p class="note">Reference setting per algorithm — {settings}.</p>'
              if settings else "")
@@ -487,27 +490,8 @@ def write_report(directory: Any, out: Any = None, *,
     sections.append(("time", "Over time", _time_sections(runs, params, figures, tables, out)))
     for family, module in modules.items():
         mine = runs[runs["algorithm"].isin(families[family])]
-        parts = []
-        for label, part in variants(mine):
-            # each variant's section writes into its own folder; its links are rebased
-            where = out if label is None else out / slug(label)
-            where.mkdir(parents=True, exist_ok=True)
-            dirs = [Path(p) for p in part["run_dir"] if isinstance(p, str)]
-            log.info("family section %s%s: %d runs", family,
-                     "" if label is None else f" ({label})", len(part))
-            fragment = module.section(part.reset_index(drop=True), dirs, where)
-            if not isinstance(fragment, str):
-                raise TypeError(f"{module.__name__}.section returned "
-                                f"{type(fragment).__name__}, expected an HTML fragment (str)")
-            if fragment:
-                # the family's own comparisons: flag the axes that change their answer
-                fragment = flags_html(answer_changes(part, [p for p in params
-                                                            if part[p].nunique() > 1])) \
-                    + fragment
-            if label is not None and fragment:
-                fragment = f"<h3>{_e(label)}</h3>" + rebase_links(
-                    fragment, where.relative_to(out).as_posix())
-            parts.append(fragment)
+        parts = [_variant_html(module, family, label, part, params, out)
+                 for label, part in variants(mine)]
         if any(parts):
             sections.append((f"family-{family}", f"{family} family", "\n".join(parts)))
 
@@ -515,3 +499,28 @@ def write_report(directory: Any, out: Any = None, *,
     report.write_text(_page(f"Report: {directory.name}", sections), encoding="utf-8")
     log.info("wrote %s", report)
     return report
+
+
+def _variant_html(module, family: str, label: str | None, part: pd.DataFrame,
+                  params: list[str], out: Path) -> str:
+    """One variant's part of a family section (``module.section`` on the runs ``part``),
+    headed by the flags of its own answer-changing axes and, for a labelled variant, by
+    its label; "" when the family has nothing to show."""
+    # each variant's section writes into its own folder; its links are rebased
+    where = out if label is None else out / slug(label)
+    where.mkdir(parents=True, exist_ok=True)
+    dirs = [Path(p) for p in part["run_dir"] if isinstance(p, str)]
+    log.info("family section %s%s: %d runs", family,
+             "" if label is None else f" ({label})", len(part))
+    fragment = module.section(part.reset_index(drop=True), dirs, where)
+    if not isinstance(fragment, str):
+        raise TypeError(f"{module.__name__}.section returned "
+                        f"{type(fragment).__name__}, expected an HTML fragment (str)")
+    if fragment:
+        # the family's own comparisons: flag the axes that change their answer
+        fragment = flags_html(answer_changes(part, [p for p in params
+                                                    if part[p].nunique() > 1])) + fragment
+    if label is not None and fragment:
+        fragment = f"<h3>{_e(label)}</h3>" + rebase_links(
+            fragment, where.relative_to(out).as_posix())
+    return fragment

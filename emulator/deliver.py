@@ -43,6 +43,14 @@ behind A.
 >>> deliver(g, msgs)[["msg_id", "arrived_at"]].round(6).values.tolist()
 [[0.0, 1.2], [1.0, 0.7]]
 
+Node 9 has no links: the message to it is lost, and says why.
+
+>>> g.add_node(9)
+>>> out = deliver(g, pd.DataFrame({"msg_id": [0], "src": [0], "dst": [9],
+...                                "sent_at": [0.0], "size_bytes": [50]}))
+>>> out[["lost", "loss_reason"]].values.tolist()
+[[True, 'no_route']]
+
 Every argument is checked before any work, against :data:`MESSAGE_COLUMNS`,
 :data:`DELIVER_OPTIONS` and the graph schemas of :mod:`topologies.attributes`
 (:class:`topologies.schema.Field` tables, which the field reference lists too):
@@ -50,6 +58,14 @@ Every argument is checked before any work, against :data:`MESSAGE_COLUMNS`,
 >>> from emulator.deliver import MESSAGE_COLUMNS
 >>> list(MESSAGE_COLUMNS)
 ['msg_id', 'src', 'dst', 'sent_at', 'size_bytes']
+
+A link that cannot exist is refused before any work:
+
+>>> g.edges[1, 2]["delay"] = -0.1
+>>> deliver(g, msgs)
+Traceback (most recent call last):
+...
+topologies.schema.FieldError: graph: edge (1, 2) delay: expected a number >= 0, got -0.1
 """
 from __future__ import annotations
 
@@ -236,10 +252,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
         this one moves the current epoch's hops (:class:`emulator.network.TreePrefetch`).
         The outputs are the same either way. None (default): prefetch when a run will
         ask for nearly every tree of every epoch — at least two epochs and at least two
-        messages per node per epoch (a random destination per message then leaves under
-        14 % of an epoch's trees unused; the second process computes an epoch's trees in
-        about 0.7 of the time one at a time costs, so with fewer messages it is not
-        worth waiting for).
+        messages per node per epoch (why: :func:`_worth_prefetching`).
 
     Returns
     -------
@@ -274,42 +287,36 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     [0.6, 0.6]
     >>> deliver(g, msgs, medium="shared")["arrived_at"].round(6).tolist()
     [0.6, 1.1]
-
-    Node 9 has no links: the message to it is lost, and says why.
-
-    >>> g.add_node(9)
-    >>> out = deliver(g, pd.DataFrame({"msg_id": [0], "src": [0], "dst": [9],
-    ...                                "sent_at": [0.0], "size_bytes": [50]}))
-    >>> out[["lost", "loss_reason"]].values.tolist()
-    [[True, 'no_route']]
-
-    A link that cannot exist is refused before any work:
-
-    >>> g.edges[1, 2]["delay"] = -0.1
-    >>> deliver(g, msgs)
-    Traceback (most recent call last):
-    ...
-    topologies.schema.FieldError: graph: edge (1, 2) delay: expected a number >= 0, got -0.1
     """
-    from emulator.network import Network
-
     _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees)
-    # a read-only view: freezing the caller's own graph would stop them editing it
-    dynamics = _Static(graph.copy(as_view=True)) if dynamics is None else dynamics
-    if prefetch_trees is None:
-        prefetch_trees = _worth_prefetching(len(messages), graph.number_of_nodes(),
-                                            len(dynamics.epochs))
-    network = Network(dynamics, prefetch=prefetch_trees)
+    network, dynamics = _network(graph, messages, dynamics, prefetch_trees)
     try:
         return _run(network, dynamics, messages, medium, seed, interference_radius)
     finally:
         network.close()
 
 
+def _network(graph, messages: pd.DataFrame, dynamics, prefetch_trees: bool | None):
+    """The routed network :func:`deliver` runs on, and its dynamics (``graph`` alone when
+    ``dynamics`` is None)."""
+    from emulator.network import Network
+
+    # a read-only view: freezing the caller's own graph would stop them editing it
+    dynamics = _Static(graph.copy(as_view=True)) if dynamics is None else dynamics
+    if prefetch_trees is None:
+        prefetch_trees = _worth_prefetching(len(messages), graph.number_of_nodes(),
+                                            len(dynamics.epochs))
+    return Network(dynamics, prefetch=prefetch_trees), dynamics
+
+
 def _worth_prefetching(messages: int, nodes: int, epochs: int) -> bool:
     """:func:`deliver`'s rule for ``prefetch_trees=None``: at least two epochs and two
     messages per node per epoch.
+
+    A random destination per message then leaves under 14 % of an epoch's trees unused;
+    the second process computes an epoch's trees in about 0.7 of the time one at a time
+    costs, so with fewer messages it is not worth waiting for.
 
     >>> _worth_prefetching(10**6, 1000, 100), _worth_prefetching(10**5, 1000, 100)
     (True, False)
@@ -320,7 +327,7 @@ def _worth_prefetching(messages: int, nodes: int, epochs: int) -> bool:
 def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
          interference_radius: float | None) -> pd.DataFrame:
     """:func:`deliver` once its arguments are checked and its network is built."""
-    from emulator.messages import Message
+    from contract.messages import Message
 
     def positions(t):
         snap = dynamics.snapshot(network.epochs[network.epoch_index(t)])

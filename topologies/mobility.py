@@ -302,26 +302,11 @@ def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: f
     if radius is None:
         raise ValueError("mobility needs a radio range: give radius or a topology radius")
     model = check_model(link_cost or topo.link_cost or "hop", radius)
-    for name, value in (("duration", duration), ("resolution", resolution)):
-        if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
-            raise ValueError(f"{name}: expected a number > 0, got {value!r}")
+    _check_positive(duration=duration, resolution=resolution)
     nodes = topo.nodes
     index = {node: k for k, node in enumerate(nodes)}
-    for node in trajectories.nodes:
-        if node not in index:
-            raise ValueError(f"trajectory of node {node}: not a node of the topology")
-    still = {}
-    for node in nodes:
-        if node not in trajectories.nodes:
-            pos = topo.graph.nodes[node].get("pos")
-            if pos is None:
-                raise ValueError(f"node {node} has neither a trajectory nor a pos")
-            still[node] = pos
-    events = sorted((float(t), int(n), bool(up)) for t, n, up in node_events)
-    for t, node, _ in events:
-        if node not in index or not (t >= 0):
-            raise ValueError(f"node event ({t}, {node}): expected a time >= 0 and a node "
-                             f"of the topology")
+    still = _still_positions(topo, trajectories, index)
+    events = _checked_node_events(node_events, index)
     times = np.unique(np.concatenate([np.arange(0.0, duration, resolution),
                                       [t for t, _, _ in events if t < duration]]))
     moving = [index[n] for n in trajectories.nodes]
@@ -337,9 +322,7 @@ def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: f
         for node, pos in still.items():
             positions[index[node]] = pos
         positions[moving] = paths[k]
-        pairs, dist = geometric_edges(positions, radius)
-        live = alive[pairs[:, 0]] & alive[pairs[:, 1]]
-        pairs, costs = pairs[live], link_costs(model, dist[live], radius)
+        pairs, costs = _live_links(positions, alive, radius, model)
         if previous is not None and np.array_equal(previous[0], pairs) \
                 and np.array_equal(previous[1], costs) and np.array_equal(previous[2], alive):
             continue
@@ -347,3 +330,48 @@ def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: f
         epochs.append(float(t))
         states.append(previous)
     return MobilityDynamics(topo, epochs, states)
+
+
+def _check_positive(**values: object) -> None:
+    """Raise if any of ``values`` (by name) is not a finite number > 0."""
+    for name, value in values.items():
+        if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
+            raise ValueError(f"{name}: expected a number > 0, got {value!r}")
+
+
+def _still_positions(topo: Topology, trajectories: Trajectories,
+                     index: Mapping[int, int]) -> dict:
+    """The ``pos`` of each node without a trajectory, after checking that every
+    trajectory is of a node in ``index`` (the topology's)."""
+    for node in trajectories.nodes:
+        if node not in index:
+            raise ValueError(f"trajectory of node {node}: not a node of the topology")
+    still = {}
+    for node in topo.nodes:
+        if node not in trajectories.nodes:
+            pos = topo.graph.nodes[node].get("pos")
+            if pos is None:
+                raise ValueError(f"node {node} has neither a trajectory nor a pos")
+            still[node] = pos
+    return still
+
+
+def _checked_node_events(node_events: Iterable[tuple[float, int, bool]],
+                         index: Mapping[int, int]) -> list[tuple[float, int, bool]]:
+    """``node_events`` as sorted ``(time, node, alive)``, each at a time >= 0 and of a
+    node in ``index``."""
+    events = sorted((float(t), int(n), bool(up)) for t, n, up in node_events)
+    for t, node, _ in events:
+        if node not in index or not (t >= 0):
+            raise ValueError(f"node event ({t}, {node}): expected a time >= 0 and a node "
+                             f"of the topology")
+    return events
+
+
+def _live_links(positions: np.ndarray, alive: np.ndarray, radius: float,
+                model) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of live nodes at most ``radius`` apart (as :func:`geometric_edges`
+    gives them) and their costs under ``model``."""
+    pairs, dist = geometric_edges(positions, radius)
+    live = alive[pairs[:, 0]] & alive[pairs[:, 1]]
+    return pairs[live], link_costs(model, dist[live], radius)

@@ -90,7 +90,28 @@ def parse_node_link(text: str, path: str | PathLike = "<string>") -> TopologyFil
         if doc.get(flag, False) is not False:
             raise TopologyFileError(path, flag, "false (undirected simple graphs only)",
                                     got=doc[flag])
-    meta = _check_keys(path, "graph", doc.get("graph", {}), _GRAPH_KEYS)
+    radius, link_cost, own_defaults = _parse_graph_meta(path, doc.get("graph", {}))
+    if "links" in doc and "edges" in doc:
+        raise TopologyFileError(path, "edges", "either 'links' or 'edges', not both")
+    links_key = "edges" if "edges" in doc else "links"
+    graph = nx.Graph()
+    node_fields = _add_nodes(path, graph, doc.get("nodes"))
+    links = doc.get(links_key, [])
+    if not isinstance(links, list):
+        raise TopologyFileError(path, links_key, "a list of links", got=links)
+    cost_fields = {}
+    for i, link in enumerate(links):
+        where = f"{links_key}[{i}]"
+        u, v = _add_link(path, graph, where, link)
+        cost_fields[frozenset((u, v))] = f"{where}.cost"
+    return TopologyFile(str(path), graph, radius=radius, link_cost=link_cost,
+                        defaults=own_defaults, node_fields=node_fields,
+                        cost_fields=cost_fields)
+
+
+def _parse_graph_meta(path, meta: object) -> tuple[float | None, str | None, dict]:
+    """The document's ``graph`` object, checked: its radius, link cost model and defaults."""
+    _check_keys(path, "graph", meta, _GRAPH_KEYS)
     radius = meta.get("radius")
     if radius is not None:
         try:
@@ -110,14 +131,14 @@ def parse_node_link(text: str, path: str | PathLike = "<string>") -> TopologyFil
         except BadValue as bad:
             raise TopologyFileError(path, f"graph.defaults.{name}", bad.expected,
                                     got=value) from None
-    if "links" in doc and "edges" in doc:
-        raise TopologyFileError(path, "edges", "either 'links' or 'edges', not both")
-    links_key = "edges" if "edges" in doc else "links"
-    graph = nx.Graph()
-    node_fields, cost_fields = {}, {}
-    nodes = doc.get("nodes")
+    return radius, link_cost, own_defaults
+
+
+def _add_nodes(path, graph: nx.Graph, nodes: object) -> dict:
+    """Add the checked ``nodes`` list to ``graph``; each node's ``pos`` field name, by id."""
     if not isinstance(nodes, list):
         raise TopologyFileError(path, "nodes", "a list of nodes", got=nodes)
+    node_fields = {}
     for i, node in enumerate(nodes):
         where = f"nodes[{i}]"
         _check_keys(path, where, node, _NODE_KEYS)
@@ -138,36 +159,33 @@ def parse_node_link(text: str, path: str | PathLike = "<string>") -> TopologyFil
             except BadValue as bad:
                 raise TopologyFileError(path, f"{where}.pos", bad.expected,
                                         got=node["pos"]) from None
-    links = doc.get(links_key, [])
-    if not isinstance(links, list):
-        raise TopologyFileError(path, links_key, "a list of links", got=links)
-    for i, link in enumerate(links):
-        where = f"{links_key}[{i}]"
-        _check_keys(path, where, link, _LINK_KEYS)
-        ends = []
-        for end in ("source", "target"):
-            if end not in link:
-                raise TopologyFileError(path, f"{where}.{end}", "a node id")
-            if not (isinstance(link[end], int) and not isinstance(link[end], bool)
-                    and link[end] in graph):
-                raise TopologyFileError(path, f"{where}.{end}", "a node listed in nodes",
-                                        got=link[end])
-            ends.append(link[end])
-        u, v = ends
-        check_new_link(path, where, graph, u, v)
-        attrs = {}
-        for name in LINK_DEFAULTS:
-            if name in link:
-                try:
-                    attrs[name] = check_link_attribute(name, link[name])
-                except BadValue as bad:
-                    raise TopologyFileError(path, f"{where}.{name}", bad.expected,
-                                            got=link[name]) from None
-        graph.add_edge(u, v, **attrs)
-        cost_fields[frozenset((u, v))] = f"{where}.cost"
-    return TopologyFile(str(path), graph, radius=radius, link_cost=link_cost,
-                        defaults=own_defaults, node_fields=node_fields,
-                        cost_fields=cost_fields)
+    return node_fields
+
+
+def _add_link(path, graph: nx.Graph, where: str, link: object) -> tuple[int, int]:
+    """Add one checked link (found at ``where``) to ``graph``; its two ends."""
+    _check_keys(path, where, link, _LINK_KEYS)
+    ends = []
+    for end in ("source", "target"):
+        if end not in link:
+            raise TopologyFileError(path, f"{where}.{end}", "a node id")
+        if not (isinstance(link[end], int) and not isinstance(link[end], bool)
+                and link[end] in graph):
+            raise TopologyFileError(path, f"{where}.{end}", "a node listed in nodes",
+                                    got=link[end])
+        ends.append(link[end])
+    u, v = ends
+    check_new_link(path, where, graph, u, v)
+    attrs = {}
+    for name in LINK_DEFAULTS:
+        if name in link:
+            try:
+                attrs[name] = check_link_attribute(name, link[name])
+            except BadValue as bad:
+                raise TopologyFileError(path, f"{where}.{name}", bad.expected,
+                                        got=link[name]) from None
+    graph.add_edge(u, v, **attrs)
+    return u, v
 
 
 def read_json(path: str | PathLike, *, defaults: Mapping[str, float] | None = None
