@@ -11,17 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from emulator import deliver
-
-
-def line(n, **attrs):
-    g = nx.path_graph(n)
-    for e in g.edges:
-        g.edges[e].update(cost=1.0, delay=0.1, bandwidth=100.0, **attrs)
-    return g
-
-
-def messages(*rows):
-    return pd.DataFrame(rows, columns=["msg_id", "src", "dst", "sent_at", "size_bytes"])
+from tests.test_deliver import line, messages
 
 
 GOOD = messages((0, 0, 2, 0.0, 50), (1, 1, 2, 0.1, 50))
