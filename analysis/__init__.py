@@ -18,15 +18,15 @@ Typical use::
 """
 from analysis import report
 from analysis.answers import answer_changes, with_cost_per_result
-from analysis.families import FAMILIES, MissingFamilySection
+from analysis.families import MissingFamilySection, section_families
 from analysis.loading import (Run, RunFolderError, load, load_run, param_columns,
                               swept_params)
 from analysis.series import (cost_series, duplicates, latencies, latency_cdf, latency_stats,
                              memory_series, recall_series)
 from analysis.stats import aggregate, ci_halfwidth, t_quantile
 
-__all__ = ["FAMILIES", "MissingFamilySection", "Run", "RunFolderError", "aggregate",
+__all__ = ["MissingFamilySection", "Run", "RunFolderError", "aggregate",
            "answer_changes", "ci_halfwidth", "cost_series", "duplicates", "latencies",
            "latency_cdf", "latency_stats", "load", "load_run", "memory_series",
-           "param_columns", "recall_series", "report", "swept_params", "t_quantile",
-           "with_cost_per_result"]
+           "param_columns", "recall_series", "report", "section_families", "swept_params",
+           "t_quantile", "with_cost_per_result"]

@@ -12,8 +12,14 @@ its family as prefix, and links them in the returned HTML fragment by paths rela
 ``out_dir``. The module is imported only when the family's algorithms are present; a
 section with nothing to say returns ``""`` and the report leaves it out.
 
+The algorithms each section draws come from the algorithm registry
+(:func:`section_families`); only the sections, their order and the families without a
+section are written here.
+
 Examples
 --------
+>>> sorted(section_families()["smj"])
+['lottery', 'naive', 'smj-e', 'smj-h']
 >>> families_present(["smj-h", "centralized", "lottery", "single-host"])
 ['smj', 'ctr', 'enrich', 'triggers']
 >>> families_present(["centralized", "single-host"])
@@ -23,20 +29,48 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
-FAMILIES: dict[str, frozenset[str]] = {
-    "smj": frozenset({"smj-e", "smj-h", "lottery", "naive"}),
-    "qjoin": frozenset({"qjoin", "k-slack", "mp-k-slack", "no-buffer", "spark-join"}),
-    "ctr": frozenset({"atr", "ctr", "single-host"}),
+#: The report's sections in report order, each with which registered algorithms it draws.
+#: A family section draws the algorithms of its family (``Algorithm.family``).
+SECTIONS: dict[str, Callable] = {
+    "smj": lambda algorithm: algorithm.family == "smj",
+    "qjoin": lambda algorithm: algorithm.family == "qjoin",
+    "ctr": lambda algorithm: algorithm.family == "ctr",
     # with the join algorithms that may fetch plans / routes as lookups (the section
     # leaves them out when none of their runs fetches)
-    "enrich": frozenset({"enrich-on-demand", "enrich-predicted", "enrich-eager",
-                         "enrich-oracle", "smj-e", "smj-h", "ctr"}),
+    "enrich": lambda algorithm: algorithm.family == "enrich" or algorithm.lookups,
     # not a family of its own: the algorithms whose windows a [trigger] table can drive
     # (the section is empty, and left out, when every run uses the fixed clock)
-    "triggers": frozenset({"qjoin", "atr", "ctr", "smj-e", "smj-h", "lottery", "naive"}),
+    "triggers": lambda algorithm: algorithm.triggered,
 }
+
+#: Families without a section of their own (the centralized join is the baseline the
+#: family sections compare with).
+WITHOUT_SECTION = frozenset({"centralized"})
+
+#: Every algorithm family the report knows.
+KNOWN_FAMILIES = (frozenset(SECTIONS) - {"triggers"}) | WITHOUT_SECTION
+
+
+def section_families() -> dict[str, frozenset[str]]:
+    """Section name -> the registered algorithms it draws, in report order.
+
+    Raises
+    ------
+    ValueError
+        If a registered algorithm's family is not in :data:`KNOWN_FAMILIES`.
+    """
+    from spark_nodes.algorithms.registry import ALGORITHMS
+
+    algorithms = [ALGORITHMS.get(name) for name in ALGORITHMS.names()]
+    for algorithm in algorithms:
+        if algorithm.family not in KNOWN_FAMILIES:
+            raise ValueError(f"algorithm {algorithm.name!r} has family {algorithm.family!r}, "
+                             f"which the report does not know; known: "
+                             f"{', '.join(sorted(KNOWN_FAMILIES))}")
+    return {section: frozenset(a.name for a in algorithms if draws(a))
+            for section, draws in SECTIONS.items()}
 
 
 class MissingFamilySection(ImportError):
@@ -44,8 +78,10 @@ class MissingFamilySection(ImportError):
 
 
 def families_present(algorithms: Iterable[str],
-                     families: Mapping[str, frozenset[str]] = FAMILIES) -> list[str]:
-    """Families with at least one algorithm in ``algorithms``, in ``families`` order."""
+                     families: Mapping[str, frozenset[str]] | None = None) -> list[str]:
+    """Families with at least one algorithm in ``algorithms``, in ``families`` order
+    (default: :func:`section_families`)."""
+    families = section_families() if families is None else families
     names = set(algorithms)
     return [family for family, members in families.items() if names & members]
 

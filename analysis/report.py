@@ -44,7 +44,7 @@ from tqdm.auto import tqdm
 from analysis import plots
 from analysis.answers import (COST_PER_RESULT, AnswerChange, answer_changes, flags_html,
                               with_cost_per_result)
-from analysis.families import FAMILIES, families_present, section_module
+from analysis.families import families_present, section_families, section_module
 from analysis.loading import PROGRESS_MIN_RUNS, Run, load, load_run, swept_params
 from analysis.series import (cost_series, latencies, memory_series, recall_series,
                              step_values)
@@ -433,7 +433,7 @@ def _page(title: str, sections: list[tuple[str, str, str]]) -> str:
 
 
 def write_report(directory: Any, out: Any = None, *,
-                 families: Mapping[str, frozenset[str]] = FAMILIES) -> Path:
+                 families: Mapping[str, frozenset[str]] | None = None) -> Path:
     """Write the HTML report of a run folder or a sweep folder.
 
     Parameters
@@ -442,9 +442,10 @@ def write_report(directory: Any, out: Any = None, *,
         Anything :func:`analysis.load` accepts.
     out : path-like, optional
         Report folder; default ``directory/report``.
-    families : mapping
+    families : mapping, optional
         Family name -> algorithm names; a family present in the runs needs the module
-        ``analysis.<family>_section``.
+        ``analysis.<family>_section``. Default: the registry's
+        (:func:`analysis.families.section_families`).
 
     Returns
     -------
@@ -459,6 +460,7 @@ def write_report(directory: Any, out: Any = None, *,
     directory = Path(directory)
     out = directory / "report" if out is None else Path(out)
     runs = with_cost_per_result(load(directory))
+    families = section_families() if families is None else families
     present = families_present(runs["algorithm"], families)
     modules = {family: section_module(family) for family in present}
     figures, tables = out / "figures", out / "tables"

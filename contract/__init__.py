@@ -12,6 +12,8 @@ backends and the step driver (``emulator``) and the runner (``experiments``) imp
 - :mod:`contract.state`: ``StateList`` and ``StateMap``, the state a runtime may keep as rows;
 - :mod:`contract.outputs`: ``RunOutput`` and the columns of the metrics and results tables;
 - :mod:`contract.plan`: the typed ``Plan`` of one run, which algorithms and the driver read.
+- :mod:`contract.registry`: ``Registry``, the one mechanism that names backends, runtimes
+  and algorithms (unknown and duplicate names fail loudly).
 
 >>> from contract.program import NodeProgram
 >>> NodeProgram().memory()

@@ -1,7 +1,7 @@
 """The resolved plan of one run: what a spec becomes once topology and streams are built.
 
 Algorithms receive a :class:`Plan` (they read it, never change it), and so does the step
-driver. The runner builds it from a validated spec (``experiments.runner.build_plan``);
+driver. The runner builds it from a validated spec (``experiments.planning.build_plan``);
 the tests build theirs with ``tests.plans.make_plan``.
 
 >>> plan = Plan(name="doc", seed=1, duration=2.0, step=0.5, backend="simpy",

@@ -9,7 +9,7 @@ A backend is a function ``run(plan, programs, tuples_by_stream, runtime, progres
 from __future__ import annotations
 
 from contract.plan import Plan
-from emulator.registry import Registry
+from contract.registry import Registry
 
 
 def run_simpy(plan: Plan, programs: dict, tuples_by_stream: dict, runtime,

@@ -59,11 +59,12 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
+    from experiments.store import runs_table_path
     from experiments.sweep import sweep
 
     frame = sweep(args.spec, out=args.out, engine=args.engine, spark_master=args.spark_master)
     out = Path(args.out) if args.out else Path("runs") / Path(args.spec).stem
-    print(f"{out / 'runs.parquet'}: {len(frame)} runs")
+    print(f"{runs_table_path(out)}: {len(frame)} runs")
     if args.report:
         from analysis.report import write_report
 
@@ -123,8 +124,8 @@ def _cmd_rates(args) -> int:
 def _cmd_algorithms(args) -> int:
     from spark_nodes.algorithms import registry
 
-    for name in registry.names():
-        algorithm = registry.get(name)
+    for name in registry.ALGORITHMS.names():
+        algorithm = registry.ALGORITHMS.get(name)
         doc = " ".join((type(algorithm).__doc__ or "").split("\n\n")[0].split())
         print(f"{name}: {re.sub(r' ?[(]:mod:`[^`]*`[)]', '', doc).replace('``', '')}")
         for key, param in sorted(algorithm.params.items()):
@@ -134,6 +135,8 @@ def _cmd_algorithms(args) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser of ``testbed``."""
+    from emulator.backends import BACKENDS
+    from spark_nodes.runtimes.registry import RUNTIMES
     from topologies.cli import add_subcommands
 
     p = argparse.ArgumentParser(prog="testbed", description=__doc__.splitlines()[0])
@@ -145,9 +148,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default="runs", help="folder of run folders (default: runs)")
     r.add_argument("--seed", type=seed_argument,
                    help="the run's seed (a non-negative integer; overrides run.seed)")
-    r.add_argument("--runtime", choices=("inproc", "spark"),
+    r.add_argument("--runtime", choices=RUNTIMES.names(),
                    help="where node programs run (overrides run.runtime)")
-    r.add_argument("--backend", choices=("simpy", "mininet"),
+    r.add_argument("--backend", choices=BACKENDS.names(),
                    help="the emulated network: simpy (virtual time) or mininet (real hosts, "
                         "root); overrides run.backend")
     r.add_argument("--spark-master", help="Spark master URL (default: local[*])")

@@ -70,8 +70,8 @@ def _params_sections() -> list[str]:
     out = ["## [params.ALGORITHM]",
            "Each algorithm's own parameters; a spec may hold tables for several "
            "algorithms (for sweeps), and only the chosen one's is used."]
-    for name in registry.names():
-        algorithm = registry.get(name)
+    for name in registry.ALGORITHMS.names():
+        algorithm = registry.ALGORITHMS.get(name)
         out += [f"### [params.{name}]", f"Family: {algorithm.family or '-'}."
                 + (" Windows can be triggered (`[trigger." + name + "]`)."
                    if algorithm.triggered else "")]

@@ -2,7 +2,7 @@
 
 The tables ``[run]``, ``[query]``, ``[algorithm]``, ``[params.*]`` and ``[sweep]`` are
 checked here; ``[topology]``, ``[mobility]`` and ``[streams]`` by the builders that own
-them (:func:`experiments.runner.build_plan` calls them all before a run starts). Every
+them (:func:`experiments.planning.build_plan` calls them all before a run starts). Every
 error is a :class:`SpecError` naming the file and the dotted field.
 
 Example
@@ -196,7 +196,7 @@ def check_consistency(spec: dict, source: str = "<spec>") -> None:
 def spec_warnings(spec: dict) -> list[tuple[str, str]]:
     """``(field, message)`` for each field whose value the run will not honour as
     written, though the run is still meaningful (its plan records them; see
-    :func:`experiments.runner.build_plan`).
+    :func:`experiments.planning.build_plan`).
 
     >>> spec_warnings(resolve({"run": {"duration": 5.0}, "query": {"window": 8.0}}))
     [('query.window', '8 is longer than the run (run.duration = 5): every tuple stays in the window to the end')]
@@ -283,11 +283,11 @@ def unknown_path(path: str) -> str | None:
     """
     section, *rest = path.split(".")
     if section in ("params", "trigger"):
-        from spark_nodes.algorithms import registry
+        from spark_nodes.algorithms.registry import ALGORITHMS
 
-        if rest[0] not in registry.names():
-            return f"no such algorithm {rest[0]!r}; valid: {', '.join(registry.names())}"
-        params = registry.get(rest[0]).params
+        if rest[0] not in ALGORITHMS.names():
+            return f"no such algorithm {rest[0]!r}; valid: {', '.join(ALGORITHMS.names())}"
+        params = ALGORITHMS.get(rest[0]).params
         if section == "params" and len(rest) > 1 and rest[1] not in params:
             return (f"algorithm {rest[0]} has no parameter {rest[1]}; valid: "
                     f"{', '.join(sorted(params)) or '(none)'}")
@@ -322,9 +322,9 @@ def for_run(spec: dict, source: str = "<spec>") -> dict:
     >>> for_run(s)["params"]
     {'centralized': {'batch': 2}}
     """
-    from spark_nodes.algorithms import registry
+    from spark_nodes.algorithms.registry import ALGORITHMS
 
-    known = registry.names()
+    known = ALGORITHMS.names()
     for section in ("params", "trigger"):
         for name in spec.get(section, {}):
             if name not in known:

@@ -5,7 +5,8 @@ of what the run made of its omitted keys and files), ``meta.json``, ``summary.js
 and the Parquet tables ``ledger``, ``metrics``, ``results`` and ``expected`` (plus any
 tables an algorithm adds, and ``spark_join.npz``, the output of a ``spark-join`` run's
 Spark pass). A sweep folder holds run folders and ``runs.parquet``, one row
-per run. Everything that writes or reads these files goes through here.
+per run; an output folder may hold ``_prepared/`` (the runs other runs depend on) and
+``spark.log``. Everything that writes or reads these files goes through here.
 
 A run is written into a hidden temporary sibling (``.tmp-<run_id>-<pid>``) and renamed
 into place only when every file is there and ``meta.json`` says ``"status": "complete"``.
@@ -41,6 +42,11 @@ from experiments.spec import _jsonable
 
 #: The sweep's table, one row per run.
 RUNS_TABLE = "runs.parquet"
+#: Where the runs other runs depend on (training runs) go, inside the output folder.
+PREPARED_DIR = "_prepared"
+#: The JVM's console output of a run that started Spark, in the output folder (the whole
+#: log) and in the run folder (the part written during that run).
+SPARK_LOG = "spark.log"
 #: ``spec.json``'s table of the values the run resolved (the topology's cost model,
 #: radius, link defaults, size); not part of the spec the run's id hashes.
 RESOLVED = "resolved"

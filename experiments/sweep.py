@@ -21,7 +21,8 @@ import pandas as pd
 from tqdm import tqdm   # the text bar: tqdm.auto wants ipywidgets in Jupyter
 
 from experiments import spec as specs
-from experiments.runner import build_plan, run_spec
+from experiments.planning import build_plan
+from experiments.runner import run_spec
 from experiments.store import Run, is_complete, is_run_folder, write_runs_table
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ def point_text(point: dict) -> str:
 
 def check_points(points: list[tuple[dict, dict]], base_dir: Path, source: str) -> None:
     """Build the plan of every point (topology, streams, parameters: everything
-    :func:`experiments.runner.build_plan` checks) without running anything.
+    :func:`experiments.planning.build_plan` checks) without running anything.
 
     Raises
     ------

@@ -1,7 +1,7 @@
 """The one way the tests build a run's :class:`~contract.plan.Plan` by hand.
 
 Every field has a default, so a test states only what matters to it. The runner builds
-plans from specs (``experiments.runner.build_plan``); tests that drive programs, the
+plans from specs (``experiments.planning.build_plan``); tests that drive programs, the
 driver or a backend directly build them here.
 
 >>> plan = make_plan(streams={"R1": 1, "R2": 2}, windows=2.0)
@@ -54,8 +54,8 @@ def make_plan(*, topology=None, dynamics=None, streams: dict | None = None,
     if not isinstance(windows, dict):
         windows = {s: windows for s in streams}
     params = dict(params or {})
-    if algorithm in registry.names():
-        params = registry.validate_params(registry.get(algorithm), params)
+    if algorithm in registry.ALGORITHMS.names():
+        params = registry.validate_params(registry.ALGORITHMS.get(algorithm), params)
     return Plan(
         name=name, seed=seed, duration=duration, step=step, backend=backend, runtime=runtime,
         memory_interval=memory_interval, bytes_per_unit=bytes_per_unit,

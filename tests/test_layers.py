@@ -68,9 +68,16 @@ def test_the_algorithms_import_no_emulator_internals():
                      and m not in ALGORITHM_EXAMPLES_USE, examples=True) == {}
 
 
+def test_only_the_command_line_reaches_analysis_from_experiments():
+    # the command line is the top floor (docs/DESIGN.md); the rest of experiments is below
+    assert offenders("experiments", lambda m: m.split(".")[0] == "analysis") \
+        == {"experiments/cli.py": ["analysis.report"]}
+
+
 def test_only_the_run_store_names_run_folder_files():
-    names = ('"summary.json"', '"meta.json"', '"spec.json"', '"ledger.parquet"',
-             '"metrics.parquet"', '"results.parquet"', '"expected.parquet"')
+    names = [f"{q}{name}{q}" for q in "\"'" for name in (
+        "summary.json", "meta.json", "spec.json", "ledger.parquet", "metrics.parquet",
+        "results.parquet", "expected.parquet", "runs.parquet", "spark.log", "_prepared")]
     naming = [str(p.relative_to(ROOT)) for package in ("experiments", "analysis")
               for p in (ROOT / package).rglob("*.py")
               if p.name != "store.py" and any(n in p.read_text() for n in names)]

@@ -7,7 +7,7 @@ import emulator.lookahead
 import topologies
 from emulator.driver import execute
 from experiments import spec as specs
-from experiments.runner import build_plan
+from experiments.planning import build_plan
 from spark_nodes.algorithms import registry
 from spark_nodes.runtimes.inproc import InprocRuntime
 from spark_nodes.workload import sources
@@ -151,7 +151,7 @@ def bundled(path: str, run_ahead: bool, runtime, **fields):
     plan = build_plan(spec)
     tuples_by_stream = sources.generate_streams(spec["streams"], plan.stream_nodes,
                                                 plan.duration, 5)
-    programs = registry.get(plan.algorithm).programs(plan)
+    programs = registry.ALGORITHMS.get(plan.algorithm).programs(plan)
     return execute(plan, programs, tuples_by_stream, runtime, run_ahead=run_ahead)
 
 

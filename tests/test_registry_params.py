@@ -4,17 +4,17 @@ import math
 import pytest
 
 from experiments import spec as specs
-from experiments.runner import build_plan
+from experiments.planning import build_plan
 from experiments.spec import SpecError
 from spark_nodes.algorithms import registry
 
-EVERY_PARAM = [(name, key) for name in registry.names()
-               for key in sorted(registry.get(name).params)]
+EVERY_PARAM = [(name, key) for name in registry.ALGORITHMS.names()
+               for key in sorted(registry.ALGORITHMS.get(name).params)]
 
 
 @pytest.mark.parametrize("name, key", EVERY_PARAM)
 def test_every_default_passes_its_own_range(name, key):
-    algorithm = registry.get(name)
+    algorithm = registry.ALGORITHMS.get(name)
     default = algorithm.params[key].default
     assert registry.validate_params(algorithm, {key: default})[key] == default
 
@@ -54,7 +54,7 @@ def test_every_default_passes_its_own_range(name, key):
 ])
 def test_a_value_out_of_range_is_one_line_naming_the_field(name, params, message):
     with pytest.raises(ValueError) as err:
-        registry.validate_params(registry.get(name), params)
+        registry.validate_params(registry.ALGORITHMS.get(name), params)
     assert str(err.value) == message
 
 
@@ -65,16 +65,16 @@ def test_a_value_out_of_range_is_one_line_naming_the_field(name, params, message
     ("atr", {"flush": None, "report_interval": None}),
 ])
 def test_the_ends_of_a_range_that_ran_before_still_pass(name, params):
-    registry.validate_params(registry.get(name), params)
+    registry.validate_params(registry.ALGORITHMS.get(name), params)
 
 
 def test_type_errors_keep_their_words():
     with pytest.raises(ValueError, match=r"^params\.smj-h\.period: expected float, "
                                          r"got 'x'$"):
-        registry.validate_params(registry.get("smj-h"), {"period": "x"})
+        registry.validate_params(registry.ALGORITHMS.get("smj-h"), {"period": "x"})
     with pytest.raises(ValueError, match=r"^params\.centralized\.batch: expected int, "
                                          r"got 1\.5$"):
-        registry.validate_params(registry.get("centralized"), {"batch": 1.5})
+        registry.validate_params(registry.ALGORITHMS.get("centralized"), {"batch": 1.5})
 
 
 def test_a_batch_of_zero_is_refused_before_the_run():

@@ -3,7 +3,7 @@
 A good spec has one field replaced by a value drawn from the kinds of mistakes people
 make (a negative, NaN, infinity, a string, a bool, a list, a table, none). Planning it
 (:func:`experiments.spec.resolve`, :func:`experiments.spec.for_run`,
-:func:`experiments.runner.build_plan`: everything that runs before a run starts) must
+:func:`experiments.planning.build_plan`: everything that runs before a run starts) must
 either succeed or raise a one-line :class:`~experiments.spec.SpecError` that names the
 replaced field; never another exception from inside, and never a plan built on a value
 its schema refuses.
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from experiments import spec as specs
-from experiments.runner import build_plan
+from experiments.planning import build_plan
 
 GOOD = {"run": {"name": "prop", "duration": 4.0, "step": 0.05, "seed": 3},
         "topology": {"generator": "grid", "rows": 2, "cols": 3, "delay": 0.05},

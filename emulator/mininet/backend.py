@@ -238,6 +238,27 @@ def wire_breakdown(wire: int, packets: int, payload: int) -> dict:
             "other_bytes": wire - payload - headers}
 
 
+def wire_summary(plan: Plan, output: RunOutput) -> dict:
+    """This backend's keys of a run's summary (its entry's ``summary_keys``): what the
+    kernel counted per interface, ``bytes_on_wire``, and why the wire carries more than
+    the ledger (``wire_<part>`` of :func:`wire_breakdown`: pickled payloads, headers).
+
+    >>> from types import SimpleNamespace
+    >>> info = {"bytes_on_wire": 900, "wire_breakdown": {"packets": 3}}
+    >>> wire_summary(None, SimpleNamespace(info=info))
+    {'bytes_on_wire': 900, 'wire_packets': 3}
+    """
+    if "bytes_on_wire" not in output.info:
+        return {}
+    summary = {"bytes_on_wire": output.info["bytes_on_wire"]}
+    for part, value in output.info["wire_breakdown"].items():
+        summary[f"wire_{part}"] = value
+    return summary
+
+
+run.summary_keys = wire_summary
+
+
 def _output(plan, em, outputs, counters0, counters1, epochs_applied, timings, opts):
     ledgers, results, metrics, dropped = [], [], [], {}
     for node in sorted(outputs):

@@ -25,7 +25,7 @@ from __future__ import annotations
 from contract.program import NodeProgram
 from contract.state import StateList
 from spark_nodes.algorithms.multiway import MultiwayJoin
-from spark_nodes.algorithms.registry import Algorithm, Param, register
+from spark_nodes.algorithms.registry import ALGORITHMS, Algorithm, Param
 
 
 class CentralizedNode(NodeProgram):
@@ -134,4 +134,4 @@ class Centralized(Algorithm):
         return progs
 
 
-register(Centralized())
+ALGORITHMS.register(Centralized.name, Centralized())

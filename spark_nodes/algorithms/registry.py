@@ -21,15 +21,15 @@ ValueError: params.toy.batch: expected an integer >= 1, got 0
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from contract.registry import Registry
 from topologies.schema import Field
 from topologies.values import BadValue
 
-#: Modules that register algorithms when imported (the registry loads them lazily so that
-#: importing one family never pays for the others).
+#: Modules that register algorithms when imported (:data:`ALGORITHMS` loads them lazily so
+#: that importing one family never pays for the others).
 PLUGIN_MODULES = (
     "spark_nodes.algorithms.centralized",
     "spark_nodes.algorithms.smj.algorithms",
@@ -116,7 +116,12 @@ class Algorithm:
     """Base class of algorithm plug-ins (see docs/DESIGN.md)."""
 
     name: str = ""
+    #: The family it belongs to; ``analysis.families`` knows every family and which
+    #: report section draws it.
     family: str = ""
+    #: Whether it may fetch what it needs (plans, routes) as lookups, so the enrichment
+    #: report section also draws its runs.
+    lookups: bool = False
     params: dict[str, Param] = {}
     #: Whether a ``[trigger.<name>]`` table can drive this algorithm's windows
     #: (:mod:`spark_nodes.algorithms.triggers`); others run on their fixed clock only.
@@ -175,42 +180,8 @@ class Toy(Algorithm):
               "label": Param((str,), "x")}
 
 
-_REGISTRY: dict[str, Algorithm] = {}
-_loaded = False
-
-
-def register(algorithm: Algorithm) -> Algorithm:
-    """Add ``algorithm`` to the registry; a second one with the same name is an error."""
-    if algorithm.name in _REGISTRY and type(_REGISTRY[algorithm.name]) is not type(algorithm):
-        raise ValueError(f"algorithm {algorithm.name!r} is registered twice "
-                         f"({type(_REGISTRY[algorithm.name]).__name__} and "
-                         f"{type(algorithm).__name__})")
-    _REGISTRY[algorithm.name] = algorithm
-    return algorithm
-
-
-def _load_plugins() -> None:
-    global _loaded
-    if not _loaded:
-        for module in PLUGIN_MODULES:
-            importlib.import_module(module)
-        _loaded = True
-
-
-def names() -> list[str]:
-    """All registered algorithm names, sorted."""
-    _load_plugins()
-    return sorted(_REGISTRY)
-
-
-def get(name: str) -> Algorithm:
-    """The algorithm called ``name``; an unknown name lists the valid ones."""
-    _load_plugins()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown algorithm {name!r}; valid: {', '.join(sorted(_REGISTRY))}") \
-            from None
+#: The registered algorithms, by name (each plug-in module registers its own).
+ALGORITHMS = Registry("algorithm", plugins=PLUGIN_MODULES)
 
 
 def _accepts(param: Param, value) -> bool:

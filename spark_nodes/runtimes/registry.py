@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from emulator.registry import Registry
+from contract.registry import Registry
 
 
 @contextmanager
@@ -52,6 +52,21 @@ def open_spark(plan):
             yield SparkRuntime(spark=spark, close_facts=cluster_facts)
         finally:
             spark.stop()
+
+
+def spark_summary(plan, output) -> dict:
+    """The spark runtime's keys of a run's summary (its entry's ``summary_keys``): Spark's
+    state figures, ``spark_state_*`` (:func:`spark_nodes.runtimes.spark.state_summary`),
+    on the simpy backend."""
+    if plan.backend != "simpy":
+        return {}
+    from spark_nodes.runtimes.spark import state_summary
+
+    return state_summary(
+        output.metrics[["time", "node", "source", "metric", "value"]].itertuples(index=False))
+
+
+open_spark.summary_keys = spark_summary
 
 
 RUNTIMES = Registry("runtime", {"inproc": "spark_nodes.runtimes.registry:open_inproc",

@@ -46,7 +46,7 @@ def make_plan(algorithm, params, topo, stream_nodes, windows, predicate="equalit
 def run_plan(plan, tuples, programs=None):
     """Run ``plan`` (its algorithm's programs, or ``programs``); return (output, expected
     groups, run namespace for summarize)."""
-    alg = registry.get(plan.algorithm)
+    alg = registry.ALGORITHMS.get(plan.algorithm)
     programs = alg.programs(plan) if programs is None else programs
     out = execute(plan, programs, tuples, InprocRuntime())
     q = plan.query

@@ -56,12 +56,12 @@ def test_union_of_host_outputs_equals_oracle(sc):
         params.update(hosts=sc["hosts"], segment=sc["segment"])
     plan = make_plan(algorithm, params, TOPO, sc["nodes"], sc["windows"], sc["predicate"],
                      sc["theta"] if dist else None, duration=9.0, seed=sc["seed"])
-    programs = registry.get(algorithm).programs(plan)
+    programs = registry.ALGORITHMS.get(algorithm).programs(plan)
     out, expected, run = run_plan(plan, tuples, programs)
     got = list(out.results["group"])
     assert len(got) == len(set(got)), "duplicate groups"
     assert set(got) == expected
-    summary = registry.get(algorithm).summarize(plan, run)
+    summary = registry.ALGORITHMS.get(algorithm).summarize(plan, run)
     assert summary["late_tuples"] == 0
     if got:
         assert set(out.results["host"]) <= {int(h) for h in summary["host_nodes"].split(",")}

@@ -18,7 +18,7 @@ def run(algorithm, params, rates, windows, horizon=40.0, seed=3, streams=None):
                      duration=horizon + 2.0)
     out, expected, data = run_plan(plan, tuples)
     assert set(out.results["group"]) == expected and out.results["group"].is_unique
-    return registry.get(algorithm).summarize(plan, data)
+    return registry.ALGORITHMS.get(algorithm).summarize(plan, data)
 
 
 def test_atr_overhead_follows_theorem_b_and_not_the_host_count():

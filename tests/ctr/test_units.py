@@ -97,14 +97,14 @@ def test_ctr_cover_storage_never_spreads_llf_does():
 
 def test_params_errors_name_the_field(small_grid):
     with pytest.raises(ValueError, match=r"params\.ctr\.store"):
-        registry.get("ctr").programs(
+        registry.ALGORITHMS.get("ctr").programs(
             make_plan("ctr", {"store": "nowhere"}, small_grid, [0, 8], [1.0, 1.0]))
     with pytest.raises(ValueError, match=r"params\.atr\.host_nodes"):
-        registry.get("atr").programs(
+        registry.ALGORITHMS.get("atr").programs(
             make_plan("atr", {"hosts": 2, "host_nodes": [1, 99]}, small_grid, [0, 8],
                       [1.0, 1.0]))
     with pytest.raises(ValueError, match=r"params\.atr\.weights"):
-        registry.get("atr").programs(
+        registry.ALGORITHMS.get("atr").programs(
             make_plan("atr", {"weights": [1.0, 1.0, 1.0]}, small_grid, [0, 8], [1.0, 1.0]))
     with pytest.raises(ValueError, match=r"params\.ctr\.bogus: unknown parameter"):
         make_plan("ctr", {"bogus": 1}, small_grid, [0, 8], [1.0, 1.0])
@@ -112,12 +112,12 @@ def test_params_errors_name_the_field(small_grid):
 
 def test_placement_defaults(small_grid):
     plan = make_plan("ctr", {"hosts": 4}, small_grid, [0, 2, 6], [1.0, 1.0, 1.0], seed=7)
-    setup = registry.get("ctr").setup(plan)
+    setup = registry.ALGORITHMS.get("ctr").setup(plan)
     # total hops to sources 0, 2, 6 on the 3x3 grid: node 0 -> 0+2+2, nodes 1, 3 -> 5
     assert setup.diffusion == 0
     assert len(set(setup.hosts)) == 4
-    assert setup.hosts == registry.get("ctr").setup(plan).hosts      # seeded, repeatable
-    programs = registry.get("ctr").programs(plan)
+    assert setup.hosts == registry.ALGORITHMS.get("ctr").setup(plan).hosts      # seeded, repeatable
+    programs = registry.ALGORITHMS.get("ctr").programs(plan)
     assert set(programs) == {0, 2, 6, plan.query.node, *setup.hosts}
 
 
@@ -127,7 +127,7 @@ def test_programs_pickle_mid_run_and_are_deterministic(algorithm, small_grid):
                           [2.0, 2.0, 2.0], 5.0, disorder=0.1)
     params = {} if algorithm == "single-host" else {"hosts": 3}
     plan = make_plan(algorithm, params, small_grid, [0, 4, 8], [1.0, 1.0, 1.0], duration=7.0)
-    programs = registry.get(algorithm).programs(plan)
+    programs = registry.ALGORITHMS.get(algorithm).programs(plan)
     assert pickle.loads(pickle.dumps(programs)).keys() == programs.keys()
     out1, expected, _ = run_plan(plan, tuples)
     out2, _, _ = run_plan(plan, tuples)

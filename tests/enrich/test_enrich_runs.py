@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments.runner import PREPARED_DIR, run
+from experiments.runner import run
 from experiments.spec import SpecError
-from experiments.store import Run
+from experiments.store import PREPARED_DIR, Run
 
 SPEC = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "prefetch.toml"
 MODES = ("enrich-on-demand", "enrich-predicted", "enrich-eager", "enrich-oracle")

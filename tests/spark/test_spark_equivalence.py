@@ -32,7 +32,7 @@ SPARK_MEASURED = ("spark_state_bytes",)
 
 
 def spec_for(name: str, runtime: str) -> dict:
-    algorithm = registry.get(name)
+    algorithm = registry.ALGORITHMS.get(name)
     spec = copy.deepcopy(BASE)
     spec["run"]["runtime"] = runtime
     spec["algorithm"] = {"name": name}
@@ -45,7 +45,7 @@ def spec_for(name: str, runtime: str) -> dict:
 
 def operator_names():
     return [pytest.param(n, marks=pytest.mark.skip(reason=EXCLUDED[n])) if n in EXCLUDED
-            else n for n in registry.names()]
+            else n for n in registry.ALGORITHMS.names()]
 
 
 @pytest.fixture(scope="module")

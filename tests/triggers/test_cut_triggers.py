@@ -41,11 +41,11 @@ def test_cut_segments_keep_the_exact_answer(n, w, segment, which, hosts, seed, a
     tuples = make_streams(rng, names, nodes, [2.0] * n, 6.0, key_domain=6, disorder=0.2)
     plan = triggered_plan(n, [w] * n, nodes, [2.0] * n, segment, TRIGGERS[which], seed,
                           hosts, algorithm)
-    programs = registry.get(algorithm).programs(plan)
+    programs = registry.ALGORITHMS.get(algorithm).programs(plan)
     out, expected, run = run_plan(plan, tuples, programs)
     got = list(out.results["group"])
     assert len(got) == len(set(got)) and set(got) == expected
-    summary = registry.get(algorithm).summarize(plan, run)
+    summary = registry.ALGORITHMS.get(algorithm).summarize(plan, run)
     assert summary["late_tuples"] == 0
     assert all(p.host.memory() == (0, 0) for p in programs.values()
                if getattr(p, "host", None))
@@ -63,7 +63,7 @@ def test_a_count_trigger_cuts_ctr_segments_for_every_stream():
     for name, plan in (("fixed", fixed), ("cut", cut)):
         out, expected, run = run_plan(plan, tuples)
         assert sorted(out.results["group"]) == sorted(expected)
-        s[name] = registry.get("ctr").summarize(plan, run)
+        s[name] = registry.ALGORITHMS.get("ctr").summarize(plan, run)
         m = out.metrics
         s[name]["cuts"] = float(m.loc[m.metric == "segment_cut:grid", "value"].sum())
     # ticks at 2k + slack close [0, 2) .. [6, 8) before the run ends at 9
@@ -85,7 +85,7 @@ def test_a_count_trigger_cuts_segments_and_records_them():
     for name, plan in (("fixed", fixed), ("cut", cut)):
         out, expected, run = run_plan(plan, tuples)
         assert set(out.results["group"]) == expected
-        s[name] = registry.get("atr").summarize(plan, run)
+        s[name] = registry.ALGORITHMS.get("atr").summarize(plan, run)
         s[name]["fired"] = int(out.metrics.metric.str.startswith("window_fired:count").sum())
         s[name]["cuts"] = int(out.metrics.metric.str.startswith("segment_cut:").sum())
         s[name]["clock"] = int((out.metrics.metric == "window_fired:time").sum())
@@ -101,7 +101,7 @@ def test_a_count_trigger_cuts_segments_and_records_them():
 def test_ctr_measures_its_trigger_at_the_diffusion_node():
     with pytest.raises(ValueError, match=r"^trigger.ctr: CTR's trigger measures at the "
                                          r"diffusion node only"):
-        registry.get("ctr").programs(triggered_plan(
+        registry.ALGORITHMS.get("ctr").programs(triggered_plan(
             2, [1.0, 1.0], [3, 7], [2.0, 2.0], 1.0,
             [{"kind": "rate", "above": 3.0, "at": "sources"}], 1, algorithm="ctr"))
 
@@ -109,7 +109,7 @@ def test_ctr_measures_its_trigger_at_the_diffusion_node():
 def test_a_trigger_and_segment_adaptation_do_not_mix():
     with pytest.raises(ValueError, match=r"^params.atr.adapt: expected false when a trigger "
                                          r"cuts segments"):
-        registry.get("atr").programs(triggered_plan(
+        registry.ALGORITHMS.get("atr").programs(triggered_plan(
             2, [1.0, 1.0], [3, 7], [2.0, 2.0], 1.0, TRIGGERS[0], 1, adapt=True))
 
 
@@ -126,7 +126,7 @@ def test_a_ctr_trigger_that_never_fires_makes_no_tuple_late():
     late, groups = {}, {}
     for name, plan in (("fixed", fixed), ("never", never)):
         out, _, run = run_plan(plan, tuples)
-        late[name] = registry.get("ctr").summarize(plan, run)["late_tuples"]
+        late[name] = registry.ALGORITHMS.get("ctr").summarize(plan, run)["late_tuples"]
         groups[name] = set(out.results["group"])
     assert late["fixed"] > 0 and late["never"] == late["fixed"]
     assert groups["never"] == groups["fixed"]
@@ -144,6 +144,6 @@ def test_cut_ctr_segments_with_route_lookups_stay_exact(fetch):
     out, expected, run = run_plan(plan, tuples)
     got = list(out.results["group"])
     assert len(got) == len(set(got)) and set(got) == expected
-    summary = registry.get("ctr").summarize(plan, run)
+    summary = registry.ALGORITHMS.get("ctr").summarize(plan, run)
     assert summary["windows_fired_by_count"] > 0 and summary["needs"] > 0
     assert summary["lookups" if fetch == "on-demand" else "prefetches"] > 0

@@ -8,9 +8,9 @@ join on one host fed in event-time order.
 Examples
 --------
 >>> from spark_nodes.algorithms import registry
->>> sorted(n for n in registry.names() if n in ("atr", "ctr", "single-host"))
+>>> sorted(n for n in registry.ALGORITHMS.names() if n in ("atr", "ctr", "single-host"))
 ['atr', 'ctr', 'single-host']
->>> registry.validate_params(registry.get("ctr"), {"hosts": 8})["store"]
+>>> registry.validate_params(registry.ALGORITHMS.get("ctr"), {"hosts": 8})["store"]
 'cover'
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from spark_nodes.algorithms.ctr.overhead import (atr_overhead, ctr_overhead,
 from spark_nodes.algorithms.ctr.placement import diffusion_node, host_nodes
 from spark_nodes.algorithms.ctr.programs import DistributedJoinNode, Setup
 from spark_nodes.algorithms.enrich.lookup_summary import fetch_summary
-from spark_nodes.algorithms.registry import Algorithm, Param, check_param, register
+from spark_nodes.algorithms.registry import ALGORITHMS, Algorithm, Param, check_param
 from spark_nodes.algorithms.triggers.conditions import KINDS
 from spark_nodes.algorithms.triggers.summary import windows_fired
 from spark_nodes.workload.sources import key_probabilities, resolve_streams
@@ -243,6 +243,7 @@ class Ctr(_DistributedJoin):
     name = "ctr"
     scheme = "ctr"
     triggered = True
+    lookups = True  # params.routes = "lookup" fetches routes
     params = {**_PLACEMENT, **_HOSTS,
               "store": Param((str,), "cover", "where a segment is stored: 'cover' (its "
                              "hop-1 hosts, as the source) or 'llf' (least-loaded host)",
@@ -288,4 +289,4 @@ class SingleHost(_DistributedJoin):
 
 
 for _alg in (Atr(), Ctr(), SingleHost()):
-    register(_alg)
+    ALGORITHMS.register(_alg.name, _alg)

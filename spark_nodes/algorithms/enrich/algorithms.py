@@ -30,9 +30,9 @@ communication cost, every hop counted).
 Examples
 --------
 >>> from spark_nodes.algorithms import registry
->>> sorted(n for n in registry.names() if n.startswith("enrich"))
+>>> sorted(n for n in registry.ALGORITHMS.names() if n.startswith("enrich"))
 ['enrich-eager', 'enrich-on-demand', 'enrich-oracle', 'enrich-predicted']
->>> registry.get("enrich-predicted").params["confidence"].default
+>>> registry.ALGORITHMS.get("enrich-predicted").params["confidence"].default
 0.9
 """
 from __future__ import annotations
@@ -49,7 +49,7 @@ from spark_nodes.algorithms.enrich.profile import (ProfileError, check_profile, 
                                                    profile_from_run, read_profile)
 from spark_nodes.algorithms.enrich.programs import (ENRICH, EnrichNode, Setup, Trigger,
                                                     source_location)
-from spark_nodes.algorithms.registry import Algorithm, Param, check_param, register
+from spark_nodes.algorithms.registry import ALGORITHMS, Algorithm, Param, check_param
 from spark_nodes.workload.tuples import member_id
 
 NONE = type(None)
@@ -268,4 +268,4 @@ class Oracle(_Profiled):
 
 
 for _algorithm in (OnDemand(), Predicted(), Eager(), Oracle()):
-    register(_algorithm)
+    ALGORITHMS.register(_algorithm.name, _algorithm)

@@ -23,9 +23,9 @@ QJoin's recall from 0.991 to 0.974, below the 0.982 of no buffering at all.
 Examples
 --------
 >>> from spark_nodes.algorithms import registry
->>> sorted(registry.get("qjoin").params)[:4]
+>>> sorted(registry.ALGORITHMS.get("qjoin").params)[:4]
 ['L', 'P', 'b', 'coarse_delay']
->>> registry.get("k-slack").params["K"].default
+>>> registry.ALGORITHMS.get("k-slack").params["K"].default
 0.1
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ from spark_nodes.algorithms.qjoin.estimator import COARSE_DELAY_RULES, IDEAL_RUL
 from spark_nodes.algorithms.qjoin.operator import PURGE_RULES
 from spark_nodes.algorithms.qjoin.programs import (JoinNode, NoBufferNode, QJoinNode,
                                                    SlackJoinNode, SourceNode, make_slack)
-from spark_nodes.algorithms.registry import Algorithm, Param, register
+from spark_nodes.algorithms.registry import ALGORITHMS, Algorithm, Param
 from spark_nodes.algorithms.triggers.summary import windows_fired
 
 _COMMON = {
@@ -331,4 +331,4 @@ class SparkJoin(QJoinFamily):
 
 
 for _algorithm in (QJoin(), KSlackJoin(), MPKSlackJoin(), NoBuffer(), SparkJoin()):
-    register(_algorithm)
+    ALGORITHMS.register(_algorithm.name, _algorithm)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 from spark_nodes.algorithms.enrich.lookup_summary import fetch_summary
-from spark_nodes.algorithms.registry import Algorithm, Param, register
+from spark_nodes.algorithms import registry
+from spark_nodes.algorithms.registry import Algorithm, Param
 from spark_nodes.algorithms.smj.config import DRAWS, FILTERS, SmjConfig
 from spark_nodes.algorithms.smj.node import SmjNode
 from spark_nodes.algorithms.smj.plan_lookup import (PARAMS as PLAN_PARAMS, PLAN_MODES,
@@ -152,6 +153,7 @@ class SmjE(SmjFamily):
     """SMJ with exact order choice (SMJE)."""
 
     name = "smj-e"
+    lookups = True  # params.plan = "lookup" fetches plans
     params = {**_COMMON, **_SMJ}
 
     def nodes_with_roles(self, plan, cfg):
@@ -193,4 +195,4 @@ class Naive(SmjFamily):
 
 ALGORITHMS = (SmjE(), SmjH(), Lottery(), Naive())
 for _alg in ALGORITHMS:
-    register(_alg)
+    registry.ALGORITHMS.register(_alg.name, _alg)
