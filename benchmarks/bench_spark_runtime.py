@@ -155,7 +155,7 @@ def bench_quickstart(spec: str, runs: int, stepped: bool = False) -> None:
             for name, path in variants.items():
                 with tempfile.TemporaryDirectory() as out:
                     started = time.perf_counter()
-                    subprocess.run([sys.executable, "-m", "experiments.cli", "run", path,
+                    subprocess.run([sys.executable, "-m", "testbed.cli", "run", path,
                                     "--out", out], check=True, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL,
                                    cwd=os.path.dirname(os.path.abspath(__file__)) + "/..")

@@ -1,4 +1,4 @@
-"""Experiments: specs, validation, runs, sweeps, the results store and the command line.
+"""Experiments: specs, validation, planning, runs, sweeps and the results store.
 
 ``experiments.run(spec) -> Run`` runs one spec (a TOML path or a dict) and returns its
 folder (``experiments.store.Run``: summary, spec, tables read on first use);

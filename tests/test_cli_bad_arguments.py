@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from experiments.cli import main
+from testbed.cli import main
 
 GARBAGE = b"\x00\xff\xfegarbage{{[["
 
@@ -67,7 +67,7 @@ def test_the_console_script_prints_no_traceback(junk):
     """The same through a real process, as a user's shell runs it."""
     for argv in (["run", "junk.toml"], ["topology", "validate", "junk.json"],
                  ["report", "empty"]):
-        proc = subprocess.run([sys.executable, "-m", "experiments.cli", *argv], cwd=junk,
+        proc = subprocess.run([sys.executable, "-m", "testbed.cli", *argv], cwd=junk,
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode != 0
         assert "Traceback" not in proc.stderr

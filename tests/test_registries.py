@@ -10,7 +10,7 @@ from analysis.families import KNOWN_FAMILIES, SECTIONS, WITHOUT_SECTION, section
 from contract.registry import Registry
 from emulator.backends import BACKENDS
 from experiments import spec
-from experiments.cli import parser
+from testbed.cli import parser
 from spark_nodes.algorithms.registry import ALGORITHMS
 from spark_nodes.runtimes.registry import RUNTIMES
 

@@ -8,7 +8,7 @@ import pytest
 
 import experiments
 from experiments import spec as specs
-from experiments.cli import main
+from testbed.cli import main
 from experiments.runner import run_spec
 from experiments.spec import SpecError
 from experiments.store import is_complete
@@ -124,7 +124,7 @@ def test_cli_run_and_bad_spec_exit_codes(tmp_path, capsys):
 
 
 def test_console_script_is_installed():
-    out = subprocess.run([sys.executable, "-m", "experiments.cli", "--help"],
+    out = subprocess.run([sys.executable, "-m", "testbed.cli", "--help"],
                          capture_output=True, text=True, check=True).stdout
     assert "sweep" in out and "topology" in out
 

@@ -80,7 +80,7 @@ def test_a_negative_seed_is_named_run_seed():
 
 
 def test_a_negative_seed_on_the_command_line_is_named(capsys):
-    from experiments.cli import main
+    from testbed.cli import main
 
     with pytest.raises(SystemExit) as stop:
         main(["run", "experiments/specs/quickstart.toml", "--seed", "-5"])

@@ -1,6 +1,6 @@
 """The ``testbed topology`` subcommands: ``validate`` and ``show``.
 
-``experiments/cli.py`` calls :func:`add_subcommands` on its subparsers; each leaf
+``testbed/cli.py`` calls :func:`add_subcommands` on its subparsers; each leaf
 command sets ``func(args) -> exit code``.
 
 ``topology validate FILE [--topology TOPO]`` checks a topology (``.json``,

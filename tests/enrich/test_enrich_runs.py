@@ -127,7 +127,7 @@ def test_a_confidence_outside_zero_one_is_refused(tmp_path):
 def test_testbed_profile_writes_the_file_a_later_run_loads(runs, tmp_path, capsys):
     """The training run's profile written by the CLI drives a predicted run exactly as
     the profile the sweep built in memory."""
-    from experiments.cli import main
+    from testbed.cli import main
 
     out, by_mode = runs
     training = next(p for p in (out / PREPARED_DIR).iterdir()

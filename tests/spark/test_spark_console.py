@@ -19,7 +19,7 @@ def test_the_jvm_writes_to_spark_log_not_to_the_console(tmp_path):
     path = tmp_path / "tiny.toml"
     path.write_text(text.replace("duration = 20.0", "duration = 1.0"))
     env = {k: v for k, v in os.environ.items() if k != "TESTBED_SPARK_LOG"}
-    proc = subprocess.run([sys.executable, "-m", "experiments.cli", "run", str(path),
+    proc = subprocess.run([sys.executable, "-m", "testbed.cli", "run", str(path),
                            "--out", str(tmp_path / "runs")], capture_output=True,
                           text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr

@@ -80,7 +80,7 @@ seeds = [1, 2, 3, 4, 5, 6]
 
 def cli(*args, cwd):
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    return subprocess.Popen([sys.executable, "-m", "experiments.cli", *args], cwd=cwd, env=env,
+    return subprocess.Popen([sys.executable, "-m", "testbed.cli", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

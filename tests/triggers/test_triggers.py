@@ -243,7 +243,7 @@ def test_the_report_compares_triggers_paired_with_the_clock(runs, tmp_path):
 def test_a_saved_rate_profile_drives_a_deviation_trigger(runs, tmp_path, capsys):
     """testbed rates writes a run's input rate per interval; a later run's deviation
     condition loads it as its history instead of a running average."""
-    from experiments.cli import main
+    from testbed.cli import main
 
     path = tmp_path / "rates.csv"
     assert main(["rates", str(runs["clock"].path), "-o", str(path)]) == 0

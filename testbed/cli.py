@@ -21,7 +21,8 @@ from pathlib import Path
 
 
 #: Packages whose INFO logs ``--verbose`` shows.
-OWN_PACKAGES = ("contract", "topologies", "emulator", "spark_nodes", "experiments", "analysis")
+OWN_PACKAGES = ("contract", "topologies", "emulator", "spark_nodes", "experiments", "analysis",
+                "testbed")
 
 
 def skipped(result, called: float, force: bool) -> bool:
