@@ -39,7 +39,7 @@ from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from analysis import plots
 from analysis.answers import (COST_PER_RESULT, AnswerChange, answer_changes, flags_html,

@@ -58,7 +58,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from contract.events import DELIVER, FINISH, LOST, START, TIMER, TUPLE
 from contract.outputs import RunOutput, metrics_frame, results_frame
@@ -122,6 +122,14 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
         from emulator.simpy_backend import SimpyBackend
 
         backend = SimpyBackend.from_plan(plan)
+    # Progress in thousandths of the virtual duration: integer counts never overshoot.
+    bar = tqdm(total=1000, desc=f"{plan.name} ({runtime.name}, {plan.duration:g} time units)",
+               bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]{postfix}",
+               disable=not progress, leave=False)
+    # a runtime with slow phases (Spark: its JVM, each micro-batch) names them on the bar
+    phases = progress and hasattr(runtime, "on_phase")
+    if phases:
+        runtime.on_phase = bar.set_postfix_str
     runtime.open(plan, programs)
     lookahead = None
     if run_ahead and getattr(backend, "runs_ahead", False):
@@ -131,10 +139,6 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
     seed_calendar(backend, plan, programs, tuples_by_stream, lookahead)
     state = _RunState(programs, plan.memory_interval)
     end = run_end(plan, drain)
-    # Progress in thousandths of the virtual duration: integer counts never overshoot.
-    bar = tqdm(total=1000, desc=f"{plan.name} ({runtime.name}, {plan.duration:g} time units)",
-               bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
-               disable=not progress, leave=False)
     t0 = 0.0
     timed = False
     while True:
@@ -166,9 +170,11 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
             timed = True
         bar.update(int(1000 * min(t1, plan.duration) / plan.duration) - bar.n)
         t0 = t1
-    bar.close()
     if lookahead is not None:
         lookahead.finish(runtime, state)
+    if phases:
+        runtime.on_phase = None
+    bar.close()
     state.replay_before = math.inf
     state.sample_memory_until(min(max(t0, state.last_t1), end))
     metrics = state.metric_rows + runtime.close()

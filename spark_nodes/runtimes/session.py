@@ -253,11 +253,7 @@ def build_session(master: str = "local[*]", app_name: str = "testbed",
     check : bool
         Run the Java / PYSPARK_PYTHON / master checks (a reused session skips them).
     """
-    try:
-        import google.protobuf  # noqa: F401  (transformWithStateInPandas speaks protobuf)
-    except ImportError as exc:
-        raise SparkSetupError("the spark runtime needs the `protobuf` package "
-                              "(pip install protobuf)") from exc
+    _require_protobuf()
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -276,6 +272,21 @@ def build_session(master: str = "local[*]", app_name: str = "testbed",
         check_java()
         if master_kind(master) == "local" or _is_loopback_master(master):
             check_python(os.environ["PYSPARK_PYTHON"])
+    settings = _session_settings(master, partitions, conf)
+    return _start_session(master, app_name, settings, timeout)
+
+
+def _require_protobuf() -> None:
+    try:
+        import google.protobuf  # noqa: F401  (transformWithStateInPandas speaks protobuf)
+    except ImportError as exc:
+        raise SparkSetupError("the spark runtime needs the `protobuf` package "
+                              "(pip install protobuf)") from exc
+
+
+def _session_settings(master: str, partitions: int | None, conf: dict | None) -> dict:
+    """The Spark settings of :func:`build_session`'s session: ours (each with its reason),
+    then ``conf``."""
     settings = {
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
         # Commit a step by appending a changelog instead of checkpointing RocksDB
@@ -324,6 +335,14 @@ def build_session(master: str = "local[*]", app_name: str = "testbed",
         # (which may not be bindable, e.g. an IPv6 one).
         settings["spark.driver.host"] = settings["spark.driver.bindAddress"] = "127.0.0.1"
     settings.update({key: str(value) for key, value in (conf or {}).items()})
+    return settings
+
+
+def _start_session(master: str, app_name: str, settings: dict, timeout: float):
+    """Start the SparkSession with ``settings`` (the JVM's output to ``$TESTBED_SPARK_LOG``
+    if set); on a cluster, wait up to ``timeout`` s for a first executor."""
+    from pyspark.sql import SparkSession
+
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)

@@ -223,6 +223,13 @@ class SparkRuntime:
         (``False``; the default follows ``$TESTBED_SPARK_REBUILD=1``: the tests use it to
         show that the typed state alone carries the run, see
         :mod:`spark_nodes.runtimes.state`).
+
+    Attributes
+    ----------
+    on_phase : callable or None
+        Called with a short note on each slow thing the runtime starts (``"starting Spark
+        (local[*])…"``, ``"micro-batch 3"``), so a progress bar can say where the time goes;
+        the driver sets it for the length of a run.
     """
 
     name = "spark"
@@ -246,6 +253,7 @@ class SparkRuntime:
         self._query = None
         self._dir = None
         self.restarts = 0   # queries started again from their checkpoint (see _process)
+        self.on_phase = None
 
     # -- Runtime interface -------------------------------------------------------------
     def open(self, plan, programs: dict) -> None:
@@ -253,6 +261,7 @@ class SparkRuntime:
         if self._spark is None:
             from spark_nodes.runtimes.session import build_session
 
+            self._note(f"starting Spark ({self.master})…")
             self._spark = build_session(self.master, partitions=self.partitions,
                                         timeout=self.timeout)
         self._seed = int(plan.seed)
@@ -375,6 +384,8 @@ class SparkRuntime:
         Records the state metrics at the virtual time ``when(outputs)`` and where the
         step's time went. ``decode`` unpacks one node's output (default: one step's)."""
         decode = decode_output if decode is None else decode
+        # the first micro-batch also starts the Python workers and plans the query
+        self._note(f"micro-batch {step + 1}" + (" (warm-up)" if step == 0 else ""))
         self._write_inbox(step, rows)
         written = time.perf_counter()
         self._process()
@@ -413,6 +424,10 @@ class SparkRuntime:
         return list(getattr(self, "_metrics", []))
 
     # -- internals ---------------------------------------------------------------------
+    def _note(self, phase: str) -> None:
+        if self.on_phase is not None:
+            self.on_phase(phase)
+
     def _write_inbox(self, step: int, rows: dict) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq

@@ -364,9 +364,9 @@ def join_arrivals(side, ts, w: float, predicate: str = "equality", key=None, x=N
     _, h_r, h_s = horizons(side, ts, w, allowance_r, allowance_s, purge)
     h_other = np.where(side == 0, h_s, h_r)      # horizon of the buffer each arrival probes
     bucket, searched = _buckets(predicate, side, key, x, y, theta)
+    points = None
     if predicate == "distance":
-        px, py = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-        theta = float(theta)
+        points = np.asarray(x, dtype=float), np.asarray(y, dtype=float), float(theta)
     t0 = float(ts.min())
     # buckets lie span apart in the sort key: a window (+-w) never reaches a neighbour
     span = float(ts.max()) - t0 + 2 * w + 1.0
@@ -377,39 +377,52 @@ def join_arrivals(side, ts, w: float, predicate: str = "equality", key=None, x=N
         cands = idx[side != k]
         if probes.size == 0 or cands.size == 0:
             continue
-        rank_of = _ranker(bucket[cands])
-        comp = rank_of(bucket[cands]).astype(float) * span + (ts[cands] - t0)
-        order = np.argsort(comp)
-        comp_sorted = comp[order]
-        cand_sorted = cands[order]
-        ts_sorted = ts[cand_sorted]
-        slack = 8 * np.finfo(float).eps * (float(np.abs(comp).max()) + span)
-        for lo in range(0, probes.size, chunk):
-            pr = probes[lo:lo + chunk]
-            for wanted in searched:
-                rank = rank_of(wanted[pr])
-                exists = rank >= 0
-                c = rank[exists].astype(float) * span + (ts[pr[exists]] - t0)
-                # sorted queries bisect with far fewer cache misses; the arrival order
-                # is restored by the final sort
-                o = np.argsort(c)
-                c = c[o]
-                p2 = pr[exists][o]
-                start = np.searchsorted(comp_sorted, c - w - slack, side="left")
-                stop = np.searchsorted(comp_sorted, c + w + slack, side="right")
-                q, at = _expand(start, stop)
-                i = p2[q]
-                u = cand_sorted[at]
-                tu = ts_sorted[at]
-                keep = (u < i) & (tu > h_other[p2][q]) & (np.abs(tu - ts[p2][q]) <= w)
-                if predicate == "distance":
-                    keep &= np.hypot(px[u] - px[i], py[u] - py[i]) <= theta
-                parts.append(i[keep] * ts.size + u[keep])
+        parts += _probe_stream(probes, cands, ts, w, h_other, bucket, searched, points,
+                               t0, span, chunk)
     # one int64 per result (later, earlier): a single sort gives the operator's order
     if not parts:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     pairs = np.sort(np.concatenate(parts))
     return pairs // ts.size, pairs % ts.size
+
+
+def _probe_stream(probes, cands, ts, w, h_other, bucket, searched, points, t0, span,
+                  chunk) -> list:
+    """The results of the arrivals ``probes`` (of one stream) against the earlier
+    arrivals ``cands`` (of the other), as ``later * ts.size + earlier``, chunk by chunk
+    (see :func:`join_arrivals`; ``points``: ``(x, y, theta)`` of a distance join, else
+    None)."""
+    rank_of = _ranker(bucket[cands])
+    comp = rank_of(bucket[cands]).astype(float) * span + (ts[cands] - t0)
+    order = np.argsort(comp)
+    comp_sorted = comp[order]
+    cand_sorted = cands[order]
+    ts_sorted = ts[cand_sorted]
+    slack = 8 * np.finfo(float).eps * (float(np.abs(comp).max()) + span)
+    parts = []
+    for lo in range(0, probes.size, chunk):
+        pr = probes[lo:lo + chunk]
+        for wanted in searched:
+            rank = rank_of(wanted[pr])
+            exists = rank >= 0
+            c = rank[exists].astype(float) * span + (ts[pr[exists]] - t0)
+            # sorted queries bisect with far fewer cache misses; the arrival order
+            # is restored by the final sort
+            o = np.argsort(c)
+            c = c[o]
+            p2 = pr[exists][o]
+            start = np.searchsorted(comp_sorted, c - w - slack, side="left")
+            stop = np.searchsorted(comp_sorted, c + w + slack, side="right")
+            q, at = _expand(start, stop)
+            i = p2[q]
+            u = cand_sorted[at]
+            tu = ts_sorted[at]
+            keep = (u < i) & (tu > h_other[p2][q]) & (np.abs(tu - ts[p2][q]) <= w)
+            if points is not None:
+                px, py, theta = points
+                keep &= np.hypot(px[u] - px[i], py[u] - py[i]) <= theta
+            parts.append(i[keep] * ts.size + u[keep])
+    return parts
 
 
 def _ranker(values):
