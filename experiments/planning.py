@@ -92,35 +92,9 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>",
     placement = checked("streams", lambda: sources.place_streams(
         spec["streams"], nodes, [query_cfg["node"]], derived_seed(seed, "placement")))
     streams = tuple(StreamSpec(name, node) for name, node in placement.items())
-    windows = {}
-    for s in streams:
-        windows[s.name] = query_cfg["windows"].get(s.name, query_cfg["window"])
-    unknown = sorted(set(query_cfg["windows"]) - set(windows))
-    if unknown:
-        raise specs.SpecError(source, f"query.windows.{unknown[0]}",
-                              f"no such stream; streams: {', '.join(windows)}")
-    if query_cfg["predicate"] == "distance" and query_cfg["theta"] is None:
-        raise specs.SpecError(source, "query.theta", "expected a number: the distance "
-                              "predicate needs a threshold")
-    query = QuerySpec(query_cfg["node"], query_cfg["predicate"], query_cfg["theta"], windows)
+    query = _query(query_cfg, streams, source)
     net0 = Network(dynamics).view(0.0)
-    allowed = spec["topology"].get("allow_disconnected", False)
-    if not isinstance(allowed, bool):
-        raise specs.SpecError(source, "topology.allow_disconnected",
-                              f"expected true or false, got {allowed!r}")
-    cut_off = sorted({s.node for s in streams if math.isinf(net0.cost(s.node, query.node))})
-    if cut_off and not allowed:
-        raise specs.SpecError(source, "topology", f"stream node(s) {cut_off} cannot reach "
-                              f"the query node {query.node} at time 0 (the topology or the "
-                              "first positions of the mobility are disconnected; check the "
-                              "trace's scale against the radius); set "
-                              "topology.allow_disconnected = true to run anyway")
-
-    radius = spec["network"]["interference_radius"]
-    if radius is not None and any("pos" not in d for _, d in topology.graph.nodes(data=True)):
-        raise specs.SpecError(source, "network.interference_radius", "a topology whose "
-                              "nodes have positions (pos) is needed; this one has none: "
-                              "leave the radius out to use the links as neighbourhood")
+    _check_reachable(spec, topology, net0, streams, query, source)
     if algorithm is None:
         algorithm = checked("algorithm.name",
                             lambda: registry.ALGORITHMS.get(spec["algorithm"]["name"]))
@@ -146,6 +120,42 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>",
                 streams=streams, query=query, algorithm=algorithm.name, params=params,
                 trigger=trigger, outages=outages, net0=net0, spec=spec,
                 base_dir=Path(base_dir), warnings=tuple(said))
+
+
+def _query(query_cfg: dict, streams: tuple, source: str) -> QuerySpec:
+    """The ``[query]`` table with each stream's window, checked against the streams."""
+    windows = {s.name: query_cfg["windows"].get(s.name, query_cfg["window"])
+               for s in streams}
+    unknown = sorted(set(query_cfg["windows"]) - set(windows))
+    if unknown:
+        raise specs.SpecError(source, f"query.windows.{unknown[0]}",
+                              f"no such stream; streams: {', '.join(windows)}")
+    if query_cfg["predicate"] == "distance" and query_cfg["theta"] is None:
+        raise specs.SpecError(source, "query.theta", "expected a number: the distance "
+                              "predicate needs a threshold")
+    return QuerySpec(query_cfg["node"], query_cfg["predicate"], query_cfg["theta"], windows)
+
+
+def _check_reachable(spec: dict, topology, net0, streams: tuple, query: QuerySpec,
+                     source: str) -> None:
+    """Refuse a run in which a stream cannot reach the query node at time 0 (unless the
+    spec allows it), or an interference radius on a topology without positions."""
+    allowed = spec["topology"].get("allow_disconnected", False)
+    if not isinstance(allowed, bool):
+        raise specs.SpecError(source, "topology.allow_disconnected",
+                              f"expected true or false, got {allowed!r}")
+    cut_off = sorted({s.node for s in streams if math.isinf(net0.cost(s.node, query.node))})
+    if cut_off and not allowed:
+        raise specs.SpecError(source, "topology", f"stream node(s) {cut_off} cannot reach "
+                              f"the query node {query.node} at time 0 (the topology or the "
+                              "first positions of the mobility are disconnected; check the "
+                              "trace's scale against the radius); set "
+                              "topology.allow_disconnected = true to run anyway")
+    radius = spec["network"]["interference_radius"]
+    if radius is not None and any("pos" not in d for _, d in topology.graph.nodes(data=True)):
+        raise specs.SpecError(source, "network.interference_radius", "a topology whose "
+                              "nodes have positions (pos) is needed; this one has none: "
+                              "leave the radius out to use the links as neighbourhood")
 
 
 def outage_warnings(outages, duration: float, mobility: dict) -> list[tuple[str, str]]:

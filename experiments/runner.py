@@ -262,4 +262,6 @@ def run(spec, out="runs", seed: int | None = None, runtime: str | None = None,
     raw["run"] = dict(resolved["run"])
     raw["run"].update({k: v for k, v in overrides.items() if v is not None})
     resolved = specs.for_run(specs.resolve(raw, source), source)
-    return Run(run_spec(resolved, Path(out), base_dir, source, progress=progress, force=force))
+    done = not force and is_complete(Path(out) / specs.run_id(resolved))
+    return Run(run_spec(resolved, Path(out), base_dir, source, progress=progress, force=force),
+               skipped=done)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -130,6 +130,8 @@ class Run:
     """
 
     path: Path
+    #: True when ``experiments.run`` found the run complete already and did not run it
+    skipped: bool = field(default=False, compare=False)
 
     def __post_init__(self):
         self.path = Path(self.path)

@@ -15,7 +15,6 @@ import logging
 import os
 import re
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -25,30 +24,15 @@ OWN_PACKAGES = ("contract", "topologies", "emulator", "spark_nodes", "experiment
                 "testbed")
 
 
-def skipped(result, called: float, force: bool) -> bool:
-    """Whether ``run`` returned a run that was complete already instead of running it:
-    not forced, and the run's own record (``meta.json``: ``started_unix``, written by
-    every run) says it started before ``called``, the time ``run`` was called.
-
-    >>> class Done: meta = {"started_unix": 100.0}
-    >>> skipped(Done, 200.0, force=False), skipped(Done, 50.0, force=False)
-    (True, False)
-    >>> skipped(Done, 200.0, force=True)
-    False
-    """
-    return not force and result.meta.get("started_unix", 0.0) < called
-
-
 def _cmd_run(args) -> int:
     from experiments.runner import run
 
-    called = time.time()
     result = run(args.spec, out=args.out, seed=args.seed, runtime=args.runtime,
                  backend=args.backend, spark_master=args.spark_master, progress=True,
                  force=args.force)
     s = result.summary
     head = f"{result.path}: complete already, skipped (--force runs it again)" \
-        if skipped(result, called, args.force) else str(result.path)
+        if result.skipped else str(result.path)
     print(f"{head}\n  recall {s['recall']:.3f}  cost/time {s['comm_cost_per_time']:.2f}  "
           f"messages {s['messages']}  results {s['results']}/{s['expected_results']}  "
           f"latency p50 {s['latency_p50']:.3f}  memory peak {s['memory_peak_tuples']}")

@@ -9,11 +9,10 @@ import os
 import sys
 from pathlib import Path
 
+import nbclient   # nbclient and ipykernel come with the test extra (setup.cfg)
+import nbformat
 import pytest
-
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-kernelspec = pytest.importorskip("ipykernel.kernelspec")
+from ipykernel import kernelspec
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "docs" / "tutorial.ipynb"
