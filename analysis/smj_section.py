@@ -258,7 +258,7 @@ node counts for every algorithm. (5) Without a window the join grows as
 20·7.5<sup>n</sup> result tuples, so that sweep stops at 5 sources; every order must then
 carry the whole final result to the query node, which bounds what any order can save
 over Lottery (see the bound below). (6) SMJH follows the one-step look-ahead of
-ALGORITHMS.md, which sees the query hop only at the last stage; when partial results
+docs/ALGORITHMS.md#smjh, which sees the query hop only at the last stage; when partial results
 grow from hop to hop (no window) it chooses no better than Lottery. Option
 <code>lookahead</code> of smj-h looks further (n−1 = exact).</p>
 """

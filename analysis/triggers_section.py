@@ -252,8 +252,8 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     first = runs.sort_values("seed").drop_duplicates(["algorithm", "trigger"])
     examples = {(r["algorithm"], r["trigger"]): dirs[r["run_id"]]
                 for _, r in first.iterrows() if r["run_id"] in dirs}
-    parts = ["<p>What ended each window: the fixed clock, or a trigger (ALGORITHMS.md "
-             "§4) — the input rate, its deviation from its history, or exceptions (late "
+    parts = ["<p>What ended each window: the fixed clock, or a trigger "
+             "(docs/ALGORITHMS.md#triggers) — the input rate, its deviation from its history, or exceptions (late "
              "tuples at the operator, messages lost by the sources). A window attributed "
              "to <code>time</code> under a trigger is its fallback clock. A window is a "
              "QJoin adaptation step, an ATR or CTR segment, an SMJ period.</p>",

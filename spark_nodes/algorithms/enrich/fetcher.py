@@ -49,7 +49,7 @@ def fetch_params(switch: str, modes: tuple[str, str], what: str, ttl: float) -> 
     on = f"{switch} = '{modes[1]}'"
     return {
         switch: Param((str,), modes[0], f"'{modes[0]}' (as the source) or '{modes[1]}' "
-                      f"(fetched as a lookup, ALGORITHMS.md §5)", choices=tuple(modes)),
+                      f"(fetched as a lookup, docs/ALGORITHMS.md#plans-and-routes-as-lookups)", choices=tuple(modes)),
         f"{what}_fetch": Param((str,), "on-demand", f"{on}: 'on-demand' (when a need finds "
                                "nothing cached) or 'eager' (as soon as the need is known)",
                                choices=FETCH_MODES),

@@ -174,8 +174,9 @@ class QJoin(QJoinFamily):
         "ideal": Param((str,), "basic", "N_L: basic (basic windows) or literal (formula 10)",
                        choices=IDEAL_RULES),
         "coarse_delay": Param((str,), "paper", "coarse delay D: paper (0 on [0,g], the source's "
-                              "definition) or ceil (ceil(delay/g), the reading "
-                              "ALGORITHMS.md's worked numbers of §2 follow)",
+                              "definition) or ceil (ceil(delay/g), the reading the "
+                              "worked numbers of docs/ALGORITHMS.md#qjoin-worked-example "
+                              "follow)",
                               choices=COARSE_DELAY_RULES),
         "evict_over_size": Param((bool,), False,
                                  "also evict the oldest tuples beyond sizes x, y (the "
