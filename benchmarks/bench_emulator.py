@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-import types
 
 import numpy as np
 import simpy
@@ -36,6 +35,7 @@ from emulator.driver import execute
 from emulator.ledger import Ledger
 from emulator.network import Network
 from emulator.transport import Transport
+from experiments.planning import make_plan
 from spark_nodes.runtimes.inproc import InprocRuntime
 from spark_nodes.workload.tuples import StreamTuple
 
@@ -152,10 +152,9 @@ def main() -> None:
                                        float(t)) for k, t in enumerate(ts)]
     programs = {int(o): Source(sink) for o in origins}
     programs[sink] = Sink()
-    plan = types.SimpleNamespace(dynamics=dynamics, seed=args.seed, bytes_per_unit=32,
-                                 header_bytes=24, duration=args.duration, step=0.01,
-                                 memory_interval=1.0, name="bench", algorithm="bench",
-                                 spec={"network": {"medium": args.medium}})
+    plan = make_plan(dynamics=dynamics, seed=args.seed, duration=args.duration, step=0.01,
+                     name="bench", algorithm="bench",
+                     spec={"network": {"medium": args.medium}})
     build = time.perf_counter() - t_build
 
     start = time.perf_counter()

@@ -35,6 +35,7 @@ import tempfile
 import time
 
 from contract.program import TUPLE, Event
+from experiments.planning import make_plan
 from spark_nodes.algorithms.centralized import CentralizedNode
 from spark_nodes.runtimes.inproc import InprocRuntime
 from spark_nodes.workload.tuples import StreamTuple
@@ -42,9 +43,9 @@ from spark_nodes.workload.tuples import StreamTuple
 SOURCES = 8
 
 
-class BenchPlan:
-    seed = 1
-    algorithm = "centralized"
+def bench_plan():
+    """The plan the runtime is opened with: seed 1, the centralized algorithm."""
+    return make_plan(seed=1, algorithm="centralized")
 
 
 def programs(batch: int) -> dict:
@@ -74,7 +75,7 @@ def time_steps(runtimes: list, tuples: int, steps: int, batch: int,
     JIT), the runtimes taking each step in turn so that a machine whose speed drifts
     affects them alike. Returns ``({name: [seconds]}, {name: last step's outputs})``."""
     for runtime in runtimes:
-        runtime.open(BenchPlan(), programs(batch))
+        runtime.open(bench_plan(), programs(batch))
     times = {runtime.name: [] for runtime in runtimes}
     last = {}
     for step in range(warmup + steps):
@@ -127,7 +128,7 @@ def overhead(spark, steps: int = 12, warmup: int = 3) -> None:
     from spark_nodes.runtimes.spark import STEP_PARTS, SparkRuntime
 
     runtime = SparkRuntime(spark=spark)
-    runtime.open(BenchPlan(), programs(1))
+    runtime.open(bench_plan(), programs(1))
     for step in range(warmup + steps):
         runtime.run_step(float(step), step + 1.0, step_events(step, SOURCES), None)
     runtime.close()

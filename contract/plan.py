@@ -2,7 +2,7 @@
 
 Algorithms receive a :class:`Plan` (they read it, never change it), and so does the step
 driver. The runner builds it from a validated spec (``experiments.planning.build_plan``);
-the tests build theirs with ``tests.plans.make_plan``.
+tests and benchmarks build theirs with ``experiments.planning.make_plan``.
 
 >>> plan = Plan(name="doc", seed=1, duration=2.0, step=0.5, backend="simpy",
 ...             runtime="inproc", memory_interval=1.0, bytes_per_unit=32, header_bytes=24,

@@ -16,7 +16,7 @@ from spark_nodes.algorithms.oracle import exact_groups
 from spark_nodes.algorithms.registry import validate_params
 from spark_nodes.runtimes.inproc import InprocRuntime
 from spark_nodes.workload.tuples import StreamTuple as T
-from tests.plans import make_plan
+from experiments.planning import make_plan
 
 
 def line_dynamics(n=5, delay=0.1, jitter=0.0):

@@ -7,7 +7,7 @@ from contract.program import NodeProgram
 from emulator.driver import execute
 from spark_nodes.runtimes.inproc import InprocRuntime
 from spark_nodes.workload.tuples import StreamTuple
-from tests.plans import make_plan
+from experiments.planning import make_plan
 
 
 def chain_dynamics(delay=0.1, jitter=0.0, n=4):

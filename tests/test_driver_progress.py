@@ -1,7 +1,7 @@
 """The run's progress bar: a runtime with slow phases names them on it while it runs."""
 from emulator.driver import execute
 from spark_nodes.runtimes.inproc import InprocRuntime
-from tests.plans import make_plan
+from experiments.planning import make_plan
 from tests.test_driver import Collect, Forward, chain_dynamics, tuples
 
 

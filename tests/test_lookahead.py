@@ -11,7 +11,7 @@ from experiments.planning import build_plan
 from spark_nodes.algorithms import registry
 from spark_nodes.runtimes.inproc import InprocRuntime
 from spark_nodes.workload import sources
-from tests.plans import make_plan
+from experiments.planning import make_plan
 from tests.test_driver import Collect, Forward, chain_dynamics, tuples
 
 

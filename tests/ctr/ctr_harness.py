@@ -11,7 +11,7 @@ from spark_nodes.algorithms import registry
 from spark_nodes.algorithms.oracle import exact_groups
 from spark_nodes.runtimes.inproc import InprocRuntime
 from spark_nodes.workload.tuples import StreamTuple
-from tests import plans
+from experiments import planning
 
 
 def make_streams(rng, names, nodes, rates, horizon, key_domain=4, positions=False,
@@ -36,7 +36,7 @@ def make_plan(algorithm, params, topo, stream_nodes, windows, predicate="equalit
     """Streams ``R1..Rn`` at ``stream_nodes`` with ``windows``; the query at the
     topology's first node unless ``query_node``."""
     names = [f"R{i + 1}" for i in range(len(stream_nodes))]
-    return plans.make_plan(
+    return planning.make_plan(
         topology=topo, streams=dict(zip(names, stream_nodes)),
         query_node=topo.nodes[0] if query_node is None else query_node,
         windows=dict(zip(names, windows)), predicate=predicate, theta=theta,

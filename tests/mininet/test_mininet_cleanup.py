@@ -17,7 +17,7 @@ from emulator.mininet.loadgen import Flood, Sink
 from emulator.mininet.naming import RunNames, all_pids, process_argv
 from emulator.mininet.options import MininetOptions
 from spark_nodes.runtimes.inproc import InprocRuntime
-from tests.plans import make_plan
+from experiments.planning import make_plan
 from topologies import line
 
 pytestmark = pytest.mark.mininet

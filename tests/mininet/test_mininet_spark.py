@@ -4,7 +4,7 @@ cluster itself, executors in a worker host and traffic over the links, is checke
 import pytest
 
 from emulator.mininet.options import MininetOptions
-from tests.plans import make_plan
+from experiments.planning import make_plan
 from topologies import line
 
 pytestmark = [pytest.mark.mininet, pytest.mark.spark, pytest.mark.slow]

@@ -14,7 +14,7 @@ from spark_nodes.algorithms.qjoin.programs import (NoBufferNode, QJoinNode, Slac
                                                    make_slack)
 from spark_nodes.algorithms.registry import validate_params
 from spark_nodes.workload.tuples import StreamTuple
-from tests.plans import make_plan
+from experiments.planning import make_plan
 
 STREAMS = ("R", "S")
 

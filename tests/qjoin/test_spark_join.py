@@ -81,7 +81,7 @@ def test_spark_join_pass_emits_at_batch_ends(spark, tmp_path):
     from contract.program import DELIVER, FINISH, START, Event, run_node_step
     from spark_nodes.algorithms.qjoin.spark_join import ARRIVALS, SparkJoinNode, join_pass
     from spark_nodes.workload.tuples import StreamTuple
-    from tests.plans import make_plan
+    from experiments.planning import make_plan
 
     side, ts, time, key, _, _ = _data(n=60)
     tups = [StreamTuple("RS"[s], i, float(t), int(k), None, None, 0, 1.0, float(t))

@@ -24,7 +24,7 @@ from emulator.driver import execute
 from spark_nodes.algorithms.registry import validate_params
 from spark_nodes.runtimes.inproc import InprocRuntime
 from spark_nodes.workload.tuples import StreamTuple
-from tests import plans
+from experiments import planning
 
 import spark_nodes.algorithms.smj.algorithms as smj_algorithms
 
@@ -71,7 +71,7 @@ def make_plan(graph, stream_nodes: dict, query: int, window, duration: float, pa
               name="smj-h", seed=0, synopsis_unit=0.25, nets=None, hop_delay=0.01,
               jitter=0.005) -> Plan:
     """A plan on ``graph`` (or on the epochs ``nets = [(start, graph), ...]``)."""
-    return plans.make_plan(dynamics=Epochs(nets or [(0.0, graph)], hop_delay, jitter),
+    return planning.make_plan(dynamics=Epochs(nets or [(0.0, graph)], hop_delay, jitter),
                            streams=stream_nodes, query_node=query, windows=window,
                            algorithm=name, params=params, seed=seed, duration=duration,
                            step=hop_delay, synopsis_unit=synopsis_unit)

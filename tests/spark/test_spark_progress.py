@@ -6,7 +6,7 @@ from pyspark import cloudpickle
 
 from contract.program import START, Event, NodeProgram
 from spark_nodes.runtimes.spark import SparkRuntime
-from tests.plans import make_plan
+from experiments.planning import make_plan
 
 pytestmark = pytest.mark.spark
 

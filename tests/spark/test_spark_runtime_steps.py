@@ -16,7 +16,7 @@ from contract.state import StateList
 from spark_nodes.runtimes.inproc import InprocRuntime
 from spark_nodes.runtimes.spark import STATE_BYTES, STATE_ROWS, SparkRuntime, state_summary
 from spark_nodes.workload.tuples import StreamTuple
-from tests.plans import make_plan
+from experiments.planning import make_plan
 
 pytestmark = pytest.mark.spark
 

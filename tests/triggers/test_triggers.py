@@ -19,7 +19,7 @@ from spark_nodes.algorithms.triggers.conditions import (AllOf, Count, Elapsed, E
 from spark_nodes.algorithms.triggers.windows import WindowInitiator
 from spark_nodes.runtimes.inproc import InprocRuntime
 from spark_nodes.workload.arrivals import arrivals
-from tests.plans import make_plan
+from experiments.planning import make_plan
 
 SPEC = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "triggers_bursty.toml"
 
