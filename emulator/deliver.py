@@ -149,13 +149,12 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
     value the emulator cannot run on, ``TypeError`` for an argument of the wrong kind,
     naming the argument and the attribute, edge, node or row."""
     from topologies.attributes import check_columns, check_graph
-    from topologies.schema import FieldError, check_value
+    from topologies.schema import FieldError, check_value, plain
 
     check_medium(medium, None)
     options = _deliver_options()
     for name, value in (("seed", seed), ("interference_radius", interference_radius),
                         ("prefetch_trees", prefetch_trees)):
-        value = value.item() if isinstance(value, np.generic) else value   # np.False_
         if not (value is None and options[name].none):
             # the text "none" stands for None in spec files, not in a Python call
             check_value(name, dataclasses.replace(options[name], none=False), value)
@@ -183,9 +182,8 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
         row = int(np.flatnonzero(repeated)[0])
         got = ids.iloc[row]
         first = int(np.flatnonzero((ids == got).to_numpy())[0])
-        got = got.item() if isinstance(got, np.generic) else got   # 3, not np.int64(3)
-        raise FieldError("messages.msg_id", f"expected unique ids, got {got!r} in rows "
-                                            f"{first} and {row}")
+        raise FieldError("messages.msg_id", f"expected unique ids, got {plain(got)!r} in "
+                                            f"rows {first} and {row}")
     for column in ("src", "dst"):
         bad = ~messages[column].isin(list(graph.nodes))
         if bad.any():

@@ -19,3 +19,15 @@ def test_every_spec_field_appears_with_its_range_and_default():
             assert row in text
     assert "| `run.step` | number > 0 | 0.01 |" in text
     assert "| `topology.loss` | number >= 0 and <= 1 |" in text
+
+
+def test_the_schemas_list_every_key_a_generator_model_or_condition_takes():
+    # which keys each kind takes is kept beside the checks; the schemas document them all
+    from spark_nodes.algorithms.triggers import spec as triggers
+    from topologies import spec as topology
+
+    assert topology._TOPOLOGY_COMMON.union(*topology._TOPOLOGY_KEYS.values()) \
+        == set(topology.TOPOLOGY_SCHEMA)
+    assert {"model"}.union(*topology._MOBILITY_KEYS.values()) == set(topology.MOBILITY_SCHEMA)
+    assert set().union(*triggers._KEYS.values()) | {"kind", "at"} \
+        == set(triggers.CONDITION_SCHEMA)

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from topologies.model import LINK_DEFAULTS
-from topologies.schema import Field, FieldError, check_value
+from topologies.schema import Field, FieldError, check_value, plain
 from topologies.values import LINK_ATTRIBUTE_RULES
 
 _LINK_DOCS = {
@@ -103,11 +103,7 @@ def _check_attributes(where: str, schema: Mapping[str, Field], data: Mapping,
                       required: tuple) -> None:
     for name, rule in schema.items():
         if name in data:
-            value = data[name]
-            # numpy scalars are what a graph built from arrays holds: np.bool_ is no bool
-            value = value.item() if isinstance(value, np.generic) else value
-            if not (rule.none and value is None):
-                check_value(f"{where} {name}", rule, value)
+            check_value(f"{where} {name}", rule, data[name])
         elif name in required:
             raise FieldError(f"{where} {name}", f"missing; expected {rule.expected}")
 
@@ -159,10 +155,8 @@ def check_columns(frame, schema: Mapping[str, Field], where: str) -> None:
             bad |= numeric > rule.high
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            got = values.iloc[row]
-            got = got.item() if isinstance(got, np.generic) else got   # 1.0, not np.float64
-            raise FieldError(f"{where}.{column}",
-                             f"expected {rule.expected}, got {got!r} (row {row})")
+            raise FieldError(f"{where}.{column}", f"expected {rule.expected}, got "
+                                                  f"{plain(values.iloc[row])!r} (row {row})")
 
 
 def _numbers(values) -> np.ndarray:

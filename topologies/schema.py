@@ -37,6 +37,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from topologies.values import BadValue, check_float, check_int, check_position
 
 #: The default of a field that has none: the key must be given.
@@ -134,7 +136,9 @@ class Field:
 
     def check(self, value: object) -> Any:
         """``value`` cleaned (numbers as float, ``"inf"`` as infinity), or
-        :class:`~topologies.values.BadValue` naming what was expected."""
+        :class:`~topologies.values.BadValue` naming what was expected. A numpy scalar
+        is checked as the Python value it holds (:func:`plain`)."""
+        value = plain(value)
         if self.none and (value is None or value == "none"):
             return None
         if self.kind == "number":
@@ -190,6 +194,17 @@ class Field:
         if isinstance(self.default, float) and math.isinf(self.default):
             return "inf"
         return f'`"{self.default}"`' if isinstance(self.default, str) else str(self.default)
+
+
+def plain(value: object) -> object:
+    """A numpy scalar as the Python value it holds (what a graph or frame built from
+    arrays carries: ``np.bool_`` is no ``bool``, and ``np.float64(1.0)`` should read
+    ``1.0`` in a message); anything else as it is.
+
+    >>> plain(np.int64(3)), plain(np.True_), plain("a")
+    (3, True, 'a')
+    """
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def check_value(field: str, rule: Field, value: object) -> Any:

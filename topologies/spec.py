@@ -391,14 +391,3 @@ def section_keys(section: str) -> set[str]:
     ['failures', 'file', 'model']
     """
     return set(TOPOLOGY_SCHEMA if section == "topology" else MOBILITY_SCHEMA)
-
-
-def _schemas_cover_the_keys() -> bool:
-    """Every key a generator or model takes has a schema row (documentation).
-
-    >>> _schemas_cover_the_keys()
-    True
-    """
-    topology = _TOPOLOGY_COMMON.union(*_TOPOLOGY_KEYS.values())
-    mobility = {"model"}.union(*_MOBILITY_KEYS.values())
-    return topology == set(TOPOLOGY_SCHEMA) and mobility == set(MOBILITY_SCHEMA)

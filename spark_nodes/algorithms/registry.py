@@ -22,6 +22,7 @@ ValueError: params.toy.batch: expected an integer >= 1, got 0
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from contract.registry import Registry
@@ -81,9 +82,10 @@ class Param:
         if self.choices and str not in self.types:
             raise ValueError(f"Param: choices are strings, not {self.types}")
 
-    @property
+    @cached_property
     def field(self) -> Field | None:
-        """The range as a :class:`~topologies.schema.Field` (None: no range)."""
+        """The range as a :class:`~topologies.schema.Field` (None: no range); built once,
+        read at every check of the parameter."""
         if self.choices:
             kind = "choice"
         elif self.low is not None or self.high is not None:

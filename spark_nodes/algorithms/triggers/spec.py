@@ -287,12 +287,3 @@ def rate_profile(times, duration: float, interval: float = 1.0) -> list[tuple[fl
         if 0 <= k < len(counts):
             counts[k] += 1
     return [(edges[k], counts[k] / interval) for k in range(len(counts))]
-
-
-def _schemas_cover_the_keys() -> bool:
-    """Every condition key a kind takes has a schema row (documentation).
-
-    >>> _schemas_cover_the_keys()
-    True
-    """
-    return set().union(*_KEYS.values()) | {"kind", "at"} == set(CONDITION_SCHEMA)
