@@ -24,5 +24,39 @@ def run_simpy(plan: Plan, programs: dict, tuples_by_stream: dict, runtime,
                    run_ahead=run.get("run_ahead", True))
 
 
+def network_summary(plan: Plan, output) -> dict:
+    """The simpy backend's keys of a run's summary (its entry's ``summary_keys``): the
+    routing protocol's control traffic (ledger rows of ``kind = "routing"``: packets,
+    bytes, cost), the first data packet's wait for a route per flow, the share of data
+    messages delivered and their mean delay from sending to arrival, and the drops by
+    reason (JSON text: a table cell).
+
+    >>> import pandas as pd
+    >>> from types import SimpleNamespace
+    >>> ledger = pd.DataFrame({"kind": ["data", "routing"], "size_bytes": [88, 52],
+    ...                        "cost": [2.0, 1.5]})
+    >>> info = {"network": {"sent": 4, "delivered": 3, "drops_by_reason": {"no_route": 1},
+    ...                     "route_discovery_latency_mean": 0.25, "message_delay_mean": 0.5}}
+    >>> network_summary(None, SimpleNamespace(ledger=ledger, info=info))
+    {'routing_control_messages': 1, 'routing_control_bytes': 52, 'routing_control_cost': 1.5, 'route_discovery_latency_mean': 0.25, 'delivery_ratio': 0.75, 'message_delay_mean': 0.5, 'drops_by_reason': '{"no_route": 1}'}
+    """
+    import json
+    import math
+
+    net = output.info.get("network", {})
+    control = output.ledger[output.ledger["kind"] == "routing"]
+    sent = net.get("sent", 0)
+    return {"routing_control_messages": int(len(control)),
+            "routing_control_bytes": int(control["size_bytes"].sum()),
+            "routing_control_cost": float(control["cost"].sum()),
+            "route_discovery_latency_mean": float(net.get("route_discovery_latency_mean",
+                                                          math.nan)),
+            "delivery_ratio": net.get("delivered", 0) / sent if sent else math.nan,
+            "message_delay_mean": float(net.get("message_delay_mean", math.nan)),
+            "drops_by_reason": json.dumps(net.get("drops_by_reason", {}), sort_keys=True)}
+
+
+run_simpy.summary_keys = network_summary
+
 BACKENDS = Registry("backend", {"simpy": "emulator.backends:run_simpy",
                                 "mininet": "emulator.mininet.backend:run"})

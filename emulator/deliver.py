@@ -78,7 +78,7 @@ import numpy as np
 import pandas as pd
 
 from emulator import collector
-from emulator.transport import MEDIA, Transport, check_medium
+from emulator.transport import MEDIA, check_medium
 
 if TYPE_CHECKING:   # networkx and the routing (SciPy) load on the first call: every
     import networkx as nx   # ``import emulator`` runs this file, Mininet agents too
@@ -128,6 +128,14 @@ def _deliver_options() -> dict:
             "bool", None, none=True,
             doc="compute the coming epochs' least-cost trees in a second process; none: "
                 "when a run asks for nearly all of them"),
+        "reorder": Field("bool", False, doc="let a message overtake an earlier one on "
+                                            "the same link; false: links keep their order"),
+        "routing": Field("choice", "oracle", choices=("oracle", "aodv", "olsr"),
+                         doc="oracle: the epoch's least-cost routes, known at once; aodv, "
+                             "olsr: the protocols, their control packets on the medium"),
+        "routing_options": Field("table", None, none=True,
+                                 doc="shaped like the spec's `[routing]` table: "
+                                     "`seconds_per_unit`, `aodv = {...}`, `olsr = {...}`"),
     }
 
 
@@ -144,7 +152,8 @@ class _Static:
 
 
 def _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
-                     prefetch_trees) -> None:
+                     prefetch_trees, reorder=False, routing="oracle",
+                     routing_options=None) -> None:
     """Every argument of :func:`deliver`, before any work: a one-line ``ValueError`` for a
     value the emulator cannot run on, ``TypeError`` for an argument of the wrong kind,
     naming the argument and the attribute, edge, node or row."""
@@ -154,10 +163,15 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
     check_medium(medium, None)
     options = _deliver_options()
     for name, value in (("seed", seed), ("interference_radius", interference_radius),
-                        ("prefetch_trees", prefetch_trees)):
+                        ("prefetch_trees", prefetch_trees), ("reorder", reorder),
+                        ("routing", routing), ("routing_options", routing_options)):
         if not (value is None and options[name].none):
             # the text "none" stands for None in spec files, not in a Python call
             check_value(name, dataclasses.replace(options[name], none=False), value)
+    if routing_options is not None:
+        from emulator.routing.params import check
+
+        check(routing_options, "routing_options")
     if dynamics is None:
         check_graph(graph, where="graph")
         _check_costs(graph)
@@ -225,7 +239,8 @@ def _check_costs(graph) -> None:
 
 def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", seed: int = 0,
             dynamics=None, interference_radius: float | None = None,
-            prefetch_trees: bool | None = None) -> pd.DataFrame:
+            prefetch_trees: bool | None = None, reorder: bool = False,
+            routing: str = "oracle", routing_options: dict | None = None) -> pd.DataFrame:
     """When each message arrives over ``graph`` (or ``dynamics``), or why it was lost.
 
     Parameters
@@ -251,6 +266,17 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
         The outputs are the same either way. None (default): prefetch when a run will
         ask for nearly every tree of every epoch — at least two epochs and at least two
         messages per node per epoch (why: :func:`_worth_prefetching`).
+    reorder : bool
+        False (default): a message never overtakes an earlier one on the same link.
+        True: jitter is drawn per hop and may reorder a link's messages.
+    routing : {"oracle", "aodv", "olsr"}
+        Who chooses next hops: the epoch's least-cost trees, known at once, or a routing
+        protocol whose control packets cross the same medium
+        (:mod:`emulator.routing`); the protocol's timers run while a message is in
+        flight or waiting for a route.
+    routing_options : dict, optional
+        The protocol's parameters, shaped like the spec's ``[routing]`` table
+        (``{"seconds_per_unit": 1.0, "aodv": {"hello_interval": 0.5}}``).
 
     Returns
     -------
@@ -258,7 +284,11 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
         ``msg_id``, ``arrived_at`` (NaN when lost), ``lost`` (bool, as in the ledger) and
         ``loss_reason`` (``"dead_node"``, ``"no_route"`` or ``"link_loss"``; ``""`` when
         delivered), in the order of ``messages``; ``attrs["hops"]`` counts the hops
-        attempted.
+        attempted. With a protocol, a data message may also be lost as ``queue_full``,
+        ``ttl`` or ``link_break``, and ``attrs["control"]`` holds its control traffic,
+        one row per transmission (``time, node, type, size_bytes``; a notice's hops as
+        type ``NOTICE``), ``attrs["routing"]`` its figures (packets and bytes by type,
+        drops by reason, the first packet's wait for a route per flow).
 
     Raises
     ------
@@ -287,10 +317,12 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     [0.6, 1.1]
     """
     _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
-                     prefetch_trees)
-    network, dynamics = _network(graph, messages, dynamics, prefetch_trees)
+                     prefetch_trees, reorder, routing, routing_options)
+    network, dynamics = _network(graph, messages, dynamics,
+                                 prefetch_trees and routing == "oracle")
     try:
-        return _run(network, dynamics, messages, medium, seed, interference_radius)
+        return _run(network, dynamics, messages, medium, seed, interference_radius,
+                    reorder, routing, routing_options)
     finally:
         network.close()
 
@@ -323,9 +355,11 @@ def _worth_prefetching(messages: int, nodes: int, epochs: int) -> bool:
 
 
 def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
-         interference_radius: float | None) -> pd.DataFrame:
+         interference_radius: float | None, reorder: bool, routing: str,
+         routing_options: dict | None) -> pd.DataFrame:
     """:func:`deliver` once its arguments are checked and its network is built."""
     from contract.messages import Message
+    from emulator.routing.host import open_transport
 
     def positions(t):
         snap = dynamics.snapshot(network.epochs[network.epoch_index(t)])
@@ -335,8 +369,13 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
                              "(node attribute 'pos')")
         return {u: tuple(p) for u, p in pos.items()}
 
-    transport = Transport(network, None, seed, medium, interference_radius,
-                          positions)
+    params = None
+    if routing != "oracle":
+        from emulator.routing.params import resolve
+
+        params = resolve(routing, routing_options, "routing_options")
+    transport = open_transport(network, None, seed, medium, interference_radius, positions,
+                               reorder=reorder, routing=routing, routing_params=params)
     order = messages.sort_values(["sent_at", "msg_id"], kind="stable")
     columns = [order[c].astype(kind).tolist() for c, kind in
                (("msg_id", "int64"), ("src", "int64"), ("dst", "int64"), ("sent_at", float),
@@ -348,7 +387,7 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
             transport.send(Message(msg_id, "data", src, dst, sent_at, 1.0, size_bytes, None))
         transport.advance()
     arrived = {m.msg_id: t for t, m in transport.arrivals}
-    lost = {m.msg_id: reason for _, m, reason, _ in transport.losses}
+    lost = {m.msg_id: reason for _, m, reason, _ in transport.drops}
     ids = messages["msg_id"].astype("int64")
     reasons = [lost.get(int(i), "") for i in ids]
     out = pd.DataFrame({"msg_id": ids.to_numpy(),
@@ -357,4 +396,8 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
                         "lost": np.array([r != "" for r in reasons], dtype=bool),
                         "loss_reason": pd.array(reasons, dtype="string")})
     out.attrs["hops"] = transport.hops
+    if routing != "oracle":
+        out.attrs["control"] = pd.DataFrame(transport.control_log,
+                                            columns=["time", "node", "type", "size_bytes"])
+        out.attrs["routing"] = transport.stats()
     return out

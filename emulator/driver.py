@@ -178,6 +178,8 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
     state.replay_before = math.inf
     state.sample_memory_until(min(max(t0, state.last_t1), end))
     metrics = state.metric_rows + runtime.close()
+    if hasattr(backend, "metric_rows"):   # the network's own series (simpy backend)
+        metrics += backend.metric_rows(plan.memory_interval)
     info = backend.info()
     info["runtime"] = runtime.name
     info.update(runtime.facts)

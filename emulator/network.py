@@ -314,6 +314,13 @@ class NetView:
         i = self._pos[u]
         return r["head"][r["starts"][i]:r["starts"][i + 1]]
 
+    def out_links(self, u: int) -> range:
+        """The directed links leaving ``u`` (indices into :meth:`hop_lists`), in
+        increasing order of the neighbour's id."""
+        r = self._prepare()
+        i = self._pos[u]
+        return range(r["starts"][i], r["starts"][i + 1])
+
     def link(self, u: int, v: int) -> Link | None:
         """Attributes of the link ``u -> v`` if it is up in this epoch."""
         k = self._link_index(u, v)

@@ -43,7 +43,7 @@ from contract.messages import Message, wire_bytes
 from contract.plan import Plan
 from emulator.ledger import Ledger
 from emulator.network import Network
-from emulator.transport import Transport
+from emulator.routing.host import open_transport
 
 class SimpyBackend:
     """Network, transport, ledger and the calendar of node events, in virtual time."""
@@ -54,7 +54,9 @@ class SimpyBackend:
     runs_ahead = True
 
     def __init__(self, dynamics, seed: int, bytes_per_unit: int, header_bytes: int,
-                 medium: str = "links", interference_radius: float | None = None):
+                 medium: str = "links", interference_radius: float | None = None, *,
+                 reorder: bool = False, routing: str = "oracle",
+                 routing_params: dict | None = None, horizon: float | None = None):
         # The clock and the calendar of node events: SimPy's own semantics (see _run)
         # on a heap of (key, filing order, node, event), which costs a tenth of a SimPy
         # timeout and its callback per event.
@@ -62,8 +64,11 @@ class SimpyBackend:
         self._calendar: list = []
         self.network = Network(dynamics)
         self.ledger = Ledger()
-        self.transport = Transport(self.network, self.ledger, seed, medium,
-                                   interference_radius, self._positions)
+        self.transport = open_transport(self.network, self.ledger, seed, medium,
+                                        interference_radius, self._positions,
+                                        reorder=reorder, routing=routing,
+                                        routing_params=routing_params, horizon=horizon,
+                                        bytes_per_unit=bytes_per_unit)
         self._window_start, self._first_collect = 0.0, True
         self.bytes_per_unit = bytes_per_unit
         self.header_bytes = header_bytes
@@ -79,10 +84,20 @@ class SimpyBackend:
 
     @classmethod
     def from_plan(cls, plan: Plan) -> "SimpyBackend":
-        """The backend for a run's plan (``[network]`` table: medium, interference radius)."""
+        """The backend for a run's plan (``[network]``: medium, interference radius,
+        reorder, routing; ``[routing]``: the protocol's parameters). A protocol's
+        periodic timers run until the run's end (:func:`emulator.driver.run_end`)."""
+        from emulator.driver import run_end
+        from emulator.routing.params import resolve
+
         network = plan.spec.get("network", {})
+        routing = network.get("routing", "oracle")
+        params = None if routing == "oracle" else resolve(routing, plan.spec.get("routing"))
         return cls(plan.dynamics, plan.seed, plan.bytes_per_unit, plan.header_bytes,
-                   network.get("medium", "links"), network.get("interference_radius"))
+                   network.get("medium", "links"), network.get("interference_radius"),
+                   reorder=network.get("reorder", False), routing=routing,
+                   routing_params=params,
+                   horizon=run_end(plan, plan.spec.get("run", {}).get("drain")))
 
     def _positions(self, t: float) -> dict:
         """Node positions of the epoch in force at ``t`` (for an interference radius)."""
@@ -245,4 +260,10 @@ class SimpyBackend:
         """Facts for meta.json / the summary."""
         return {"backend": self.name, "messages": self._next_msg_id,
                 "hops": self.transport.hops, "lost": dict(self.transport.lost),
-                "epochs": len(self.network.epochs)}
+                "epochs": len(self.network.epochs), "network": self.transport.stats()}
+
+    def metric_rows(self, interval: float) -> list[tuple]:
+        """The network's series for ``metrics.parquet`` (``source = "network"``), per
+        node and ``interval``: control packets and bytes it sent, data packets it
+        dropped by reason (``drops_<reason>``)."""
+        return self.transport.series(interval)

@@ -45,16 +45,19 @@ from collections import Counter, deque
 import numpy as np
 
 from emulator.ledger import Ledger
+from emulator.routing.base import BROADCAST
 
 #: The channel models.
 MEDIA = ("links", "shared")
 
-_END, _READY = 0, 1   # at equal times a channel is freed before new hops queue for it
+# At equal times a channel is freed before new hops queue for it, and a routing
+# protocol's timers fire after the instant's hops are ready.
+_END, _READY, _TIMER = 0, 1, 2
 
 # A calendar entry is one flat tuple ``(time, rank, number, a, b)``: ``(msg, node)`` for a
-# hop that becomes ready, ``(transmission number, None)`` for the end of one. The unique
-# number settles every comparison before ``a``; a nested payload tuple would cost one
-# more allocation per hop.
+# hop that becomes ready, ``(transmission number, None)`` for the end of one, ``(tag,
+# node)`` for a routing timer. The unique number settles every comparison before ``a``;
+# a nested payload tuple would cost one more allocation per hop.
 
 
 class Transport:
@@ -64,16 +67,28 @@ class Transport:
     (None: no rows, as :func:`emulator.deliver` wants); ``positions(t)`` (optional) gives
     ``{node: (x, y)}`` at time ``t`` for an interference radius, the same throughout an
     epoch (zones are kept per epoch).
+
+    ``reorder=False`` (the default) keeps every link's order: a message never arrives
+    before one sent earlier on the same directed link (a radio sends its frames in
+    order; jitter then delays the later one).
+
+    Next hops come from the epoch's least-cost trees: the oracle. A routing protocol
+    runs in :class:`emulator.routing.host.RoutedTransport`, which overrides the hop
+    loop (:meth:`advance`) and what follows a hop (:meth:`_after_hop`).
     """
 
     def __init__(self, network, ledger: Ledger | None, seed: int, medium: str = "links",
-                 interference_radius: float | None = None, positions=None):
+                 interference_radius: float | None = None, positions=None, *,
+                 reorder: bool = False):
         check_medium(medium, interference_radius)
         self.network = network
         self.ledger = ledger
         self.medium = medium
         self.radius = interference_radius
         self.positions = positions
+        self.reorder = reorder
+        # reorder=False: the last arrival on each directed link (u, v)
+        self._link_last: dict[tuple[int, int], float] = {}
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 1013])))
         self._uniforms: list[float] = []
         self._calendar: list = []
@@ -92,12 +107,24 @@ class Transport:
         self.hops = 0
         #: ``(arrival time, message)`` of the deliveries decided so far.
         self.arrivals: list[tuple[float, object]] = []
+        #: ``(time, message, reason, node)`` of the losses the senders learn of, when
+        #: they learn: with the oracle at the loss, otherwise when a :class:`Notice`
+        #: reaches the source (or at once, when the source itself dropped it).
         self.losses: list[tuple[float, object, str, int]] = []
         self._losses_taken = 0
+        #: Every data message dropped, ``(time, message, reason, node)``, when and where.
+        self.drops = self.losses
+        #: Data messages sent across the network (not to their own node), delivered.
+        self.sent, self.delivered = 0, 0
+        self._unresolved = 0   # sent across the network, neither delivered nor dropped
+        self._delay_sum = 0.0  # of the messages delivered: arrival - sent_at
 
     # -- the calendar -------------------------------------------------------------------
     def send(self, msg) -> None:
         """Inject ``msg`` (an :class:`contract.messages.Message`) at ``msg.sent_at``."""
+        if msg.src != msg.dst:
+            self.sent += 1
+            self._unresolved += 1
         self._seq += 1
         entry = (msg.sent_at, _READY, self._seq, msg, msg.src)
         sends = self._sends
@@ -132,22 +159,12 @@ class Transport:
             return self._advance_links(until)
         return self._advance_shared(until)
 
-    def _advance_shared(self, until: float) -> None:
-        """:meth:`advance` on the shared medium: every event of an instant, then
-        :meth:`_grant`.
-
-        A hop ready at ``u`` is delivered if ``u`` is its destination, lost if ``u`` is
-        down or has no route, and otherwise waits for the channel. Those steps are
-        written out in both loops (here and :meth:`_advance_links`), with the view of
-        the epoch in force and its tables held in locals: a method call and a view
-        look-up per event cost a few per cent (a hop is two events here, its readiness
-        and the end of its transmission).
-        """
+    def _events(self, until: float):
+        """Every calendar entry before ``until`` in (time, rank, number) order, from
+        either queue; after the last entry of each instant, the shared channel is
+        granted (:meth:`_grant`) if a transmission waits for it."""
         cal, pop = self._calendar, heapq.heappop
         sends, take = self._sends, self._sends.popleft
-        network, arrivals, waiting = self.network, self.arrivals, self._waiting
-        grant, end, lose = self._grant, self._end, self._lose
-        v_start, v_end = math.inf, -math.inf
         while True:
             # the next instant, from whichever queue holds the earlier entry
             if sends and (not cal or sends[0] < cal[0]):
@@ -158,42 +175,57 @@ class Transport:
                 break
             if t >= until:
                 break
-            while True:   # every event at t, in (time, rank, number) order
+            while True:   # every event at t
                 if sends and (not cal or sends[0] < cal[0]):
                     if sends[0][0] != t:
                         break
-                    _, rank, seq, msg, u = take()
+                    yield take()
                 elif cal and cal[0][0] == t:
-                    _, rank, seq, msg, u = pop(cal)
+                    yield pop(cal)
                 else:
                     break
-                if rank == _END:
-                    end(msg)   # msg holds the transmission number here
-                    continue
-                # the hop is ready at u (the same steps as in _advance_links)
-                dst = msg.dst
-                if u == dst:   # sent to itself
-                    arrivals.append((t, msg))
-                    continue
-                if not v_start <= t < v_end:
-                    view, v_start, v_end = network.view_span(t)
-                    alive, pos, routes, heads = view._alive_map, view._pos, {}, \
-                        view.hop_lists()[0]
-                if not alive[u]:
-                    lose(t, msg, "dead_node", u)
-                    continue
-                table = routes.get(dst)
-                if table is None:
-                    table = routes[dst] = view.route(dst)
-                k = table[pos[u]]
-                if k < 0:
-                    lose(t, msg, "no_route", u)
-                    continue
-                waiting.append((t, seq, (msg, u, heads[k], k, view)))
-            if waiting:   # an instant that only ended transmissions may leave none
-                grant(t)
-                # _grant replaces the list it leaves waiting
-                waiting = self._waiting
+            if self._waiting:   # an instant that only ended transmissions may leave none
+                self._grant(t)
+
+    def _advance_shared(self, until: float) -> None:
+        """:meth:`advance` on the shared medium: every event of an instant, then
+        :meth:`_grant` (by :meth:`_events`).
+
+        A hop ready at ``u`` is delivered if ``u`` is its destination, lost if ``u`` is
+        down or has no route, and otherwise waits for the channel. Those steps are
+        written out in both loops (here and :meth:`_advance_links`), with the view of
+        the epoch in force and its tables held in locals: a method call and a view
+        look-up per event cost a few per cent (a hop is two events here, its readiness
+        and the end of its transmission).
+        """
+        network, arrivals = self.network, self.arrivals
+        end, lose = self._end, self._lose
+        v_start, v_end = math.inf, -math.inf
+        for t, rank, seq, msg, u in self._events(until):
+            if rank == _END:
+                end(msg)   # msg holds the transmission number here
+                continue
+            # the hop is ready at u (the same steps as in _advance_links)
+            dst = msg.dst
+            if u == dst:   # sent to itself
+                arrivals.append((t, msg))
+                continue
+            if not v_start <= t < v_end:
+                view, v_start, v_end = network.view_span(t)
+                alive, pos, routes, heads = view._alive_map, view._pos, {}, \
+                    view.hop_lists()[0]
+            if not alive[u]:
+                lose(t, msg, "dead_node", u)
+                continue
+            table = routes.get(dst)
+            if table is None:
+                table = routes[dst] = view.route(dst)
+            k = table[pos[u]]
+            if k < 0:
+                lose(t, msg, "no_route", u)
+                continue
+            # _grant replaces the list it leaves waiting: read it afresh
+            self._waiting.append((t, seq, (msg, u, heads[k], k, view)))
 
     def _advance_links(self, until: float) -> None:
         """:meth:`advance` on links: a hop ready at ``u`` (as in :meth:`_advance_shared`)
@@ -210,6 +242,7 @@ class Transport:
         record = self.ledger.append if self.ledger is not None else None
         uniforms = self._uniforms
         lose = self._lose
+        link_last = None if self.reorder else self._link_last
         seq, hops = self._seq, 0
         v_start, v_end = math.inf, -math.inf
         sends, take = self._sends, self._sends.popleft
@@ -254,6 +287,11 @@ class Transport:
                 arrive = done + delays[k] + uniforms.pop() * jitter
             else:
                 arrive = done + delays[k] + 0.0
+            if link_last is not None:   # frames leave a link in order
+                last = link_last.get(channel, arrive)
+                if arrive < last:
+                    arrive = last
+                link_last[channel] = arrive
             if loss > 0:
                 if not uniforms:
                     uniforms = self._refill()
@@ -294,19 +332,28 @@ class Transport:
 
     # -- one hop ------------------------------------------------------------------------
     def _transmit(self, start: float, hop) -> float:
-        """Start ``hop`` on the shared channel at ``start``; returns when it ends."""
+        """Start ``hop`` on its channel at ``start`` (the shared channel granted it, or
+        its link is free); returns when it ends."""
         msg, u, v, k, view = hop
         _, costs, delays, jitters, bandwidths, losses = view.hop_lists()
         cost, delay, jitter = costs[k], delays[k], jitters[k]
         bandwidth, loss = bandwidths[k], losses[k]
         done = start + (msg.size_bytes / bandwidth if bandwidth > 0 else 0.0)
-        arrive = done + delay + (self._uniform() * jitter if jitter > 0 else 0.0)
+        arrive = self._in_order(u, v, done + delay + (self._uniform() * jitter
+                                                      if jitter > 0 else 0.0))
         dropped = loss > 0 and self._uniform() < loss
         reached = dropped or self.network.view(arrive).alive(v)
         if self.ledger is not None:
             self.ledger.add(start, msg.msg_id, msg.kind, msg.src, msg.dst, u, v,
                             msg.size_units, msg.size_bytes, cost, dropped or not reached)
         self.hops += 1
+        self._after_hop(arrive, msg, u, v, dropped, reached)
+        return done
+
+    def _after_hop(self, arrive: float, msg, u: int, v: int, dropped: bool,
+                   reached: bool) -> None:
+        """What follows a transmission ``u -> v`` that ends at ``arrive``: the oracle's
+        rules (:meth:`_advance_links` writes the same inline)."""
         if dropped:
             self._lose(arrive, msg, "link_loss", u)
         elif not reached:
@@ -317,7 +364,16 @@ class Transport:
             self.arrivals.append((arrive, msg))
         else:
             self._push(arrive, _READY, msg, v)
-        return done
+
+    def _in_order(self, u: int, v: int, arrive: float) -> float:
+        """``arrive``, or later: not before the last frame sent on ``u -> v`` (unless
+        the transport reorders)."""
+        if self.reorder:
+            return arrive
+        last = self._link_last.get((u, v), arrive)
+        arrive = last if arrive < last else arrive
+        self._link_last[(u, v)] = arrive
+        return arrive
 
     def take_losses(self) -> list:
         """The losses decided since the last call, ``(time, message, reason, node)``."""
@@ -328,9 +384,43 @@ class Transport:
     def take_arrivals(self) -> list:
         """The deliveries decided since the last call, ``(arrival time, message)``."""
         arrivals, self.arrivals = self.arrivals, []
+        self._count_arrivals(arrivals)
         return arrivals
 
+    def _count_arrivals(self, arrivals) -> tuple[int, float]:
+        """Count ``arrivals`` that crossed the network into :attr:`delivered` and their
+        delays into the mean's sum; returns the totals so far."""
+        for t, msg in arrivals:
+            if msg.src != msg.dst:
+                self.delivered += 1
+                self._delay_sum += t - msg.sent_at
+        return self.delivered, self._delay_sum
+
+    def stats(self) -> dict:
+        """The network's figures for ``meta.json`` and the summary (the oracle sends no
+        control packets and routes at once)."""
+        return {"routing": "oracle", "control_sent": {}, "control_bytes": {},
+                "control_lost": {}, "drops_by_reason": dict(self.lost),
+                "route_discovery_latency_mean": 0.0, **self._delivery()}
+
+    def _delivery(self) -> dict:
+        """Data messages sent across the network, delivered, and their mean delay (the
+        deliveries not yet taken included)."""
+        delivered, delay_sum = self.delivered, self._delay_sum
+        pending = [(t, m) for t, m in self.arrivals if m.src != m.dst]
+        delivered += len(pending)
+        delay_sum += sum(t - m.sent_at for t, m in pending)
+        return {"sent": self.sent, "delivered": delivered,
+                "message_delay_mean": delay_sum / delivered if delivered else math.nan}
+
+    def series(self, interval: float) -> list[tuple]:
+        """Metric rows ``(time, node, "network", metric, value)`` per ``interval``: data
+        messages each node dropped, by reason (``drops_<reason>``)."""
+        return _binned(((t, node, f"drops_{reason}", 1)
+                        for t, _, reason, node in self.drops), interval)
+
     def _lose(self, t: float, msg, reason: str, at_node: int) -> None:
+        """The oracle's loss: counted, and its sender told at once."""
         self.lost[reason] += 1
         self.losses.append((t, msg, reason, at_node))
 
@@ -358,7 +448,9 @@ class Transport:
             # earlier waiting transmission, so only those in progress can hold it back
             item = waiting[0]
             hop = item[2]
-            zone_u, zone_v = zone(t, hop[4], hop[1]), zone(t, hop[4], hop[2])
+            zone_u = zone(t, hop[4], hop[1])
+            zone_v = zone(t, hop[4], hop[2]) if hop[2] != BROADCAST else \
+                self._receivers_zone(t, hop)
             if busy.isdisjoint(zone_u) and busy.isdisjoint(zone_v):
                 self._waiting = []
                 self._start(t, item[1], hop)
@@ -372,8 +464,14 @@ class Transport:
             item = waiting[i]
             hop = item[2]
             u, v, view = hop[1], hop[2], hop[4]
-            zone_u, zone_v = zone(t, view, u), zone(t, view, v)
-            if u in covered or v in covered or not busy.isdisjoint(zone_u) \
+            if v != BROADCAST:
+                zone_v = zone(t, view, v)
+                held = v in covered
+            else:   # a broadcast: every neighbour is a receiver
+                zone_v = self._receivers_zone(t, hop)
+                held = not covered.isdisjoint(self._receivers(hop))
+            zone_u = zone(t, view, u)
+            if held or u in covered or not busy.isdisjoint(zone_u) \
                     or not busy.isdisjoint(zone_v):
                 still.append(item)
                 covered |= zone_u
@@ -391,17 +489,29 @@ class Transport:
         """Put the waiting transmission numbered ``seq`` on the channel at ``t``."""
         u, v = hop[1], hop[2]
         done = self._transmit(t, hop)
-        self._active[seq] = (u, v, done)
+        # u != v: a hop crosses a link; a broadcast's receivers are its neighbours
+        ends = self._active[seq] = (u, v) if v != BROADCAST else (u, *self._receivers(hop))
         counts = self._busy
-        counts[u] = counts.get(u, 0) + 1   # u != v: a hop crosses a link
-        counts[v] = counts.get(v, 0) + 1
+        for node in ends:
+            counts[node] = counts.get(node, 0) + 1
         self._push(done, _END, seq)
+
+    def _receivers(self, hop) -> list:
+        """The receivers of a broadcast hop (its neighbours when it was ready)."""
+        heads = hop[4].hop_lists()[0]
+        return [heads[k] for k in hop[3]]
+
+    def _receivers_zone(self, t: float, hop) -> frozenset:
+        """The nodes a broadcast's receivers interfere with."""
+        zone = frozenset((hop[1],))
+        for v in self._receivers(hop):
+            zone = zone | self._zone(t, hop[4], v)
+        return zone
 
     def _end(self, seq: int) -> None:
         """The transmission numbered ``seq`` leaves the channel."""
         self._still_waiting = 0   # it may free some of those waiting: scan them all again
-        u, v, _ = self._active.pop(seq)
-        for node in (u, v):
+        for node in self._active.pop(seq):
             left = self._busy[node] - 1
             if left:
                 self._busy[node] = left
@@ -444,3 +554,18 @@ def check_medium(medium: str, interference_radius: float | None) -> None:
     if interference_radius is not None and not interference_radius > 0:
         raise ValueError(f"interference_radius: expected a number > 0, "
                          f"got {interference_radius!r}")
+
+
+def _binned(events, interval: float) -> list[tuple]:
+    """``(time, node, metric, amount)`` events summed per node, metric and ``interval``
+    (stamped at the interval's start) as metric rows of ``source = "network"``.
+
+    >>> _binned([(0.2, 1, "drops_ttl", 1), (0.7, 1, "drops_ttl", 1), (1.1, 1, "drops_ttl", 1)], 1.0)
+    [(0.0, 1, 'network', 'drops_ttl', 2), (1.0, 1, 'network', 'drops_ttl', 1)]
+    """
+    sums: dict = {}
+    for t, node, metric, amount in events:
+        key = (math.floor(t / interval) * interval, node, metric)
+        sums[key] = sums.get(key, 0) + amount
+    return [(t, node, "network", metric, value)
+            for (t, node, metric), value in sorted(sums.items())]

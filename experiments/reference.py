@@ -36,6 +36,7 @@ contradict each other are refused or warned about (see `experiments.spec.check_c
 
 def _spec_sections() -> list[str]:
     from emulator.mininet.options import MININET_SCHEMA
+    from emulator.routing.params import TABLES as ROUTING_TABLES
     from experiments.spec import SCHEMA
     from spark_nodes.workload.sources import STREAMS_SCHEMA
     from topologies.spec import MOBILITY_SCHEMA, TOPOLOGY_SCHEMA
@@ -53,14 +54,20 @@ def _spec_sections() -> list[str]:
                     "resolution, scale, failures; schedule: file.",
         "streams": "The input streams.",
         "mininet": "Options of the Mininet backend.",
+        "routing": "The routing protocols' parameters (`network.routing`): a time given "
+                   "in `[routing.aodv]` or `[routing.olsr]` is in time units; one left "
+                   "out is the RFC's, in seconds, divided by `seconds_per_unit`.",
     }
     tables = {**SCHEMA, "topology": TOPOLOGY_SCHEMA, "mobility": MOBILITY_SCHEMA,
               "streams": STREAMS_SCHEMA, "mininet": MININET_SCHEMA}
     out = ["## Spec tables"]
-    for section in ("run", "query", "algorithm", "network", "topology", "mobility",
-                    "streams", "mininet"):
+    for section in ("run", "query", "algorithm", "network", "routing", "topology",
+                    "mobility", "streams", "mininet"):
         out += [f"### [{section}]", intro[section],
                 reference_table(tables[section], f"{section}.")]
+        if section == "routing":
+            for name, schema in ROUTING_TABLES.items():
+                out += [f"### [routing.{name}]", reference_table(schema, f"routing.{name}.")]
     return out
 
 

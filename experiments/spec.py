@@ -27,6 +27,9 @@ import warnings
 from pathlib import Path
 
 from emulator.backends import BACKENDS as _BACKEND_REGISTRY
+from emulator.routing import BACKEND_ROUTINGS, ROUTINGS
+from emulator.routing.params import ROUTING_SCHEMA
+from emulator.routing.params import check as check_routing
 from emulator.transport import MEDIA
 from spark_nodes.runtimes.registry import RUNTIMES as _RUNTIME_REGISTRY
 from topologies.schema import Field, FieldError, check_table, check_value
@@ -89,7 +92,17 @@ SCHEMA = {
         "interference_radius": Field("number", None, low=0, low_open=True, none=True,
                                      doc="shared medium: neighbours by distance between "
                                          "positions instead of links"),
+        "routing": Field("choice", ROUTINGS[0], choices=ROUTINGS,
+                         doc="oracle: every node knows the epoch's least-cost routes at "
+                             "once (an idealisation); aodv, olsr: the protocols, their "
+                             "control packets on the medium (simpy); babel: babeld on "
+                             "every host (mininet)"),
+        "reorder": Field("bool", False, doc="let a message overtake an earlier one on the "
+                                            "same link (jitter drawn per hop); false: "
+                                            "every link keeps its order"),
     },
+    # The routing protocols' parameters (emulator.routing.params): the RFC constants.
+    "routing": ROUTING_SCHEMA,
 }
 #: A stream's own window in ``[query] windows``.
 WINDOW = SCHEMA["query"]["window"]
@@ -191,6 +204,15 @@ def check_consistency(spec: dict, source: str = "<spec>") -> None:
         raise SpecError(source, "run.step", f"expected a step <= run.duration "
                         f"({run['duration']:g}), got {run['step']!r}: the run would be one "
                         "step longer than itself")
+    routing, runs = spec["network"]["routing"], BACKEND_ROUTINGS.get(run["backend"], ())
+    if routing not in runs:
+        raise SpecError(source, "network.routing", f"{routing!r} does not run on the "
+                        f"{run['backend']} backend (run.backend); it runs "
+                        f"{' or '.join(repr(r) for r in runs)}")
+    try:
+        check_routing(spec["routing"])
+    except FieldError as err:
+        raise SpecError(source, err.field, err.message) from None
 
 
 def spec_warnings(spec: dict) -> list[tuple[str, str]]:
@@ -249,7 +271,7 @@ def section_keys(section: str) -> set[str] | None:
     variant tables are named by the user).
 
     >>> sorted(section_keys("network"))
-    ['interference_radius', 'medium']
+    ['interference_radius', 'medium', 'reorder', 'routing']
     """
     if section in SCHEMA:
         return set(SCHEMA[section])

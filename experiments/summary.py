@@ -17,7 +17,13 @@ import pandas as pd
 
 def common_summary(ledger: pd.DataFrame, results: pd.DataFrame, expected: set,
                    metrics: pd.DataFrame, duration: float, messages: int) -> dict:
-    """Cost, traffic, recall, duplicates, latency and memory figures of one run."""
+    """Cost, traffic, recall, duplicates, latency and memory figures of one run.
+
+    Cost, hops and bytes are the algorithm's traffic: a routing protocol's control
+    packets (ledger rows of ``kind = "routing"``) are counted apart
+    (:func:`emulator.backends.network_summary`)."""
+    if "kind" in ledger and (ledger["kind"] == "routing").any():
+        ledger = ledger[ledger["kind"] != "routing"]
     groups = results["group"]
     distinct = set(groups)
     latency = (results["emitted_at"] - results["last_entered"]).to_numpy(dtype=float)

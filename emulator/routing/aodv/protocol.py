@@ -1,0 +1,247 @@
+"""AODV at every node (RFC 3561): the one class that sends, receives and owns the timers.
+
+What runs, by the RFC's sections:
+
+- **Route discovery** (§6.3–6.7): a source with no valid route holds the packet (a bounded
+  queue, :mod:`.rqueue`) and floods a RREQ with its own sequence number and a new RREQ
+  ID, by an expanding ring search (TTL_START, + TTL_INCREMENT up to TTL_THRESHOLD, then
+  NET_DIAMETER, each waited for RING_TRAVERSAL_TIME; then RREQ_RETRIES more at
+  NET_DIAMETER with a binary exponential backoff of NET_TRAVERSAL_TIME); a node
+  processes a RREQ once (its (originator, RREQ ID) is remembered for
+  PATH_DISCOVERY_TIME), sets up the reverse route and rebroadcasts it while its TTL
+  lasts; the destination, or a node with a fresh enough route, unicasts a RREP back
+  along the reverse route, which sets up the forward route and the precursor lists. A
+  discovery that fails drops the held packets as ``no_route``; a full queue drops the
+  new packet as ``queue_full``.
+- **Route maintenance** (§6.2, §6.9–6.12): a route used is kept for ACTIVE_ROUTE_TIMEOUT;
+  a broken link (a HELLO missed ALLOWED_HELLO_LOSS times, or the MAC's failure to
+  deliver with ``link_layer_feedback``) invalidates the routes through it, raises their
+  sequence numbers and sends a RERR to the precursors, which pass it on; a node that
+  must forward a packet it has no route for drops it and sends a RERR. A node that sent
+  no broadcast within HELLO_INTERVAL sends a HELLO (a RREP to itself, TTL 1).
+
+Left out: local repair, the gratuitous RREP (G flag), RREP-ACK and the blacklist of
+unidirectional links, the RREQ and RERR rate limits, and a RERR is always broadcast (the
+RFC unicasts it to a single precursor). Routes count hops, as the RFC's do; the oracle's
+count link costs, so the two may choose different paths.
+"""
+from __future__ import annotations
+
+from emulator.routing.aodv.packets import Rerr, Rrep, Rreq
+from emulator.routing.aodv.rqueue import RequestQueue
+from emulator.routing.aodv.rtable import RouteTable
+from emulator.routing.base import BROADCAST, Control, Protocol
+from emulator.routing.cache import IdCache
+
+_HELLO = "hello"
+
+
+class _Node:
+    """What one node knows: its sequence number and RREQ ID, routes, RREQs seen, held
+    packets, discoveries in progress, neighbours heard."""
+
+    __slots__ = ("seq", "rreq_id", "table", "seen", "queue", "discovery", "heard",
+                 "last_broadcast")
+
+    def __init__(self, queue_length: int):
+        self.seq, self.rreq_id = 0, 0
+        self.table = RouteTable()
+        self.seen = IdCache()
+        self.queue = RequestQueue(queue_length)
+        self.discovery: dict[int, list] = {}   # dst -> [ttl, retries, current RREQ ID]
+        self.heard: dict[int, float] = {}      # neighbour -> when last heard
+        self.last_broadcast = -float("inf")
+
+
+class Aodv(Protocol):
+    """AODV's state at every node (see the module docstring); ``params`` as
+    :data:`emulator.routing.params.AODV`, in time units."""
+
+    name = "aodv"
+
+    def __init__(self, host, nodes, params: dict, seed: int):
+        super().__init__(host, nodes, params, seed)
+        p = params
+        self.active_route_timeout = p["active_route_timeout"]
+        self.hello_interval = p["hello_interval"]
+        self.hello_lifetime = p["allowed_hello_loss"] * p["hello_interval"]
+        self.net_traversal_time = 2 * p["node_traversal_time"] * p["net_diameter"]
+        self.path_discovery_time = 2 * self.net_traversal_time
+        self.my_route_timeout = 2 * p["active_route_timeout"]
+        self.delete_period = 5 * max(p["active_route_timeout"], p["hello_interval"])
+        self._state = {u: _Node(p["queue_length"]) for u in self.nodes}
+
+    # -- timers -------------------------------------------------------------------------
+    def start(self, t: float) -> None:
+        if self.params["hello"]:   # a random phase per node: HELLOs do not all collide
+            for u in self.nodes:
+                self.host.set_timer(t + self.uniform() * self.hello_interval, u, _HELLO)
+
+    def on_timer(self, t: float, node: int, tag) -> None:
+        if tag == _HELLO:
+            self._hello(t, node)
+        else:
+            self._rreq_timeout(t, node, tag[1], tag[2])
+
+    def _hello(self, t: float, u: int) -> None:
+        """Every HELLO_INTERVAL: neighbours not heard for ALLOWED_HELLO_LOSS intervals are
+        gone (§6.11); a HELLO if no broadcast went out in the last interval (§6.9)."""
+        node = self._state[u]
+        gone = [v for v, last in node.heard.items() if t - last > self.hello_lifetime]
+        for v in gone:
+            del node.heard[v]
+            self._link_broken(t, u, v)
+        if t - node.last_broadcast >= self.hello_interval:
+            hello = Rrep(u, node.seq, u, 0, self.hello_lifetime)
+            self._broadcast(t, u, "HELLO", hello)
+        self.host.set_timer(t + self.hello_interval, u, _HELLO)
+
+    # -- forwarding ---------------------------------------------------------------------
+    def next_hop(self, t: float, u: int, msg) -> int | None:
+        node = self._state[u]
+        dst = msg.dst
+        route = node.table.valid(dst, t)
+        if route is not None:
+            until = t + self.active_route_timeout   # routes in use stay active (§6.2)
+            route.lifetime = max(route.lifetime, until)
+            node.table.refresh(route.next_hop, until)
+            node.table.refresh(msg.src, until)
+            return route.next_hop
+        if msg.kind == "routing":   # a notice never waits for a route
+            self.host.drop(t, u, msg, "no_route")
+        elif u == msg.src:
+            if not node.queue.push(msg, dst):
+                self.host.drop(t, u, msg, "queue_full")
+            elif dst not in node.discovery:
+                node.discovery[dst] = [self.params["ttl_start"], 0, None]
+                self._send_rreq(t, u, dst)
+        else:   # §6.11 (ii): a packet to forward and no route
+            self.host.drop(t, u, msg, "no_route")
+            self._broadcast(t, u, "RERR", Rerr(((dst, node.table.known_seq(dst) or 0),)))
+        return None
+
+    def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
+        if self.params["link_layer_feedback"]:
+            self._state[node].heard.pop(neighbour, None)
+            self._link_broken(t, node, neighbour)
+
+    # -- route discovery ----------------------------------------------------------------
+    def _send_rreq(self, t: float, u: int, dst: int) -> None:
+        node = self._state[u]
+        ttl, retries, _ = node.discovery[dst]
+        node.seq += 1
+        node.rreq_id += 1
+        node.discovery[dst][2] = node.rreq_id
+        node.seen.at(t).add((u, node.rreq_id), t + self.path_discovery_time)
+        self._broadcast(t, u, "RREQ", Rreq(u, node.seq, node.rreq_id, dst,
+                                           node.table.known_seq(dst), 0, ttl))
+        if ttl < self.params["net_diameter"]:
+            wait = 2 * self.params["node_traversal_time"] * (ttl + self.params["timeout_buffer"])
+        else:
+            wait = self.net_traversal_time * 2 ** retries
+        self.host.set_timer(t + wait, u, ("rreq", dst, node.rreq_id))
+
+    def _rreq_timeout(self, t: float, u: int, dst: int, rreq_id: int) -> None:
+        node = self._state[u]
+        discovery = node.discovery.get(dst)
+        if discovery is None or discovery[2] != rreq_id:
+            return   # answered, or a later RREQ is out
+        p = self.params
+        ttl, retries, _ = discovery
+        if ttl < p["net_diameter"]:
+            ttl += p["ttl_increment"]
+            discovery[0] = ttl if ttl <= p["ttl_threshold"] else p["net_diameter"]
+        elif retries < p["rreq_retries"]:
+            discovery[1] = retries + 1
+        else:   # the destination cannot be reached: the held packets are dropped
+            del node.discovery[dst]
+            for msg in node.queue.take(dst):
+                self.host.drop(t, u, msg, "no_route")
+            return
+        self._send_rreq(t, u, dst)
+
+    # -- packets heard ------------------------------------------------------------------
+    def on_receive(self, t: float, u: int, msg) -> None:
+        node, sender, control = self._state[u], msg.src, msg.payload
+        if self.params["hello"]:
+            node.heard[sender] = t
+        if control.type == "HELLO":
+            node.table.offer(sender, sender, 1, control.body.dst_seq,
+                             t + self.hello_lifetime)
+            return
+        # any packet: a route to the previous hop, without a sequence number (§6.5)
+        node.table.offer(sender, sender, 1, None, t + self.active_route_timeout)
+        if control.type == "RREQ":
+            self._on_rreq(t, u, sender, control.body)
+        elif control.type == "RREP":
+            self._on_rrep(t, u, sender, control.body)
+        else:
+            told = node.table.unreachable(sender, control.body.unreachable,
+                                          t + self.delete_period)
+            if told:
+                self._broadcast(t, u, "RERR", Rerr(tuple(told)))
+
+    def _on_rreq(self, t: float, u: int, sender: int, rreq: Rreq) -> None:
+        node = self._state[u]
+        key = (rreq.orig, rreq.rreq_id)
+        if rreq.orig == u or key in node.seen.at(t):
+            return
+        node.seen.add(key, t + self.path_discovery_time)
+        hops = rreq.hops + 1
+        lifetime = t + max(2 * self.net_traversal_time
+                           - 2 * hops * self.params["node_traversal_time"],
+                           self.params["node_traversal_time"])
+        node.table.offer(rreq.orig, sender, hops, rreq.orig_seq, lifetime)   # reverse route
+        reverse = node.table.valid(rreq.orig, t)
+        if u == rreq.dst:   # §6.6.1: the destination answers with a fresh sequence number
+            node.seq = max(node.seq, rreq.dst_seq or 0)
+            self._unicast(t, u, sender, "RREP",
+                          Rrep(u, node.seq, rreq.orig, 0, self.my_route_timeout))
+            return
+        route = node.table.valid(rreq.dst, t)
+        if route is not None and route.seq is not None and \
+                (rreq.dst_seq is None or route.seq >= rreq.dst_seq):
+            # §6.6.2: an intermediate node with a fresh enough route answers
+            route.precursors.add(sender)
+            if reverse is not None:
+                reverse.precursors.add(route.next_hop)
+            self._unicast(t, u, sender, "RREP", Rrep(rreq.dst, route.seq, rreq.orig,
+                                                     route.hops, route.lifetime - t))
+            return
+        if rreq.ttl > 1:
+            known = node.table.known_seq(rreq.dst)
+            dst_seq = rreq.dst_seq if known is None else max(known, rreq.dst_seq or 0)
+            self._broadcast(t, u, "RREQ", rreq._replace(hops=hops, ttl=rreq.ttl - 1,
+                                                        dst_seq=dst_seq))
+
+    def _on_rrep(self, t: float, u: int, sender: int, rrep: Rrep) -> None:
+        node = self._state[u]
+        hops = rrep.hops + 1
+        node.table.offer(rrep.dst, sender, hops, rrep.dst_seq, t + rrep.lifetime)
+        forward = node.table.valid(rrep.dst, t)
+        if u == rrep.orig:
+            if forward is not None:
+                node.discovery.pop(rrep.dst, None)
+                for msg in node.queue.take(rrep.dst):
+                    self.host.release(t, u, msg)
+            return
+        reverse = node.table.valid(rrep.orig, t)
+        if reverse is None or forward is None:
+            return   # the reverse route is gone: the reply goes no further
+        forward.precursors.add(reverse.next_hop)
+        reverse.precursors.add(forward.next_hop)
+        reverse.lifetime = max(reverse.lifetime, t + self.active_route_timeout)
+        self._unicast(t, u, reverse.next_hop, "RREP", rrep._replace(hops=hops))
+
+    # -- sending ------------------------------------------------------------------------
+    def _link_broken(self, t: float, u: int, v: int) -> None:
+        told = self._state[u].table.break_link(v, t + self.delete_period)
+        if told:
+            self._broadcast(t, u, "RERR", Rerr(tuple(told)))
+
+    def _broadcast(self, t: float, u: int, kind: str, packet) -> None:
+        self._state[u].last_broadcast = t
+        self.host.send_control(t, u, BROADCAST, Control(kind, packet), packet.bytes())
+
+    def _unicast(self, t: float, u: int, v: int, kind: str, packet) -> None:
+        self.host.send_control(t, u, v, Control(kind, packet), packet.bytes())

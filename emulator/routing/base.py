@@ -1,0 +1,129 @@
+"""What a routing protocol and its host (the transport) agree on.
+
+A protocol keeps the state of every node (their tables, queues and timers) and reacts to
+four kinds of event the transport hands it, in the calendar's time order:
+
+- :meth:`Protocol.on_timer`: a timer the protocol set at a node fired;
+- :meth:`Protocol.on_receive`: a node heard a control packet (one hop, unicast or
+  broadcast) from a neighbour;
+- :meth:`Protocol.next_hop`: a node must forward a data packet (or a :class:`Notice`):
+  the neighbour to send it to, or ``None`` when the protocol queued it (waiting for a
+  route) or dropped it (through :meth:`Host.drop`);
+- :meth:`Protocol.on_link_failure`: a node's MAC could not deliver a frame to a
+  neighbour (it is out of range or down), the link-layer feedback of RFC 3561 §6.11.
+
+Through the :class:`Host` it sends control packets (:meth:`Host.send_control`, one hop,
+to a neighbour or :data:`BROADCAST`), sets timers, puts packets it held back on their way
+(:meth:`Host.release`) and drops packets with a reason (:meth:`Host.drop`). A protocol
+never reads the network's links: it knows what its packets told it.
+
+Example: a protocol that floods nothing and routes every packet straight to its
+destination (a neighbour here).
+
+>>> class Direct(Protocol):
+...     name = "direct"
+...     def next_hop(self, t, node, msg): return msg.dst
+>>> Direct(host=None, nodes=[0, 1], params={}, seed=1).next_hop(0.0, 0, Notice(0, 1, None, ""))
+1
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+#: The destination of a one-hop broadcast (every neighbour in range hears it).
+BROADCAST = -1
+#: Bytes of the IPv4 and UDP headers in front of every control packet (20 + 8).
+IP_UDP_BYTES = 28
+#: Bytes of an ICMP destination-unreachable message with the dropped packet's IP header
+#: and first 8 bytes (RFC 792), in an IPv4 header: 20 + 8 + 20 + 8.
+NOTICE_BYTES = 56
+
+
+class Control(NamedTuple):
+    """The payload of a control message: the packet ``type`` (``"HELLO"``, ``"RREQ"``,
+    ``"RREP"``, ``"RERR"``, ``"TC"``) and the protocol's own ``body``."""
+
+    type: str
+    body: Any
+
+
+class Notice(NamedTuple):
+    """A routed report to a packet's source that the packet was dropped: what an IPv4
+    router's ICMP destination-unreachable (or time-exceeded) message does. The node that
+    drops a packet, or whose MAC failed to deliver it, sends one; it is routed like data
+    (never waits for a route discovery) and can itself be lost, and then the source never
+    learns. ``src`` is the node that dropped the packet, ``dst`` the packet's source."""
+
+    src: int
+    dst: int
+    packet: Any      # the dropped contract.messages.Message
+    reason: str
+
+
+class Host:
+    """The transport's side of the contract (implemented by
+    :class:`emulator.transport.Transport`); documented here, for protocol writers."""
+
+    def send_control(self, t: float, node: int, dst: int, control: Control,
+                     size_bytes: int) -> None:
+        """Send ``control`` from ``node`` at ``t``, one hop: to the neighbour ``dst`` or
+        to :data:`BROADCAST`."""
+        raise NotImplementedError
+
+    def set_timer(self, t: float, node: int, tag) -> None:
+        """Call the protocol's ``on_timer(t, node, tag)`` at ``t`` (not past the run's
+        end)."""
+        raise NotImplementedError
+
+    def release(self, t: float, node: int, msg) -> None:
+        """Hand ``msg``, held back by the protocol at ``node``, to forwarding again at
+        ``t``."""
+        raise NotImplementedError
+
+    def drop(self, t: float, node: int, msg, reason: str) -> None:
+        """Drop ``msg`` at ``node`` at ``t`` for ``reason`` (counted, and its source told
+        by a :class:`Notice` when ``node`` is not the source)."""
+        raise NotImplementedError
+
+
+class Protocol:
+    """One routing protocol's state at every node, driven by its :class:`Host`.
+
+    ``params`` is the protocol's table of :mod:`emulator.routing.params`, in time units;
+    ``seed`` seeds its own random draws (HELLO phases, jitter), apart from the
+    transport's jitter and loss draws.
+    """
+
+    name = ""
+
+    def __init__(self, host: Host, nodes, params: dict, seed: int):
+        self.host = host
+        self.nodes = sorted(nodes)
+        self.params = params
+        self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 3561])))
+        self._uniforms: list[float] = []
+
+    def uniform(self) -> float:
+        """A draw from U(0, 1), from blocks (a scalar numpy draw costs microseconds)."""
+        if not self._uniforms:
+            self._uniforms = self.rng.random(1024).tolist()
+        return self._uniforms.pop()
+
+    def start(self, t: float) -> None:
+        """Set the first timers (called once, when the transport starts at ``t``)."""
+
+    def on_timer(self, t: float, node: int, tag) -> None:
+        """A timer set with :meth:`Host.set_timer` fired."""
+
+    def on_receive(self, t: float, node: int, msg) -> None:
+        """``node`` heard the control message ``msg`` (its payload a :class:`Control`)
+        from ``msg.src``."""
+
+    def next_hop(self, t: float, node: int, msg) -> int | None:
+        """The neighbour ``node`` sends ``msg`` to, or None (queued, or dropped)."""
+        raise NotImplementedError
+
+    def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
+        """``node``'s MAC failed to deliver a frame to ``neighbour``."""

@@ -1,0 +1,103 @@
+"""The protocols' parameters: the RFCs' constants, by their RFC names, in one table each.
+
+``[routing]`` holds ``seconds_per_unit`` (what one time unit of the spec is, in seconds)
+and one table per protocol, ``[routing.aodv]`` and ``[routing.olsr]``. A value given in a
+protocol's table is in time units; a time left out takes the RFC's default in seconds
+scaled by ``seconds_per_unit`` (the SMJ experiments use abstract units, the soccer ones
+seconds). Counts (``net_diameter``, ``rreq_retries``…) are not scaled.
+
+Examples
+--------
+>>> aodv = resolve("aodv", {"seconds_per_unit": 0.5})
+>>> aodv["hello_interval"], aodv["active_route_timeout"], aodv["net_diameter"]
+(2.0, 6.0, 35)
+>>> resolve("olsr", {"olsr": {"hello_interval": 0.5}})["hello_interval"]
+0.5
+>>> resolve("aodv", {"aodv": {"hello_interval": 0}})
+Traceback (most recent call last):
+...
+topologies.schema.FieldError: routing.aodv.hello_interval: expected a number > 0, got 0
+"""
+from __future__ import annotations
+
+from topologies.schema import Field, FieldError, check_table
+
+
+def _time(seconds: float, doc: str) -> Field:
+    return Field("number", seconds, low=0, low_open=True, doc=f"{doc} (RFC: {seconds:g} s)")
+
+
+def _count(value: int, doc: str, low: int = 1) -> Field:
+    return Field("integer", value, low=low, doc=doc)
+
+
+#: RFC 3561 §10 (and ns-3's route queue, which the RFC leaves open). Times in seconds.
+AODV = {
+    "hello_interval": _time(1.0, "HELLO_INTERVAL: a node that sent no broadcast for this "
+                                 "long broadcasts a HELLO"),
+    "allowed_hello_loss": _count(2, "ALLOWED_HELLO_LOSS: HELLOs missed before a neighbour "
+                                    "counts as gone"),
+    "active_route_timeout": _time(3.0, "ACTIVE_ROUTE_TIMEOUT: an unused route expires"),
+    "node_traversal_time": _time(0.04, "NODE_TRAVERSAL_TIME: one hop's expected time "
+                                       "(ring and network traversal times derive from it)"),
+    "net_diameter": _count(35, "NET_DIAMETER: hops; the widest RREQ's TTL"),
+    "rreq_retries": _count(2, "RREQ_RETRIES: network-wide RREQs repeated before giving up",
+                           low=0),
+    "ttl_start": _count(1, "TTL_START: the first RREQ's TTL (expanding ring search)"),
+    "ttl_increment": _count(2, "TTL_INCREMENT: the ring grows by this many hops"),
+    "ttl_threshold": _count(7, "TTL_THRESHOLD: past this TTL the RREQ covers the network"),
+    "timeout_buffer": _count(2, "TIMEOUT_BUFFER: hops of slack in a ring's wait", low=0),
+    "queue_length": _count(64, "packets a node holds while it looks for a route (ns-3's "
+                               "MaxQueueLen); one more is dropped as queue_full", low=0),
+    "hello": Field("bool", True, doc="neighbours detected by HELLOs (RFC 3561 §6.9)"),
+    "link_layer_feedback": Field("bool", True, doc="a frame the MAC could not deliver "
+                                                   "breaks the link at once (§6.11)"),
+    "ip_ttl": _count(64, "hops a data packet may take before it is dropped as ttl"),
+}
+
+#: RFC 3626 §18. Times in seconds.
+OLSR = {
+    "hello_interval": _time(2.0, "HELLO_INTERVAL"),
+    "tc_interval": _time(5.0, "TC_INTERVAL: an MPR floods its selectors this often"),
+    "neighb_hold_time": _time(6.0, "NEIGHB_HOLD_TIME: a link not heard for this long is "
+                                   "lost"),
+    "top_hold_time": _time(15.0, "TOP_HOLD_TIME: a TC's topology is kept this long"),
+    "dup_hold_time": _time(30.0, "DUP_HOLD_TIME: a message seen is remembered this long"),
+    "maxjitter": _time(0.5, "MAXJITTER: HELLOs, TCs and forwarded TCs are jittered up to "
+                            "this"),
+    "link_layer_feedback": Field("bool", False, doc="a frame the MAC could not deliver "
+                                                    "marks the link lost at once (RFC 3626 "
+                                                    "§13, optional; off in ns-3)"),
+    "ip_ttl": _count(64, "hops a data packet may take before it is dropped as ttl"),
+}
+
+#: ``[routing]``: the unit and one table per protocol.
+ROUTING_SCHEMA = {
+    "seconds_per_unit": Field("number", 1.0, low=0, low_open=True,
+                              doc="seconds in one time unit: the RFC times are scaled by it"),
+    "aodv": Field("table", {}, doc="AODV's parameters (RFC 3561 names; below)"),
+    "olsr": Field("table", {}, doc="OLSR's parameters (RFC 3626 names; below)"),
+}
+TABLES = {"aodv": AODV, "olsr": OLSR}
+
+
+def check(table: dict, where: str = "routing") -> dict:
+    """``[routing]`` checked, each protocol's table too (nothing filled in)."""
+    clean = check_table(ROUTING_SCHEMA, table, where)
+    for name, schema in TABLES.items():
+        check_table(schema, clean[name], f"{where}.{name}", fill_defaults=False)
+    return clean
+
+
+def resolve(protocol: str, table: dict | None = None, where: str = "routing") -> dict:
+    """The parameters of ``protocol`` in time units: ``[routing.<protocol>]`` over the RFC
+    defaults, times scaled by ``seconds_per_unit``."""
+    if protocol not in TABLES:
+        raise FieldError(where, f"expected one of {', '.join(TABLES)}, got {protocol!r}")
+    clean = check(table or {}, where)
+    schema, given = TABLES[protocol], clean[protocol]
+    params = check_table(schema, given, f"{where}.{protocol}")
+    for key, rule in schema.items():
+        if key not in given and rule.kind == "number":
+            params[key] = rule.default / clean["seconds_per_unit"]
+    return params

@@ -1,0 +1,279 @@
+"""Routing protocols as a layer of the network (emulator.routing): AODV and OLSR learn the
+network from their own packets, which cross the medium; faults reach a sender only by a
+message; links keep their order."""
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+
+from contract.messages import Message
+from emulator import deliver
+from emulator.network import Network
+from emulator.routing.host import RoutedTransport
+from emulator.routing.params import resolve
+from experiments.runner import run
+from experiments.spec import SpecError, resolve as resolve_spec
+
+
+def line(n: int, delay: float = 0.01, **attrs) -> nx.Graph:
+    g = nx.path_graph(n)
+    for e in g.edges:
+        g.edges[e].update(cost=1.0, delay=delay, bandwidth=1e5, **attrs)
+    return g
+
+
+def messages(rows) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["msg_id", "src", "dst", "sent_at", "size_bytes"])
+
+
+class Epochs:
+    """A dynamics of fixed graphs switching at given times."""
+
+    def __init__(self, times, graphs):
+        self.epochs, self.graphs = list(times), [nx.freeze(g) for g in graphs]
+
+    def snapshot(self, t):
+        k = max(i for i, start in enumerate(self.epochs) if start <= t)
+        return self.graphs[k]
+
+
+def ring_with_shortcut_breaking(at: float) -> Epochs:
+    """0-1-2 is the short way from 0 to 2; 0-3-4-2 the long one. Link 1-2 breaks at
+    ``at``."""
+    g = nx.Graph()
+    nx.add_path(g, [0, 1, 2])
+    nx.add_path(g, [0, 3, 4, 2])
+    for e in g.edges:
+        g.edges[e].update(cost=1.0, delay=0.01, bandwidth=1e5)
+    broken = g.copy()
+    broken.remove_edge(1, 2)
+    return Epochs([0.0, at], [g, broken])
+
+
+# -- AODV ---------------------------------------------------------------------------------
+def test_aodv_first_packet_waits_for_discovery_the_next_do_not():
+    g = line(5)
+    msgs = messages([(0, 0, 4, 0.0, 50), (1, 0, 4, 2.0, 50), (2, 0, 4, 2.5, 50)])
+    oracle = deliver(g, msgs)
+    aodv = deliver(g, msgs, routing="aodv")
+    assert not aodv.lost.any()
+    waits = (aodv.arrived_at - oracle.arrived_at).tolist()
+    # the first waits for an expanding ring search (TTL 1, then 3: a wait of
+    # 2 x 0.04 x (1 + 2) = 0.24 before the second RREQ), the route then serves the others
+    assert waits[0] > 0.24
+    assert waits[1:] == pytest.approx([0.0, 0.0])
+    sent = aodv.attrs["routing"]["control_sent"]
+    assert sent["RREQ"] >= 2 and sent["RREP"] >= 1
+    assert aodv.attrs["routing"]["route_discovery_latency_mean"] == pytest.approx(waits[0],
+                                                                                   abs=0.05)
+    control = aodv.attrs["control"]
+    assert list(control.columns) == ["time", "node", "type", "size_bytes"]
+    assert set(control[control.type == "RREQ"].size_bytes) == {52}
+
+
+def test_aodv_unreachable_destination_drops_after_its_retries():
+    g = line(3)
+    g.add_node(9)
+    out = deliver(g, messages([(0, 0, 9, 0.0, 50)]), routing="aodv")
+    assert out.loss_reason.tolist() == ["no_route"]
+    rreqs = out.attrs["control"].query("type == 'RREQ' and node == 0")
+    # TTL 1, 3, 5, 7, then NET_DIAMETER and RREQ_RETRIES (2) more
+    assert len(rreqs) == 4 + 1 + 2
+
+
+def test_aodv_queue_full_drops_the_packet_beyond_its_length():
+    g = line(3)
+    g.add_node(9)
+    msgs = messages([(i, 0, 9, 0.0, 50) for i in range(4)])
+    out = deliver(g, msgs, routing="aodv", routing_options={"aodv": {"queue_length": 2}})
+    assert out.loss_reason.tolist() == ["no_route", "no_route", "queue_full", "queue_full"]
+
+
+def test_aodv_repairs_a_broken_route_after_a_rerr_while_the_oracle_knows_at_once():
+    dynamics = ring_with_shortcut_breaking(at=5.0)
+    msgs = messages([(i, 0, 2, 0.25 * i, 50) for i in range(40)])
+    g = dynamics.graphs[0]
+    oracle = deliver(g, msgs, dynamics=dynamics)
+    aodv = deliver(g, msgs, dynamics=dynamics, routing="aodv",
+                   routing_options={"aodv": {"link_layer_feedback": False}})
+    assert not oracle.lost.any()
+    lost = aodv[aodv.lost]
+    # without link-layer feedback the break is found by missed HELLOs: the packets sent
+    # meanwhile are lost on the dead link, then a RERR and a new discovery take the
+    # long way
+    assert set(lost.loss_reason) == {"link_break"}
+    assert lost.msg_id.min() >= 20 and len(lost) >= 2
+    assert not aodv[aodv.msg_id >= 36].lost.any()
+    assert "RERR" in aodv.attrs["routing"]["control_sent"]
+    late = aodv[aodv.msg_id == 39].arrived_at.iloc[0] - 0.25 * 39
+    assert late == pytest.approx(3 * 0.01 + 3 * 50 / 1e5, abs=1e-9)   # three hops now
+    with_feedback = deliver(g, msgs, dynamics=dynamics, routing="aodv")
+    assert with_feedback.lost.sum() < len(lost)   # the MAC tells at the first failed send
+
+
+# -- OLSR ---------------------------------------------------------------------------------
+def grid(side: int) -> nx.Graph:
+    g = nx.convert_node_labels_to_integers(nx.grid_2d_graph(side, side))
+    for e in g.edges:
+        g.edges[e].update(cost=1.0, delay=0.01, bandwidth=1e5)
+    return g
+
+
+def test_olsr_drops_before_it_converges_then_routes_by_fewest_hops():
+    g = grid(4)
+    msgs = messages([(i, 0, 15, 0.5 * i, 50) for i in range(60)])
+    out = deliver(g, msgs, routing="olsr")
+    early, late = out[out.msg_id < 4], out[out.msg_id >= 40]
+    assert early.loss_reason.eq("no_route").all()     # nothing learnt at t < 2
+    assert not late.lost.any()
+    took = late.arrived_at - 0.5 * late.msg_id
+    six_hops = 6 * (0.01 + 50 / 1e5)   # the fewest; a HELLO or TC on a link may delay
+    assert took.min() == pytest.approx(six_hops)   # a packet by its serialization
+    assert took.max() < six_hops + 6 * 80 / 1e5
+    sent = out.attrs["routing"]["control_sent"]
+    assert set(sent) == {"HELLO", "TC"}
+
+
+def test_olsr_floods_tcs_through_mprs_only():
+    tr = routed(grid(5), "olsr")
+    tr.send(Message(0, "data", 0, 24, 30.0, 1.0, 50, None))
+    tr.advance()
+    assert len(tr.arrivals) == 1
+    originated = sum(node.msg_seq for node in tr.protocol._state.values())
+    relayed = tr.control_sent["TC"] - originated
+    # a flood in which every node repeats every TC would relay 24 per TC; the MPRs of a
+    # 5 x 5 grid relay fewer
+    assert originated > 0 and 0 < relayed < 24 * originated * 0.75
+
+
+def test_olsr_routes_stay_stale_until_the_link_times_out():
+    dynamics = ring_with_shortcut_breaking(at=20.0)
+    msgs = messages([(i, 0, 2, 10.0 + 0.25 * i, 50) for i in range(100)])
+    out = deliver(dynamics.graphs[0], msgs, dynamics=dynamics, routing="olsr")
+    lost = out[out.lost]
+    # lost on the dead link, or in a loop while nodes 0 and 1 disagree (a link-state
+    # protocol's transient loop: each thinks the other is nearer node 2)
+    assert set(lost.loss_reason) <= {"link_break", "ttl"}
+    assert "link_break" in set(lost.loss_reason)
+    # from the break until NEIGHB_HOLD_TIME (6) later at most, plus a HELLO interval
+    assert lost.msg_id.min() >= 40
+    assert (10.0 + 0.25 * lost.msg_id.max()) < 20.0 + 6.0 + 2.0 + 2.0
+    assert not out[out.msg_id >= 90].lost.any()
+
+
+# -- faults learnt by messages --------------------------------------------------------------
+def routed(graph, routing: str = "aodv") -> RoutedTransport:
+    dynamics = graph if isinstance(graph, Epochs) else Epochs([0.0], [graph])
+    return RoutedTransport(Network(dynamics), None, seed=1, routing=routing,
+                           routing_params=resolve(routing))
+
+
+def test_a_source_learns_of_a_drop_at_a_relay_only_when_the_notice_arrives():
+    g = line(4, delay=0.1)
+    broken = g.copy()
+    broken.remove_edge(2, 3)     # node 2's next hop goes: its MAC fails at the send
+    tr = routed(Epochs([0.0, 4.5], [g, broken]))
+    for i, at in enumerate((0.0, 3.0, 5.0)):   # the second keeps the route active
+        tr.send(Message(i, "data", 0, 3, at, 1.0, 50, None))
+    tr.advance()
+    assert len(tr.arrivals) == 2
+    (dropped_at, msg, reason, node), = [d for d in tr.drops if d[1].msg_id == 2]
+    (learnt_at, learnt, why, by), = [x for x in tr.losses if x[1].msg_id == 2]
+    assert (node, reason, by, why) == (2, "link_break", 2, "link_break")
+    # the notice crosses two hops back to the source, 2 x (0.1 + 56 bytes / bandwidth),
+    # after waiting on link 2 -> 1 behind node 2's RERR (40 bytes), sent first
+    assert learnt_at - dropped_at == pytest.approx(2 * (0.1 + 56 / 1e5) + 40 / 1e5)
+    assert tr.control_sent["NOTICE"] == 2
+
+
+def test_a_source_that_drops_its_own_packet_knows_at_once():
+    g = line(3)
+    g.add_node(9)
+    tr = routed(g)
+    tr.send(Message(0, "data", 0, 9, 0.0, 1.0, 50, None))
+    tr.advance()
+    assert [(round(t, 9), r, n) for t, _, r, n in tr.losses] == \
+        [(round(tr.drops[0][0], 9), "no_route", 0)]
+
+
+def test_a_run_reports_its_control_traffic_apart_from_the_algorithms(tmp_path):
+    spec = {"run": {"name": "notice", "duration": 6.0, "step": 0.1, "seed": 3},
+            "topology": {"generator": "random_geometric", "nodes": 16, "radius": 0.4,
+                         "delay": 0.1, "link_cost": "distance"},
+            "mobility": {"model": "random_waypoint", "speed": [0.05, 0.1], "pause": 0.5,
+                         "resolution": 0.5},
+            "streams": {"count": 2, "rate": 4.0, "key_domain": 5},
+            "query": {"node": 0, "window": 1.0},
+            "network": {"routing": "aodv"}}
+    out = run(spec, out=tmp_path)
+    s = out.summary
+    assert s["routing_control_messages"] == int((out.ledger.kind == "routing").sum()) > 0
+    assert s["routing_control_bytes"] == int(out.ledger[out.ledger.kind == "routing"]
+                                             .size_bytes.sum())
+    assert 0 < s["delivery_ratio"] <= 1 and s["route_discovery_latency_mean"] > 0
+    data = out.ledger[out.ledger.kind != "routing"]
+    assert s["comm_cost_total"] == pytest.approx(float(data.cost.sum()))
+    network = out.metrics[out.metrics.source == "network"]
+    sent = network[network.metric == "routing_control_messages"]
+    assert sent.value.sum() == s["routing_control_messages"]
+    assert set(sent.node) <= set(range(16)) and (sent.time % 0.5 == 0).all()
+
+
+def test_same_seed_same_control_traffic_and_deliveries():
+    g = grid(4)
+    rng = np.random.default_rng(5)
+    msgs = messages([(i, int(rng.integers(16)), int(rng.integers(16)),
+                      float(rng.uniform(0, 20)), 60) for i in range(120)])
+    for g_ in (g,):
+        for e in g_.edges:
+            g_.edges[e].update(jitter=0.005, loss=0.02)
+    for routing in ("aodv", "olsr"):
+        first = deliver(g, msgs, routing=routing, seed=2)
+        again = deliver(g, msgs, routing=routing, seed=2)
+        pd.testing.assert_frame_equal(first, again)
+        pd.testing.assert_frame_equal(first.attrs["control"], again.attrs["control"])
+        other = deliver(g, msgs, routing=routing, seed=3)
+        assert not first.attrs["control"].equals(other.attrs["control"])
+
+
+# -- links keep their order -----------------------------------------------------------------
+@pytest.mark.parametrize("medium", ["links", "shared"])
+def test_a_link_keeps_its_order_unless_told_to_reorder(medium):
+    g = line(2, delay=0.1, jitter=0.2)
+    msgs = messages([(i, 0, 1, 0.01 * i, 20) for i in range(200)])
+    kept = deliver(g, msgs, medium=medium)
+    assert kept.arrived_at.is_monotonic_increasing
+    shuffled = deliver(g, msgs, medium=medium, reorder=True)
+    overtaken = int((shuffled.arrived_at.diff() < 0).sum())
+    assert overtaken > 50    # i.i.d. jitter per hop reorders the link
+    still = deliver(line(2, delay=0.1), msgs, medium=medium, reorder=True)
+    assert still.equals(deliver(line(2, delay=0.1), msgs, medium=medium))  # no jitter
+
+
+# -- bad input --------------------------------------------------------------------------------
+@pytest.mark.parametrize("raw, field", [
+    ({"network": {"routing": "dsr"}}, "network.routing"),
+    ({"network": {"routing": "babel"}}, "network.routing"),
+    ({"run": {"backend": "mininet"}, "network": {"routing": "aodv"}}, "network.routing"),
+    ({"routing": {"aodv": {"hello_interval": 0}}}, "routing.aodv.hello_interval"),
+    ({"routing": {"olsr": {"neighb_hold_time": -1}}}, "routing.olsr.neighb_hold_time"),
+    ({"routing": {"aodv": {"active_route_timeout": 0}}}, "routing.aodv.active_route_timeout"),
+    ({"routing": {"aodv": {"queue_length": -1}}}, "routing.aodv.queue_length"),
+    ({"routing": {"aodv": {"helo_interval": 1}}}, "routing.aodv.helo_interval"),
+    ({"routing": {"seconds_per_unit": 0}}, "routing.seconds_per_unit"),
+])
+def test_bad_routing_input_is_one_line_naming_the_field(raw, field):
+    with pytest.raises(SpecError) as err:
+        resolve_spec(raw, "s.toml")
+    assert err.value.field == field and "\n" not in str(err.value)
+    assert str(err.value).startswith(f"s.toml: {field}: ")
+
+
+def test_deliver_refuses_bad_routing_arguments():
+    g, msgs = line(3), messages([(0, 0, 2, 0.0, 50)])
+    with pytest.raises(ValueError, match=r"^routing: expected one of oracle, aodv, olsr"):
+        deliver(g, msgs, routing="dsdv")
+    with pytest.raises(ValueError, match=r"^routing_options.olsr.hello_interval: expected "
+                                         r"a number > 0"):
+        deliver(g, msgs, routing="olsr", routing_options={"olsr": {"hello_interval": 0}})
+    assert "control" not in deliver(g, msgs).attrs    # the oracle sends none
