@@ -29,6 +29,7 @@ from pathlib import Path
 from emulator.backends import BACKENDS as _BACKEND_REGISTRY
 from emulator.routing import BACKEND_ROUTINGS, ROUTINGS
 from emulator.routing.params import ROUTING_SCHEMA
+from emulator.routing.params import TABLES as ROUTING_TABLES
 from emulator.routing.params import check as check_routing
 from emulator.transport import MEDIA
 from spark_nodes.runtimes.registry import RUNTIMES as _RUNTIME_REGISTRY
@@ -302,6 +303,8 @@ def unknown_path(path: str) -> str | None:
     'algorithm centralized has no parameter bach; valid: batch, retention'
     >>> unknown_path("query.windows.R1") is None
     True
+    >>> unknown_path("routing.aodv.helo_interval")[:46]
+    'routing.aodv has no key helo_interval; valid: '
     """
     section, *rest = path.split(".")
     if section in ("params", "trigger"):
@@ -315,6 +318,8 @@ def unknown_path(path: str) -> str | None:
                     f"{', '.join(sorted(params)) or '(none)'}")
         return None
     keys = section_keys(section)
+    if section == "routing" and len(rest) > 1 and rest[0] in ROUTING_TABLES:
+        keys, section, rest = ROUTING_TABLES[rest[0]], f"routing.{rest[0]}", rest[1:]
     if keys is None or rest[0] in keys:
         return None
     return f"{section} has no key {rest[0]}; valid: {', '.join(sorted(keys))}"

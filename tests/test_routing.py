@@ -277,3 +277,19 @@ def test_deliver_refuses_bad_routing_arguments():
                                          r"a number > 0"):
         deliver(g, msgs, routing="olsr", routing_options={"olsr": {"hello_interval": 0}})
     assert "control" not in deliver(g, msgs).attrs    # the oracle sends none
+
+
+def test_the_oracle_with_reorder_gives_the_results_of_before_the_routing_layer(tmp_path):
+    """The quickstart (links medium, jitter) with ``reorder = true`` and the oracle: the
+    figures the transport gave before links kept their order (commit 29ce155)."""
+    import tomllib
+    from pathlib import Path
+
+    spec = tomllib.loads(Path("experiments/specs/quickstart.toml").read_text())
+    spec["run"]["runtime"] = "inproc"
+    spec["network"] = {"reorder": True}
+    out = run(spec, out=tmp_path)
+    assert out.summary["latency_mean"] == 0.1674254435325642
+    assert out.summary["comm_cost_total"] == 78.68871966988178
+    assert float(out.ledger.time.sum()) == 3863.6360030507594
+    assert float(out.results.emitted_at.sum()) == 1264.0693671241315

@@ -15,6 +15,8 @@ def _spec(algorithm, **params):
         "run": {"name": "qj", "seed": 3, "duration": 12.0, "step": 0.01,
                 "memory_interval": 0.25, "drain": 3.0},
         "topology": {"generator": "line", "nodes": 5, "delay": 0.01, "jitter": 0.3},
+        # one path: the streams come out of order only if jitter may reorder a link
+        "network": {"reorder": True},
         "streams": {"count": 2, "nodes": [3, 4], "rate": 15.0, "key_domain": 4},
         "query": {"node": 0, "predicate": "equality", "window": 1.0},
         "algorithm": {"name": algorithm},

@@ -97,3 +97,26 @@ def test_spark_runtime_equals_inproc(name, spark, tmp_path):
 def nan_equal(summary: dict) -> dict:
     """NaN (e.g. the latency of a run without results) made comparable to NaN."""
     return {k: "nan" if isinstance(v, float) and math.isnan(v) else v for k, v in summary.items()}
+
+
+def test_spark_runtime_equals_inproc_under_aodv(spark, tmp_path):
+    """The routing protocol lives in the backend: a run whose messages wait for AODV's
+    route discoveries, whose losses reach senders by notices, is the same on Spark."""
+    def spec(runtime):
+        s = spec_for("centralized", runtime)
+        s["topology"] = {"generator": "random_geometric", "nodes": 8, "radius": 0.5,
+                         "delay": 0.5}
+        s["network"] = {"routing": "aodv"}
+        return s
+
+    inproc = run(spec("inproc"), out=tmp_path)
+    on_spark = run(spec("spark"), out=tmp_path)
+    assert inproc.summary["routing_control_messages"] > 0
+    assert inproc.summary["route_discovery_latency_mean"] > 0
+    pd.testing.assert_frame_equal(on_spark.ledger, inproc.ledger)
+    pd.testing.assert_frame_equal(on_spark.results, inproc.results)
+    ours = on_spark.metrics[on_spark.metrics.source != "spark"].reset_index(drop=True)
+    measured = ours.metric.isin(SPARK_MEASURED)
+    pd.testing.assert_frame_equal(ours[~measured], inproc.metrics[~measured])
+    same = {k: v for k, v in inproc.summary.items() if k not in RUNTIME_KEYS}
+    assert nan_equal({k: on_spark.summary[k] for k in same}) == nan_equal(same)
