@@ -130,12 +130,14 @@ def _deliver_options() -> dict:
                 "when a run asks for nearly all of them"),
         "reorder": Field("bool", False, doc="let a message overtake an earlier one on "
                                             "the same link; false: links keep their order"),
-        "routing": Field("choice", "oracle", choices=("oracle", "aodv", "olsr"),
+        "routing": Field("choice", "oracle", choices=("oracle", "aodv", "olsr", "babel"),
                          doc="oracle: the epoch's least-cost routes, known at once; aodv, "
-                             "olsr: the protocols, their control packets on the medium"),
+                             "olsr, babel: the protocols, their control packets on the "
+                             "medium"),
         "routing_options": Field("table", None, none=True,
                                  doc="shaped like the spec's `[routing]` table: "
-                                     "`seconds_per_unit`, `aodv = {...}`, `olsr = {...}`"),
+                                     "`seconds_per_unit`, `aodv = {...}`, `olsr = {...}`, "
+                                     "`babel = {...}`"),
     }
 
 
@@ -269,7 +271,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     reorder : bool
         False (default): a message never overtakes an earlier one on the same link.
         True: jitter is drawn per hop and may reorder a link's messages.
-    routing : {"oracle", "aodv", "olsr"}
+    routing : {"oracle", "aodv", "olsr", "babel"}
         Who chooses next hops: the epoch's least-cost trees, known at once, or a routing
         protocol whose control packets cross the same medium
         (:mod:`emulator.routing`); the protocol's timers run while a message is in

@@ -95,9 +95,9 @@ SCHEMA = {
                                          "positions instead of links"),
         "routing": Field("choice", ROUTINGS[0], choices=ROUTINGS,
                          doc="oracle: every node knows the epoch's least-cost routes at "
-                             "once (an idealisation); aodv, olsr: the protocols, their "
-                             "control packets on the medium (simpy); babel: babeld on "
-                             "every host (mininet)"),
+                             "once (an idealisation); aodv, olsr, babel: the protocols, "
+                             "their control packets on the medium (simpy); on mininet "
+                             "babel runs babeld on every host"),
         "reorder": Field("bool", False, doc="let a message overtake an earlier one on the "
                                             "same link (jitter drawn per hop); false: "
                                             "every link keeps its order"),

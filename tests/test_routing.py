@@ -161,6 +161,33 @@ def test_olsr_routes_stay_stale_until_the_link_times_out():
     assert not out[out.msg_id >= 90].lost.any()
 
 
+# -- Babel --------------------------------------------------------------------------------
+def test_babel_routes_once_links_are_up_and_after_a_break_by_the_feasible_detour():
+    g = grid(4)
+    msgs = messages([(i, 0, 15, 0.5 * i, 50) for i in range(60)])
+    out = deliver(g, msgs, routing="babel")
+    # a link is up after two hellos (4 s apart) and an IHU: nothing routes before 4 s
+    assert out[out.msg_id < 8].loss_reason.eq("no_route").all()
+    assert not out[out.msg_id >= 30].lost.any()
+    took = (out.arrived_at - 0.5 * out.msg_id)[out.msg_id >= 30]
+    assert took.min() == pytest.approx(6 * (0.01 + 50 / 1e5))    # fewest hops, cost 256 each
+    assert set(out.attrs["routing"]["control_sent"]) >= {"HELLO", "UPDATE"}
+
+    dynamics = ring_with_shortcut_breaking(at=30.0)
+    msgs = messages([(i, 0, 2, 20.0 + 0.25 * i, 50) for i in range(120)])
+    out = deliver(dynamics.graphs[0], msgs, dynamics=dynamics, routing="babel")
+    lost = out[out.lost]
+    assert not out[out.msg_id < 40].lost.any()       # before the break: 0-1-2
+    # lost until two of three hellos are missed (up to 3.5 intervals), then the detour
+    # 0-3-4-2 (its seqno the same, its metric larger: unfeasible until node 2's seqno
+    # rises on a request, or it was feasible at node 0 already)
+    assert len(lost) > 0 and 20.0 + 0.25 * lost.msg_id.max() < 30.0 + 3.5 * 4.0 + 4.0
+    assert not out[out.msg_id >= 110].lost.any()
+    late = out[out.msg_id >= 110]
+    assert (late.arrived_at - (20.0 + 0.25 * late.msg_id)).min() == \
+        pytest.approx(3 * (0.01 + 50 / 1e5))
+
+
 # -- faults learnt by messages --------------------------------------------------------------
 def routed(graph, routing: str = "aodv") -> RoutedTransport:
     dynamics = graph if isinstance(graph, Epochs) else Epochs([0.0], [graph])
@@ -253,7 +280,6 @@ def test_a_link_keeps_its_order_unless_told_to_reorder(medium):
 # -- bad input --------------------------------------------------------------------------------
 @pytest.mark.parametrize("raw, field", [
     ({"network": {"routing": "dsr"}}, "network.routing"),
-    ({"network": {"routing": "babel"}}, "network.routing"),
     ({"run": {"backend": "mininet"}, "network": {"routing": "aodv"}}, "network.routing"),
     ({"routing": {"aodv": {"hello_interval": 0}}}, "routing.aodv.hello_interval"),
     ({"routing": {"olsr": {"neighb_hold_time": -1}}}, "routing.olsr.neighb_hold_time"),
@@ -261,6 +287,8 @@ def test_a_link_keeps_its_order_unless_told_to_reorder(medium):
     ({"routing": {"aodv": {"queue_length": -1}}}, "routing.aodv.queue_length"),
     ({"routing": {"aodv": {"helo_interval": 1}}}, "routing.aodv.helo_interval"),
     ({"routing": {"seconds_per_unit": 0}}, "routing.seconds_per_unit"),
+    ({"routing": {"babel": {"update_interval": 0}}}, "routing.babel.update_interval"),
+    ({"run": {"backend": "mininet"}, "network": {"routing": "olsr"}}, "network.routing"),
 ])
 def test_bad_routing_input_is_one_line_naming_the_field(raw, field):
     with pytest.raises(SpecError) as err:

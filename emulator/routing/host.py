@@ -275,7 +275,10 @@ class RoutedTransport(Transport):
 
     def _timer(self, t: float, node: int, tag) -> None:
         if type(tag) is not _MacFailure:
-            self.protocol.on_timer(t, node, tag)
+            if self.horizon is not None or self._unresolved > 0:
+                # deliver's rule: once every message is delivered or dropped, the
+                # protocol's clock stops (its neighbours would time out one another)
+                self.protocol.on_timer(t, node, tag)
             return
         if tag.reason == "link_break":
             self.protocol.on_link_failure(t, node, tag.neighbour)

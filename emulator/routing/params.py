@@ -1,7 +1,7 @@
 """The protocols' parameters: the RFCs' constants, by their RFC names, in one table each.
 
 ``[routing]`` holds ``seconds_per_unit`` (what one time unit of the spec is, in seconds)
-and one table per protocol, ``[routing.aodv]`` and ``[routing.olsr]``. A value given in a
+and one table per protocol, ``[routing.aodv]``, ``[routing.olsr]`` and ``[routing.babel]``. A value given in a
 protocol's table is in time units; a time left out takes the RFC's default in seconds
 scaled by ``seconds_per_unit`` (the SMJ experiments use abstract units, the soccer ones
 seconds). Counts (``net_diameter``, ``rreq_retries``…) are not scaled.
@@ -71,14 +71,26 @@ OLSR = {
     "ip_ttl": _count(64, "hops a data packet may take before it is dropped as ttl"),
 }
 
+#: RFC 8966 Appendix B, with babeld's wireless cost. Times in seconds.
+BABEL = {
+    "hello_interval": _time(4.0, "Hello interval (an IHU every third)"),
+    "update_interval": _time(16.0, "Update interval: a full dump of the routes"),
+    "rxcost": _count(256, "the nominal cost of a link that is up (babeld: 96 wired, 256 "
+                          "wireless)"),
+    "link_layer_feedback": Field("bool", False, doc="a frame the MAC could not deliver "
+                                                    "takes the link down at once"),
+    "ip_ttl": _count(64, "hops a data packet may take before it is dropped as ttl"),
+}
+
 #: ``[routing]``: the unit and one table per protocol.
 ROUTING_SCHEMA = {
     "seconds_per_unit": Field("number", 1.0, low=0, low_open=True,
                               doc="seconds in one time unit: the RFC times are scaled by it"),
     "aodv": Field("table", {}, doc="AODV's parameters (RFC 3561 names; below)"),
     "olsr": Field("table", {}, doc="OLSR's parameters (RFC 3626 names; below)"),
+    "babel": Field("table", {}, doc="the emulated Babel's parameters (RFC 8966; below)"),
 }
-TABLES = {"aodv": AODV, "olsr": OLSR}
+TABLES = {"aodv": AODV, "olsr": OLSR, "babel": BABEL}
 
 
 def check(table: dict, where: str = "routing") -> dict:
