@@ -132,7 +132,8 @@ class RoutedTransport(Transport):
 
     def drop(self, t: float, node: int, msg, reason: str) -> None:
         """Drop ``msg`` at ``node``: counted, and its source told (a notice, or at once
-        if it is the source). A notice dropped is only counted."""
+        if it is the source; a dead node tells no one). A notice dropped is only
+        counted."""
         if msg.kind == ROUTING:
             self.control_lost[reason] += 1
             return
@@ -142,7 +143,7 @@ class RoutedTransport(Transport):
         self._taken.pop(msg.msg_id, None)
         if node == msg.src:
             self.losses.append((t, msg, reason, node))
-        else:
+        elif self._view_at(t).alive(node):   # a dead node tells no one
             notice = Message(self._next_control_id, ROUTING, node, msg.src, t,
                              NOTICE_BYTES / self.bytes_per_unit, NOTICE_BYTES,
                              Notice(node, msg.src, msg, reason))
@@ -265,6 +266,7 @@ class RoutedTransport(Transport):
                                                    else "link_break"), u)
         elif v == msg.dst and type(msg.payload) is Notice:
             notice = msg.payload
+            self._taken.pop(msg.msg_id, None)
             self.losses.append((arrive, notice.packet, notice.reason, notice.src))
         elif v == msg.dst and msg.kind != ROUTING:
             self._taken.pop(msg.msg_id, None)
