@@ -23,11 +23,15 @@ QUIET_PIP := awk '/is ignored: it is neither a file nor a directory/ { next } \
 
 setup: $(STAMP)
 
-# Mininet comes from Debian and lives in the system Python, hence --system-site-packages.
+# Mininet comes from Debian and lives in the system Python, hence --system-site-packages;
+# babeld (Debian's too) routes the emulated hosts under [network] routing = "babel".
 $(STAMP): setup.cfg pyproject.toml
-	@if [ "$$(id -u)" = 0 ] && ! /usr/bin/python3 -c 'import mininet.net' 2>/dev/null; then \
-	    echo "installing Debian's mininet"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mininet; fi
+	@if [ "$$(id -u)" = 0 ]; then \
+	    missing=""; \
+	    /usr/bin/python3 -c 'import mininet.net' 2>/dev/null || missing=" mininet"; \
+	    command -v babeld >/dev/null || missing="$$missing babeld"; \
+	    if [ -n "$$missing" ]; then echo "installing Debian's$$missing"; \
+	        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi; fi
 	@test -x $(PY) || /usr/bin/python3 -m venv --system-site-packages $(VENV)
 	@echo "installing into $(VENV): pip, then this project with its test extra (editable)"
 	@$(PY) -m pip install -q --upgrade pip 2>&1 | $(QUIET_PIP)

@@ -18,6 +18,12 @@ late, not lost; only a message to an unreachable or dead node is lost. Ledger ro
 the send time (hop times inside the kernel are not observable by the application).
 Arrival order may differ; on a loss-free network the result set is the same.
 
+With ``[network] routing = "babel"`` the controller installs no routes: one ``babeld``
+per host does (:mod:`emulator.mininet.babel`), started after the links of epoch 0 and
+waited for until every reachable pair has a working route, before the agents start; the
+agents' ledger still follows the view's least-cost paths (the model), while the kernel
+carries the messages along Babel's routes. Any other value: the controller's routes.
+
 The ``[mininet]`` spec table (:class:`~emulator.mininet.options.MininetOptions`):
 ``time_scale`` (wall seconds per time unit), ``shaping`` (auto | netem | tun),
 ``agent_timeout``, ``port``, ``spark_master``, ``spark_workers``.
@@ -37,6 +43,7 @@ from contract.outputs import RunOutput, metrics_frame, results_frame
 from contract.plan import Plan
 from emulator.driver import run_end
 from emulator.ledger import empty_frame
+from emulator.mininet.babel import BabelDaemons
 from emulator.mininet.control import Agents
 from emulator.mininet.emulation import Emulation, LinkSetting
 from emulator.mininet.options import MininetOptions
@@ -141,15 +148,21 @@ def run(plan: Plan, programs: dict, tuples_by_stream: dict, runtime, progress: b
     edges = _edges(plan.dynamics, epochs)
     views = [network.view(t) for t in epochs]
     view0 = views[0]
+    # Read defensively: a plan built by hand (make_plan) may carry no [network] table.
+    daemons = plan.spec.get("network", {}).get("routing", "oracle") == "babel"
     em = Emulation(view0.nodes, edges, time_scale=options.time_scale, seed=plan.seed,
-                   shaping=options.shaping)
+                   shaping=options.shaping, routes="daemons" if daemons else "controller")
     setups = _setups(plan, programs, tuples_by_stream, views, em.names, options, runtime,
                      end - plan.duration)
     wall0 = time.monotonic()
-    agents = None
+    agents = babel = None
     try:
         em.start()
         em.apply(*epoch_state(view0, edges, options.time_scale))
+        if daemons:
+            babel = BabelDaemons(em)
+            babel.start()
+            babel.wait_converged()
         network_s = time.monotonic() - wall0
         agents = Agents(em, programs)
         # What every agent imports anyway (the routing view, the step function) and the
@@ -169,11 +182,16 @@ def run(plan: Plan, programs: dict, tuples_by_stream: dict, runtime, progress: b
         t_stop = time.monotonic()
         if agents is not None:
             agents.close()
+        if babel is not None:
+            babel.stop()
         em.stop()
         teardown_s = time.monotonic() - t_stop
-    return _output(plan, em, outputs, counters0, counters1, applied,
-                   {"setup_s": setup_s, "network_setup_s": network_s, "teardown_s": teardown_s,
-                    "wall_s": time.monotonic() - wall0}, options)
+    output = _output(plan, em, outputs, counters0, counters1, applied,
+                     {"setup_s": setup_s, "network_setup_s": network_s,
+                      "teardown_s": teardown_s, "wall_s": time.monotonic() - wall0}, options)
+    if babel is not None:
+        output.info.update(routing="babel", babel=babel.info())
+    return output
 
 
 def _run_clock(plan, views, end, em, agents, edges, opts) -> int:

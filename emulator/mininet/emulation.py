@@ -4,7 +4,9 @@ One Mininet host per node, one veth link per edge that exists in any epoch (no s
 no controller). Every interface of node ``n``'s host carries the node address
 (:meth:`RunNames.address`, /32) and the hosts forward IP. Routes are host routes towards
 each node address through the next hop of the least-cost path; :meth:`Emulation.apply`
-replaces them (and the link settings) live when the network changes.
+replaces them (and the link settings) live when the network changes. With
+``routes="daemons"`` the emulation installs no routes: a routing daemon on every host does
+(:mod:`emulator.mininet.babel`), over IPv6 link-local addresses the veths then keep.
 
 Link shaping: bandwidth with Mininet's ``TCLink`` (htb); delay, jitter and loss with netem
 when the kernel has it, otherwise with the TUN shapers of :mod:`emulator.mininet.shaper`.
@@ -13,6 +15,13 @@ setting the chosen mechanism cannot apply raises.
 
 Settings arrive in virtual units (delay/jitter in time units, bandwidth in bytes per time
 unit) and are scaled with ``time_scale`` (wall seconds per time unit).
+
+Where the TUN shapers sit depends on who routes. The controller's routes send traffic for
+a neighbour into the sender's ``dl<neighbour>`` device. A daemon's routes point at the veth
+itself, so instead every veth's ingress redirects IPv4 into the *receiver's* shaper
+(``tc`` clsact + mirred; the kernel then routes what the shaper writes back), and a link
+that is down also redirects everything else there — the daemons' own packets — to be
+dropped, so a daemon notices a broken link only by missing hellos, as on a radio.
 """
 from __future__ import annotations
 
@@ -30,6 +39,10 @@ from emulator.mininet.naming import RunNames, new_prefix
 #: Mininet's TCLink ignores (with only a printed error) rates outside this range.
 _MAX_MBIT = 1000.0
 _TABLE_BASE = 1000
+#: ``tc`` filter preferences on a veth's ingress with ``routes="daemons"`` and TUN shaping:
+#: a link that is down sends every frame into the shaper (which drops it) before the
+#: filter that sends IPv4 there to be delayed.
+_PREF_DOWN, _PREF_SHAPE = 5, 10
 
 
 @dataclass(frozen=True)
@@ -95,12 +108,17 @@ class Emulation:
     seed : seeds the shapers' jitter and loss draws (node n's: ``seed * 1_000_003 + n``).
     shaping : ``"auto"`` (netem if the kernel has it, else TUN), ``"netem"`` or ``"tun"``.
     prefix : the run prefix (a fresh one by default).
+    routes : ``"controller"`` (:meth:`apply` installs the next hops it is given) or
+        ``"daemons"`` (routing daemons on the hosts install them; ``apply`` sets links only).
     """
 
     def __init__(self, nodes, edges, *, time_scale: float, seed: int,
-                 shaping: str = "auto", prefix: str | None = None):
+                 shaping: str = "auto", prefix: str | None = None,
+                 routes: str = "controller"):
         if shaping not in ("auto", "netem", "tun"):
             raise ValueError(f"shaping {shaping!r}: expected 'auto', 'netem' or 'tun'")
+        if routes not in ("controller", "daemons"):
+            raise ValueError(f"routes {routes!r}: expected 'controller' or 'daemons'")
         if not time_scale > 0:
             raise ValueError(f"time_scale {time_scale}: expected > 0 wall seconds per unit")
         self.nodes = sorted(int(n) for n in nodes)
@@ -112,6 +130,7 @@ class Emulation:
         self.time_scale = float(time_scale)
         self.seed = int(seed)
         self.requested_shaping = shaping
+        self.routes = routes
         self.shaping: str | None = None
         self.netem_probe: str | None = None   # what tc said when netem was tried
         self.names = RunNames(prefix or new_prefix())
@@ -120,6 +139,7 @@ class Emulation:
         self._shapers: dict[int, subprocess.Popen] = {}
         self._settings: dict[tuple[int, int], LinkSetting] = {}
         self._routes: dict[int, dict[int, int | None]] = {}
+        self._blocked: set[tuple[int, int]] = set()   # directions dropping all frames
         self.gateway: tuple[int, str] | None = None   # (node, root-side address)
         self.timings: dict[str, float] = {}
 
@@ -214,18 +234,34 @@ class Emulation:
     def _host_setup(self, n: int) -> list[str]:
         """Shell lines that configure host ``n`` (few processes: one sysctl, one ip)."""
         addr = self.names.address(n)
+        daemons = self.routes == "daemons"
         batch = [f"addr add {addr}/32 dev lo", "link set lo up"]
         procs = []
+        ipv6 = []
         for v in self.neighbors[n]:
             dev = self.names.link_dev(v)
             batch += [f"addr flush dev {dev}", f"addr add {addr}/32 dev {dev}",
                       f"link set {dev} up"]
+            if daemons:
+                # Routing daemons speak over IPv6 link-local addresses (Babel does); no
+                # duplicate detection, so they can send as soon as the link is up.
+                ipv6 += [f"net.ipv6.conf.{dev}.accept_dad=0",
+                         f"net.ipv6.conf.{dev}.disable_ipv6=0"]
             if self.shaping == "tun":
                 tun = self.names.tun_dev(v)
-                table = _TABLE_BASE + v
-                batch += [f"link set {tun} up", f"rule add iif {tun} lookup {table}",
-                          f"route add default via {self.names.address(v)} dev {dev} "
-                          f"onlink table {table}"]
+                batch.append(f"link set {tun} up")
+                if daemons:
+                    # What arrives from v goes through this host's shaper for v, then
+                    # the kernel routes it by the daemon's routes (module docstring).
+                    procs += [f"tc qdisc add dev {dev} clsact",
+                              f"tc filter add dev {dev} ingress protocol ip pref "
+                              f"{_PREF_SHAPE} u32 match u32 0 0 action mirred egress "
+                              f"redirect dev {tun}"]
+                else:
+                    table = _TABLE_BASE + v
+                    batch += [f"rule add iif {tun} lookup {table}",
+                              f"route add default via {self.names.address(v)} dev {dev} "
+                              f"onlink table {table}"]
                 # A packet coming back out of the shaper has a local source when this
                 # host sent it: accept it on the TUN device.
                 procs.append(f"echo 1 > /proc/sys/net/ipv4/conf/{tun}/accept_local")
@@ -233,7 +269,9 @@ class Emulation:
         batch_file.write_text("\n".join(batch) + "\n")
         return ["sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.disable_ipv6=1 "
                 "net.ipv6.conf.default.disable_ipv6=1",
-                f"ip -force -batch {batch_file}", *procs,
+                f"ip -force -batch {batch_file}",
+                # After the batch: its address flush would remove the link-local addresses.
+                *([f"sysctl -qw {' '.join(ipv6)}"] if ipv6 else []), *procs,
                 # Asymmetric routes and packets re-entering from a TUN must not be filtered.
                 "for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > $f; done",
                 "for f in /proc/sys/net/ipv4/conf/*/send_redirects; do echo 0 > $f; done"]
@@ -259,15 +297,20 @@ class Emulation:
     def apply(self, settings: dict[tuple[int, int], LinkSetting],
               hops: dict[int, dict[int, int | None]]) -> None:
         """Set the links (``settings[(u, v)]``: direction u -> v; missing: link down) and
-        the routes (``hops[u][v]``: next hop or None)."""
+        the routes (``hops[u][v]``: next hop or None; ignored with ``routes="daemons"``)."""
         for (u, v) in settings:
             if tuple(sorted((u, v))) not in self.edges:
                 raise ValueError(f"link {u}-{v} was not built; built links: {self.edges}")
+        daemons = self.routes == "daemons"
         for u, v in self.edges:
             for a, b in ((u, v), (v, u)):
                 new = settings.get((a, b))
-                if new != self._settings.get((a, b)):
+                # Without routes of its own a link that starts down must be closed too, or
+                # the daemons would route over it.
+                if new != self._settings.get((a, b)) or (daemons and (a, b) not in self._settings):
                     self._set_link(a, b, new)
+        if daemons:
+            return
         changed = {u: hops.get(u, {}) for u in self.nodes
                    if hops.get(u, {}) != self._routes.get(u)}
         self._run_scripts({u: self._route_lines(u, t) for u, t in changed.items()}, batch=True)
@@ -283,17 +326,38 @@ class Emulation:
             mbit_changed = (old.mbit if old else None) != setting.mbit
             if mbit_changed:
                 self._config_intf(intf, bw=setting.mbit)
-            proc = self._shapers[u]
-            proc.stdin.write(json.dumps({"dev": self.names.tun_dev(v), "delay": setting.delay,
+            # The controller's routes feed the sender's shaper, a daemon's the receiver's.
+            host, dev = (v, u) if self.routes == "daemons" else (u, v)
+            proc = self._shapers[host]
+            proc.stdin.write(json.dumps({"dev": self.names.tun_dev(dev), "delay": setting.delay,
                                          "jitter": setting.jitter, "loss": setting.loss})
                              + "\n")
             proc.stdin.flush()
+            if self.routes == "daemons" and down != ((u, v) in self._blocked):
+                self._block(u, v, down)
         else:
             self._config_intf(intf, bw=setting.mbit,
                               delay=f"{setting.delay * 1000:.3f}ms" if setting.delay else None,
                               jitter=f"{setting.jitter * 1000:.3f}ms" if setting.jitter else None,
                               loss=setting.loss * 100 if setting.loss else None)
         self._settings[(u, v)] = new
+
+    def _block(self, u: int, v: int, down: bool) -> None:
+        """Send every frame from ``u`` that reaches ``v`` into ``v``'s shaper for ``u``
+        (whose loss is 1 while the link is down), or stop doing so."""
+        dev, tun = self.names.link_dev(u), self.names.tun_dev(u)
+        if down:
+            cmd = (f"tc filter add dev {dev} ingress protocol all pref {_PREF_DOWN} u32 "
+                   f"match u32 0 0 action mirred egress redirect dev {tun}")
+        else:
+            cmd = f"tc filter del dev {dev} ingress pref {_PREF_DOWN}"
+        out = self.hosts[v].cmd(f"{cmd} 2>&1; echo rc=$?").strip()
+        if not out.endswith("rc=0"):
+            raise RuntimeError(f"link {u}-{v} {'down' if down else 'up'}: {cmd}: {out}")
+        if down:
+            self._blocked.add((u, v))
+        else:
+            self._blocked.discard((u, v))
 
     @staticmethod
     def _config_intf(intf, **params) -> None:
@@ -317,6 +381,9 @@ class Emulation:
         The root side is ``<prefix>gw`` with ``address``; every host routes ``address``
         like it routes ``node`` (and follows route changes). Returns ``address``.
         """
+        if self.routes != "controller":
+            raise RuntimeError("attach_root: the root namespace is routed like the hosts by "
+                               "the controller; with routes='daemons' it has no routes")
         if self.gateway is not None:
             raise RuntimeError(f"the root namespace is attached already (node "
                                f"{self.gateway[0]})")
@@ -364,6 +431,10 @@ class Emulation:
                 f"dev {self.names.link_dev(hop)} onlink src {src}")
 
     # ------------------------------------------------------------------ measurements
+    def up_links(self) -> list[tuple[int, int]]:
+        """The directions ``(u, v)`` that are up now (as last set by :meth:`apply`)."""
+        return sorted(link for link, s in self._settings.items() if s is not None)
+
     def tx_bytes(self) -> dict[tuple[int, int], int]:
         """Bytes each host has sent on each veth: ``{(u, v): bytes}`` (kernel counters)."""
         return {link: count for link, (count, _) in self.tx_counters().items()}

@@ -11,6 +11,8 @@ removed without touching anything else on the machine.
 (True, False)
 >>> names.owns_process(["java", "-Dadhoc.testbed.run=mab12", "Worker"])
 True
+>>> names.owns_process(["babeld", "-c", "/run/adhoc-testbed-mininet/mab12/babel3.conf"])
+True
 """
 from __future__ import annotations
 
@@ -91,10 +93,12 @@ class RunNames:
         return f"-Dadhoc.testbed.run={self.prefix}"
 
     def owns_process(self, argv: list[str]) -> bool:
-        """True if ``argv`` is an agent/shaper of this run, one of its host shells, or one
-        of its Java processes."""
+        """True if ``argv`` is an agent/shaper of this run, one of its host shells, one
+        of its Java processes, or names a file in its state folder (a routing daemon's
+        configuration: a daemon's command line has no room for ``--run``)."""
+        state = f"{self.state_dir}/"
         for i, arg in enumerate(argv):
-            if arg == self.java_marker:
+            if arg == self.java_marker or arg.startswith(state):
                 return True
             if arg == "--run" and i + 1 < len(argv) and argv[i + 1] == self.prefix:
                 return True
