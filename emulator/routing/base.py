@@ -125,5 +125,10 @@ class Protocol:
         """The neighbour ``node`` sends ``msg`` to, or None (queued, or dropped)."""
         raise NotImplementedError
 
+    def route(self, t: float, node: int, dst: int) -> int | None:
+        """The neighbour ``node`` believes leads to ``dst`` at ``t``, None if it knows
+        none; reads its tables only (nothing is sent, queued or refreshed)."""
+        raise NotImplementedError
+
     def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
         """``node``'s MAC failed to deliver a frame to ``neighbour``."""

@@ -120,6 +120,11 @@ class Aodv(Protocol):
             self._broadcast(t, u, "RERR", Rerr(((dst, node.table.known_seq(dst) or 0),)))
         return None
 
+    def route(self, t: float, node: int, dst: int) -> int | None:
+        route = self._state[node].table.routes.get(dst)
+        return route.next_hop if route is not None and route.valid \
+            and route.lifetime > t else None
+
     def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
         if self.params["link_layer_feedback"]:
             self._state[node].heard.pop(neighbour, None)

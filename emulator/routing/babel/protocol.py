@@ -187,11 +187,14 @@ class Babel(Protocol):
 
     # -- forwarding ---------------------------------------------------------------------
     def next_hop(self, t: float, u: int, msg) -> int | None:
-        chosen = self._state[u].selected.get(msg.dst)
-        if chosen is None:
+        v = self.route(t, u, msg.dst)
+        if v is None:
             self.host.drop(t, u, msg, "no_route")
-            return None
-        return chosen[0]
+        return v
+
+    def route(self, t: float, u: int, dst: int) -> int | None:
+        chosen = self._state[u].selected.get(dst)
+        return None if chosen is None else chosen[0]
 
     def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
         if self.params["link_layer_feedback"]:

@@ -140,15 +140,18 @@ class Olsr(Protocol):
 
     # -- forwarding ---------------------------------------------------------------------
     def next_hop(self, t: float, u: int, msg) -> int | None:
-        node = self._state[u]
-        if node.dirty:
-            node.routes = compute_routes(u, node.symmetric(t), node.valid_two_hop(t),
-                                         node.valid_topology(t))
-            node.dirty = False
-        v = node.routes.get(msg.dst)
+        v = self.route(t, u, msg.dst)
         if v is None:
             self.host.drop(t, u, msg, "no_route")
         return v
+
+    def route(self, t: float, u: int, dst: int) -> int | None:
+        node = self._state[u]
+        if node.dirty:   # computed when next asked for after a change (§10)
+            node.routes = compute_routes(u, node.symmetric(t), node.valid_two_hop(t),
+                                         node.valid_topology(t))
+            node.dirty = False
+        return node.routes.get(dst)
 
     def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
         if self.params["link_layer_feedback"]:
