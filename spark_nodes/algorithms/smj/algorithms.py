@@ -29,6 +29,9 @@ _COMMON = {
                                    "and retried this often", low=0, low_open=True),
     "grace": Param((float,), 2.0, "tuples are kept this long after leaving the window, "
                                   "for blocks still on their way", low=0, allow_inf=True),
+    "resend": Param((bool,), False, "a message whose loss is reported (with AODV, OLSR or "
+                                    "Babel: when the drop's notice arrives) is held and "
+                                    "retried like one to a node cut off"),
 }
 _SMJ = {
     "include_final": Param((bool,), True, "count the final hop to the query node when "
@@ -68,7 +71,7 @@ class SmjFamily(Algorithm):
             include_final=p.get("include_final", True), filter=p.get("filter", "mask"),
             lottery_draw=p.get("lottery_draw", "argmax"), initial_center=center,
             bytes_per_unit=plan.bytes_per_unit, lookahead=p.get("lookahead", 1),
-            retry=p["retry"], trigger=getattr(plan, "trigger", None),
+            retry=p["retry"], resend=p["resend"], trigger=getattr(plan, "trigger", None),
             plan_lookup=plan_options(self.name, p) if "plan" in p else None)
 
     def nodes_with_roles(self, plan, cfg) -> list[int]:

@@ -43,12 +43,14 @@ class SmjConfig:
     trigger: Any = None
     #: the last period closes at the latest here (``duration - margin``)
     limit: float = float("inf")
+    #: a message reported lost is held and retried (:meth:`SmjNode.on_lost`)
+    resend: bool = False
 
     @classmethod
     def of(cls, *, mode, streams, stream_nodes, query_node, windows, duration,
            period=1.0, margin=0.0, grace=2.0, synopsis_unit=0.25, include_final=True,
            filter="mask", lottery_draw="argmax", initial_center=None, bytes_per_unit=32,
-           lookahead=1, retry=0.25, plan_lookup=None, trigger=None):
+           lookahead=1, retry=0.25, plan_lookup=None, trigger=None, resend=False):
         """Validate and build; ``windows`` entries may be None (no window). Under a
         ``trigger`` the number of periods is what the trigger fires (unbounded here)."""
         for name, value, allowed in (("mode", mode, MODES), ("filter", filter, FILTERS),
@@ -74,7 +76,7 @@ class SmjConfig:
                    periods, float(grace), float(synopsis_unit),
                    bool(include_final), filter, lottery_draw, initial_center,
                    int(bytes_per_unit), int(lookahead), float(retry), plan_lookup,
-                   trigger, float(duration - margin))
+                   trigger, float(duration - margin), bool(resend))
 
     @property
     def n(self) -> int:

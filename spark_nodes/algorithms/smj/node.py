@@ -105,6 +105,10 @@ class SmjNode(NodeProgram):
             self.signals.on_tuple(ctx, tup)
 
     def on_lost(self, ctx, msg, reason):
+        if self.cfg.resend and reason != "late":
+            # held and retried as if its target were cut off: the network dropped it
+            self._hold(ctx, msg.dst, msg.kind, msg.payload, msg.size_units)
+            ctx.record("resent", 1)
         if self.signals is not None:
             self.signals.exception(ctx, reason)
         if self.clock is not None:
@@ -112,7 +116,7 @@ class SmjNode(NodeProgram):
                 self._end_period(ctx, kind)
 
     def listens_to_losses(self):
-        return (self.signals is not None and self.signals.initiator is not None) or \
+        return self.cfg.resend or (self.signals is not None and self.signals.initiator is not None) or \
             (self.clock is not None and self.clock.initiator is not None)
 
     def on_timer(self, ctx, tag):
@@ -194,6 +198,10 @@ class SmjNode(NodeProgram):
         if ctx.net.cost(self.node, dst) < float("inf"):
             ctx.send(dst, kind, payload, size)
             return
+        self._hold(ctx, dst, kind, payload, size)
+
+    def _hold(self, ctx, dst, kind, payload, size):
+        """Keep a message in the outbox, retried every ``retry`` time units."""
         self.outbox.append((dst, kind, payload, size))
         ctx.record("held", 1)
         if not self.retrying:
