@@ -45,6 +45,14 @@ SECTIONS: dict[str, Callable] = {
     "triggers": lambda algorithm: algorithm.triggered,
 }
 
+#: Sections drawn by what a sweep varies rather than by an algorithm family, in report
+#: order after the family sections: section name -> (heading, the swept spec keys that
+#: call for it). Each is written over every run when any of its keys takes more than
+#: one value (:func:`axis_sections_present`).
+AXIS_SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "network": ("Network: routing and link order", ("network.routing", "network.reorder")),
+}
+
 #: Families without a section of their own (the centralized join is the baseline the
 #: family sections compare with).
 WITHOUT_SECTION = frozenset({"centralized"})
@@ -84,6 +92,19 @@ def families_present(algorithms: Iterable[str],
     families = section_families() if families is None else families
     names = set(algorithms)
     return [family for family, members in families.items() if names & members]
+
+
+def axis_sections_present(runs) -> list[str]:
+    """The :data:`AXIS_SECTIONS` whose keys vary in ``runs`` (a runs frame).
+
+    >>> import pandas as pd
+    >>> axis_sections_present(pd.DataFrame({"network.routing": ["oracle", "aodv"]}))
+    ['network']
+    >>> axis_sections_present(pd.DataFrame({"network.routing": ["aodv", "aodv"]}))
+    []
+    """
+    return [name for name, (_, keys) in AXIS_SECTIONS.items()
+            if any(k in runs.columns and runs[k].nunique(dropna=False) > 1 for k in keys)]
 
 
 def section_module(family: str) -> ModuleType:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from experiments.spec import get_path
 from experiments.store import Run
 from spark_nodes.algorithms.qjoin import evaluation as ev
 
@@ -30,15 +31,6 @@ QUSER = "params.qjoin.q_user"
 SENSITIVITY = ("params.qjoin.P", "params.qjoin.L", "params.qjoin.b", "params.qjoin.g")
 
 
-def _spec_value(spec: dict, path: str):
-    node = spec
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
 def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
     """``runs`` plus ``dir``, ``q_user`` (the run's own), ``memory`` (Spark: state rows),
     ``memory_steady`` (after the first period P where the summary has it, else ``memory``),
@@ -52,11 +44,11 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
     own_q, params = [], {p: [] for p in SENSITIVITY + ("params.k-slack.K",)}
     for (_, row), spec in zip(info.iterrows(), specs):
         alg = row["algorithm"]
-        q = _spec_value(spec, f"params.{alg}.q_user")
+        q = get_path(spec, f"params.{alg}.q_user")
         own_q.append(q if q is not None else row.get(f"params.{alg}.q_user"))
         for p in params:
             v = row.get(p) if p in info.columns else None
-            params[p].append(v if v is not None and not is_nan(v) else _spec_value(spec, p))
+            params[p].append(v if v is not None and not is_nan(v) else get_path(spec, p))
     info["q_user_own"] = pd.to_numeric(pd.Series(own_q), errors="coerce").to_numpy()
     info["scenario"] = [scenario(spec) for spec in specs]
     # A grid over params.qjoin.q_user judges every algorithm at that Q_user; runs from

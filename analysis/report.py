@@ -17,7 +17,9 @@ relative links), ``figures/*.png`` and ``*.pdf``, and ``tables/*.csv`` into
    combination of swept parameter values in sorted order, over all its seeds (mean and
    95 % band). A single run shows cost per message kind and memory per node instead;
 5. one section per algorithm family present (see :mod:`analysis.families`), headed by
-   the flags of its own runs; its runs carry ``comm_cost_per_result``.
+   the flags of its own runs; its runs carry ``comm_cost_per_result``;
+6. the sections of swept axes (:data:`analysis.families.AXIS_SECTIONS`: the network's
+   routing and link order), over every run.
 
 Run it as ``python -m analysis DIR``.
 
@@ -44,7 +46,8 @@ from tqdm import tqdm
 from analysis import plots
 from analysis.answers import (COST_PER_RESULT, AnswerChange, answer_changes, flags_html,
                               with_cost_per_result)
-from analysis.families import families_present, section_families, section_module
+from analysis.families import (AXIS_SECTIONS, axis_sections_present, families_present,
+                               section_families, section_module)
 from analysis.loading import PROGRESS_MIN_RUNS, Run, load, load_run, swept_params
 from analysis.series import (cost_series, latencies, memory_series, recall_series,
                              step_values)
@@ -383,18 +386,19 @@ def _time_sections(runs: pd.DataFrame, params: list[str], figures: Path, tables:
 
 #: Swept spec keys that change what a family's figures mean (the network model): a family
 #: section is written once per value, so that no figure or table mixes them.
-VARIANT_KEYS = ("network.medium", "network.interference_radius")
+VARIANT_KEYS = ("network.medium", "network.interference_radius", "network.routing",
+                "network.reorder")
 
 
-def variants(runs: pd.DataFrame) -> list[tuple[str | None, pd.DataFrame]]:
-    """``runs`` split on the :data:`VARIANT_KEYS` swept in them: ``[(label, part)]``, or
+def variants(runs: pd.DataFrame, keys=VARIANT_KEYS) -> list[tuple[str | None, pd.DataFrame]]:
+    """``runs`` split on the ``keys`` swept in them: ``[(label, part)]``, or
     ``[(None, runs)]`` when none is swept.
 
     >>> r = pd.DataFrame({"algorithm": ["a", "a"], "network.medium": ["links", "shared"]})
     >>> [(label, len(part)) for label, part in variants(r)]
     [('network.medium = links', 1), ('network.medium = shared', 1)]
     """
-    keys = [k for k in VARIANT_KEYS if k in runs.columns and runs[k].nunique(dropna=False) > 1]
+    keys = [k for k in keys if k in runs.columns and runs[k].nunique(dropna=False) > 1]
     if not keys:
         return [(None, runs)]
     out = []
@@ -463,6 +467,7 @@ def write_report(directory: Any, out: Any = None, *,
     families = section_families() if families is None else families
     present = families_present(runs["algorithm"], families)
     modules = {family: section_module(family) for family in present}
+    axis_modules = {name: section_module(name) for name in axis_sections_present(runs)}
     figures, tables = out / "figures", out / "tables"
     figures.mkdir(parents=True, exist_ok=True)
     tables.mkdir(parents=True, exist_ok=True)
@@ -496,6 +501,14 @@ def write_report(directory: Any, out: Any = None, *,
                  for label, part in variants(mine)]
         if any(parts):
             sections.append((f"family-{family}", f"{family} family", "\n".join(parts)))
+    for name, module in axis_modules.items():
+        heading, own = AXIS_SECTIONS[name]
+        # split by the other network keys only: the section compares its own
+        keys = [k for k in VARIANT_KEYS if k not in own]
+        parts = [_variant_html(module, name, label, part, params, out)
+                 for label, part in variants(runs, keys)]
+        if any(parts):
+            sections.append((name, heading, "\n".join(parts)))
 
     report = out / "report.html"
     report.write_text(_page(f"Report: {directory.name}", sections), encoding="utf-8")

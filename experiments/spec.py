@@ -325,6 +325,20 @@ def unknown_path(path: str) -> str | None:
     return f"{section} has no key {rest[0]}; valid: {', '.join(sorted(keys))}"
 
 
+def get_path(spec: dict, path: str, default=None):
+    """``spec[a][b][c]`` for ``path = "a.b.c"``, ``default`` where a part is missing.
+
+    >>> get_path({"network": {"routing": "aodv"}}, "network.routing"), get_path({}, "run.seed", 1)
+    ('aodv', 1)
+    """
+    node = spec
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
 def set_path(spec: dict, path: str, value) -> None:
     """Set ``spec[a][b][c] = value`` for ``path = "a.b.c"`` (creating tables).
 
