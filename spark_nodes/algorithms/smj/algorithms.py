@@ -4,7 +4,7 @@
 ['smj-e', 'smj-h', 'lottery', 'naive']
 >>> sorted(SmjH.params)  # doctest: +NORMALIZE_WHITESPACE
 ['filter', 'grace', 'include_final', 'lookahead', 'margin', 'period', 'plan', 'plan_fetch',
- 'plan_timeout', 'plan_ttl', 'retry']
+ 'plan_timeout', 'plan_ttl', 'resend', 'retry']
 """
 from __future__ import annotations
 
