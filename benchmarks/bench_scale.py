@@ -1,4 +1,5 @@
-"""The network alone at scale: 1,000 mobile nodes, a million messages, both media.
+"""The network alone at scale: 1,000 mobile nodes, a million messages, both media; and
+the routing protocols beside the oracle.
 
 Scenario (issue "Network core"): a 1,000-node random geometric network (unit square) with
 random-waypoint mobility, ``--messages`` messages between random pairs of nodes sent
@@ -7,14 +8,28 @@ uniformly over ``--duration`` time units, delivered by :func:`emulator.deliver` 
 peak RSS of the process so far (``resource.getrusage``), hops and hops per second. Goal: under 60 s and
 under 2 GiB per medium on a 2-core machine.
 
+Routing (issue "Speed"): ``--routing aodv`` or ``olsr`` (or a list, ``all`` for the
+oracle, AODV and OLSR in turn) runs ``deliver(..., routing=...)`` on the same network and
+messages: each line adds the control messages (total, per simulated second, by type),
+the delivery ratio and, after an oracle run on the same medium, the wall time's ratio
+to the oracle's. Goal: AODV and OLSR each within 3x of the oracle's wall time at 200
+nodes and 10^5 messages (``--nodes 200 --messages 100000 --routing all``).
+
+Time units: nodes move 0.002-0.01 of the square's side per unit and a hop takes 0.01
+unit, so with a unit of one second on a square of 1 km (radio range ~165 m at 200 nodes)
+they walk or cycle at 2-10 m/s and a hop takes 10 ms: the RFCs' timers in seconds fit
+as they are, and ``--seconds-per-unit`` defaults to 1 (``routing_options``).
+
 Run: ``python benchmarks/bench_scale.py [--nodes 1000] [--messages 1000000] [--duration 100]
-[--media links,shared] [--bandwidth 1e5] [--prefetch auto|on|off]``
+[--media links,shared] [--bandwidth 1e5] [--prefetch auto|on|off]
+[--routing oracle|aodv|olsr|all] [--seconds-per-unit 1] [--repeat 1]``
 """
 from __future__ import annotations
 
 import argparse
 import json
 import resource
+import statistics
 import time
 
 import numpy as np
@@ -22,6 +37,9 @@ import pandas as pd
 
 import topologies
 from emulator import deliver
+
+#: What ``--routing`` may name; ``all`` is the three in turn, the oracle first.
+ROUTINGS = ("oracle", "aodv", "olsr")
 
 
 def mobile_network(nodes: int, duration: float, seed: int, bandwidth: float = 1e5):
@@ -42,6 +60,33 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def routings(text: str) -> list[str]:
+    """``--routing``'s names in order (``all``: the oracle, AODV, OLSR).
+
+    >>> routings("all"), routings("aodv,olsr")
+    (['oracle', 'aodv', 'olsr'], ['aodv', 'olsr'])
+    """
+    names = list(ROUTINGS) if text == "all" else text.split(",")
+    for name in names:
+        if name not in ROUTINGS:
+            raise argparse.ArgumentTypeError(
+                f"expected {', '.join(ROUTINGS)} or all (comma-separated), got {name!r}")
+    return names
+
+
+def control_figures(out: pd.DataFrame, seconds: float) -> dict:
+    """A protocol's control traffic from :func:`deliver`'s attrs: messages by type, their
+    total, per simulated second (``seconds``), and the data hops besides them."""
+    sent = out.attrs["routing"]["control_sent"]
+    total = sum(sent.values())
+    return {"control_messages": total,
+            "control_per_s": round(total / seconds, 1),
+            "control_by_type": dict(sorted(sent.items())),
+            "control_per_s_by_type": {kind: round(n / seconds, 1)
+                                      for kind, n in sorted(sent.items())},
+            "data_hops": out.attrs["hops"] - len(out.attrs["control"])}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=1000)
@@ -57,6 +102,14 @@ def main() -> None:
                     help="link bandwidth, bytes per time unit (default 1e5)")
     ap.add_argument("--prefetch", choices=("auto", "on", "off"), default="auto",
                     help="deliver's prefetch_trees: auto (its rule), on or off")
+    ap.add_argument("--routing", type=routings, default=["oracle"],
+                    help="oracle (default), aodv, olsr, a comma-separated list, or all "
+                         "(the three in turn)")
+    ap.add_argument("--seconds-per-unit", type=float, default=1.0,
+                    help="routing_options' seconds_per_unit: the RFC timers are scaled by "
+                         "it (default 1: a time unit is a second)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs of each routing and medium; wall time as min and median")
     args = ap.parse_args()
     prefetch = {"auto": None, "on": True, "off": False}[args.prefetch]
 
@@ -70,18 +123,34 @@ def main() -> None:
                              "size_bytes": 56})
     print(f"network: {args.nodes} nodes, {len(dynamics.epochs)} epochs, "
           f"{args.messages:,} messages (set-up {time.perf_counter() - t:.1f} s)")
+    options = {"seconds_per_unit": args.seconds_per_unit}
     for medium in args.media.split(","):
-        start = time.perf_counter()
-        out = deliver(topo.graph, messages, medium=medium, seed=args.seed, dynamics=dynamics,
-                      prefetch_trees=prefetch)
-        wall = time.perf_counter() - start
-        delivered = int(out["arrived_at"].notna().sum())
-        figures = {"medium": medium, "prefetch": args.prefetch, "wall_s": round(wall, 2),
-                   "peak_rss_mib": round(peak_rss_mib(), 1), "delivered": delivered,
-                   "lost": out.loc[out["lost"], "loss_reason"].value_counts().to_dict(),
-                   "hops": out.attrs["hops"], "hops_per_s": round(out.attrs["hops"] / wall),
-                   "messages_per_s": round(args.messages / wall)}
-        print(json.dumps(figures))
+        oracle_wall = None
+        for routing in args.routing:
+            walls = []
+            for _ in range(args.repeat):
+                start = time.perf_counter()
+                out = deliver(topo.graph, messages, medium=medium, seed=args.seed,
+                              dynamics=dynamics, prefetch_trees=prefetch, routing=routing,
+                              routing_options=None if routing == "oracle" else options)
+                walls.append(time.perf_counter() - start)
+            wall = statistics.median(walls)
+            delivered = int(out["arrived_at"].notna().sum())
+            figures = {"medium": medium, "routing": routing, "prefetch": args.prefetch,
+                       "wall_s": round(wall, 2), "wall_min_s": round(min(walls), 2),
+                       "runs": len(walls), "peak_rss_mib": round(peak_rss_mib(), 1),
+                       "delivered": delivered,
+                       "delivery_ratio": round(delivered / args.messages, 4),
+                       "lost": out.loc[out["lost"], "loss_reason"].value_counts().to_dict(),
+                       "hops": out.attrs["hops"], "hops_per_s": round(out.attrs["hops"] / wall),
+                       "messages_per_s": round(args.messages / wall)}
+            if routing == "oracle":
+                oracle_wall = wall
+            else:
+                figures.update(control_figures(out, args.duration * args.seconds_per_unit))
+                if oracle_wall is not None:
+                    figures["ratio_to_oracle"] = round(wall / oracle_wall, 2)
+            print(json.dumps(figures), flush=True)
 
 
 if __name__ == "__main__":

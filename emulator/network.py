@@ -228,6 +228,25 @@ class NetView:
         k = lo + int(np.searchsorted(r["p"][lo:hi], j))
         return k if k < hi and r["p"][k] == j else -1
 
+    def link_indices(self) -> dict:
+        """``{(u, v): k}`` for every directed link up in this epoch: what
+        :meth:`_link_index` finds, -1 aside, in one dictionary look-up (a routing
+        protocol's host asks at every unicast hop, where a binary search costs
+        microseconds). Built on first use.
+
+        >>> view = NetView(0.0, [0, 1, 2], [True, True, True], [0, 1], [1, 2], {})
+        >>> view.link_indices() == {(0, 1): 0, (1, 0): 1, (1, 2): 2, (2, 1): 3}
+        True
+        >>> all(view._link_index(u, v) == k for (u, v), k in view.link_indices().items())
+        True
+        """
+        r = self._prepare()
+        index = r.get("index")
+        if index is None:
+            tails = r["ids"][r["u"]].tolist()
+            index = r["index"] = {link: k for k, link in enumerate(zip(tails, r["head"]))}
+        return index
+
     def _nx_graph(self) -> nx.Graph:
         """The usable links as a networkx graph (the reference, and zero-cost links)."""
         g = nx.Graph()

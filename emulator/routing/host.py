@@ -49,6 +49,7 @@ and takes its three hops.
 """
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from typing import NamedTuple
@@ -108,6 +109,14 @@ class RoutedTransport(Transport):
         self.control_log: list[tuple[float, int, str, int]] = []
         self._next_control_id = -1
         self._v_start, self._v_end, self._view = math.inf, -math.inf, None
+        # Transport._link_free and _link_last by sender: {u: {v: time}} (a broadcast
+        # reads and sets one entry per neighbour; small per-node dictionaries keyed by
+        # ids are found faster than one keyed by pairs)
+        self._free_from: dict[int, dict] = {}
+        self._last_from: dict[int, dict] = {}
+        # shared medium: a broadcast's receivers and the zone they cover, by epoch
+        self._heard_by: dict = {}
+        self._heard_zones: dict = {}
         nodes = network.build_view(0).nodes
         self.protocol = PROTOCOLS.get(routing)(self, nodes, routing_params, seed)
         self._started = False   # at the first advance, when the messages to route are in
@@ -143,7 +152,7 @@ class RoutedTransport(Transport):
         self._taken.pop(msg.msg_id, None)
         if node == msg.src:
             self.losses.append((t, msg, reason, node))
-        elif self._view_at(t).alive(node):   # a dead node tells no one
+        elif self._alive_at(t, node):   # a dead node tells no one
             notice = Message(self._next_control_id, ROUTING, node, msg.src, t,
                              NOTICE_BYTES / self.bytes_per_unit, NOTICE_BYTES,
                              Notice(node, msg.src, msg, reason))
@@ -154,38 +163,80 @@ class RoutedTransport(Transport):
     def advance(self, until: float = math.inf) -> None:
         """Process every event before ``until``: hops ready, transmissions ending,
         the protocol's timers; on the shared medium the channel is granted after each
-        instant's events (as :meth:`Transport._advance_shared` does)."""
+        instant's events (as :meth:`Transport._events` does).
+
+        The loop is :meth:`Transport._events` and the dispatch written out, with the
+        view of the epoch in force held in locals, and a control packet heard handed to
+        the protocol here: most events of a run are receptions of flooded packets (a
+        RREQ or a TC is heard by every neighbour of every node that sends it), so what
+        an event costs before the protocol sees it counts.
+        """
         if not self._started:
             self._started = True
             self.protocol.start(0.0)
-        for t, rank, seq, a, node in self._events(until):
-            if rank == _END:
-                self._end(a)
-            elif rank == _TIMER:
-                self._timer(t, node, a)
+        cal, pop = self._calendar, heapq.heappop
+        sends, take = self._sends, self._sends.popleft
+        network, receive = self.network, self.protocol.on_receive
+        send_hop, forward = self._send_hop, self._forward
+        shared = self.medium == "shared"
+        instant = None   # shared medium: the instant whose events are being processed
+        v_start, v_end = math.inf, -math.inf
+        while True:
+            if sends and (not cal or sends[0] < cal[0]):
+                queue = sends
+            elif cal:
+                queue = cal
             else:
-                self._ready(t, seq, a, node)
+                queue = None
+            if instant is not None:
+                if queue is None or queue[0][0] != instant:
+                    # the instant is over: the channel is granted (which may add events)
+                    if self._waiting:
+                        self._grant(instant)
+                    instant = None
+                    continue
+            elif queue is None or queue[0][0] >= until:
+                break
+            elif shared:
+                instant = queue[0][0]
+            t, rank, seq, msg, u = take() if queue is sends else pop(cal)
+            if rank == _READY:
+                if not v_start <= t < v_end:
+                    view, v_start, v_end = network.view_span(t)
+                    alive = view._alive_map
+                if type(u) is tuple:   # a broadcast heard by several (_broadcast)
+                    for i, v in enumerate(u):
+                        if alive[v]:
+                            if v != msg.src:
+                                receive(t, v, msg)
+                            else:
+                                send_hop(t, seq + i, msg, v, msg.dst, view)
+                elif type(msg.payload) is Control and msg.kind == ROUTING:
+                    if alive[u]:   # a dead node neither hears nor sends
+                        if u != msg.src:
+                            receive(t, u, msg)
+                        else:
+                            send_hop(t, seq, msg, u, msg.dst, view)
+                else:
+                    forward(t, seq, msg, u, view)
+            elif rank == _TIMER:
+                self._timer(t, u, msg)
+            else:
+                self._end(msg)   # msg holds the transmission number here
 
-    def _view_at(self, t: float):
+    def _alive_at(self, t: float, v: int) -> bool:
+        """Whether ``v`` is up at ``t``."""
         if not self._v_start <= t < self._v_end:
             self._view, self._v_start, self._v_end = self.network.view_span(t)
-        return self._view
+        return self._view._alive_map[v]
 
-    def _ready(self, t: float, seq: int, msg, u: int) -> None:
-        """``msg`` is at ``u`` at ``t``: a control packet to send or heard, or a data
-        packet (or notice) to deliver or forward."""
-        view = self._view_at(t)
-        if msg.kind == ROUTING and type(msg.payload) is Control:
-            if u != msg.src:
-                if view.alive(u):
-                    self.protocol.on_receive(t, u, msg)
-            elif view.alive(u):   # a dead node sends nothing
-                self._send_hop(t, seq, msg, u, msg.dst, view)
-            return
+    def _forward(self, t: float, seq: int, msg, u: int, view) -> None:
+        """A data packet (or a notice) ``msg`` is at ``u`` at ``t`` (``view`` in force):
+        delivered, dropped, or forwarded to the next hop the protocol chooses."""
         if u == msg.dst:   # sent to itself (others arrive at their last hop's start)
             self.arrivals.append((t, msg))
             return
-        if not view.alive(u):
+        if not view._alive_map[u]:
             self.drop(t, u, msg, "dead_node")
             return
         taken = self._taken.get(msg.msg_id, 0)
@@ -207,21 +258,33 @@ class RoutedTransport(Transport):
         the link when it is free, or in the shared channel's queue."""
         if v == BROADCAST:
             hop = (msg, u, v, view.out_links(u), view)
-            channels = [(u, w) for w in view.neighbors(u)]
         else:
-            k = view._link_index(u, v)
+            k = view.link_indices().get((u, v), -1)
             if k < 0:   # out of range: the MAC gives up (its retries take no time here)
                 self._timer(t, u, _MacFailure(msg, v, "link_break"))
                 return
-            hop, channels = (msg, u, v, k, view), [(u, v)]
+            hop = (msg, u, v, k, view)
         if self.medium == "shared":
             self._waiting.append((t, seq, hop))
             return
-        free = self._link_free
-        start = max([t] + [free.get(c, t) for c in channels])
-        done = self._transmit(start, hop)
-        for channel in channels:
-            free[channel] = done
+        free = self._free_from.get(u)
+        if free is None:
+            free = self._free_from[u] = {}
+        if v == BROADCAST:   # every link of u, until the slowest is free
+            receivers = self._receivers(hop)
+            start = t
+            for w in receivers:
+                at = free.get(w, t)
+                if at > start:
+                    start = at
+            done = self._transmit(start, hop)
+            for w in receivers:
+                free[w] = done
+        else:
+            start = free.get(v, t)
+            if start < t:
+                start = t
+            free[v] = self._transmit(start, hop)
 
     def _transmit(self, start: float, hop) -> float:
         msg = hop[0]
@@ -233,6 +296,18 @@ class RoutedTransport(Transport):
         if hop[2] == BROADCAST:
             return self._broadcast(start, hop)
         return super()._transmit(start, hop)
+
+    def _in_order(self, u: int, v: int, arrive: float) -> float:
+        """:meth:`Transport._in_order`, on the links' last arrivals by sender."""
+        if self.reorder:
+            return arrive
+        last_from = self._last_from.get(u)
+        if last_from is None:
+            last_from = self._last_from[u] = {}
+        last = last_from.get(v, arrive)
+        arrive = last if arrive < last else arrive
+        last_from[v] = arrive
+        return arrive
 
     def _broadcast(self, start: float, hop) -> float:
         """One transmission from ``u`` heard by each neighbour with its own link's delay,
@@ -246,17 +321,84 @@ class RoutedTransport(Transport):
                             msg.size_units, msg.size_bytes,
                             max((costs[k] for k in links), default=0.0), False)
         self.hops += 1
+        # What _in_order, _uniform, _alive_at and _push do, per receiver, in locals.
+        # Receivers that hear it at the same time (the usual case) are one calendar
+        # entry, ``(arrive, _READY, number, msg, (v, w, ...))``, holding the numbers
+        # of as many: consecutive entries of one time and rank come out together, and
+        # what a reception adds comes after them, so the order is the same as one
+        # entry each, with a tenth of the heap's work (a flood is most of a run).
+        link_last = None if self.reorder else self._last_from.get(u)
+        if link_last is None and not self.reorder:
+            link_last = self._last_from[u] = {}
+        uniforms, lost = self._uniforms, self.control_lost
+        cal, push, seq = self._calendar, heapq.heappush, self._seq
+        heard, heard_at = [], None
+        if not self._v_start <= done < self._v_end:
+            self._alive_at(done, u)   # the view of the arrivals, most likely
+        a_start, a_end, alive = self._v_start, self._v_end, self._view._alive_map
         for k in links:
             v = heads[k]
-            arrive = self._in_order(u, v, done + delays[k] + (
-                self._uniform() * jitters[k] if jitters[k] > 0 else 0.0))
-            if losses[k] > 0 and self._uniform() < losses[k]:
-                self.control_lost["link_loss"] += 1
-            elif not self.network.view(arrive).alive(v):
-                self.control_lost["dead_node"] += 1
+            jitter, loss = jitters[k], losses[k]
+            if jitter > 0:
+                if not uniforms:
+                    uniforms = self._refill()
+                arrive = done + delays[k] + uniforms.pop() * jitter
             else:
-                self._push(arrive, _READY, msg, v)
+                arrive = done + delays[k] + 0.0
+            if link_last is not None:   # frames leave a link in order
+                last = link_last.get(v, arrive)
+                if arrive < last:
+                    arrive = last
+                link_last[v] = arrive
+            if loss > 0:
+                if not uniforms:
+                    uniforms = self._refill()
+                if uniforms.pop() < loss:
+                    lost["link_loss"] += 1
+                    continue
+            if not a_start <= arrive < a_end:
+                self._alive_at(arrive, v)
+                a_start, a_end, alive = self._v_start, self._v_end, self._view._alive_map
+            if not alive[v]:
+                lost["dead_node"] += 1
+            elif arrive == heard_at:
+                heard.append(v)
+            else:
+                if heard:
+                    seq = _push_heard(cal, push, heard_at, seq, msg, heard)
+                heard, heard_at = [v], arrive
+        if heard:
+            seq = _push_heard(cal, push, heard_at, seq, msg, heard)
+        self._seq = seq
         return done
+
+    # -- a broadcast's receivers --------------------------------------------------------
+    def _receivers(self, hop) -> tuple:
+        """The receivers of a broadcast hop (its neighbours in the view it was ready
+        in), kept per epoch: a broadcast waits for all their links, and on the shared
+        medium :meth:`Transport._grant` asks at every scan of the waiting
+        transmissions, of which a flood keeps hundreds."""
+        u, view = hop[1], hop[4]
+        heard_by = _per_epoch(self._heard_by, view.epoch_start)
+        receivers = heard_by.get(u)
+        if receivers is None:
+            heads = view.hop_lists()[0]
+            receivers = heard_by[u] = tuple(heads[k] for k in hop[3])
+        return receivers
+
+    def _receivers_zone(self, t: float, hop) -> frozenset:
+        """The nodes a broadcast's receivers interfere with (as
+        :meth:`Transport._receivers_zone` finds them), kept per epoch: with links they
+        follow the view the hop was ready in, with a radius also the positions at
+        ``t``."""
+        u, view = hop[1], hop[4]
+        epoch = view.epoch_start if self.radius is None else \
+            (view.epoch_start, self.network.epoch_index(t))
+        zones = _per_epoch(self._heard_zones, epoch)
+        zone = zones.get(u)
+        if zone is None:
+            zone = zones[u] = super()._receivers_zone(t, hop)
+        return zone
 
     def _after_hop(self, arrive: float, msg, u: int, v: int, dropped: bool,
                    reached: bool) -> None:
@@ -322,3 +464,21 @@ def open_transport(network, ledger, seed: int, medium: str = "links",
                            reorder=reorder, routing=routing,
                            routing_params=routing_params, horizon=horizon,
                            bytes_per_unit=bytes_per_unit)
+
+
+def _push_heard(cal: list, push, arrive: float, seq: int, msg, heard: list) -> int:
+    """Put the reception of ``msg`` by ``heard`` at ``arrive`` on the calendar after
+    the number ``seq`` (one entry, numbered as if one each); returns the last number."""
+    push(cal, (arrive, _READY, seq + 1, msg, heard[0] if len(heard) == 1 else tuple(heard)))
+    return seq + len(heard)
+
+
+def _per_epoch(cache: dict, epoch) -> dict:
+    """``cache[epoch]``, a new dict if absent; only the last few epochs are kept (a
+    hop of an older epoch, rare, has its entry found again)."""
+    entries = cache.get(epoch)
+    if entries is None:
+        entries = cache[epoch] = {}
+        if len(cache) > 3:
+            del cache[next(iter(cache))]
+    return entries

@@ -64,6 +64,7 @@ class Aodv(Protocol):
         p = params
         self.active_route_timeout = p["active_route_timeout"]
         self.hello_interval = p["hello_interval"]
+        self.hello_on = p["hello"]
         self.hello_lifetime = p["allowed_hello_loss"] * p["hello_interval"]
         self.net_traversal_time = 2 * p["node_traversal_time"] * p["net_diameter"]
         self.path_discovery_time = 2 * self.net_traversal_time
@@ -167,29 +168,26 @@ class Aodv(Protocol):
 
     # -- packets heard ------------------------------------------------------------------
     def on_receive(self, t: float, u: int, msg) -> None:
-        node, sender, control = self._state[u], msg.src, msg.payload
-        if self.params["hello"]:
+        node, sender, (kind, body) = self._state[u], msg.src, msg.payload
+        if self.hello_on:
             node.heard[sender] = t
-        if control.type == "HELLO":
-            node.table.offer(sender, sender, 1, control.body.dst_seq,
-                             t + self.hello_lifetime)
+        if kind == "HELLO":
+            node.table.offer(sender, sender, 1, body.dst_seq, t + self.hello_lifetime)
             return
         # any packet: a route to the previous hop, without a sequence number (§6.5)
         node.table.offer(sender, sender, 1, None, t + self.active_route_timeout)
-        if control.type == "RREQ":
-            self._on_rreq(t, u, sender, control.body)
-        elif control.type == "RREP":
-            self._on_rrep(t, u, sender, control.body)
+        if kind == "RREQ":
+            self._on_rreq(t, u, node, sender, body)
+        elif kind == "RREP":
+            self._on_rrep(t, u, sender, body)
         else:
-            told = node.table.unreachable(sender, control.body.unreachable,
-                                          t + self.delete_period)
+            told = node.table.unreachable(sender, body.unreachable, t + self.delete_period)
             if told:
                 self._broadcast(t, u, "RERR", Rerr(tuple(told)))
 
-    def _on_rreq(self, t: float, u: int, sender: int, rreq: Rreq) -> None:
-        node = self._state[u]
+    def _on_rreq(self, t: float, u: int, node: _Node, sender: int, rreq: Rreq) -> None:
         key = (rreq.orig, rreq.rreq_id)
-        if rreq.orig == u or key in node.seen.at(t):
+        if rreq.orig == u or node.seen.holds(key, t):
             return
         node.seen.add(key, t + self.path_discovery_time)
         hops = rreq.hops + 1

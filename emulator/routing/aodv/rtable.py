@@ -62,24 +62,25 @@ class RouteTable:
         if route is None:
             self.routes[dst] = Route(next_hop, hops, seq, lifetime)
             return True
-        fresher = (seq is not None and (route.seq is None or seq > route.seq
-                                        or (seq == route.seq and (not route.valid
-                                                                  or hops < route.hops))))
-        if fresher or (seq is None and (not route.valid or hops < route.hops)):
+        if seq is None or seq == route.seq:   # no fresher number: a shorter or valid way
+            fresher = not route.valid or hops < route.hops
+        else:
+            fresher = route.seq is None or seq > route.seq
+        if fresher:
             route.next_hop, route.hops, route.lifetime, route.valid = \
                 next_hop, hops, lifetime, True
             if seq is not None:
                 route.seq = seq
             return True
-        if route.valid and route.next_hop == next_hop:
-            route.lifetime = max(route.lifetime, lifetime)
+        if route.valid and route.next_hop == next_hop and lifetime > route.lifetime:
+            route.lifetime = lifetime
         return False
 
     def refresh(self, dst: int, until: float) -> None:
         """Extend a valid route's lifetime to at least ``until`` (it was used, §6.2)."""
         route = self.routes.get(dst)
-        if route is not None and route.valid:
-            route.lifetime = max(route.lifetime, until)
+        if route is not None and route.valid and until > route.lifetime:
+            route.lifetime = until
 
     def break_link(self, neighbour: int, delete_at: float) -> list[tuple[int, int]]:
         """Invalidate every valid route through ``neighbour`` (§6.11): their sequence

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 
 def select_mprs(me: int, neighbours: set, two_hop: dict) -> set:
-    """The MPRs of ``me`` among its symmetric ``neighbours``; ``two_hop[n]`` is the set
-    of ``n``'s symmetric neighbours."""
+    """The MPRs of ``me`` among its symmetric ``neighbours``; ``two_hop[n]`` holds
+    ``n``'s symmetric neighbours (``me`` among them or not)."""
     reach = {n: set(two_hop.get(n, ())) - neighbours - {me} for n in neighbours}
     uncovered = set().union(*reach.values()) if reach else set()
     mprs = set()

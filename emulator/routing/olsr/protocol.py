@@ -69,7 +69,7 @@ class Olsr(Protocol):
         node = self._state[u]
         node.purge(t)
         symmetric = node.symmetric(t)
-        node.mprs = frozenset(select_mprs(u, symmetric, node.valid_two_hop(t)))
+        node.mprs = frozenset(select_mprs(u, symmetric, node.valid_two_hop(t, symmetric)))
         hello = Hello(tuple(sorted(symmetric)), tuple(sorted(node.heard(t) - symmetric)),
                       tuple(sorted(node.mprs)))
         self._broadcast(t, u, "HELLO", hello)
@@ -107,7 +107,7 @@ class Olsr(Protocol):
         if link[1] > t:
             reach = frozenset(w for w in hello.sym if w != u)
             old = node.two_hop.get(v)
-            node.two_hop[v] = (reach, hold)
+            node.two_hop[v] = (reach, hello.sym, hold)
             if old is None or old[0] != reach or not was_symmetric:
                 node.dirty = True
             if u in hello.mprs:
@@ -121,7 +121,7 @@ class Olsr(Protocol):
         """Topology (§9.5) and the default forwarding rule (§3.4.1)."""
         node = self._state[u]
         key = (tc.orig, tc.seq)
-        if tc.orig == u or key in node.seen.at(t):
+        if tc.orig == u or node.seen.holds(key, t):
             return
         link = node.links.get(v)
         if link is None or link[1] <= t:
@@ -129,10 +129,9 @@ class Olsr(Protocol):
         node.seen.add(key, t + self.params["dup_hold_time"])
         entry = node.topology.get(tc.orig)
         if entry is None or tc.ansn >= entry[0]:
-            dests = frozenset(tc.selectors)
-            if entry is None or entry[1] != dests:
+            if node.learn_topology(tc.orig, tc.ansn, tc.selectors,
+                                   t + self.params["top_hold_time"]):
                 node.dirty = True
-            node.topology[tc.orig] = (tc.ansn, dests, t + self.params["top_hold_time"])
         if tc.ttl > 1 and node.selectors.get(v, 0.0) > t:
             relayed = tc._replace(ttl=tc.ttl - 1, hops=tc.hops + 1)
             self.host.set_timer(t + self.uniform() * self.params["maxjitter"], u,
@@ -148,7 +147,8 @@ class Olsr(Protocol):
     def route(self, t: float, u: int, dst: int) -> int | None:
         node = self._state[u]
         if node.dirty:   # computed when next asked for after a change (§10)
-            node.routes = compute_routes(u, node.symmetric(t), node.valid_two_hop(t),
+            symmetric = node.symmetric(t)
+            node.routes = compute_routes(u, symmetric, node.valid_two_hop(t, symmetric),
                                          node.valid_topology(t))
             node.dirty = False
         return node.routes.get(dst)

@@ -17,19 +17,29 @@ from __future__ import annotations
 
 def compute_routes(me: int, neighbours, two_hop: dict, topology: dict) -> dict:
     """``{destination: next hop}`` of ``me``."""
-    next_hop = {n: n for n in sorted(neighbours)}
+    # Only the order of the nodes of a level decides between equally short ways: the
+    # nodes one of them reaches all take its next hop, in whatever order they are met
+    # (they are sorted with their level), so the sets are read as they are.
+    neighbours = sorted(neighbours)
+    next_hop = {n: n for n in neighbours}
+    mine = me in next_hop
+    next_hop[me] = me   # never a destination: marked as reached, removed at the end
     level = []
-    for n in sorted(neighbours):
-        for w in sorted(two_hop.get(n, ())):
-            if w != me and w not in next_hop:
+    for n in neighbours:
+        for w in two_hop.get(n, ()):
+            if w not in next_hop:
                 next_hop[w] = n
                 level.append(w)
     while level:
         reached = []
-        for x in sorted(level):
-            for y in sorted(topology.get(x, ())):
-                if y != me and y not in next_hop:
-                    next_hop[y] = next_hop[x]
+        level.sort()
+        for x in level:
+            via = next_hop[x]
+            for y in topology.get(x, ()):
+                if y not in next_hop:
+                    next_hop[y] = via
                     reached.append(y)
         level = reached
+    if not mine:
+        del next_hop[me]
     return next_hop
