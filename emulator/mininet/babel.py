@@ -204,7 +204,11 @@ class BabelDaemons:
     def wait_converged(self, timeout: float = 30.0) -> float:
         """Wait until every reachable pair has a working route; returns the wall seconds
         since :meth:`start` started the first daemon. Raises after ``timeout`` seconds
-        naming the missing pairs."""
+        naming the missing pairs.
+
+        Working, not best: babeld selects by a smoothed metric, so a route may still
+        move to a shorter path for a few seconds after this returns (data keeps flowing
+        on the working one meanwhile)."""
         deadline = time.monotonic() + timeout
         while True:
             self.check_alive()

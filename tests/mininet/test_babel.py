@@ -3,6 +3,7 @@ import json
 import os
 import shutil
 import sys
+import time
 
 import pytest
 
@@ -60,6 +61,19 @@ def connect_refused(em, src: int, dst: int) -> bool:
     return em.hosts[src].cmd(f"{sys.executable} {path}").strip() == "refused"
 
 
+def path_settled(babel, up, src: int, dst: int, want, timeout: float = 20.0) -> list[int]:
+    """The path from ``src`` to ``dst`` once ``want(path)`` holds, or the last one seen
+    after ``timeout`` wall seconds. Babel chooses by a smoothed metric (half-life 4 s), so
+    the first working route after convergence need not be the best one yet: in one CI run
+    node 0 reached 1 through 4 and 3 at first and took the direct link later."""
+    deadline = time.monotonic() + timeout
+    while True:
+        path = working_path(babel.hops(), up, src, dst)
+        if (path and want(path)) or time.monotonic() > deadline:
+            return path
+        time.sleep(0.1)
+
+
 def test_babel_routes_around_a_broken_link_and_its_daemons_stop_by_pid():
     em = Emulation(SMOKE_NODES, SMOKE_EDGES, time_scale=1.0, seed=1, routes="daemons")
     up = {(a, b): LinkSetting(delay=0.005) for u, v in SMOKE_EDGES
@@ -74,12 +88,12 @@ def test_babel_routes_around_a_broken_link_and_its_daemons_stop_by_pid():
             for n, pid in babel.pids.items():
                 assert os.path.basename(process_argv(pid)[0]) == "babeld"
                 assert int((em.names.state_dir / f"babel{n}.pid").read_text()) == pid
-            assert working_path(babel.hops(), set(up), 0, 1) == [0, 1]
+            assert path_settled(babel, set(up), 0, 1, lambda p: p == [0, 1]) == [0, 1]
             assert connect_refused(em, 0, 1)
             down = {link: s for link, s in up.items() if set(link) != {0, 1}}
             em.apply(down, {})
             babel.wait_converged(timeout=20.0)
-            around = working_path(babel.hops(), set(down), 0, 1)
+            around = path_settled(babel, set(down), 0, 1, lambda p: len(p) > 2)
             assert around[0] == 0 and around[-1] == 1 and len(around) > 2
             assert connect_refused(em, 0, 1)
         assert set(babel.exit_codes.values()) == {0} and babel.died_early == []
