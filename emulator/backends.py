@@ -53,7 +53,31 @@ def network_summary(plan: Plan, output) -> dict:
                                                           math.nan)),
             "delivery_ratio": net.get("delivered", 0) / sent if sent else math.nan,
             "message_delay_mean": float(net.get("message_delay_mean", math.nan)),
-            "drops_by_reason": json.dumps(net.get("drops_by_reason", {}), sort_keys=True)}
+            "drops_by_reason": json.dumps(net.get("drops_by_reason", {}), sort_keys=True),
+            **energy_summary(output)}
+
+
+def energy_summary(output) -> dict:
+    """With ``[energy]``: joules spent by every node over the run (``energy_total_j``),
+    per distinct result (``energy_per_result_j``, inf with none), the first death (NaN
+    if none) and the nodes dead at the end; nothing without.
+
+    >>> import pandas as pd
+    >>> from types import SimpleNamespace
+    >>> info = {"energy": {"total_j": 3.0, "first_node_death": 4.5, "nodes_dead_at_end": 2}}
+    >>> energy_summary(SimpleNamespace(info=info, results=pd.DataFrame({"group": [1, 1, 2]})))
+    {'energy_total_j': 3.0, 'energy_per_result_j': 1.5, 'first_node_death': 4.5, 'nodes_dead_at_end': 2}
+    """
+    import math
+
+    energy = output.info.get("energy")
+    if energy is None:
+        return {}
+    results = int(output.results["group"].nunique()) if len(output.results) else 0
+    return {"energy_total_j": float(energy["total_j"]),
+            "energy_per_result_j": energy["total_j"] / results if results else math.inf,
+            "first_node_death": float(energy["first_node_death"]),
+            "nodes_dead_at_end": int(energy["nodes_dead_at_end"])}
 
 
 run_simpy.summary_keys = network_summary

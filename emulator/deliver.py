@@ -138,6 +138,17 @@ def _deliver_options() -> dict:
                                  doc="shaped like the spec's `[routing]` table: "
                                      "`seconds_per_unit`, `aodv = {...}`, `olsr = {...}`, "
                                      "`babel = {...}`"),
+        "radio": Field("table", None, none=True,
+                       doc="shaped like the spec's `[radio]` table (`{model = "
+                           "\"log_distance\"}`: the defaults); none: the graph's links "
+                           "as given"),
+        "energy": Field("table", None, none=True,
+                        doc="shaped like the spec's `[energy]` table (`{model = "
+                            "\"first_order\"}`: the defaults); none: no node spends "
+                            "energy"),
+        "energy_step": Field("number", 0.01, low=0, low_open=True,
+                             doc="with `energy`: how often the batteries are looked at "
+                                 "(a run's `run.step`); a node dies at most this late"),
     }
 
 
@@ -155,7 +166,8 @@ class _Static:
 
 def _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder=False, routing="oracle",
-                     routing_options=None) -> None:
+                     routing_options=None, radio=None, energy=None,
+                     energy_step=0.01) -> None:
     """Every argument of :func:`deliver`, before any work: a one-line ``ValueError`` for a
     value the emulator cannot run on, ``TypeError`` for an argument of the wrong kind,
     naming the argument and the attribute, edge, node or row."""
@@ -166,7 +178,9 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
     options = _deliver_options()
     for name, value in (("seed", seed), ("interference_radius", interference_radius),
                         ("prefetch_trees", prefetch_trees), ("reorder", reorder),
-                        ("routing", routing), ("routing_options", routing_options)):
+                        ("routing", routing), ("routing_options", routing_options),
+                        ("radio", radio), ("energy", energy),
+                        ("energy_step", energy_step)):
         if not (value is None and options[name].none):
             # the text "none" stands for None in spec files, not in a Python call
             check_value(name, dataclasses.replace(options[name], none=False), value)
@@ -174,6 +188,15 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
         from emulator.routing.params import check
 
         check(routing_options, "routing_options")
+    if radio is not None:
+        from topologies.radio import radio_from_table
+
+        radio_from_table(radio, "radio")
+    if energy is not None:
+        from emulator.energy import ENERGY_SCHEMA, check_energy
+        from topologies.schema import check_table
+
+        check_energy(check_table(ENERGY_SCHEMA, energy, "energy"), graph.nodes)
     if dynamics is None:
         check_graph(graph, where="graph")
         _check_costs(graph)
@@ -242,7 +265,9 @@ def _check_costs(graph) -> None:
 def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", seed: int = 0,
             dynamics=None, interference_radius: float | None = None,
             prefetch_trees: bool | None = None, reorder: bool = False,
-            routing: str = "oracle", routing_options: dict | None = None) -> pd.DataFrame:
+            routing: str = "oracle", routing_options: dict | None = None,
+            radio: dict | None = None, energy: dict | None = None,
+            energy_step: float = 0.01) -> pd.DataFrame:
     """When each message arrives over ``graph`` (or ``dynamics``), or why it was lost.
 
     Parameters
@@ -279,6 +304,18 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     routing_options : dict, optional
         The protocol's parameters, shaped like the spec's ``[routing]`` table
         (``{"seconds_per_unit": 1.0, "aodv": {"hello_interval": 0.5}}``).
+    radio : dict, optional
+        The radio, shaped like the spec's ``[radio]`` table (``{"model":
+        "log_distance"}`` takes every default; :mod:`topologies.radio`). Under
+        ``log_distance`` the radio links the nodes of ``graph`` by their positions
+        (every node needs a ``pos``): a link of the graph keeps its attributes, a new
+        one takes :data:`topologies.LINK_DEFAULTS` (cost 1); every link gets its bit
+        error rate, so a hop of ``b`` bytes is lost with ``1 - (1 - loss)(1 -
+        ber)^(8 b)``. With ``dynamics``, the radio applies to a static or mobility
+        dynamics of :mod:`topologies` (their ``with_radio``; a schedule takes the unit
+        disk only); shadowing is drawn from ``seed``. ``unit_disk`` keeps the links as
+        given, ``meters_per_unit`` scaling their ``length_m`` (another dynamics sets its
+        own).
 
     Returns
     -------
@@ -319,14 +356,67 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     [0.6, 1.1]
     """
     _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
-                     prefetch_trees, reorder, routing, routing_options)
-    network, dynamics = _network(graph, messages, dynamics,
-                                 prefetch_trees and routing == "oracle")
+                     prefetch_trees, reorder, routing, routing_options, radio, energy,
+                     energy_step)
+    if radio is not None:
+        graph, dynamics = _with_radio(graph, dynamics, radio, seed)
+    # nodes that may die split the epochs as they go: no trees computed ahead
+    prefetch = prefetch_trees and routing == "oracle" if energy is None else False
+    network, dynamics = _network(graph, messages, dynamics, prefetch)
     try:
         return _run(network, dynamics, messages, medium, seed, interference_radius,
-                    reorder, routing, routing_options)
+                    reorder, routing, routing_options, energy, energy_step)
     finally:
         network.close()
+
+
+def _with_radio(graph, dynamics, table: dict, seed: int):
+    """``(graph, dynamics)`` under the radio ``table`` (checked): see :func:`deliver`.
+    Shadowing is drawn from the seed :func:`experiments.planning.derived_seed` gives
+    ``(seed, "radio")``, so a run and its spec agree."""
+    import networkx as nx
+
+    from topologies.model import LINK_DEFAULTS
+    from topologies.radio import check_positions, radio_from_table
+    from topologies.schema import FieldError
+
+    radio = radio_from_table(table, "radio")
+    shadow_seed = int(np.random.SeedSequence([seed] + [ord(c) for c in "radio"])
+                      .generate_state(1)[0])
+    if dynamics is not None:
+        if hasattr(dynamics, "with_radio"):
+            try:
+                return graph, dynamics.with_radio(radio, shadow_seed)
+            except ValueError as err:   # a schedule under log_distance
+                field, _, message = str(err).partition(": ")
+                raise FieldError(field, message) from None
+        if radio.model == "log_distance":
+            raise FieldError("radio.model", f'"log_distance" applies to a graph or to '
+                             f"topologies' static and mobility dynamics, not to a "
+                             f"{type(dynamics).__name__}")
+        return graph, dynamics
+    where = dict(graph.nodes(data="pos"))
+    try:
+        check_positions(radio, list(graph.nodes), where)
+    except ValueError as err:
+        raise FieldError("radio.model", str(err).partition(": ")[2]) from None
+    out = nx.Graph()
+    out.add_nodes_from(graph.nodes(data=True))
+    nodes = list(graph.nodes)
+    if radio.model == "unit_disk":
+        for u, v, attrs in graph.edges(data=True):
+            length = {} if where[u] is None or where[v] is None else \
+                {"length_m": math.dist(where[u], where[v]) * radio.meters_per_unit}
+            out.add_edge(u, v, **attrs, **length)
+        return out, None
+    positions = np.array([where[u] for u in nodes], dtype=float)
+    alive = [bool(graph.nodes[u].get("alive", True)) for u in nodes]
+    pairs, dist, bers = radio.links(positions, alive, np.random.default_rng(shadow_seed))
+    for (i, j), d, ber in zip(pairs.tolist(), dist.tolist(), bers.tolist()):
+        u, v = nodes[i], nodes[j]
+        attrs = dict(graph.edges[u, v]) if graph.has_edge(u, v) else dict(LINK_DEFAULTS)
+        out.add_edge(u, v, **attrs, ber=ber, length_m=d * radio.meters_per_unit)
+    return out, None
 
 
 def _network(graph, messages: pd.DataFrame, dynamics, prefetch_trees: bool | None):
@@ -358,7 +448,8 @@ def _worth_prefetching(messages: int, nodes: int, epochs: int) -> bool:
 
 def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
          interference_radius: float | None, reorder: bool, routing: str,
-         routing_options: dict | None) -> pd.DataFrame:
+         routing_options: dict | None, energy: dict | None = None,
+         energy_step: float = 0.01) -> pd.DataFrame:
     """:func:`deliver` once its arguments are checked and its network is built."""
     from contract.messages import Message
     from emulator.routing.host import open_transport
@@ -378,6 +469,12 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
         params = resolve(routing, routing_options, "routing_options")
     transport = open_transport(network, None, seed, medium, interference_radius, positions,
                                reorder=reorder, routing=routing, routing_params=params)
+    book = None
+    if energy is not None:
+        from emulator.energy import Energy, EnergyBook
+
+        book = transport.energy = EnergyBook(
+            Energy.from_table({"model": "first_order", **energy}), network.build_view(0).nodes)
     order = messages.sort_values(["sent_at", "msg_id"], kind="stable")
     columns = [order[c].astype(kind).tolist() for c, kind in
                (("msg_id", "int64"), ("src", "int64"), ("dst", "int64"), ("sent_at", float),
@@ -387,7 +484,10 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
     with collector.paused():
         for msg_id, src, dst, sent_at, size_bytes in zip(*columns):
             transport.send(Message(msg_id, "data", src, dst, sent_at, 1.0, size_bytes, None))
-        transport.advance()
+        if book is None:
+            transport.advance()
+        else:
+            end = _advance_with_batteries(transport, network, book, energy_step)
     arrived = {m.msg_id: t for t, m in transport.arrivals}
     lost = {m.msg_id: reason for _, m, reason, _ in transport.drops}
     ids = messages["msg_id"].astype("int64")
@@ -402,4 +502,22 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
         out.attrs["control"] = pd.DataFrame(transport.control_log,
                                             columns=["time", "node", "type", "size_bytes"])
         out.attrs["routing"] = transport.stats()
+    if book is not None:
+        out.attrs["energy"] = book.summary(end)
     return out
+
+
+def _advance_with_batteries(transport, network, book, step: float) -> float:
+    """Advance ``transport`` to its end one ``step`` at a time, looking at the batteries
+    at the start of each step (as a run's backend does at each driver step; steps with
+    nothing to do are skipped). Returns the end of the last step."""
+    k = 0   # steps on a grid of integers, so that times do not drift
+    while not math.isinf(nxt := transport.next_time()):
+        k = max(k, math.floor(min(nxt, book.next_empty()) / step))
+        died = book.check(k * step)
+        if died:
+            network.kill(died, k * step)
+            transport.forget_views()
+        k += 1
+        transport.advance(k * step)
+    return k * step

@@ -158,6 +158,8 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
             events = state.alive_only(state.wanted(events), backend)
             if not events:
                 continue
+            if getattr(backend, "mortal", False):   # the operators' work, charged
+                backend.charge_work(events)
             entry = state.open_step(t0, t1)
             outputs = {} if lookahead is None else lookahead.take(t0, t1, events, state, entry)
             if events:
@@ -235,9 +237,12 @@ class _RunState:
         (dropped if it never is). Deliveries to a dead node never get here: the network
         loses them."""
         kept = {}
+        # a delivery's receiver was judged when its last hop started, and a node whose
+        # battery has run out since then (backend.mortal) cannot take it
+        judged = not getattr(backend, "mortal", False)
         for node, events in events_by_node.items():
             alive = [e for e in events
-                     if e.kind == DELIVER or backend.view(e.time).alive(node)
+                     if (judged and e.kind == DELIVER) or backend.view(e.time).alive(node)
                      or self._postpone(node, e, backend)]
             if alive:
                 kept[node] = alive

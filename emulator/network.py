@@ -33,7 +33,11 @@ from scipy.sparse import csr_array
 from scipy.sparse.csgraph import dijkstra
 
 #: Link attributes the transport reads, with the value used where a link gives none.
-LINK_DEFAULTS = {"cost": 1.0, "delay": 0.01, "jitter": 0.0, "bandwidth": math.inf, "loss": 0.0}
+#: ``ber`` (bit error rate: a hop of ``b`` bytes is also lost with ``1 - (1 - ber)^(8 b)``)
+#: and ``length_m`` (metres, 0: unknown) come from the radio and the nodes' positions
+#: (:mod:`topologies.radio`); a topology does not set them.
+LINK_DEFAULTS = {"cost": 1.0, "delay": 0.01, "jitter": 0.0, "bandwidth": math.inf, "loss": 0.0,
+                 "ber": 0.0, "length_m": 0.0}
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,8 @@ class Link:
     jitter: float
     bandwidth: float
     loss: float
+    ber: float = 0.0
+    length_m: float = 0.0
 
 
 class NetView:
@@ -102,10 +108,13 @@ class NetView:
     @classmethod
     def from_graph(cls, graph: nx.Graph, epoch_start: float = 0.0) -> "NetView":
         """The view of ``graph`` (edge attrs as in :data:`LINK_DEFAULTS`, plus ``up``;
-        node attr ``alive``, default True)."""
+        node attrs ``alive``, default True, and ``pos``). A link without ``length_m``
+        between two nodes with a ``pos`` is as long as they are apart (one metre a
+        position unit: a dynamics that knows its radio's scale sets ``length_m``)."""
         nodes = sorted(graph.nodes)
         pos = {u: k for k, u in enumerate(nodes)}
         alive = [bool(graph.nodes[u].get("alive", True)) for u in nodes]
+        where = graph.nodes(data="pos")
         tail, head, columns = [], [], {name: [] for name in LINK_DEFAULTS}
         for u, v, d in graph.edges(data=True):
             i, j = pos[u], pos[v]
@@ -114,8 +123,25 @@ class NetView:
                 head.append(j)
                 for name, default in LINK_DEFAULTS.items():
                     columns[name].append(float(d.get(name, default)))
+                if "length_m" not in d and where[u] is not None and where[v] is not None:
+                    columns["length_m"][-1] = math.dist(where[u], where[v])
         return cls(epoch_start, nodes, alive, tail, head,
                    {name: np.array(values, dtype=float) for name, values in columns.items()})
+
+    def without(self, dead) -> "NetView":
+        """This view with the nodes of ``dead`` down and their links gone (same start).
+
+        >>> view = NetView(0.0, [0, 1, 2], [True] * 3, [0, 1], [1, 2], {})
+        >>> v = view.without({1})
+        >>> v.alive(1), v.neighbors(0), view.neighbors(0)
+        (False, [], [1])
+        """
+        alive = [a and u not in dead for u, a in zip(self.nodes, self._alive_list)]
+        keep = np.array([alive[i] and alive[j] for i, j in zip(self._tail, self._head)],
+                        dtype=bool).reshape(-1)
+        return NetView(self.epoch_start, self.nodes, alive, self._tail[keep],
+                       self._head[keep], {name: column[keep]
+                                          for name, column in self._attrs.items()})
 
     # -- routing structures, built on first use -------------------------------------------
     def _prepare(self):
@@ -150,8 +176,8 @@ class NetView:
 
     def hop_lists(self):
         """The per-directed-link lists the transport reads at each hop:
-        ``(head id, cost, delay, jitter, bandwidth, loss)``, indexed like the entries of
-        :meth:`route`."""
+        ``(head id, cost, delay, jitter, bandwidth, loss, ber, length_m)``, indexed like
+        the entries of :meth:`route`."""
         return self._prepare()["lists"]
 
     def route(self, dst: int) -> list:
@@ -483,6 +509,10 @@ class Network:
     def __init__(self, dynamics, keep: int = 3, prefetch: bool = False):
         self.dynamics = dynamics
         self.epochs = list(dynamics.epochs)
+        # the dynamics' own epochs; self.epochs adds the instants nodes died (kill)
+        self._dynamics_epochs = list(self.epochs)
+        #: ``{node: time}``: nodes that died at run time (:meth:`kill`), for good.
+        self.deaths: dict[int, float] = {}
         self.keep = keep
         self._views: OrderedDict[int, NetView] = OrderedDict()
         self._current = (math.inf, -math.inf, None)   # (start, end, view) last returned
@@ -528,9 +558,47 @@ class Network:
         """A new view of epoch ``k``, outside the cache (a caller that wants views of
         many epochs, such as the lookahead, leaves the transport's cached ones alone)."""
         start = self.epochs[k]
+        if self.deaths:   # the dynamics' epoch in force, less the nodes dead by then
+            b = max(0, bisect.bisect_right(self._dynamics_epochs, start) - 1)
+            view = self._dynamics_view(b, start)
+            dead = {n for n, t in self.deaths.items() if t <= start}
+            return view.without(dead) if dead else view
+        return self._dynamics_view(k, start)
+
+    def _dynamics_view(self, b: int, start: float) -> NetView:
+        """The view of the dynamics' epoch ``b``, starting at ``start``."""
         table = getattr(self.dynamics, "link_table", None)
-        return NetView(start, *table(k)) if table is not None else \
-            NetView.from_graph(self.dynamics.snapshot(start), start)
+        return NetView(start, *table(b)) if table is not None else \
+            NetView.from_graph(self.dynamics.snapshot(self._dynamics_epochs[b]), start)
+
+    def kill(self, nodes, t: float) -> None:
+        """``nodes`` die at ``t``, for good (a battery ran out): every view from ``t`` on
+        has them down and their links gone. ``t`` becomes an epoch start; views already
+        built for later times are dropped, so the caller must not hold on to one (the
+        transport forgets its own: :meth:`emulator.transport.Transport.forget_views`).
+
+        >>> import networkx as nx
+        >>> g = nx.path_graph(3)
+        >>> class OneEpoch:
+        ...     epochs = [0.0]
+        ...     def snapshot(self, t): return g
+        >>> net = Network(OneEpoch())
+        >>> net.kill([1], 2.5)
+        >>> net.epochs, net.view(1.0).path(0, 2), net.view(3.0).alive(1), net.view(3.0).path(0, 2)
+        ([0.0, 2.5], [0, 1, 2], False, [])
+        """
+        if self._prefetch is not None:
+            raise RuntimeError("Network.kill: prefetched trees follow the dynamics' "
+                               "epochs; build the network without prefetch")
+        new = [n for n in nodes if n not in self.deaths]
+        if not new:
+            return
+        for n in new:
+            self.deaths[n] = float(t)
+        if t not in self.epochs:
+            bisect.insort(self.epochs, float(t))
+        self._views.clear()
+        self._current = (math.inf, -math.inf, None)
 
     def next_change(self, t: float) -> float:
         """Time of the first epoch after ``t`` (inf if none)."""

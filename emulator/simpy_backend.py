@@ -10,6 +10,8 @@ messages they sent back to :meth:`SimpyBackend.inject`.
 
 The backend keeps the calendar only; what happens to events at a node that is down is the
 driver's rule (``emulator.driver``). Deliveries to a dead node are lost in transport.
+With ``[energy]`` (:mod:`emulator.energy`) the backend also keeps the batteries: it looks
+at them at the start of every step and kills the nodes whose battery is empty.
 
 Example
 -------
@@ -35,15 +37,19 @@ inf
 from __future__ import annotations
 
 import heapq
+import logging
 import math
 from collections import defaultdict, deque
 
-from contract.events import DELIVER, LOST, Event, window_of
+from contract.events import DELIVER, LOST, TUPLE, Event, window_of
 from contract.messages import Message, wire_bytes
 from contract.plan import Plan
+from emulator.energy import Energy, EnergyBook
 from emulator.ledger import Ledger
 from emulator.network import Network
 from emulator.routing.host import open_transport
+
+log = logging.getLogger(__name__)
 
 class SimpyBackend:
     """Network, transport, ledger and the calendar of node events, in virtual time."""
@@ -52,11 +58,14 @@ class SimpyBackend:
     #: Windows on a grid of virtual time: the driver may run nodes ahead or defer them
     #: (``emulator.lookahead``).
     runs_ahead = True
+    #: Whether nodes may die at run time (batteries): see ``energy`` below.
+    mortal = False
 
     def __init__(self, dynamics, seed: int, bytes_per_unit: int, header_bytes: int,
                  medium: str = "links", interference_radius: float | None = None, *,
                  reorder: bool = False, routing: str = "oracle",
-                 routing_params: dict | None = None, horizon: float | None = None):
+                 routing_params: dict | None = None, horizon: float | None = None,
+                 energy: Energy | None = None, mains=(), sample_interval: float = 1.0):
         # The clock and the calendar of node events: SimPy's own semantics (see _run)
         # on a heap of (key, filing order, node, event), which costs a tenth of a SimPy
         # timeout and its callback per event.
@@ -70,6 +79,16 @@ class SimpyBackend:
                                         routing_params=routing_params, horizon=horizon,
                                         bytes_per_unit=bytes_per_unit)
         self._window_start, self._first_collect = 0.0, True
+        self.horizon = horizon
+        #: The batteries (None without ``[energy]``). Nodes that may die at run time
+        #: make the driver run every node in step order (no run-ahead) and judge a
+        #: delivery by the receiver's state when it arrives.
+        self.energy = None
+        if energy is not None:
+            self.energy = EnergyBook(energy, self.network.build_view(0).nodes, mains)
+            self.transport.energy = self.energy
+            self.runs_ahead, self.mortal = False, True
+        self._sample_interval = sample_interval
         self.bytes_per_unit = bytes_per_unit
         self.header_bytes = header_bytes
         self._inbox: dict[int, list] = defaultdict(list)
@@ -93,11 +112,14 @@ class SimpyBackend:
         network = plan.spec.get("network", {})
         routing = network.get("routing", "oracle")
         params = None if routing == "oracle" else resolve(routing, plan.spec.get("routing"))
+        energy = Energy.from_table(plan.spec.get("energy"))
+        mains = [plan.query.node] if energy is not None and energy.query_node_mains else []
         return cls(plan.dynamics, plan.seed, plan.bytes_per_unit, plan.header_bytes,
                    network.get("medium", "links"), network.get("interference_radius"),
                    reorder=network.get("reorder", False), routing=routing,
                    routing_params=params,
-                   horizon=run_end(plan, plan.spec.get("run", {}).get("drain")))
+                   horizon=run_end(plan, plan.spec.get("run", {}).get("drain")),
+                   energy=energy, mains=mains, sample_interval=plan.memory_interval)
 
     def _positions(self, t: float) -> dict:
         """Node positions of the epoch in force at ``t`` (for an interference radius)."""
@@ -151,6 +173,8 @@ class SimpyBackend:
         shorter links (zero delay) their deliveries still fall inside it.
         """
         self.transport.advance(self._window_start if self._first_collect else until)
+        if self._first_collect and self.energy is not None:
+            self._check_batteries(self._window_start)
         self._first_collect = False
         for arrival, msg in self.transport.take_arrivals():
             self.schedule(arrival, msg.dst, DELIVER, msg)
@@ -163,6 +187,26 @@ class SimpyBackend:
         self._late.clear()
         inbox, self._inbox = self._inbox, defaultdict(list)
         return {node: events for node, events in inbox.items() if events}
+
+    def _check_batteries(self, t: float) -> None:
+        """Kill the nodes whose battery is empty at ``t`` (the transport has decided
+        every hop before ``t``), and note every residual energy up to ``t``."""
+        died = self.energy.check(t)
+        self.energy.sample_until(t, self._sample_interval)
+        if died:
+            log.info("battery empty at t=%.4g: node%s %s", t, "s" * (len(died) > 1),
+                     ", ".join(map(str, died)))
+            self.network.kill(died, t)
+            self.transport.forget_views()
+
+    def charge_work(self, events_by_node: dict) -> None:
+        """Charge each node's battery for the tuples and messages its operator is about
+        to handle (``[energy] cpu_j_per_tuple``; nothing without ``[energy]``)."""
+        if self.energy is not None:
+            for node, events in events_by_node.items():
+                items = sum(1 for e in events if e.kind in (TUPLE, DELIVER))
+                if items:
+                    self.energy.work(node, items)
 
     def _run(self, until: float) -> None:
         """What ``simpy.Environment.run(until)`` does with our timeouts: file every event
@@ -228,7 +272,8 @@ class SimpyBackend:
             return self._now
         return min(self._pending[0] if self._pending else math.inf,
                    self._sorted_times[0] if self._sorted_times else math.inf,
-                   self.transport.next_time())
+                   self.transport.next_time(),
+                   self.energy.next_empty() if self.energy is not None else math.inf)
 
     # -- messages -----------------------------------------------------------------------
     def inject(self, outgoing) -> list[int]:
@@ -258,12 +303,25 @@ class SimpyBackend:
 
     def info(self) -> dict:
         """Facts for meta.json / the summary."""
-        return {"backend": self.name, "messages": self._next_msg_id,
+        info = {"backend": self.name, "messages": self._next_msg_id,
                 "hops": self.transport.hops, "lost": dict(self.transport.lost),
-                "epochs": len(self.network.epochs), "network": self.transport.stats()}
+                "epochs": len(self.network._dynamics_epochs),
+                "network": self.transport.stats()}
+        if self.energy is not None:
+            info["energy"] = self.energy.summary(self._end_time())
+        return info
+
+    def _end_time(self) -> float:
+        """The run's end for the batteries' books: the horizon, or the clock."""
+        return self.horizon if self.horizon is not None else self._now
 
     def metric_rows(self, interval: float) -> list[tuple]:
         """The network's series for ``metrics.parquet`` (``source = "network"``), per
         node and ``interval``: control packets and bytes it sent, data packets it
-        dropped by reason (``drops_<reason>``)."""
-        return self.transport.series(interval)
+        dropped by reason (``drops_<reason>``); with ``[energy]`` the residual energy
+        of every battery-powered node (``energy_j``)."""
+        rows = self.transport.series(interval)
+        if self.energy is not None:
+            self.energy.sample_until(self._end_time(), interval)
+            rows += self.energy.series()
+        return rows

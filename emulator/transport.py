@@ -118,6 +118,8 @@ class Transport:
         self.sent, self.delivered = 0, 0
         self._unresolved = 0   # sent across the network, neither delivered nor dropped
         self._delay_sum = 0.0  # of the messages delivered: arrival - sent_at
+        #: The batteries (:class:`emulator.energy.EnergyBook`) charged per hop, if any.
+        self.energy = None
 
     # -- the calendar -------------------------------------------------------------------
     def send(self, msg) -> None:
@@ -243,6 +245,7 @@ class Transport:
         uniforms = self._uniforms
         lose = self._lose
         link_last = None if self.reorder else self._link_last
+        energy = self.energy
         seq, hops = self._seq, 0
         v_start, v_end = math.inf, -math.inf
         sends, take = self._sends, self._sends.popleft
@@ -262,7 +265,8 @@ class Transport:
             if not v_start <= t < v_end:
                 view, v_start, v_end = network.view_span(t)
                 alive, pos, routes = view._alive_map, view._pos, {}
-                heads, costs, delays, jitters, bandwidths, losses = view.hop_lists()
+                heads, costs, delays, jitters, bandwidths, losses, bers, lengths = \
+                    view.hop_lists()
             if not alive[u]:
                 lose(t, msg, "dead_node", u)
                 continue
@@ -280,7 +284,9 @@ class Transport:
             bandwidth = bandwidths[k]
             done = start + (msg.size_bytes / bandwidth if bandwidth > 0 else 0.0)
             link_free[channel] = done
-            jitter, loss = jitters[k], losses[k]
+            jitter, loss, ber = jitters[k], losses[k], bers[k]
+            if ber > 0:   # every bit must arrive (topologies.radio); 0: unit disk
+                loss = 1.0 - (1.0 - loss) * (1.0 - ber) ** (8 * msg.size_bytes)
             if jitter > 0:
                 if not uniforms:
                     uniforms = self._refill()
@@ -304,6 +310,8 @@ class Transport:
                 reached = alive[v]
             else:
                 reached = network.view(arrive).alive(v)
+            if energy is not None:
+                energy.hop(u, v, msg.size_bytes, lengths[k], reached)
             if record is not None:
                 record((start, msg.msg_id, msg.kind, msg.src, dst, u, v, msg.size_units,
                         msg.size_bytes, costs[k], dropped or not reached))
@@ -320,6 +328,11 @@ class Transport:
         self._seq = seq
         self.hops += hops
 
+    def forget_views(self) -> None:
+        """Drop what was kept per epoch: nodes died (:meth:`Network.kill`), so the
+        network's epochs are split and its views rebuilt."""
+        self._zones.clear()
+
     def _refill(self) -> list:
         # Drawn in blocks: a scalar numpy draw costs as much as a whole hop.
         self._uniforms[:] = self.rng.random(4096).tolist()[::-1]
@@ -335,14 +348,18 @@ class Transport:
         """Start ``hop`` on its channel at ``start`` (the shared channel granted it, or
         its link is free); returns when it ends."""
         msg, u, v, k, view = hop
-        _, costs, delays, jitters, bandwidths, losses = view.hop_lists()
+        _, costs, delays, jitters, bandwidths, losses, bers, lengths = view.hop_lists()
         cost, delay, jitter = costs[k], delays[k], jitters[k]
         bandwidth, loss = bandwidths[k], losses[k]
+        if bers[k] > 0:   # every bit must arrive (topologies.radio); 0: unit disk
+            loss = 1.0 - (1.0 - loss) * (1.0 - bers[k]) ** (8 * msg.size_bytes)
         done = start + (msg.size_bytes / bandwidth if bandwidth > 0 else 0.0)
         arrive = self._in_order(u, v, done + delay + (self._uniform() * jitter
                                                       if jitter > 0 else 0.0))
         dropped = loss > 0 and self._uniform() < loss
         reached = dropped or self.network.view(arrive).alive(v)
+        if self.energy is not None:
+            self.energy.hop(u, v, msg.size_bytes, lengths[k], reached)
         if self.ledger is not None:
             self.ledger.add(start, msg.msg_id, msg.kind, msg.src, msg.dst, u, v,
                             msg.size_units, msg.size_bytes, cost, dropped or not reached)

@@ -83,12 +83,17 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>",
 
     topology = checked("topology", lambda: topologies.topology_from_spec(
         spec["topology"], derived_seed(seed, "topology"), base_dir, warn=warn))
+    radio = checked("radio", lambda: topologies.radio_from_spec(
+        spec.get("radio"), topology, spec["mobility"], warn=warn))
     dynamics = checked("mobility", lambda: topologies.dynamics_from_spec(
-        topology, spec["mobility"], duration, derived_seed(seed, "mobility"), base_dir))
+        topology, spec["mobility"], duration, derived_seed(seed, "mobility"), base_dir,
+        radio=radio, radio_seed=derived_seed(seed, "radio")))
     nodes = sorted(topology.graph.nodes)
     if query_cfg["node"] not in topology.graph:
         raise specs.SpecError(source, "query.node", f"node {query_cfg['node']} is not in the "
                               f"topology (nodes {nodes[0]}..{nodes[-1]})")
+    if spec["energy"]["model"] != "none":
+        _check_energy(spec["energy"], topology, source)
     placement = checked("streams", lambda: sources.place_streams(
         spec["streams"], nodes, [query_cfg["node"]], derived_seed(seed, "placement")))
     streams = tuple(StreamSpec(name, node) for name, node in placement.items())
@@ -120,6 +125,19 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>",
                 streams=streams, query=query, algorithm=algorithm.name, params=params,
                 trigger=trigger, outages=outages, net0=net0, spec=spec,
                 base_dir=Path(base_dir), warnings=tuple(said))
+
+
+def _check_energy(energy: dict, topology, source: str) -> None:
+    """The ``[energy]`` table against the topology: its nodes exist, and the amplifier's
+    d^2 term has distances to work on (node positions)."""
+    from emulator.energy import check_energy
+
+    field_checked(source, "energy", lambda: check_energy(energy, topology.graph.nodes))
+    unplaced = [u for u, pos in topology.graph.nodes(data="pos") if pos is None]
+    if energy["e_amp_j_per_bit_m2"] > 0 and unplaced:
+        raise specs.SpecError(source, "energy.e_amp_j_per_bit_m2", f"needs node positions "
+                              f"(node {unplaced[0]} has none) for each link's length; set "
+                              "it to 0 to charge the electronics only")
 
 
 def _query(query_cfg: dict, streams: tuple, source: str) -> QuerySpec:
@@ -188,16 +206,23 @@ def resolved_values(plan: Plan) -> dict:
     ``resolved`` table (written beside the spec, never part of the run's id): the
     topology's cost model, radius, link defaults and size
     (:func:`topologies.topology_settings`), the streams with their defaults and where
-    they were placed, the algorithm's parameters with their defaults, and each stream's
-    window."""
+    they were placed, the algorithm's parameters with their defaults, each stream's
+    window, and under a ``log_distance`` radio its range (metres and position units,
+    without shadowing)."""
     from spark_nodes.workload.sources import resolve_streams
     from topologies import topology_settings
+    from topologies.radio import radio_from_table
 
     streams = {k: v for k, v in resolve_streams(plan.spec["streams"]).items() if k != "rates"}
     streams["placed_at"] = dict(plan.stream_nodes)
-    return {"topology": topology_settings(plan.topology), "streams": streams,
-            "params": {plan.algorithm: dict(plan.params)},
-            "windows": dict(plan.query.windows)}
+    out = {"topology": topology_settings(plan.topology), "streams": streams,
+           "params": {plan.algorithm: dict(plan.params)},
+           "windows": dict(plan.query.windows)}
+    radio = radio_from_table(plan.spec.get("radio"))
+    if radio.model == "log_distance":
+        out["radio"] = {"range_m": radio.range_m(),
+                        "range_units": radio.range_m() / radio.meters_per_unit}
+    return out
 
 
 def make_plan(*, topology=None, dynamics=None, streams: dict | None = None,

@@ -52,6 +52,20 @@ def _spec_sections() -> list[str]:
         "mobility": "How the network changes over time. Which keys a model takes: "
                     "random_waypoint: speed, pause, resolution, failures; ns2: file, "
                     "resolution, scale, failures; schedule: file.",
+        "radio": "Radio propagation (`topologies.radio`). `unit_disk`: links as the "
+                 "topology and mobility give them (within `topology.radius`), each with "
+                 "its fixed `loss`. `log_distance`: the radio links nodes from their "
+                 "positions where a `reference_bytes` frame's error rate is below "
+                 "`link_fer` (`topology.radius` then decides no link; a warning says so) "
+                 "and a hop of b bytes is also lost with 1 - (1 - BER)^(8 b); every node "
+                 "needs a position, and the run the simpy backend.",
+        "energy": "Batteries and what the nodes spend (`emulator.energy`, simpy backend "
+                  "only). `first_order`: a hop of k bits over d metres costs its sender "
+                  "k (e_elec + e_amp d^2) and its receiver k e_rx; listening costs "
+                  "`idle_w` while up; an operator's work `cpu_j_per_tuple` per tuple or "
+                  "message. A node whose battery empties dies (looked at every "
+                  "`run.step`). d is each link's length: positions x "
+                  "`radio.meters_per_unit`, so `e_amp_j_per_bit_m2` > 0 needs positions.",
         "streams": "The input streams.",
         "mininet": "Options of the Mininet backend.",
         "routing": "The routing protocols' parameters (`network.routing`): a time given "
@@ -62,7 +76,7 @@ def _spec_sections() -> list[str]:
               "streams": STREAMS_SCHEMA, "mininet": MININET_SCHEMA}
     out = ["## Spec tables"]
     for section in ("run", "query", "algorithm", "network", "routing", "topology",
-                    "mobility", "streams", "mininet"):
+                    "mobility", "radio", "energy", "streams", "mininet"):
         out += [f"### [{section}]", intro[section],
                 reference_table(tables[section], f"{section}.")]
         if section == "routing":
@@ -116,7 +130,10 @@ def _sweep_section() -> list[str]:
         "| key | type and range | default | meaning |", "|---|---|---|---|",
         "| `sweep.seeds` | list of integers | [] | seeds of every grid point; []: `run.seed` |",
         "| `sweep.grid.PATH` | non-empty list | - | the values of one axis; PATH is a dotted "
-        "path to a field above (`params.smj-h.period`); a path naming no field is an error |"])]
+        "path to a field above (`params.smj-h.period`); a path naming no field is an error |",
+        "| `sweep.variants.NAME` | table | - | a named variant: dotted paths to values "
+        "(`{\"network.routing\" = \"aodv\"}`); every variant runs the whole grid, and "
+        "the runs table names it in its `variant` column |"])]
 
 
 def _api_sections() -> list[str]:

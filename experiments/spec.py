@@ -27,12 +27,14 @@ import warnings
 from pathlib import Path
 
 from emulator.backends import BACKENDS as _BACKEND_REGISTRY
+from emulator.energy import ENERGY_SCHEMA
 from emulator.routing import BACKEND_ROUTINGS, ROUTINGS
 from emulator.routing.params import ROUTING_SCHEMA
 from emulator.routing.params import TABLES as ROUTING_TABLES
 from emulator.routing.params import check as check_routing
 from emulator.transport import MEDIA
 from spark_nodes.runtimes.registry import RUNTIMES as _RUNTIME_REGISTRY
+from topologies.radio import RADIO_SCHEMA
 from topologies.schema import Field, FieldError, check_table, check_value
 
 BACKENDS = tuple(_BACKEND_REGISTRY.names())
@@ -102,8 +104,13 @@ SCHEMA = {
                                             "same link (jitter drawn per hop); false: "
                                             "every link keeps its order"),
     },
+    # Batteries and what the nodes spend (emulator.energy): the first-order radio model.
+    "energy": ENERGY_SCHEMA,
     # The routing protocols' parameters (emulator.routing.params): the RFC constants.
     "routing": ROUTING_SCHEMA,
+    # Radio propagation (topologies.radio): the unit disk, or loss by distance and frame
+    # size; checked against the topology by topologies.spec.radio_from_spec.
+    "radio": RADIO_SCHEMA,
 }
 #: A stream's own window in ``[query] windows``.
 WINDOW = SCHEMA["query"]["window"]
@@ -214,6 +221,14 @@ def check_consistency(spec: dict, source: str = "<spec>") -> None:
         check_routing(spec["routing"])
     except FieldError as err:
         raise SpecError(source, err.field, err.message) from None
+    if spec["radio"]["model"] == "log_distance" and run["backend"] != "simpy":
+        raise SpecError(source, "radio.model", f"\"log_distance\" runs on the simpy backend "
+                        f"only (run.backend = {run['backend']!r}: its links lose packets "
+                        "whatever their size)")
+    if spec["energy"]["model"] != "none" and run["backend"] != "simpy":
+        raise SpecError(source, "energy.model", f"{spec['energy']['model']!r} runs on the "
+                        f"simpy backend only (run.backend = {run['backend']!r}): batteries "
+                        "are charged hop by hop in virtual time")
 
 
 def spec_warnings(spec: dict) -> list[tuple[str, str]]:
@@ -243,9 +258,10 @@ def spec_warnings(spec: dict) -> list[tuple[str, str]]:
 def _check_sweep(source: str, sweep) -> dict:
     if not isinstance(sweep, dict):
         raise SpecError(source, "sweep", "expected a table")
-    bad = sorted(set(sweep) - {"seeds", "grid"})
+    bad = sorted(set(sweep) - {"seeds", "grid", "variants"})
     if bad:
-        raise SpecError(source, f"sweep.{bad[0]}", "unknown key; valid: grid, seeds")
+        raise SpecError(source, f"sweep.{bad[0]}", "unknown key; valid: grid, seeds, "
+                                                   "variants")
     seeds = sweep.get("seeds", [])
     if not isinstance(seeds, list) or not all(isinstance(s, int) and not isinstance(s, bool)
                                               for s in seeds):
@@ -257,14 +273,35 @@ def _check_sweep(source: str, sweep) -> dict:
         if not isinstance(values, list) or not values:
             raise SpecError(source, f"sweep.grid.{path}", f"expected a non-empty list, "
                                                           f"got {values!r}")
-        section = path.split(".")[0]
-        if section not in SECTIONS or section == "sweep" or "." not in path:
-            raise SpecError(source, f"sweep.grid.{path}", "expected a dotted path into "
-                                                          "a spec section, like streams.count")
-        problem = unknown_path(path)
-        if problem:
-            raise SpecError(source, f"sweep.grid.{path}", problem)
-    return {"seeds": list(seeds), "grid": dict(grid)}
+        _check_sweep_path(source, f"sweep.grid.{path}", path)
+    variants = sweep.get("variants", {})
+    if not isinstance(variants, dict):
+        raise SpecError(source, "sweep.variants", "expected a table of named variants, "
+                                                  "each a table of dotted paths to values")
+    for name, overrides in variants.items():
+        if not isinstance(overrides, dict):
+            raise SpecError(source, f"sweep.variants.{name}", "expected a table of dotted "
+                                                              "paths to values")
+        for path in overrides:
+            if path in grid:
+                raise SpecError(source, f"sweep.variants.{name}.{path}", "also swept in "
+                                "sweep.grid: a variant sets what the grid does not")
+            _check_sweep_path(source, f"sweep.variants.{name}.{path}", path)
+    checked = {"seeds": list(seeds), "grid": dict(grid)}
+    if variants:
+        checked["variants"] = dict(variants)
+    return checked
+
+
+def _check_sweep_path(source: str, field: str, path: str) -> None:
+    """A dotted path a sweep sets must name a field of a spec section."""
+    section = path.split(".")[0]
+    if section not in SECTIONS or section == "sweep" or "." not in path:
+        raise SpecError(source, field, "expected a dotted path into a spec section, like "
+                                       "streams.count")
+    problem = unknown_path(path)
+    if problem:
+        raise SpecError(source, field, problem)
 
 
 def section_keys(section: str) -> set[str] | None:
@@ -381,7 +418,9 @@ def for_run(spec: dict, source: str = "<spec>") -> dict:
 
 def expand(spec: dict, source: str = "<spec>") -> list[tuple[dict, dict]]:
     """The runs of a sweep: ``(run spec, {dotted path: value, "seed": seed})`` for every
-    point of the grid times every seed (the spec's own seed when the sweep names none).
+    named variant (``[sweep.variants]``: a table of settings each) times every point of
+    the grid times every seed (the spec's own seed when the sweep names none). The point
+    names its variant under ``"variant"``.
 
     Points that give the same run (they differ only in another algorithm's parameters)
     appear once; in the point, such parameters are ``None``.
@@ -389,16 +428,22 @@ def expand(spec: dict, source: str = "<spec>") -> list[tuple[dict, dict]]:
     >>> runs = expand(resolve({"sweep": {"seeds": [1, 2], "grid": {"streams.count": [3, 4]}}}))
     >>> [(p["streams.count"], p["seed"]) for _, p in runs]
     [(3, 1), (3, 2), (4, 1), (4, 2)]
+    >>> runs = expand(resolve({"sweep": {"variants": {"ideal": {},
+    ...                                               "manet": {"network.routing": "aodv"}}}}))
+    >>> [(p["variant"], s["network"]["routing"]) for s, p in runs]
+    [('ideal', 'oracle'), ('manet', 'aodv')]
     """
     grid = spec["sweep"]["grid"]
     seeds = spec["sweep"]["seeds"] or [spec["run"]["seed"]]
+    variants = spec["sweep"].get("variants") or {None: {}}
     paths = list(grid)
     runs, seen = [], set()
-    for values in itertools.product(*(grid[p] for p in paths)):
+    for variant, values in itertools.product(variants,
+                                             itertools.product(*(grid[p] for p in paths))):
         for seed in seeds:
             raw = copy.deepcopy(spec)
             raw["sweep"] = {}
-            for path, value in zip(paths, values):
+            for path, value in [*variants[variant].items(), *zip(paths, values)]:
                 set_path(raw, path, value)
             raw["run"]["seed"] = seed
             resolved = for_run(resolve(raw, source), source)
@@ -408,6 +453,8 @@ def expand(spec: dict, source: str = "<spec>") -> list[tuple[dict, dict]]:
             chosen = resolved["algorithm"]["name"]
             point = {p: (None if p.startswith("params.") and p.split(".")[1] != chosen else v)
                      for p, v in zip(paths, values)}
+            if variant is not None:
+                point["variant"] = variant
             point["seed"] = seed
             runs.append((resolved, point))
     return runs

@@ -86,3 +86,31 @@ def test_a_negative_seed_on_the_command_line_is_named(capsys):
         main(["run", "experiments/specs/quickstart.toml", "--seed", "-5"])
     assert stop.value.code != 0
     assert "argument --seed: expected a non-negative integer" in capsys.readouterr().err
+
+
+def test_sweep_variants_run_the_whole_grid_each_and_name_themselves():
+    spec = specs.resolve({"sweep": {
+        "seeds": [1, 2], "grid": {"streams.count": [3, 4]},
+        "variants": {"ideal": {}, "manet": {"network.routing": "aodv",
+                                            "network.medium": "shared"}}}})
+    runs = specs.expand(spec)
+    assert len(runs) == 8
+    for run_spec, point in runs:
+        manet = point["variant"] == "manet"
+        assert run_spec["network"]["routing"] == ("aodv" if manet else "oracle")
+        assert run_spec["network"]["medium"] == ("shared" if manet else "links")
+        assert run_spec["streams"]["count"] == point["streams.count"]
+    assert len({specs.run_id(s) for s, _ in runs}) == 8
+    assert [p["variant"] for _, p in runs[:4]] == ["ideal"] * 4
+
+
+@pytest.mark.parametrize("variants, field", [
+    ({"manet": {"network.routin": "aodv"}}, "sweep.variants.manet.network.routin"),
+    ({"manet": ["network.routing"]}, "sweep.variants.manet"),
+    ({"manet": {"streams.count": 3}}, "sweep.variants.manet.streams.count"),
+])
+def test_bad_sweep_variants_are_one_line_naming_the_field(variants, field):
+    with pytest.raises(SpecError) as err:
+        specs.resolve({"sweep": {"grid": {"streams.count": [3, 4]}, "variants": variants}},
+                      "s.toml")
+    assert str(err.value).startswith(f"s.toml: {field}: ")

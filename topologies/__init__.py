@@ -12,7 +12,10 @@ mobility and link schedules, all turned into :class:`Dynamics` (epochs + snapsho
   :func:`read_ns2_trace` (ns-2 / BonnMotion movements), :func:`read_schedule` (CSV)
 - dynamics: :class:`Dynamics`, :func:`static_dynamics`, :func:`mobility_dynamics`,
   :func:`schedule_dynamics`, :class:`Trajectories`, :func:`random_waypoint`
-- specs: :func:`topology_from_spec`, :func:`dynamics_from_spec`, :func:`node_outages`
+- radio: :class:`Radio` (log-distance path loss, bit and frame errors),
+  :data:`RADIO_SCHEMA`
+- specs: :func:`topology_from_spec`, :func:`dynamics_from_spec`, :func:`radio_from_spec`,
+  :func:`node_outages`
 - errors: :class:`TopologyFileError`, :class:`DisconnectedTopologyError` (ValueErrors)
 
 Examples
@@ -31,8 +34,10 @@ from topologies.mobility import Trajectories, mobility_dynamics, random_waypoint
 from topologies.model import (LINK_COST_MODELS, LINK_DEFAULTS, Topology, path_cost_matrix,
                               topology_settings)
 from topologies.ns2 import loads_ns2_trace, read_ns2_trace
+from topologies.radio import RADIO_SCHEMA, Radio
 from topologies.schedule import Schedule, loads_schedule, read_schedule, schedule_dynamics
-from topologies.spec import dynamics_from_spec, node_outages, topology_from_spec
+from topologies.spec import (dynamics_from_spec, node_outages, radio_from_spec,
+                             topology_from_spec)
 from topologies.topology_file import TopologyFile
 
 __all__ = [
@@ -43,4 +48,5 @@ __all__ = [
     "LINK_DEFAULTS", "Topology", "path_cost_matrix", "topology_settings",
     "loads_ns2_trace", "read_ns2_trace", "Schedule", "loads_schedule", "read_schedule",
     "schedule_dynamics", "dynamics_from_spec", "node_outages", "topology_from_spec",
+    "Radio", "RADIO_SCHEMA", "radio_from_spec",
 ]

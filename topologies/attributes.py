@@ -42,6 +42,14 @@ LINK_ATTRIBUTES: dict[str, Field] = {
     name: Field("number", LINK_DEFAULTS[name], doc=_LINK_DOCS[name],
                 **{k: v for k, v in LINK_ATTRIBUTE_RULES[name].items()})
     for name in LINK_DEFAULTS}
+# What the radio and the positions give a link (topologies.radio); a graph may set them.
+LINK_ATTRIBUTES.update(
+    ber=Field("number", 0.0, low=0, high=1,
+              doc="bit error rate: a hop of b bytes is also lost with 1 - (1 - ber)^(8 b) "
+                  "(a log_distance radio sets it)"),
+    length_m=Field("number", 0.0, low=0,
+                   doc="the link's length in metres (0: unknown; none given: the distance "
+                       "between the nodes' positions, one metre a unit)"))
 
 #: Every node attribute the emulator reads.
 NODE_ATTRIBUTES: dict[str, Field] = {

@@ -3,7 +3,9 @@
 :class:`Trajectories` holds, per node, waypoints ``(t, x, y)`` joined by straight lines
 (two waypoints at the same time are a jump). :func:`mobility_dynamics` samples the
 positions every ``resolution`` time units and links the nodes at most ``radius`` apart,
-costed by a link-cost model: the radio-range model of ad hoc networks.
+costed by a link-cost model: the radio-range model of ad hoc networks. With a
+log-distance radio (:mod:`topologies.radio`) the radio decides the links instead, and
+gives each one its bit error rate at every sample.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from topologies.dynamics import Dynamics
 from topologies.generators import geometric_edges
 from topologies.link_cost import check_model, link_costs
 from topologies.model import LINK_DEFAULTS, Topology
+from topologies.radio import Radio, radio_from_table
 from topologies.rng import as_generator
 
 #: The link attributes a link keeps from the topology as nodes move (its cost is the
@@ -190,16 +193,26 @@ class MobilityDynamics(Dynamics):
     """Links between nodes within radio range, re-evaluated at sampled times.
 
     Built by :func:`mobility_dynamics`; each epoch keeps numpy arrays (link index pairs,
-    costs, liveness, positions) and becomes a graph only when asked for.
+    costs, liveness, positions, bit error rates, lengths in metres) and becomes a graph
+    only when asked for. A link's ``length_m`` is its length at the epoch's first
+    sample (under the unit disk an epoch lasts while links and costs stay the same).
     """
 
-    def __init__(self, topo: Topology, epochs: list[float], states: list[tuple]):
+    def __init__(self, topo: Topology, epochs: list[float], states: list[tuple],
+                 radio: Radio | None = None, inputs: dict | None = None):
         super().__init__(epochs)
         self.topology = topo
+        self.radio = radio
         self._states = states
+        self._inputs = inputs or {}
+
+    def with_radio(self, radio, seed) -> "MobilityDynamics":
+        """The same movements under ``radio`` (a :class:`~topologies.radio.Radio` or a
+        ``[radio]`` table); ``seed`` draws its shadowing."""
+        return mobility_dynamics(self.topology, **self._inputs, radio=radio, seed=seed)
 
     def _build(self, index: int) -> nx.Graph:
-        pairs, costs, alive, positions = self._states[index]
+        pairs, costs, alive, positions, bers, lengths = self._states[index]
         nodes = self.topology.nodes
         graph = nx.Graph()
         graph.add_nodes_from(
@@ -207,12 +220,13 @@ class MobilityDynamics(Dynamics):
             for node, (x, y), up in zip(nodes, positions, alive))
         adjacency, defaults = self.topology.graph.adj, self.topology.defaults
         links = []
-        for (i, j), cost in zip(pairs.tolist(), costs.tolist()):
+        for (i, j), cost, ber, length in zip(pairs.tolist(), costs.tolist(), bers.tolist(),
+                                             lengths.tolist()):
             u, v = nodes[i], nodes[j]
             # Links known to the topology keep their delay/bandwidth/...; new ones
             # (nodes that moved into range) take the topology's link defaults.
             attrs = dict(adjacency[u].get(v, defaults))
-            attrs["cost"] = cost
+            attrs.update(cost=cost, ber=ber, length_m=length)
             links.append((u, v, attrs))
         graph.add_edges_from(links)
         return graph
@@ -230,7 +244,7 @@ class MobilityDynamics(Dynamics):
         >>> nodes, tail.tolist(), head.tolist(), attrs["cost"].tolist()
         ([0, 1, 2], [0, 1], [1, 2], [1.0, 1.0])
         """
-        pairs, costs, alive, _ = self._states[index]
+        pairs, costs, alive, _, bers, lengths = self._states[index]
         nodes = self.topology.nodes
         known_keys, known_values = self._known_links()
         n = len(nodes)
@@ -243,6 +257,7 @@ class MobilityDynamics(Dynamics):
             # links known to the topology keep their attributes; new ones take its defaults
             value = known_values[at, k] if len(known_keys) else 0.0
             attrs[name] = np.where(known, value, float(defaults[name]))
+        attrs["ber"], attrs["length_m"] = bers, lengths
         return nodes, alive, pairs[:, 0], pairs[:, 1], attrs
 
     def _known_links(self):
@@ -264,13 +279,23 @@ class MobilityDynamics(Dynamics):
 def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: float,
                       resolution: float = 1.0, radius: float | None = None,
                       link_cost: str | None = None,
-                      node_events: Iterable[tuple[float, int, bool]] = ()) -> Dynamics:
+                      node_events: Iterable[tuple[float, int, bool]] = (),
+                      radio: Radio | Mapping | None = None,
+                      seed: int | np.random.Generator | None = None) -> Dynamics:
     """Link epochs from moving nodes.
 
     Positions are sampled at ``0, resolution, 2 * resolution, ... < duration`` and at the
     times of ``node_events``; nodes at most ``radius`` apart are linked, with the cost
     of ``link_cost``. A sample that changes nothing (same links, costs and liveness)
-    adds no epoch.
+    adds no epoch. Each link's ``length_m`` is its distance times the radio's
+    ``meters_per_unit``.
+
+    With a ``log_distance`` radio, the radio links the nodes instead of ``radius``
+    (:meth:`topologies.radio.Radio.links`: where a reference frame's error rate is below
+    ``link_fer``) and gives each link its ``ber``, so link quality follows the distance
+    at every sample (and so does the shadowing, drawn afresh per sample from ``seed``):
+    a sample whose bit error rates moved is an epoch. Cost models that need a range
+    (``etx``) take the radio's, :meth:`~topologies.radio.Radio.range_m` in position units.
 
     Parameters
     ----------
@@ -285,6 +310,10 @@ def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: f
         Cost model (default ``topo.link_cost``, else ``"hop"``).
     node_events : iterable of (time, node, alive)
         Nodes leaving (``False``) and joining again (``True``).
+    radio : Radio or mapping, optional
+        A :class:`~topologies.radio.Radio` or a ``[radio]`` table; none: the unit disk.
+    seed : int or numpy.random.Generator, optional
+        Draws the radio's shadowing (needed when ``shadowing_db > 0``).
 
     Examples
     --------
@@ -297,8 +326,25 @@ def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: f
     [0.0, 1.0, 2.0]
     >>> [sorted(dyn.snapshot(t).edges(data="cost")) for t in dyn.epochs]
     [[(0, 1, 1.0)], [(0, 1, 1.5)], []]
+
+    A log-distance radio, 100 m a unit (its range is 1.95 units): the link's bit error
+    rate grows as node 1 moves away, until the link is gone.
+
+    >>> dyn = mobility_dynamics(topo, tr, duration=4, resolution=1,
+    ...                         radio={"model": "log_distance", "meters_per_unit": 100})
+    >>> [[(f"{d['ber']:.1e}", d["length_m"]) for *_, d in dyn.snapshot(t).edges(data=True)]
+    ...  for t in dyn.epochs]
+    [[('1.6e-21', 100.0)], [('4.3e-07', 150.0)], []]
     """
-    radius = topo.radius if radius is None else radius
+    inputs = dict(trajectories=trajectories, duration=duration, resolution=resolution,
+                  radius=radius, link_cost=link_cost, node_events=tuple(node_events))
+    radio = radio_from_table(radio)
+    shadowed = radio.model == "log_distance" and radio.shadowing_db > 0
+    rng = as_generator(seed) if shadowed and seed is not None else None
+    if radio.model == "log_distance":
+        radius = radio.range_m() / radio.meters_per_unit   # what etx costs relate to
+    else:
+        radius = topo.radius if radius is None else radius
     if radius is None:
         raise ValueError("mobility needs a radio range: give radius or a topology radius")
     model = check_model(link_cost or topo.link_cost or "hop", radius)
@@ -306,7 +352,7 @@ def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: f
     nodes = topo.nodes
     index = {node: k for k, node in enumerate(nodes)}
     still = _still_positions(topo, trajectories, index)
-    events = _checked_node_events(node_events, index)
+    events = _checked_node_events(inputs["node_events"], index)
     times = np.unique(np.concatenate([np.arange(0.0, duration, resolution),
                                       [t for t, _, _ in events if t < duration]]))
     moving = [index[n] for n in trajectories.nodes]
@@ -322,14 +368,17 @@ def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: f
         for node, pos in still.items():
             positions[index[node]] = pos
         positions[moving] = paths[k]
-        pairs, costs = _live_links(positions, alive, radius, model)
+        pairs, costs, bers, lengths = _live_links(positions, alive, radius, model, radio,
+                                                  rng)
+        # under the unit disk every ber is 0 and a length alone makes no epoch
         if previous is not None and np.array_equal(previous[0], pairs) \
-                and np.array_equal(previous[1], costs) and np.array_equal(previous[2], alive):
+                and np.array_equal(previous[1], costs) and np.array_equal(previous[2], alive) \
+                and np.array_equal(previous[4], bers):
             continue
-        previous = (pairs, costs, alive.copy(), positions)
+        previous = (pairs, costs, alive.copy(), positions, bers, lengths)
         epochs.append(float(t))
         states.append(previous)
-    return MobilityDynamics(topo, epochs, states)
+    return MobilityDynamics(topo, epochs, states, radio, inputs)
 
 
 def _check_positive(**values: object) -> None:
@@ -368,10 +417,17 @@ def _checked_node_events(node_events: Iterable[tuple[float, int, bool]],
     return events
 
 
-def _live_links(positions: np.ndarray, alive: np.ndarray, radius: float,
-                model) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs of live nodes at most ``radius`` apart (as :func:`geometric_edges`
-    gives them) and their costs under ``model``."""
-    pairs, dist = geometric_edges(positions, radius)
-    live = alive[pairs[:, 0]] & alive[pairs[:, 1]]
-    return pairs[live], link_costs(model, dist[live], radius)
+def _live_links(positions: np.ndarray, alive: np.ndarray, radius: float, model,
+                radio: Radio, rng) -> tuple[np.ndarray, ...]:
+    """The links among live nodes, ``(pairs, costs, bers, lengths in metres)``: pairs at
+    most ``radius`` apart (as :func:`geometric_edges` gives them) of bit error rate 0
+    under the unit disk, those :meth:`Radio.links` gives under ``log_distance``; costs
+    under ``model``."""
+    if radio.model == "log_distance":
+        pairs, dist, bers = radio.links(positions, alive, rng)
+    else:
+        pairs, dist = geometric_edges(positions, radius)
+        live = alive[pairs[:, 0]] & alive[pairs[:, 1]]
+        pairs, dist = pairs[live], dist[live]
+        bers = np.zeros(len(pairs))
+    return pairs, link_costs(model, dist, radius), bers, dist * radio.meters_per_unit

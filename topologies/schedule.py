@@ -28,7 +28,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from topologies.dynamics import Dynamics
+from topologies.dynamics import Dynamics, set_lengths
 from topologies.errors import TopologyFileError
 from topologies.model import Topology
 from topologies.values import BadValue, check_float, check_int, check_link_attribute
@@ -185,9 +185,11 @@ def read_schedule(path: str | PathLike, topology: Topology | None = None) -> Sch
 class ScheduleDynamics(Dynamics):
     """A topology changed by a :class:`Schedule` at the times of its rows."""
 
-    def __init__(self, topo: Topology, schedule: Schedule):
+    def __init__(self, topo: Topology, schedule: Schedule, meters_per_unit: float = 1.0):
         schedule.check_nodes(topo)
         self.topology = topo
+        self.schedule = schedule
+        self.meters_per_unit = meters_per_unit
         self._rows = sorted(schedule.rows, key=lambda r: (r.time, r.line))
         super().__init__([0.0] + sorted({r.time for r in self._rows if r.time > 0}))
 
@@ -213,11 +215,25 @@ class ScheduleDynamics(Dynamics):
             u, v = sorted(pair)
             if attrs.pop("up") and alive[u] and alive[v]:
                 graph.add_edge(u, v, **attrs)
+        set_lengths(graph, self.meters_per_unit)
         return graph
 
+    def with_radio(self, radio, seed) -> "ScheduleDynamics":
+        """The same schedule with the lengths of ``radio``'s scale; a schedule sets its
+        links itself, so only the unit disk applies (``seed`` is not used)."""
+        from topologies.radio import radio_from_table
 
-def schedule_dynamics(topo: Topology, schedule: Schedule) -> Dynamics:
-    """Dynamics of ``topo`` changed by ``schedule``.
+        radio = radio_from_table(radio)
+        if radio.model != "unit_disk":
+            raise ValueError(f'radio.model: "{radio.model}" decides the links itself; a '
+                             "schedule sets them (use one or the other)")
+        return ScheduleDynamics(self.topology, self.schedule, radio.meters_per_unit)
+
+
+def schedule_dynamics(topo: Topology, schedule: Schedule, *,
+                      meters_per_unit: float = 1.0) -> Dynamics:
+    """Dynamics of ``topo`` changed by ``schedule`` (a link between nodes with positions
+    is ``meters_per_unit`` metres a unit long: its ``length_m``).
 
     Examples
     --------
@@ -229,4 +245,4 @@ def schedule_dynamics(topo: Topology, schedule: Schedule) -> Dynamics:
     >>> [sorted(dyn.snapshot(t).edges(data="cost")) for t in (0, 3, 4)]
     [[(0, 1, 1.0), (1, 2, 1.0)], [(0, 1, 5.0), (1, 2, 1.0)], [(0, 1, 5.0)]]
     """
-    return ScheduleDynamics(topo, schedule)
+    return ScheduleDynamics(topo, schedule, meters_per_unit)

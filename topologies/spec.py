@@ -21,6 +21,11 @@ multiplied by it, default 1.0; e.g. 0.001 for a trace in metres on a unit topolo
 ``failures`` (random_waypoint, ns2: a schedule file whose node rows ``time,u,,,up`` take
 nodes down and up again while they move).
 
+``[radio]`` (:data:`topologies.radio.RADIO_SCHEMA`): ``model = "unit_disk"`` keeps the
+links above; ``"log_distance"`` links the nodes by the radio from their positions (a
+topology without positions is an error naming ``radio.model``; ``radius`` then no longer
+decides links: :func:`radio_from_spec` says so in a warning).
+
 A trace must fit the topology: one whose coordinates span more than
 :data:`TRACE_SPAN_LIMIT` times the topology's area (or its radius), or on which no two
 nodes ever come within the radius, is refused with the ``scale`` that would fit it.
@@ -41,6 +46,7 @@ from topologies.link_cost import apply_link_cost
 from topologies.mobility import mobility_dynamics, random_waypoint
 from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology
 from topologies.ns2 import read_ns2_trace
+from topologies.radio import Radio, check_positions, radio_from_table
 from topologies.schedule import read_schedule, schedule_dynamics
 from topologies.schema import REQUIRED, Field
 from topologies.values import (LINK_ATTRIBUTE_RULES, BadValue, check_float, check_int,
@@ -322,15 +328,61 @@ def node_outages(topo: Topology, section: Mapping, duration: float,
     return schedule.outages(duration)
 
 
+def radio_from_spec(section: Mapping | None, topo: Topology, mobility: Mapping,
+                    warn: Callable[[str, str], None] | None = None) -> Radio:
+    """The radio a ``[radio]`` table describes, checked against the topology and the
+    ``[mobility]`` table it will run with: ``log_distance`` needs every node's position
+    unless the nodes move (random_waypoint places them), and cannot take the links of a
+    schedule. A topology ``radius`` no longer decides links under ``log_distance``;
+    ``warn(field, message)`` says so (default: a ``UserWarning``).
+
+    >>> from topologies.generators import complete, line
+    >>> radio_from_spec({"model": "log_distance"}, complete(3, seed=1), {})
+    Traceback (most recent call last):
+    ...
+    ValueError: radio.model: "log_distance" needs every node's position (pos); nodes 0, 1, 2 have none
+    >>> radio_from_spec({"model": "laser"}, line(3), {})
+    Traceback (most recent call last):
+    ...
+    topologies.schema.FieldError: radio.model: expected one of unit_disk, log_distance, got 'laser'
+    >>> topo = topology_from_spec({"generator": "random_geometric", "nodes": 5,
+    ...                            "radius": 0.6}, seed=1)
+    >>> radio_from_spec({"model": "log_distance", "meters_per_unit": 200}, topo, {},
+    ...                 warn=print).exponent
+    topology.radius 0.6 does not decide links under radio.model = "log_distance": the radio links nodes up to 0.975 units apart (range_m / meters_per_unit, without shadowing)
+    3.0
+    """
+    radio = radio_from_table(section)
+    if radio.model != "log_distance":
+        return radio
+    model = mobility.get("model", "none")
+    if model == "schedule":
+        raise ValueError('radio.model: "log_distance" decides the links itself; '
+                         'mobility.model "schedule" sets them (use one or the other)')
+    if model != "random_waypoint":
+        check_positions(radio, topo.nodes, topo.positions)
+    if topo.radius is not None:
+        (warn or _user_warning)("topology.radius", f"{topo.radius:g} does not decide links "
+                                f'under radio.model = "log_distance": the radio links nodes '
+                                f"up to {radio.range_m() / radio.meters_per_unit:.3g} units "
+                                "apart (range_m / meters_per_unit, without shadowing)")
+    return radio
+
+
 def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
                        seed: int | np.random.Generator,
-                       base_dir: str | PathLike | None = None) -> Dynamics:
+                       base_dir: str | PathLike | None = None, *,
+                       radio: Radio | Mapping | None = None,
+                       radio_seed: int | np.random.Generator | None = None) -> Dynamics:
     """Build the dynamics a ``[mobility]`` table describes, over ``[0, duration)``.
 
     ``random_waypoint`` starts nodes at their topology positions (uniform if any node
     has none) and moves them on the unit square, or on ``[0, max x] x [0, max y]`` of
     the positions when that is larger; links follow ``topo.radius`` and
-    ``topo.link_cost`` (hop when it has none).
+    ``topo.link_cost`` (hop when it has none). ``radio`` (a ``[radio]`` table or a
+    :class:`~topologies.radio.Radio`, checked by :func:`radio_from_spec`): under
+    ``log_distance`` the radio decides the links, static or moving, its shadowing drawn
+    from ``radio_seed``.
 
     Examples
     --------
@@ -346,11 +398,16 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
     model = _check_keys("mobility", section, "model", _MOBILITY_KEYS, {"model"})
     duration = _value("run.duration", duration, lambda v: check_float(v, low=0.0,
                                                                         low_open=True))
+    radio = radio_from_table(radio)
     if model == "none":
-        return static_dynamics(topo)
+        return static_dynamics(topo, radio=radio, seed=radio_seed)
     if model == "schedule":
         path = _path("mobility.file", section["file"], base_dir)
-        return schedule_dynamics(topo, read_schedule(path, topo))
+        return schedule_dynamics(topo, read_schedule(path, topo),
+                                 meters_per_unit=radio.meters_per_unit)
+    if radio.model == "log_distance":   # the radio's range stands for the radius
+        topo = Topology(topo.graph, defaults=topo.defaults, link_cost=topo.link_cost,
+                        radius=radio.range_m() / radio.meters_per_unit)
     if topo.radius is None:
         raise ValueError(f"mobility.model: {model!r} needs topology.radius (the radio range)")
     resolution = _value("mobility.resolution", section.get("resolution", 1.0),
@@ -381,7 +438,7 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
                              "(time,u,,,up); link changes belong to the mobility model")
         events = failures.node_events()
     return mobility_dynamics(topo, trajectories, duration=duration, resolution=resolution,
-                             node_events=events)
+                             node_events=events, radio=radio, seed=radio_seed)
 
 
 def section_keys(section: str) -> set[str]:

@@ -297,6 +297,12 @@ class RoutedTransport(Transport):
             return self._broadcast(start, hop)
         return super()._transmit(start, hop)
 
+    def forget_views(self) -> None:
+        super().forget_views()
+        self._v_start, self._v_end, self._view = math.inf, -math.inf, None
+        self._heard_by.clear()
+        self._heard_zones.clear()
+
     def _in_order(self, u: int, v: int, arrive: float) -> float:
         """:meth:`Transport._in_order`, on the links' last arrivals by sender."""
         if self.reorder:
@@ -313,7 +319,7 @@ class RoutedTransport(Transport):
         """One transmission from ``u`` heard by each neighbour with its own link's delay,
         jitter and loss; serialized at the slowest of those links."""
         msg, u, _, links, view = hop
-        heads, costs, delays, jitters, bandwidths, losses = view.hop_lists()
+        heads, costs, delays, jitters, bandwidths, losses, bers, lengths = view.hop_lists()
         bandwidth = min((bandwidths[k] for k in links), default=math.inf)
         done = start + (msg.size_bytes / bandwidth if bandwidth > 0 else 0.0)
         if self.ledger is not None:
@@ -339,6 +345,8 @@ class RoutedTransport(Transport):
         for k in links:
             v = heads[k]
             jitter, loss = jitters[k], losses[k]
+            if bers[k] > 0:   # every bit must arrive (topologies.radio); 0: unit disk
+                loss = 1.0 - (1.0 - loss) * (1.0 - bers[k]) ** (8 * msg.size_bytes)
             if jitter > 0:
                 if not uniforms:
                     uniforms = self._refill()
@@ -370,6 +378,9 @@ class RoutedTransport(Transport):
         if heard:
             seq = _push_heard(cal, push, heard_at, seq, msg, heard)
         self._seq = seq
+        if self.energy is not None:   # the frame must reach the farthest receiver
+            self.energy.broadcast(u, [heads[k] for k in links], msg.size_bytes,
+                                  max((lengths[k] for k in links), default=0.0))
         return done
 
     # -- a broadcast's receivers --------------------------------------------------------

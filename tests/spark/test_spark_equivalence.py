@@ -113,6 +113,12 @@ def test_spark_runtime_equals_inproc_under_aodv(spark, tmp_path):
     on_spark = run(spec("spark"), out=tmp_path)
     assert inproc.summary["routing_control_messages"] > 0
     assert inproc.summary["route_discovery_latency_mean"] > 0
+    assert_same_run(on_spark, inproc)
+
+
+def assert_same_run(on_spark, inproc) -> None:
+    """Ledger, results, the testbed's and the network's metrics and the summary equal
+    (Spark's own state accounting and wall times aside)."""
     pd.testing.assert_frame_equal(on_spark.ledger, inproc.ledger)
     pd.testing.assert_frame_equal(on_spark.results, inproc.results)
     ours = on_spark.metrics[on_spark.metrics.source != "spark"].reset_index(drop=True)
@@ -120,3 +126,23 @@ def test_spark_runtime_equals_inproc_under_aodv(spark, tmp_path):
     pd.testing.assert_frame_equal(ours[~measured], inproc.metrics[~measured])
     same = {k: v for k, v in inproc.summary.items() if k not in RUNTIME_KEYS}
     assert nan_equal({k: on_spark.summary[k] for k in same}) == nan_equal(same)
+
+
+def test_spark_runtime_equals_inproc_on_a_radio_with_batteries(spark, tmp_path):
+    """Log-distance radio (loss by distance and frame size) and batteries that run out:
+    the deaths are the backend's, the operators' work is charged by the driver, so a
+    run whose relays die is the same on Spark."""
+    def spec(runtime):
+        s = spec_for("centralized", runtime)
+        s["topology"] = {"generator": "random_geometric", "nodes": 8, "radius": 0.5,
+                         "delay": 0.5}
+        s["radio"] = {"model": "log_distance", "meters_per_unit": 300.0}
+        s["energy"] = {"model": "first_order", "battery_j": 0.004, "idle_w": 0.001,
+                       "cpu_j_per_tuple": 2e-5}
+        return s
+
+    inproc = run(spec("inproc"), out=tmp_path)
+    on_spark = run(spec("spark"), out=tmp_path)
+    assert inproc.summary["nodes_dead_at_end"] > 0
+    assert inproc.summary["first_node_death"] < 3.0   # inside the run: it shapes results
+    assert_same_run(on_spark, inproc)
