@@ -51,6 +51,15 @@ SECTIONS: dict[str, Callable] = {
 #: one value (:func:`axis_sections_present`).
 AXIS_SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "network": ("Network: routing and link order", ("network.routing", "network.reorder")),
+    # [sweep.variants]: the runs table names each run's variant
+    "variants": ("Variants: the same experiment on other networks", ("variant",)),
+}
+
+#: Sections drawn by what the runs measured, after the axis sections: section name ->
+#: (heading, the summary key whose presence calls for it). Each is written once per
+#: variant of the network (the report's ``VARIANT_KEYS``) when any run has the key.
+SUMMARY_SECTIONS: dict[str, tuple[str, str]] = {
+    "energy": ("Energy and lifetime", "energy_total_j"),
 }
 
 #: Families without a section of their own (the centralized join is the baseline the
@@ -105,6 +114,19 @@ def axis_sections_present(runs) -> list[str]:
     """
     return [name for name, (_, keys) in AXIS_SECTIONS.items()
             if any(k in runs.columns and runs[k].nunique(dropna=False) > 1 for k in keys)]
+
+
+def summary_sections_present(runs) -> list[str]:
+    """The :data:`SUMMARY_SECTIONS` whose key has a value in some row of ``runs``.
+
+    >>> import pandas as pd
+    >>> summary_sections_present(pd.DataFrame({"energy_total_j": [float("nan"), 0.3]}))
+    ['energy']
+    >>> summary_sections_present(pd.DataFrame({"recall": [1.0]}))
+    []
+    """
+    return [name for name, (_, key) in SUMMARY_SECTIONS.items()
+            if key in runs.columns and runs[key].notna().any()]
 
 
 def section_module(family: str) -> ModuleType:

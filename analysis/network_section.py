@@ -405,14 +405,17 @@ def trends(table: pd.DataFrame) -> list[Trend]:
 
 
 def paired(facts: pd.DataFrame, key: str, baseline,
-           metrics=HEADLINE) -> pd.DataFrame:
+           metrics=HEADLINE, by: list[str] | None = None) -> pd.DataFrame:
     """Each headline number of every run against the run of the same seed and setting
-    at ``key = baseline`` (``key`` is ``routing`` or ``reorder``): mean and CI of the
-    change (% where relative, else the difference: ``d_<metric>``), and the means of
-    the pairs' two sides (``base_<metric>``, ``<metric>``)."""
-    by = [c for c in setting_columns(facts) if c not in ("routing", "reorder")]
-    other = "reorder" if key == "routing" else "routing"
-    by += [other] if facts[other].nunique() > 1 else []
+    at ``key = baseline``: mean and CI of the change (% where relative, else the
+    difference: ``d_<metric>``), and the means of the pairs' two sides
+    (``base_<metric>``, ``<metric>``). A setting is told apart by ``by``; default: the
+    :func:`setting_columns` but routing and link order, and the one of those two that
+    ``key`` (``routing`` or ``reorder``) is not, when it varies."""
+    if by is None:
+        by = [c for c in setting_columns(facts) if c not in ("routing", "reorder")]
+        other = "reorder" if key == "routing" else "routing"
+        by += [other] if facts[other].nunique() > 1 else []
     present = [(m, label, rel) for m, label, rel in metrics if m in facts]
     columns = [m for m, _, _ in present]
     base = (facts[facts[key] == baseline].groupby(by + ["seed"], dropna=False)[columns]
@@ -588,23 +591,38 @@ def _settings_html(table: pd.DataFrame, by: list[str]) -> str:
     return _html_table(header, rows)
 
 
-def _paired_html(frame: pd.DataFrame, key: str, baseline) -> str:
-    if frame.empty:
-        return ""
-    by = [c for c in frame.columns if not c.startswith(("d_", "base_")) and c != "seeds"
-          and c not in {m for m, _, _ in HEADLINE}]
+def paired_change_cell(row, metric: str) -> str:
+    """A :func:`paired` table cell: the change ± CI, and the two means in brackets."""
+    return (f"{fmt_ci(row[f'd_{metric}'], row[f'd_{metric}_ci95'])} "
+            f"({fmt_ci(row[f'base_{metric}'], math.nan)} → {fmt_ci(row[metric], math.nan)})")
+
+
+def paired_table(frame: pd.DataFrame, metrics, cell=paired_change_cell,
+                 shown=None) -> str:
+    """The HTML table of a :func:`paired` frame: its setting columns, the seeds, and one
+    column per metric of ``metrics`` (``(column, label, relative?)``) that ``shown``
+    accepts (default: that has a change), each cell written by ``cell(row, metric)``."""
+    metric_columns = {m for m, _, _ in metrics}
+    by = [c for c in frame.columns if not c.startswith(("d_", "base_", "own_"))
+          and c != "seeds" and c not in metric_columns]
+    shown = shown or (lambda m: f"d_{m}" in frame and frame[f"d_{m}"].notna().any())
     header = [c.replace("_", " ") for c in by] + ["seeds"]
     rows = [_setting_text(r, by) + [str(r["seeds"])] for _, r in frame.iterrows()]
-    for m, label, relative in HEADLINE:
-        if f"d_{m}" not in frame or frame[f"d_{m}"].isna().all():
+    for m, label, relative in metrics:
+        if not shown(m):
             continue
         header.append(f"{label}: Δ{' %' if relative else ''} (baseline → this)")
         for cells, (_, r) in zip(rows, frame.iterrows()):
-            cells.append(f"{fmt_ci(r[f'd_{m}'], r[f'd_{m}_ci95'])} "
-                         f"({fmt_ci(r[f'base_{m}'], math.nan)} → {fmt_ci(r[m], math.nan)})")
+            cells.append(cell(r, m))
+    return _html_table(header, rows)
+
+
+def _paired_html(frame: pd.DataFrame, key: str, baseline) -> str:
+    if frame.empty:
+        return ""
     name = "routing" if key == "routing" else "link order (reorder)"
     return (f"<h3>Against {_e(name)} = {_e(baseline)}, paired by seed</h3>"
-            + _html_table(header, rows)
+            + paired_table(frame, HEADLINE)
             + '<p class="note">Δ: mean ± 95 % CI over seeds of the change against the run '
               'of the same seed and setting at the baseline (relative in %, recall and '
               'delivery ratio as differences); in brackets the two means.</p>')

@@ -19,7 +19,9 @@ relative links), ``figures/*.png`` and ``*.pdf``, and ``tables/*.csv`` into
 5. one section per algorithm family present (see :mod:`analysis.families`), headed by
    the flags of its own runs; its runs carry ``comm_cost_per_result``;
 6. the sections of swept axes (:data:`analysis.families.AXIS_SECTIONS`: the network's
-   routing and link order), over every run.
+   routing and link order, the sweep's named variants), over every run;
+7. the sections of what the runs measured (:data:`analysis.families.SUMMARY_SECTIONS`:
+   energy and lifetime), once per variant of the network.
 
 Run it as ``python -m analysis DIR``.
 
@@ -46,8 +48,9 @@ from tqdm import tqdm
 from analysis import plots
 from analysis.answers import (COST_PER_RESULT, AnswerChange, answer_changes, flags_html,
                               with_cost_per_result)
-from analysis.families import (AXIS_SECTIONS, axis_sections_present, families_present,
-                               section_families, section_module)
+from analysis.families import (AXIS_SECTIONS, SUMMARY_SECTIONS, axis_sections_present,
+                               families_present, section_families, section_module,
+                               summary_sections_present)
 from analysis.loading import PROGRESS_MIN_RUNS, Run, load, load_run, swept_params
 from analysis.series import (cost_series, latencies, memory_series, recall_series,
                              step_values)
@@ -384,10 +387,11 @@ def _time_sections(runs: pd.DataFrame, params: list[str], figures: Path, tables:
     return intro + '<div class="figs">' + "".join(blocks) + "</div>"
 
 
-#: Swept spec keys that change what a family's figures mean (the network model): a family
-#: section is written once per value, so that no figure or table mixes them.
-VARIANT_KEYS = ("network.medium", "network.interference_radius", "network.routing",
-                "network.reorder")
+#: Swept spec keys that change what a family's figures mean (the network model, or a
+#: named variant of the sweep): a family section is written once per value, so that no
+#: figure or table mixes them.
+VARIANT_KEYS = ("variant", "network.medium", "network.interference_radius",
+                "network.routing", "network.reorder")
 
 
 def variants(runs: pd.DataFrame, keys=VARIANT_KEYS) -> list[tuple[str | None, pd.DataFrame]]:
@@ -468,12 +472,15 @@ def write_report(directory: Any, out: Any = None, *,
     present = families_present(runs["algorithm"], families)
     modules = {family: section_module(family) for family in present}
     axis_modules = {name: section_module(name) for name in axis_sections_present(runs)}
+    summary_modules = {name: section_module(name) for name in summary_sections_present(runs)}
     figures, tables = out / "figures", out / "tables"
     figures.mkdir(parents=True, exist_ok=True)
     tables.mkdir(parents=True, exist_ok=True)
     log.info("writing report of %d run(s) from %s into %s", len(runs), directory, out)
 
-    params = swept_params(runs)
+    # named variants ([sweep.variants]) are an axis of the summary like a swept path
+    params = (["variant"] if "variant" in runs and runs["variant"].nunique() > 1 else []) \
+        + swept_params(runs)
     by = ["algorithm", *params]
     runs.to_csv(tables / "runs.csv", index=False)
     agg = aggregate(runs, by=by)
@@ -509,6 +516,11 @@ def write_report(directory: Any, out: Any = None, *,
                  for label, part in variants(runs, keys)]
         if any(parts):
             sections.append((name, heading, "\n".join(parts)))
+    for name, module in summary_modules.items():
+        parts = [_variant_html(module, name, label, part, params, out)
+                 for label, part in variants(runs)]
+        if any(parts):
+            sections.append((name, SUMMARY_SECTIONS[name][0], "\n".join(parts)))
 
     report = out / "report.html"
     report.write_text(_page(f"Report: {directory.name}", sections), encoding="utf-8")

@@ -176,7 +176,10 @@ class Run:
 
     @cached_property
     def summary(self) -> dict:
-        return self.document("summary")
+        """The run's summary; an infinite figure (JSON has no infinity: the file spells
+        it ``"inf"``, e.g. the energy per result of a run without results) as a float."""
+        return {k: float(v) if v in ("inf", "-inf") else v
+                for k, v in self.document("summary").items()}
 
     @cached_property
     def ledger(self) -> pd.DataFrame:
