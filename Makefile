@@ -2,6 +2,7 @@
 VENV   := .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+NS3    := $(VENV)/.installed-ns3
 export PYSPARK_PYTHON        := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 
@@ -38,13 +39,20 @@ $(STAMP): setup.cfg pyproject.toml
 	@$(PY) -m pip install -q -e '.[test]' 2>&1 | $(QUIET_PIP)
 	@touch $@
 
+# ns-3 (the ns3 extra, about 70 s to install) for the tests' ns-3 cross-check only: `make
+# run` does without it. Its own stamp, so that an existing venv gets it too.
+$(NS3): $(STAMP)
+	@echo "installing into $(VENV): the ns3 extra (ns-3 3.44, for the ns-3 cross-check)"
+	@$(PY) -m pip install -q -e '.[test,ns3]' 2>&1 | $(QUIET_PIP)
+	@touch $@
+
 # Without -v: the run's summary and its report's path are the last lines.
 run: setup
 	$(VENV)/bin/testbed run experiments/specs/quickstart.toml --out runs --report
 
 # One worker per core; the Spark, cluster and Mininet tests run as one group each, in
 # one worker per group (see tests/conftest.py); the other tests fill the workers.
-test: setup
+test: setup $(NS3)
 	$(PY) -m pytest -n auto --dist loadgroup
 
 bench: setup

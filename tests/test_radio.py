@@ -104,6 +104,22 @@ def test_links_are_the_pairs_within_range_on_a_static_topology():
         assert d["ber"] == pytest.approx(float(radio.ber(d["length_m"])))
 
 
+def test_a_receiver_sensitivity_cuts_links_where_the_received_power_falls_below_it():
+    # ns-3's 802.11b: the -82 dBm preamble detection threshold is a hard cut at 51.4 m
+    # at 16.02 dBm, far inside the 195 m the bit errors alone allow
+    radio = Radio(sensitivity_dbm=-82.0)
+    assert radio.range_m() == pytest.approx(51.45, abs=0.01)
+    assert float(radio.rx_dbm(radio.range_m())) == pytest.approx(-82.0, abs=1e-6)
+    assert Radio(sensitivity_dbm=-82.0, tx_power_dbm=36.62).range_m() == \
+        pytest.approx(250.0, abs=0.5)
+    pairs, dist, _ = radio.links(np.array([[0, 0], [51, 0], [102, 0], [0, 52]]))
+    assert pairs.tolist() == [[0, 1], [1, 2]] and dist.tolist() == [51.0, 51.0]
+    # a cut beyond the bit-error range changes nothing, and none is no cut
+    far = np.array([[0, 0], [150, 0], [300, 0]])
+    assert Radio(sensitivity_dbm=-120.0).links(far)[0].tolist() == \
+        Radio().links(far)[0].tolist() == [[0, 1], [1, 2]]
+
+
 def test_hop_lists_and_link_carry_ber_and_length_per_directed_link():
     radio = Radio(meters_per_unit=100.0)
     view = Network(static_dynamics(line(3), radio=radio)).view(0.0)

@@ -66,6 +66,10 @@ RADIO_SCHEMA = {
     "link_fer": Field("number", 0.5, low=0, high=1, low_open=True,
                       doc="a link exists where the reference frame's error rate is below "
                           "this"),
+    "sensitivity_dbm": Field("number", None, none=True,
+                             doc="receiver sensitivity, dBm: a link exists only where the "
+                                 "received power reaches it (ns-3's 802.11 preamble "
+                                 "detection: -82); none: no cut"),
 }
 
 
@@ -101,6 +105,11 @@ class Radio:
     modulation: str = "dsss_1mbps"
     reference_bytes: int = 100
     link_fer: float = 0.5
+    sensitivity_dbm: float | None = None
+
+    def rx_dbm(self, d_m, shadow_db=0.0):
+        """Received power at ``d_m`` metres (arrays welcome), dBm."""
+        return self.snr_db(d_m, shadow_db) + self.noise_floor_dbm
 
     def snr_db(self, d_m, shadow_db=0.0):
         """Signal-to-noise ratio at ``d_m`` metres (arrays welcome), dB."""
@@ -126,8 +135,13 @@ class Radio:
         return frame_error(self.ber(d_m, shadow_db), size_bytes)
 
     def range_m(self, shadow_db: float = 0.0) -> float:
-        """The distance at which the reference frame's FER reaches ``link_fer``, without
-        shadowing (or with ``shadow_db`` of it), by bisection on a monotone curve."""
+        """The distance at which the reference frame's FER reaches ``link_fer`` or, if
+        nearer, the received power falls below ``sensitivity_dbm``, without shadowing (or
+        with ``shadow_db`` of it), by bisection on a monotone curve.
+
+        >>> round(Radio(sensitivity_dbm=-82.0).range_m(), 2)     # ns-3's 802.11b reach
+        51.46
+        """
         return _range_m(self, float(shadow_db))
 
     def links(self, positions, alive=None, rng=None):
@@ -160,6 +174,8 @@ class Radio:
             if sigma > 0 else 0.0
         ber = self.ber(dist * self.meters_per_unit, shadow)
         keep = frame_error(ber, self.reference_bytes) < self.link_fer
+        if self.sensitivity_dbm is not None:
+            keep &= self.rx_dbm(dist * self.meters_per_unit, shadow) >= self.sensitivity_dbm
         if alive is not None:
             alive = np.asarray(alive, dtype=bool)
             keep &= alive[pairs[:, 0]] & alive[pairs[:, 1]]
@@ -168,13 +184,17 @@ class Radio:
 
 @functools.lru_cache(maxsize=64)
 def _range_m(radio: Radio, shadow_db: float) -> float:
+    def linked(d):
+        return radio.fer(d, radio.reference_bytes, shadow_db) < radio.link_fer and (
+            radio.sensitivity_dbm is None
+            or radio.rx_dbm(d, shadow_db) >= radio.sensitivity_dbm)
+
     lo, hi = radio.reference_distance_m, radio.reference_distance_m
-    while radio.fer(hi, radio.reference_bytes, shadow_db) < radio.link_fer:
+    while linked(hi):
         hi *= 2
     for _ in range(60):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if radio.fer(mid, radio.reference_bytes, shadow_db) \
-            < radio.link_fer else (lo, mid)
+        lo, hi = (mid, hi) if linked(mid) else (lo, mid)
     return lo
 
 

@@ -1,0 +1,69 @@
+"""A :class:`~.scenario.Scenario` in the testbed's network: :func:`emulator.deliver`.
+
+The trace is read by :func:`topologies.loads_ns2_trace`, the positions sampled every
+``resolution`` seconds (:func:`topologies.mobility_dynamics`) under the scenario's
+``log_distance`` radio (its sensitivity cut included), on the shared medium, links of
+the PHY rate's bandwidth and no fixed delay (propagation over 51 m is 0.2 us), the
+emulated AODV or OLSR with the RFCs' timers (``seconds_per_unit = 1``), the flows
+expanded into messages of their IP packet size, the scenario's seed.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import networkx as nx
+import numpy as np
+
+from benchmarks.ns3_validation.scenario import Scenario, messages
+
+
+def run(sc: Scenario) -> dict:
+    """Run ``sc`` in the testbed; the figures :mod:`.report` compares (keys as
+    :func:`.ns3_side.figures`'s)."""
+    from emulator import deliver
+    from topologies import Topology, loads_ns2_trace, mobility_dynamics
+    from topologies.radio import MODULATIONS, radio_from_table
+
+    radio = radio_from_table(sc.radio, "scenario.radio")
+    msgs = messages(sc)
+    start = time.perf_counter()
+    trajectories = loads_ns2_trace(sc.trace, f"{sc.name}.ns_movements")
+    graph = nx.Graph()
+    graph.add_nodes_from((n, {"pos": trajectories.position(n, 0.0)}) for n in range(sc.nodes))
+    bits_per_s = MODULATIONS[radio.modulation][0]
+    topo = Topology(graph, defaults={"bandwidth": bits_per_s / 8, "delay": 0.0})
+    dynamics = mobility_dynamics(topo, trajectories, duration=sc.duration,
+                                 resolution=sc.resolution, radio=radio)
+    out = deliver(topo.graph, msgs, medium=sc.medium, seed=sc.seed, dynamics=dynamics,
+                  routing=sc.routing, routing_options={"seconds_per_unit": 1.0})
+    wall = time.perf_counter() - start
+    return figures(sc, msgs, out, wall)
+
+
+def figures(sc: Scenario, msgs, out, wall: float) -> dict:
+    window = max(f.stop for f in sc.flows)
+    ok = ~out["lost"].to_numpy()
+    delay = (out["arrived_at"].to_numpy() - msgs["sent_at"].to_numpy())[ok]
+    firsts = []
+    for k, flow in enumerate(sc.flows):
+        arrived = out["arrived_at"].to_numpy()[(msgs["flow"].to_numpy() == k) & ok]
+        if len(arrived):
+            firsts.append(float(arrived.min()) - flow.start)
+    control = out.attrs["control"]
+    control = control[control["time"] < window]
+    types = control["type"].value_counts().sort_index()
+    notices = int(types.get("NOTICE", 0))
+    types = types.drop("NOTICE", errors="ignore")
+    drops = out.loc[out["lost"], "loss_reason"].value_counts()
+    return {"simulator": "testbed", **sc.labels(),
+            "delivery_ratio": float(ok.mean()) if len(ok) else math.nan,
+            "delay_mean": float(delay.mean()) if len(delay) else math.nan,
+            "delay_p95": float(np.quantile(delay, 0.95)) if len(delay) else math.nan,
+            "first_packet_delay": sum(firsts) / len(firsts) if firsts else math.nan,
+            "flows_reached": len(firsts),
+            "control_pps": float(types.sum()) / window,
+            "control_by_type": {str(k): int(v) / window for k, v in types.items()},
+            "notices_pps": notices / window,
+            "drops_by_reason": {str(k): int(v) for k, v in drops.items()},
+            "sent": len(msgs), "received": int(ok.sum()), "wall_s": wall}

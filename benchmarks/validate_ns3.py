@@ -1,0 +1,112 @@
+"""The emulated network checked against ns-3 on the same scenarios (issue 27).
+
+Each scenario of the matrix (:func:`benchmarks.ns3_validation.scenario.matrix`: 20 nodes
+in 150 m x 150 m, still or random waypoint at 5 and 20 m/s, light and heavy load, AODV
+and OLSR, seeds 1-3, 60 s) runs in ns-3 (802.11b, log-distance loss, ARP caches preset)
+and in the testbed's network (``emulator.deliver``, shared medium, the same radio); at
+light load ns-3 runs twice more, with stock ARP and with the caches NeighborCacheHelper
+fills. Results are kept one JSON line per
+scenario and simulator in ``--results`` as they finish, and a rerun runs only what is
+missing (``--rerun``: all of it).
+
+Run: ``.venv/bin/python -m benchmarks.validate_ns3 [--quick] [--json] [--report]
+[--results PATH] [--rerun]``
+
+``--json`` prints one JSON line per scenario and simulator (``simulator``, ``routing``,
+``speed``, ``load``, ``seed``, ``arp``, ``delivery_ratio``, ``delay_mean``,
+``delay_p95``, ``first_packet_delay``, ``control_pps``, ``control_by_type``,
+``drops_by_reason``, ``wall_s``…); ``--report`` writes ``docs/VALIDATION.md`` and its
+figures (``docs/figures/validation_*.png``); ``--quick``: light load, seed 1, still and
+20 m/s, 30 s. Needs the ``ns3`` extra (``pip install .[ns3]``).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "figures" / "validation_results.jsonl"
+
+
+def _key(row: dict) -> tuple:
+    return (row["simulator"], row["routing"], float(row["speed"]), row["load"],
+            int(row["seed"]), row["arp"], float(row.get("duration", 0)))
+
+
+def runs(quick: bool):
+    """``(scenario, simulator)`` pairs of the matrix, ns-3's stock-ARP runs last."""
+    from benchmarks.ns3_validation.scenario import matrix
+
+    scenarios = matrix(quick, duration=30.0 if quick else 60.0)
+    pairs = [(sc, sim) for sc in scenarios for sim in ("testbed", "ns-3")]
+    pairs += [(dataclasses.replace(sc, arp=arp, name=f"{sc.name}-arp{arp}"), "ns-3")
+              for arp in ("stock", "helper") for sc in scenarios if sc.load == "light"]
+    return pairs
+
+
+def run_one(sc, simulator: str) -> dict:
+    from benchmarks.ns3_validation import ns3_side, testbed_side
+
+    row = (ns3_side if simulator == "ns-3" else testbed_side).run(sc)
+    row["duration"] = sc.duration
+    row["nodes"] = sc.nodes
+    return row
+
+
+def load_results(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a small subset")
+    parser.add_argument("--json", action="store_true", help="one JSON line per run")
+    parser.add_argument("--report", action="store_true", help="write docs/VALIDATION.md")
+    parser.add_argument("--results", type=Path, default=None,
+                        help=f"JSON lines kept between runs (default {RESULTS.relative_to(ROOT)}"
+                             f"; with --quick, none)")
+    parser.add_argument("--rerun", action="store_true", help="run every scenario again")
+    args = parser.parse_args(argv)
+
+    from benchmarks.ns3_validation import ns3_side
+
+    if not ns3_side.available():
+        print(ns3_side.INSTALL_HINT, file=sys.stderr)
+        return 2
+    path = args.results if args.results is not None else (None if args.quick else RESULTS)
+    done = {} if path is None or args.rerun else {_key(r): r for r in load_results(path)}
+    if path is not None and args.rerun and path.exists():
+        path.unlink()
+    rows = []
+    for sc, simulator in runs(args.quick):
+        key = (simulator, sc.routing, float(sc.speed), sc.load, sc.seed, sc.arp,
+               float(sc.duration))
+        row = done.get(key)
+        if row is None:
+            row = run_one(sc, simulator)
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with path.open("a") as f:
+                    f.write(json.dumps(row) + "\n")
+        rows.append(row)
+        if args.json:
+            print(json.dumps(row), flush=True)
+        else:
+            print(f"{simulator:8} {sc.name:28} delivery {row['delivery_ratio']:.3f}  "
+                  f"delay {row['delay_mean']:.4f} s  control {row['control_pps']:6.2f}/s  "
+                  f"wall {row['wall_s']:.2f} s", flush=True)
+    if args.report:
+        from benchmarks.ns3_validation.report import write_report
+
+        out = write_report(rows, ROOT / "docs")
+        print(f"wrote {out.relative_to(ROOT)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
