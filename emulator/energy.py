@@ -2,8 +2,8 @@
 node deaths.
 
 ``[energy] model = "first_order"`` gives every node a battery (``battery_j``, or its own
-in ``batteries``; nodes in ``mains_powered`` and, by default, the query node never run
-out) and charges it, in joules, for
+in ``batteries``; nodes in ``mains_powered``, by default the query node and with
+``sources_mains`` the streams' source nodes never run out) and charges it, in joules, for
 
 - **sending** a frame of ``k`` bits over a link ``d`` metres long:
   ``k (e_elec + e_amp d^2)`` (Heinzelman et al. 2000; a broadcast pays for its farthest
@@ -64,6 +64,8 @@ ENERGY_SCHEMA = {
     "mains_powered": Field("list", [], doc="nodes that never run out (node ids)"),
     "query_node_mains": Field("bool", True, doc="the query node (`query.node`) never "
                                                 "runs out"),
+    "sources_mains": Field("bool", False, doc="the streams' source nodes never run out "
+                                              "(only relays and operators' hosts die)"),
     "e_elec_j_per_bit": Field("number", 50e-9, low=0,
                               doc="transmitter electronics, joules per bit"),
     "e_amp_j_per_bit_m2": Field("number", 100e-12, low=0,
@@ -87,6 +89,7 @@ class Energy:
     batteries: dict | None = None
     mains_powered: tuple = ()
     query_node_mains: bool = True
+    sources_mains: bool = False
     e_elec_j_per_bit: float = 50e-9
     e_amp_j_per_bit_m2: float = 100e-12
     e_rx_j_per_bit: float = 50e-9

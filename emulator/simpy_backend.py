@@ -113,7 +113,10 @@ class SimpyBackend:
         routing = network.get("routing", "oracle")
         params = None if routing == "oracle" else resolve(routing, plan.spec.get("routing"))
         energy = Energy.from_table(plan.spec.get("energy"))
-        mains = [plan.query.node] if energy is not None and energy.query_node_mains else []
+        mains = []
+        if energy is not None:
+            mains += [plan.query.node] if energy.query_node_mains else []
+            mains += [s.node for s in plan.streams] if energy.sources_mains else []
         return cls(plan.dynamics, plan.seed, plan.bytes_per_unit, plan.header_bytes,
                    network.get("medium", "links"), network.get("interference_radius"),
                    reorder=network.get("reorder", False), routing=routing,

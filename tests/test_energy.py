@@ -206,3 +206,13 @@ def test_the_amplifier_needs_positions(tmp_path):
         run(spec, out=tmp_path)
     spec["energy"]["e_amp_j_per_bit_m2"] = 0.0
     assert run(spec, out=tmp_path).summary["energy_total_j"] > 0
+
+
+def test_sources_on_mains_leave_only_relays_and_hosts_to_die(tmp_path):
+    out = run(smoke(battery=0.0025, sources_mains=True), out=tmp_path)
+    meta = json.loads((out.path / "meta.json").read_text())
+    sources = set(meta["stream_nodes"].values())
+    mains = set(meta["backend_info"]["energy"]["mains_powered"])
+    assert len(sources) == 2 and mains == sources | {0}   # the sources and the query node
+    assert not mains & {int(n) for n in meta["backend_info"]["energy"]["deaths"]}
+    assert out.summary["nodes_dead_at_end"] == 16 - len(mains)
