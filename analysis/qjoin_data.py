@@ -31,17 +31,22 @@ QUSER = "params.qjoin.q_user"
 SENSITIVITY = ("params.qjoin.P", "params.qjoin.L", "params.qjoin.b", "params.qjoin.g")
 
 
+#: QJoin's parameters read as text (swept columns, else the run's spec).
+TEXT_PARAMS = ("params.qjoin.spend",)
+
+
 def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
     """``runs`` plus ``dir``, ``q_user`` (the run's own), ``memory`` (Spark: state rows),
     ``memory_steady`` (after the first period P where the summary has it, else ``memory``),
-    ``join_latency_mean`` (computed from the folder when the summary lacks it) and the
-    QJoin parameters (swept columns, else the run's spec)."""
+    ``latency_join_mean`` (a summary written before the key had that name has it as
+    ``join_latency_mean``; else computed from the folder) and the QJoin parameters
+    (swept columns, else the run's spec)."""
     dirs = {Path(d).name: Path(d) for d in run_dirs}
     info = runs.copy()
     info["dir"] = [dirs.get(r) for r in info["run_id"]]
     specs = [Run(d).spec if d is not None else {}
              for d in info["dir"]]
-    own_q, params = [], {p: [] for p in SENSITIVITY + ("params.k-slack.K",)}
+    own_q, params = [], {p: [] for p in SENSITIVITY + ("params.k-slack.K",) + TEXT_PARAMS}
     for (_, row), spec in zip(info.iterrows(), specs):
         alg = row["algorithm"]
         q = get_path(spec, f"params.{alg}.q_user")
@@ -58,7 +63,8 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
     own = np.where(info["algorithm"] == "qjoin", info["q_user_own"], np.nan)
     info["q_user"] = np.where(swept.notna(), swept, own)
     for p, values in params.items():
-        info[p] = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy()
+        info[p] = values if p in TEXT_PARAMS else \
+            pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").to_numpy()
     mem = pd.to_numeric(info.get("memory_mean_tuples"), errors="coerce")
     if "spark_state_rows_mean" in info.columns:
         spark_rows = pd.to_numeric(info["spark_state_rows_mean"], errors="coerce")
@@ -68,25 +74,37 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
     steady = pd.to_numeric(info["memory_steady_mean_tuples"], errors="coerce") \
         if "memory_steady_mean_tuples" in info.columns else pd.Series(np.nan, index=info.index)
     info["memory_steady"] = np.where(steady.notna(), steady, mem)
-    if "join_latency_mean" not in info.columns or info["join_latency_mean"].isna().any():
-        info["join_latency_mean"] = [_join_latency(d) if d is not None else math.nan
-                                     for d in info["dir"]]
+    if "latency_join_mean" not in info.columns:
+        info["latency_join_mean"] = math.nan
+    if "join_latency_mean" in info.columns:          # the key's former name
+        info["latency_join_mean"] = info["latency_join_mean"].fillna(info["join_latency_mean"])
+    missing = info["latency_join_mean"].isna()
+    info.loc[missing, "latency_join_mean"] = [_join_latency(d) if d is not None else math.nan
+                                              for d in info.loc[missing, "dir"]]
     return judge_baselines(info)
 
 
 def scenario(spec: dict) -> str:
-    """What disorders the streams: the network alone, or also a source delay model.
+    """What disorders the streams: the network alone, or also a source delay model; "no
+    network" when every stream is produced at the join node (the source's own setup).
 
     >>> scenario({"streams": {"disorder": "pareto", "disorder_mean": 0.5}})
     'network + pareto delays (mean 0.5)'
+    >>> scenario({"streams": {"nodes": [0, 0], "disorder": "exponential",
+    ...                       "disorder_mean": 0.1}, "query": {"node": 0}})
+    'no network, exponential delays (mean 0.1)'
     >>> scenario({})
     'network'
     """
     streams = spec.get("streams", {})
     model = streams.get("disorder", "none")
+    nodes = streams.get("nodes") or []
+    local = bool(nodes) and all(n == spec.get("query", {}).get("node") for n in nodes)
+    where = "no network" if local else "network"
     if model in (None, "none"):
-        return "network"
-    return f"network + {model} delays (mean {streams.get('disorder_mean', 0):g})"
+        return where
+    sep = ", " if local else " + "
+    return f"{where}{sep}{model} delays (mean {streams.get('disorder_mean', 0):g})"
 
 
 def judge_baselines(info: pd.DataFrame) -> pd.DataFrame:
@@ -174,7 +192,9 @@ def _join_latency(run_dir: Path) -> float:
 def variant_label(row) -> str:
     alg = row["algorithm"]
     if alg == "qjoin" and not is_nan(row.get("params.qjoin.L", math.nan)):
-        return f"qjoin L={row['params.qjoin.L']:g}"
+        spend = row.get("params.qjoin.spend")
+        extra = f" {spend}" if isinstance(spend, str) and spend != "spread" else ""
+        return f"qjoin L={row['params.qjoin.L']:g}{extra}"
     if alg == "k-slack" and not is_nan(row.get("params.k-slack.K", math.nan)):
         return f"k-slack K={row['params.k-slack.K']:g}"
     return alg

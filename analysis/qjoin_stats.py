@@ -13,8 +13,9 @@ from experiments.store import Run
 
 def summary_table(info: pd.DataFrame) -> pd.DataFrame:
     """Per variant and Q_user: mean and CI of the headline metrics."""
-    metrics = ["recall", "recall_period_mean", "recall_target_met_fraction", "latency_mean",
-               "latency_p95", "join_latency_mean", "memory", "memory_peak_tuples",
+    metrics = ["recall", "recall_period_mean", "recall_period_min",
+               "recall_target_met_fraction", "latency_join_mean", "latency_join_p95",
+               "latency_mean", "latency_p95", "memory", "memory_steady", "memory_peak_tuples",
                "memory_vs_hindsight", "q_estimate_error_mean"]
     info = info.assign(variant=[variant_label(r) for _, r in info.iterrows()])
     rows = []
@@ -34,22 +35,27 @@ def summary_table(info: pd.DataFrame) -> pd.DataFrame:
 def reductions(info: pd.DataFrame) -> pd.DataFrame:
     """QJoin's reduction vs MP-K-slack, paired by seed (and Q_user): ``1 - qjoin/mp``.
 
-    For every QJoin variant (``L``) and ``Q_user``, the MP-K-slack run of the same seed
-    and ``Q_user`` (its figures do not depend on ``Q_user``; the grid just repeats it).
+    For every QJoin variant (``L``, ``spend``) and ``Q_user``, the MP-K-slack run of the
+    same seed and ``Q_user`` (its figures do not depend on ``Q_user``; the grid just
+    repeats it). ``latency_join`` is the source's measure (at the join node),
+    ``latency`` end to end.
     """
     q = info[info["algorithm"] == "qjoin"]
     mp = info[info["algorithm"] == "mp-k-slack"]
     if q.empty or mp.empty:
         return pd.DataFrame()
-    mp_by_seed = mp.groupby(["scenario", "seed"])[["latency_mean", "join_latency_mean",
+    mp_by_seed = mp.groupby(["scenario", "seed"])[["latency_mean", "latency_join_mean",
                                                     "memory", "memory_steady"]].mean()
+    q = q.assign(variant=[variant_label(r) for _, r in q.iterrows()])
     rows = []
-    for (scn, L, qu), g in q.groupby(["scenario", "params.qjoin.L", "q_user"], dropna=False):
+    for (scn, variant, L, qu), g in q.groupby(["scenario", "variant", "params.qjoin.L",
+                                               "q_user"], dropna=False):
         paired = g.join(mp_by_seed, on=["scenario", "seed"], rsuffix="_mp", how="inner")
         if paired.empty:
             continue
-        row = {"scenario": scn, "L": L, "q_user": qu, "pairs": len(paired)}
-        for name, col in (("latency", "latency_mean"), ("join_latency", "join_latency_mean"),
+        row = {"scenario": scn, "variant": variant, "L": L, "q_user": qu,
+               "pairs": len(paired)}
+        for name, col in (("latency", "latency_mean"), ("latency_join", "latency_join_mean"),
                           ("memory", "memory"), ("memory_steady", "memory_steady")):
             red = 1 - paired[col] / paired[f"{col}_mp"]
             row[f"{name}_reduction"], row[f"{name}_reduction_ci95"], _ = mean_ci(red)
@@ -64,24 +70,26 @@ def kslack_table(info: pd.DataFrame) -> pd.DataFrame:
     for K, g in k.groupby("params.k-slack.K"):
         # one row per seed: a grid over Q_user repeats the same K-slack run
         g = g.groupby("seed")[["recall", "recall_period_min", "latency_mean",
-                               "join_latency_mean", "memory"]].mean().reset_index()
+                               "latency_join_mean", "memory"]].mean().reset_index()
         row = {"K": K, "seeds": int(g["seed"].nunique())}
-        for m in ("recall", "recall_period_min", "latency_mean", "join_latency_mean", "memory"):
+        for m in ("recall", "recall_period_min", "latency_mean", "latency_join_mean", "memory"):
             row[m], row[f"{m}_ci95"], _ = mean_ci(g[m])
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def hindsight_table(info: pd.DataFrame) -> pd.DataFrame:
-    """QJoin's mean memory over the hindsight bound's, per L and Q_user."""
+    """QJoin's memory after the first period over the hindsight-minimal buffers', per
+    disorder, variant and Q_user."""
     q = info[info["algorithm"] == "qjoin"]
     if "memory_vs_hindsight" not in q.columns:
         return pd.DataFrame()
+    q = q.assign(variant=[variant_label(r) for _, r in q.iterrows()])
     rows = []
-    for (L, qu), g in q.groupby(["params.qjoin.L", "q_user"], dropna=False):
-        row = {"L": L, "q_user": qu}
-        for m in ("memory", "hindsight_memory_tuples", "memory_vs_hindsight",
-                  "memory_vs_hindsight_adapted", "recall_target_met_fraction"):
+    for (scn, variant, qu), g in q.groupby(["scenario", "variant", "q_user"], dropna=False):
+        row = {"scenario": scn, "variant": variant, "q_user": qu}
+        for m in ("memory_steady", "hindsight_memory_tuples", "memory_vs_hindsight",
+                  "recall_target_met_fraction", "recall_period_min"):
             if m in g.columns:
                 row[m], row[f"{m}_ci95"], _ = mean_ci(g[m])
         rows.append(row)
@@ -96,7 +104,7 @@ def context_numbers(info: pd.DataFrame) -> dict:
     q = runs[runs["algorithm"] == "qjoin"]
     mp = runs[runs["algorithm"] == "mp-k-slack"]
     if not q.empty:
-        out["transit"] = float((q["latency_mean"] - q["join_latency_mean"]).mean())
+        out["transit"] = float((q["latency_mean"] - q["latency_join_mean"]).mean())
     floors = []
     for _, r in runs[runs["dir"].notna()].iterrows():
         spec = Run(r["dir"]).spec

@@ -26,7 +26,7 @@ def test_defaults_and_names():
     ({"keys": "normal"}, r"streams\.keys: expected one of uniform, zipf, got 'normal'"),
     ({"key_domain": 0}, r"streams\.key_domain"),
     ({"zipf_s": 0}, r"streams\.zipf_s"),
-    ({"disorder": "gamma"}, r"streams\.disorder: expected one of bursts, exponential"),
+    ({"disorder": "gamma"}, r"streams\.disorder: expected one of bursts, collector, exponential"),
     ({"disorder_mean": -0.5}, r"streams\.disorder_mean: expected a finite number >= 0"),
     ({"generator": "file"}, r"streams\.generator: expected one of keys, soccer, csv"),
     ({"generator": "csv"}, r"streams\.file: generator 'csv' needs a file name"),

@@ -21,7 +21,9 @@ Generators:
   the first row's timestamp.
 
 Every tuple then gets a disorder delay from its stream's model
-(:func:`emulator.disorder.make_disorder`): ``entered_at = ts + delay``. Randomness comes
+(:func:`emulator.disorder.make_disorder`): ``entered_at = ts + delay``; or, with
+``disorder = "collector"``, lagging sensor clocks and a batching collector
+(:mod:`spark_nodes.workload.collector`). Randomness comes
 from ``numpy.random.SeedSequence(seed)`` spawned per stream (and per purpose within a
 stream), so adding a stream never changes the others.
 
@@ -45,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from emulator.disorder import MODELS, make_disorder
-from spark_nodes.workload import soccer
+from spark_nodes.workload import collector, soccer
 from spark_nodes.workload.arrivals import arrivals as arrival_times
 from spark_nodes.workload.arrivals import PATTERNS, check_pattern
 from spark_nodes.workload.tuples import StreamTuple
@@ -72,8 +74,10 @@ STREAMS_SCHEMA = {
                                                   "on [0, key_domain)^2"),
     "zipf_s": Field("number", 1.2, low=0, low_open=True,
                     doc="zipf exponent: P(key = k) ~ (k + 1) ** -zipf_s"),
-    "disorder": Field("choice", "none", choices=tuple(sorted(MODELS)),
-                      doc="model of each tuple's delay before it enters the system"),
+    "disorder": Field("choice", "none", choices=tuple(sorted((*MODELS, "collector"))),
+                      doc="model of each tuple's delay before it enters the system "
+                          "(collector: sensor clocks and a batching collector, soccer "
+                          "and csv only)"),
     "disorder_mean": Field("number", 0.0, low=0, doc="mean disorder delay"),
     "disorder_options": Field("table", {}, doc="shape options of the disorder model "
                                                "(sigma, alpha, burst_*)"),
@@ -174,9 +178,15 @@ def resolve_streams(cfg: dict) -> dict:
     if not isinstance(out["disorder_options"], dict):
         raise ValueError(f"streams.disorder_options: expected a table, "
                          f"got {out['disorder_options']!r}")
+    if out["disorder"] == "collector" and gen == "keys":
+        raise ValueError("streams.disorder: 'collector' needs sensor ids, i.e. generator "
+                         "'soccer' or 'csv'")
     try:   # check the options now, not when the first stream is drawn
-        make_disorder(out["disorder"], out["disorder_mean"], np.random.default_rng(0),
-                      **out["disorder_options"])
+        if out["disorder"] == "collector":
+            collector.check_options(out["disorder_mean"], **out["disorder_options"])
+        else:
+            make_disorder(out["disorder"], out["disorder_mean"], np.random.default_rng(0),
+                          **out["disorder_options"])
     except ValueError as err:
         raise ValueError(f"streams.disorder_options: {err}") from None
     if out["count"] is None:
@@ -370,6 +380,11 @@ def generate_streams(streams_cfg: dict, stream_nodes: dict[str, int], duration: 
     else:
         data = _soccer_streams(cfg, names, stream_nodes, duration, seed, base_dir)
     for i, name in enumerate(names):
+        if cfg["disorder"] == "collector":
+            opts = collector.check_options(cfg["disorder_mean"], **cfg["disorder_options"])
+            data[name] = collector.collector_disorder(
+                data[name], np.random.default_rng(seeds[i][2]), cfg["disorder_mean"], **opts)
+            continue
         draw = make_disorder(cfg["disorder"], cfg["disorder_mean"],
                              np.random.default_rng(seeds[i][2]), **cfg["disorder_options"])
         tuples = data[name]

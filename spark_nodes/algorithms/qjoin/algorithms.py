@@ -43,6 +43,9 @@ from spark_nodes.algorithms.qjoin.programs import (JoinNode, NoBufferNode, QJoin
 from spark_nodes.algorithms.registry import ALGORITHMS, Algorithm, Param
 from spark_nodes.algorithms.triggers.summary import windows_fired
 
+#: How QJoin's recall target spends recall banked above ``q_user``.
+SPEND_RULES = ("spread", "at_once")
+
 _COMMON = {
     "P": Param((float,), 60.0, "user period P over which recall is judged (time units)",
                low=0, low_open=True),
@@ -88,9 +91,12 @@ class QJoinFamily(Algorithm):
         return progs
 
     def summarize(self, plan, run) -> dict:
-        """Recall per period, the share of periods meeting ``q_user``, the latency the
-        join node added (``join_latency_*``: emission minus the later member's arrival
-        there) and the algorithm's own figures (:meth:`extra`)."""
+        """Recall per period, the share of periods meeting ``q_user``, the latency at the
+        join node (``latency_join_mean``, ``latency_join_p95``: per result row, emission
+        minus the arrival there of its later member, i.e. from when the result's last
+        tuple entered the join operator to output, the source's measure; the common
+        ``latency_*`` are end to end, from entering the system at the source) and the
+        algorithm's own figures (:meth:`extra`)."""
         p = plan.params
         arrivals = ev.arrival_times(run.metrics)
         produced = set(run.results["group"]) if len(run.results) else set()
@@ -107,8 +113,8 @@ class QJoinFamily(Algorithm):
         }
         jl = ev.join_latency(run.results, arrivals)
         jl = jl[np.isfinite(jl)]
-        out["join_latency_mean"] = float(jl.mean()) if jl.size else math.nan
-        out["join_latency_p95"] = float(np.percentile(jl, 95)) if jl.size else math.nan
+        out["latency_join_mean"] = float(jl.mean()) if jl.size else math.nan
+        out["latency_join_p95"] = float(np.percentile(jl, 95)) if jl.size else math.nan
         out.update(steady_state(run.metrics, run.results, p["P"]))
         out.update(self.extra(plan, run, arrivals, produced))
         return out
@@ -143,22 +149,6 @@ def _series(metrics, name):
     return m["value"].to_numpy(dtype=float)
 
 
-def memory_by_period(metrics, period: float, duration: float) -> np.ndarray:
-    """Mean buffered tuples (testbed samples, all nodes) in each whole period."""
-    m = metrics[(metrics["metric"] == "tuples")]
-    if "source" in m:
-        m = m[m["source"] == "testbed"]
-    per = m.groupby("time")["value"].sum()
-    n = max(1, int(math.floor(duration / period + 1e-9)))
-    idx = np.floor(per.index.to_numpy(dtype=float) / period + 1e-9).astype(np.int64)
-    out = np.full(n, np.nan)
-    for k in range(n):
-        sel = idx == k
-        if sel.any():
-            out[k] = float(per.to_numpy()[sel].mean())
-    return out
-
-
 class QJoin(QJoinFamily):
     """QJoin: symmetric join on arrival, buffers chosen by Algorithm 1 every ``L``."""
 
@@ -184,7 +174,10 @@ class QJoin(QJoinFamily):
         "max_delay_scope": Param((str,), "history",
                                  "Algorithm 1 searches up to the max delay of: history | "
                                  "interval", choices=("history", "interval")),
-        "hindsight": Param((bool,), True, "compute the hindsight memory bound per period"),
+        "spend": Param((str,), "spread", "recall banked above q_user: spread over the "
+                       "next P/L - 1 intervals, or spent in the next one (at_once, Ji et "
+                       "al.'s Gamma_L)", choices=SPEND_RULES),
+        "hindsight": Param((bool,), True, "compute the hindsight-minimal buffers per period"),
     }
 
     def join_program(self, plan, streams, w, source):
@@ -213,22 +206,45 @@ class QJoin(QJoinFamily):
             **windows_fired(run.metrics, getattr(plan, "trigger", None)),
         }
         if p["hindsight"] and arrivals and run.tuples:
-            seq = ev.arrival_sequence(run.tuples, arrivals, streams)
-            h = ev.hindsight(seq, w, plan.query.predicate, plan.query.theta, p["q_user"],
-                             p["P"], p["g"], run.duration, p["purge"])
-            mem = memory_by_period(run.metrics, p["P"], run.duration)[:len(h)]
-            bound = h["tuples"].to_numpy()
-            ok = (h["results"].to_numpy() > 0) & np.isfinite(mem)
-            out["hindsight_memory_tuples"] = float(bound[ok].mean()) if ok.any() else math.nan
-            out["memory_vs_hindsight"] = float(mem[ok].mean() / bound[ok].mean()) \
-                if ok.any() and bound[ok].mean() > 0 else math.nan
-            # the first period runs with the largest buffers by design: also without it
-            late = ok & (np.arange(len(h)) > 0)
-            out["memory_vs_hindsight_adapted"] = float(mem[late].mean() / bound[late].mean()) \
-                if late.any() and bound[late].mean() > 0 else math.nan
-            out["hindsight_tuples_per_period"] = [float(v) for v in bound]
-            out["memory_tuples_per_period"] = [None if math.isnan(v) else float(v) for v in mem]
+            out.update(hindsight_summary(plan, run, arrivals, streams, w))
         return out
+
+
+def hindsight_summary(plan, run, arrivals, streams, w) -> dict:
+    """QJoin's memory against the hindsight-minimal buffers (``evaluation`` module text).
+
+    ``hindsight_memory_tuples``: the mean buffered tuples, after the first period, of the
+    symmetric join replayed on the run's arrivals with each period's hindsight
+    allowances; ``memory_vs_hindsight``: QJoin's own mean after the first period
+    (``memory_steady_mean_tuples``) over it, on the same samples. Per period:
+    ``hindsight_tuples_per_period`` (the replay), ``memory_tuples_per_period`` (QJoin)
+    and ``hindsight_model_per_period`` (the model ``(dx + w) Vr + (dy + w) Vs`` of the
+    hindsight allowances).
+    """
+    p = plan.params
+    seq = ev.arrival_sequence(run.tuples, arrivals, streams)
+    h = ev.hindsight(seq, w, plan.query.predicate, plan.query.theta, p["q_user"], p["P"],
+                     p["g"], run.duration, p["purge"])
+    mem = run.metrics[(run.metrics["source"] == "testbed")
+                      & (run.metrics["metric"] == "tuples")]
+    ours = mem.groupby("time")["value"].sum()
+    times = ours.index.to_numpy(dtype=float)
+    replay = ev.hindsight_memory(seq, h, w, p["P"], times, p["purge"])
+    late = times >= p["P"] - 1e-9
+    n = len(h)
+    pidx = np.floor(times / p["P"] + 1e-9).astype(np.int64)
+
+    def per_period(values):
+        return [float(values[pidx == k].mean()) if (pidx == k).any() else None
+                for k in range(n)]
+
+    bound = float(replay[late].mean()) if late.any() else math.nan
+    own = float(ours.to_numpy()[late].mean()) if late.any() else math.nan
+    return {"hindsight_memory_tuples": bound,
+            "memory_vs_hindsight": own / bound if bound > 0 else math.nan,
+            "hindsight_tuples_per_period": per_period(replay),
+            "memory_tuples_per_period": per_period(ours.to_numpy()),
+            "hindsight_model_per_period": [float(v) for v in h["tuples"]]}
 
 
 def _finite_mean(a) -> float:

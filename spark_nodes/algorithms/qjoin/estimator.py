@@ -5,7 +5,8 @@ Everything here is a pure function of the statistics of the last adaptation inte
 survive; what is implemented is the reconstruction of ``docs/ALGORITHMS.md#quality-estimate``:
 
 - ``Q_L* = (Q_user (N_true(P-L) + N_L) - N_prod(P-L)) / N_L`` (Ji et al.'s Gamma_L),
-  **[recon]**;
+  **[recon]**, or with a surplus spread over the coming intervals (``spread``,
+  :func:`q_target_raw`);
 - coarse delay ``D``: 0 for a delay in ``[0, g]``, 1 in ``(g, 2g]``, ... (the source's
   definition; ``docs/ALGORITHMS.md#qjoin`` writes ``ceil(delay / g)`` beside it, which disagrees on
   ``(0, g]`` — kept as ``coarse_delay="ceil"``);
@@ -37,7 +38,7 @@ IDEAL_RULES = ("basic", "literal")
 
 
 def q_target_raw(q_user: float, n_true_prev: float, n_prod_prev: float,
-                 n_l: float) -> float:
+                 n_l: float, spread: float = 1.0) -> float:
     """The unclamped target recall of the next ``L``.
 
     Parameters
@@ -48,13 +49,18 @@ def q_target_raw(q_user: float, n_true_prev: float, n_prod_prev: float,
         True and produced result counts over the latest ``P - L``.
     n_l : float
         Estimated true result count of the next ``L``.
+    spread : float
+        Intervals a surplus is spread over. With ``surplus = n_prod_prev - q_user
+        n_true_prev``, the target is ``q_user - surplus / (spread n_l)`` when the surplus
+        is positive and ``q_user - surplus / n_l`` (a deficit made up at once) when it is
+        not; ``spread = 1`` is Ji et al.'s Gamma_L, which spends a surplus at once.
 
     Returns
     -------
     float
-        ``(q_user (n_true_prev + n_l) - n_prod_prev) / n_l``; above 1 means the period
-        cannot reach ``q_user`` any more. With ``n_l == 0`` it is 0 when the period already
-        meets ``q_user`` and ``inf`` otherwise.
+        ``(q_user (n_true_prev + n_l) - n_prod_prev) / n_l`` (with ``spread`` 1); above 1
+        means the period cannot reach ``q_user`` any more. With ``n_l == 0`` it is 0 when
+        the period already meets ``q_user`` and ``inf`` otherwise.
 
     Examples
     --------
@@ -64,15 +70,26 @@ def q_target_raw(q_user: float, n_true_prev: float, n_prod_prev: float,
     0.0
     >>> q_target_raw(0.9, 100, 50, 0)
     inf
+
+    A surplus of 90 results spread over 9 intervals of 100 costs 0.1 of recall in each:
+
+    >>> round(q_target_raw(0.9, 900, 900, 100, spread=9), 6)
+    0.8
+    >>> round(q_target_raw(0.9, 900, 790, 100, spread=9), 6)
+    1.1
     """
-    need = q_user * (n_true_prev + n_l) - n_prod_prev
+    if spread < 1:
+        raise ValueError(f"spread: expected >= 1 interval, got {spread!r}")
+    surplus = n_prod_prev - q_user * n_true_prev
     if n_l <= 0:
-        return 0.0 if need <= _EPS else math.inf
-    return need / n_l
+        return 0.0 if q_user * n_l - surplus <= _EPS else math.inf
+    if surplus > 0:
+        return q_user - surplus / (spread * n_l)
+    return q_user - surplus / n_l
 
 
 def q_target(q_user: float, n_true_prev: float, n_prod_prev: float,
-             n_l: float) -> tuple[float, bool]:
+             n_l: float, spread: float = 1.0) -> tuple[float, bool]:
     """``(Q_L* clamped to [0, 1], feasible)``; infeasible means "use the largest buffers".
 
     Examples
@@ -80,7 +97,7 @@ def q_target(q_user: float, n_true_prev: float, n_prod_prev: float,
     >>> q_target(0.9, 900, 820, 100)[1], q_target(0.9, 900, 790, 100)
     (True, (1.0, False))
     """
-    raw = q_target_raw(q_user, n_true_prev, n_prod_prev, n_l)
+    raw = q_target_raw(q_user, n_true_prev, n_prod_prev, n_l, spread)
     feasible = raw <= 1.0 + _EPS
     return float(min(1.0, max(0.0, raw))), bool(feasible)
 
@@ -299,14 +316,15 @@ def algorithm1(q, target: float, dx_grid, dy_grid, v_r: float, v_s: float,
 
 
 def decide(grid, q_user: float, n_true_prev: float, n_prod_prev: float, v_r: float,
-           v_s: float, w: float) -> tuple[Choice, float]:
-    """``Q_L*`` then Algorithm 1 on a :func:`quality_grid` result.
+           v_s: float, w: float, spread: float = 1.0) -> tuple[Choice, float]:
+    """``Q_L*`` (a surplus spread over ``spread`` intervals, :func:`q_target_raw`) then
+    Algorithm 1 on a :func:`quality_grid` result.
 
     Returns the :class:`Choice` and the clamped target. An infeasible target gives the
     largest allowances (``feasible=False``).
     """
     dx_grid, dy_grid, q, n_ideal = grid
-    target, feasible = q_target(q_user, n_true_prev, n_prod_prev, n_ideal)
+    target, feasible = q_target(q_user, n_true_prev, n_prod_prev, n_ideal, spread)
     if feasible:
         dx, dy, x, y, found = algorithm1(q, target, dx_grid, dy_grid, v_r, v_s, w)
     else:

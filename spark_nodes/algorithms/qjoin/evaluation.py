@@ -13,6 +13,13 @@ symmetric join finds on the actual arrival sequence: a result survives allowance
 on its earlier member's stream iff that member is above the horizon when the later one
 arrives, i.e. ``d > T - w - u.ts`` (``T - u.ts`` with the literal purge rule).
 
+The **hindsight-minimal buffers** (:func:`hindsight_memory`) are what the same symmetric
+join holds when it runs each period with that period's hindsight allowances: its
+buffered tuples, sampled at the times QJoin's memory was sampled. QJoin's
+``memory_vs_hindsight`` is its own mean buffered tuples after the first period over
+this replay's, over the same samples (both counted, not modelled: the model
+``(d + w) V`` leaves out the tuples ahead of ``T`` and the late ones still buffered).
+
 Examples
 --------
 >>> import pandas as pd
@@ -51,16 +58,18 @@ def arrival_times(metrics: pd.DataFrame) -> dict[str, float]:
 
 def ideal_times(groups, arrivals: dict[str, float]) -> np.ndarray:
     """Arrival of each group's later member (NaN if a member never arrived)."""
-    groups = pd.Series(list(groups), dtype=object)
-    if groups.empty:
-        return np.empty(0)
-    members = groups.str.split("|", expand=True)
-    times = np.column_stack([members[c].map(arrivals).to_numpy(dtype=float)
-                             for c in members.columns])
-    bad = np.isnan(times).any(axis=1)
-    out = times.max(axis=1)
-    out[bad] = np.nan
-    return out
+    nan = math.nan
+    out = []
+    for g in groups:
+        latest = -math.inf
+        for m in g.split("|"):
+            t = arrivals.get(m, nan)
+            if not t <= latest:          # a later member, or NaN (never arrived)
+                latest = t
+                if t != t:
+                    break
+        out.append(latest)
+    return np.asarray(out, dtype=float)
 
 
 def join_latency(results: pd.DataFrame, arrivals: dict[str, float]) -> np.ndarray:
@@ -211,3 +220,43 @@ def hindsight(seq, w: float, predicate: str, theta, q_user: float, period: float
         i, j = np.unravel_index(int(np.argmin(cost)), cost.shape)
         rows.append((p * period, total, float(grid[i]), float(grid[j]), float(cost[i, j])))
     return pd.DataFrame(rows, columns=["start", "results", "dx", "dy", "tuples"])
+
+
+def hindsight_memory(seq, table: pd.DataFrame, w: float, period: float, sample_times,
+                     purge: str = "window") -> np.ndarray:
+    """Buffered tuples of the symmetric join replayed with the hindsight allowances.
+
+    Every arrival of period ``k`` runs with the allowances ``(dx, dy)`` of row ``k`` of
+    ``table`` (:func:`hindsight`); the count at a sample time is that after the last
+    arrival at or before it. A tuple is buffered while its timestamp is above its
+    stream's horizon (horizons never move back, so a tuple once purged stays purged).
+
+    Examples
+    --------
+    Two R tuples then two S tuples; the first S makes ``T = 1``, which purges R@0 (at
+    or below ``T - w``); the second leaves ``T`` at R's largest timestamp:
+
+    >>> side = np.array([0, 0, 1, 1], dtype=np.int8)
+    >>> ts = np.array([0.0, 1.0, 1.5, 3.0])
+    >>> seq = (side, ts, None, None, None, np.array([0.0, 1.0, 2.0, 3.0]))
+    >>> table = pd.DataFrame({"dx": [0.0], "dy": [0.0]})
+    >>> hindsight_memory(seq, table, 1.0, 10.0, [0.5, 1.5, 2.5, 3.5]).tolist()
+    [1.0, 2.0, 2.0, 3.0]
+    """
+    side, ts, _, _, _, time = seq
+    sample_times = np.asarray(sample_times, dtype=float)
+    if ts.size == 0:
+        return np.zeros(sample_times.size)
+    pidx = np.minimum(np.floor(time / period + 1e-9).astype(np.int64), len(table) - 1)
+    _, h_r, h_s = horizons(side, ts, w, table["dx"].to_numpy(dtype=float)[pidx],
+                           table["dy"].to_numpy(dtype=float)[pidx], purge)
+    last = np.searchsorted(time, sample_times, side="right") - 1
+    out = np.zeros(sample_times.size)
+    for k, h in ((0, h_r), (1, h_s)):
+        own = side == k
+        ts_k = ts[own]
+        upto = np.cumsum(own)                       # arrivals of side k up to each index
+        for n, i in enumerate(last):
+            if i >= 0:
+                out[n] += np.count_nonzero(ts_k[:upto[i]] > h[i])
+    return out

@@ -161,6 +161,13 @@ class QJoinNode(JoinNode):
     limit). Otherwise Algorithm 1 sets the allowances ``(dx, dy)`` and, with
     ``evict_over_size``, the sizes ``(x, y)`` (rounded up to whole tuples).
 
+    ``spend`` says how ``Q_L*`` uses recall banked above ``Q_user`` over the last
+    ``P - L``: ``spread`` (default) spends ``1 / (P/L - 1)`` of it in each interval, so
+    the surplus of the warm-up period (largest buffers) runs down over the next period
+    instead of letting the buffers collapse at once; ``at_once`` is Ji et al.'s
+    ``Gamma_L``, which spends all of it in the next interval. A deficit is made up at
+    once either way.
+
     Every adaptation records ``dx, dy`` (allowances in force), ``x, y`` (buffer sizes
     ``(d + w) V`` they stand for), ``q_target, q_estimate, n_ideal`` (the estimated true
     results of the closed interval), ``produced_L`` and ``feasible`` (0 while the buffers
@@ -182,6 +189,8 @@ class QJoinNode(JoinNode):
         self.stats = IntervalStats()
         slots = max(0, int(round(params["P"] / params["L"])) - 1)
         self.period = PeriodCounts(slots)
+        self.spread = float(max(1, slots)) if params["spend"] == "spread" \
+            else 1.0
         self.produced = 0
         self.interval_max = [0.0, 0.0]
 
@@ -244,7 +253,8 @@ class QJoinNode(JoinNode):
         n_ideal = grid[3]
         self.period.push(self.produced, n_ideal)
         n_prod, n_true = self.period.totals()
-        choice, target = decide(grid, p["q_user"], n_true, n_prod, r.rate, s.rate, self.w)
+        choice, target = decide(grid, p["q_user"], n_true, n_prod, r.rate, s.rate, self.w,
+                                self.spread)
         warm = ctx.now + _EPS >= p["P"]
         if warm and choice.feasible:
             allow = (choice.dx, choice.dy)
