@@ -188,57 +188,8 @@ def run(sc: Scenario) -> dict:
         nodes = ns.NodeContainer()
         nodes.Create(sc.nodes)
         ns.Ns2MobilityHelper(trace_path).Install()
-
-        wifi = ns.WifiHelper()
-        wifi.SetStandard(ns.WIFI_STANDARD_80211b)
-        mode = ns.StringValue(PHY_MODES[radio.modulation])
-        wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager", "DataMode", mode,
-                                     "ControlMode", mode)
-        channel = ns.YansWifiChannelHelper()
-        channel.SetPropagationDelay("ns3::ConstantSpeedPropagationDelayModel")
-        channel.AddPropagationLoss(
-            "ns3::LogDistancePropagationLossModel",
-            "Exponent", ns.DoubleValue(radio.exponent),
-            "ReferenceDistance", ns.DoubleValue(radio.reference_distance_m),
-            "ReferenceLoss", ns.DoubleValue(radio.reference_loss_db))
-        phy = ns.YansWifiPhyHelper()
-        phy.SetChannel(channel.Create())
-        phy.Set("TxPowerStart", ns.DoubleValue(radio.tx_power_dbm))
-        phy.Set("TxPowerEnd", ns.DoubleValue(radio.tx_power_dbm))
-        mac = ns.WifiMacHelper()
-        mac.SetType("ns3::AdhocWifiMac")
-        devices = wifi.Install(phy, mac, nodes)
-
-        stack = ns.InternetStackHelper()
-        routing = ns.AodvHelper() if sc.routing == "aodv" else ns.OlsrHelper()
-        stack.SetRoutingHelper(routing)
-        stack.Install(nodes)
-        address = ns.Ipv4AddressHelper()
-        address.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
-        interfaces = address.Assign(devices)
-        # fixed stream numbers: a run's draws do not depend on what ran before it in
-        # this process (ns-3 otherwise numbers streams in order of creation)
-        wifi.AssignStreams(devices, 0)
-        stack.AssignStreams(nodes, 1000)
-        routing.AssignStreams(nodes, 2000)
-        if sc.arp == "preset":
-            cppyy.gbl.validation.PresetArp(nodes)
-        elif sc.arp == "helper":
-            ns.NeighborCacheHelper().PopulateNeighborCache()
-
-        for k, flow in enumerate(sc.flows):
-            port = DATA_PORT + k
-            server = ns.UdpServerHelper(port).Install(nodes.Get(flow.dst))
-            server.Start(ns.Seconds(0.0))
-            server.Stop(ns.Seconds(sc.duration))
-            client = ns.UdpClientHelper(interfaces.GetAddress(flow.dst).ConvertTo(), port)
-            client.SetAttribute("MaxPackets", ns.UintegerValue(len(flow.send_times())))
-            client.SetAttribute("Interval", ns.TimeValue(ns.Seconds(1.0 / flow.rate_pps)))
-            client.SetAttribute("PacketSize", ns.UintegerValue(flow.size_bytes))
-            app = client.Install(nodes.Get(flow.src))
-            app.Start(ns.Seconds(flow.start))
-            app.Stop(ns.Seconds(flow.stop))
-
+        interfaces = _install_network(ns, cppyy, sc, radio, nodes)
+        _install_flows(ns, sc, nodes, interfaces)
         monitor_helper = ns.FlowMonitorHelper()
         monitor = monitor_helper.InstallAll()
         monitor.SetAttribute("DelayBinWidth", ns.DoubleValue(0.001))
@@ -246,29 +197,8 @@ def run(sc: Scenario) -> dict:
         ns.Simulator.Stop(ns.Seconds(sc.duration))
         ns.Simulator.Run()
         wall = time.perf_counter() - start
-
-        monitor.CheckForLostPackets()
-        classifier = monitor_helper.GetClassifier()
-        classifier = cppyy.gbl.ns3.DynamicCast[cppyy.gbl.ns3.Ipv4FlowClassifier](classifier)
-        by_port = {DATA_PORT + k: k for k in range(len(sc.flows))}
-        received = [0] * len(sc.flows)
-        first_rx = [math.nan] * len(sc.flows)
-        delay_sum, delays = 0.0, []
-        for item in monitor.GetFlowStats():
-            flow_id, st = item.first, item.second
-            key = classifier.FindFlow(flow_id)
-            k = by_port.get(int(key.destinationPort))
-            if k is None or key.protocol != 17:
-                continue   # an AODV unicast (RREP, RERR) or anything not ours
-            received[k] += int(st.rxPackets)
-            if st.rxPackets:
-                first_rx[k] = st.timeFirstRxPacket.GetSeconds()
-            delay_sum += st.delaySum.GetSeconds()
-            hist = st.delayHistogram
-            for b in range(hist.GetNBins()):
-                count = int(hist.GetBinCount(b))
-                if count:
-                    delays.append((hist.GetBinStart(b) + hist.GetBinWidth(b) / 2, count))
+        received, first_rx, delay_sum, delays = _flow_counts(cppyy, sc, monitor,
+                                                             monitor_helper)
         v = cppyy.gbl.validation
         drops = {name: int(v.ip_drops[k]) for k, name in IP_DROPS.items() if v.ip_drops[k]}
         drops.update({name: int(v.mac_drops[k]) for k, name in MAC_DROPS.items()
@@ -279,6 +209,92 @@ def run(sc: Scenario) -> dict:
         ns.Simulator.Destroy()
         os.unlink(trace_path)
     return figures(sc, received, first_rx, delay_sum, delays, drops, control, wall)
+
+
+def _install_network(ns, cppyy, sc: Scenario, radio, nodes):
+    """802.11b ad hoc devices on a log-distance Yans channel, the IP stack with the
+    scenario's routing and ARP set-up; returns the nodes' interfaces."""
+    wifi = ns.WifiHelper()
+    wifi.SetStandard(ns.WIFI_STANDARD_80211b)
+    mode = ns.StringValue(PHY_MODES[radio.modulation])
+    wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager", "DataMode", mode,
+                                 "ControlMode", mode)
+    channel = ns.YansWifiChannelHelper()
+    channel.SetPropagationDelay("ns3::ConstantSpeedPropagationDelayModel")
+    channel.AddPropagationLoss(
+        "ns3::LogDistancePropagationLossModel",
+        "Exponent", ns.DoubleValue(radio.exponent),
+        "ReferenceDistance", ns.DoubleValue(radio.reference_distance_m),
+        "ReferenceLoss", ns.DoubleValue(radio.reference_loss_db))
+    phy = ns.YansWifiPhyHelper()
+    phy.SetChannel(channel.Create())
+    phy.Set("TxPowerStart", ns.DoubleValue(radio.tx_power_dbm))
+    phy.Set("TxPowerEnd", ns.DoubleValue(radio.tx_power_dbm))
+    mac = ns.WifiMacHelper()
+    mac.SetType("ns3::AdhocWifiMac")
+    devices = wifi.Install(phy, mac, nodes)
+
+    stack = ns.InternetStackHelper()
+    routing = ns.AodvHelper() if sc.routing == "aodv" else ns.OlsrHelper()
+    stack.SetRoutingHelper(routing)
+    stack.Install(nodes)
+    address = ns.Ipv4AddressHelper()
+    address.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
+    interfaces = address.Assign(devices)
+    # fixed stream numbers: a run's draws do not depend on what ran before it in
+    # this process (ns-3 otherwise numbers streams in order of creation)
+    wifi.AssignStreams(devices, 0)
+    stack.AssignStreams(nodes, 1000)
+    routing.AssignStreams(nodes, 2000)
+    if sc.arp == "preset":
+        cppyy.gbl.validation.PresetArp(nodes)
+    elif sc.arp == "helper":
+        ns.NeighborCacheHelper().PopulateNeighborCache()
+    return interfaces
+
+
+def _install_flows(ns, sc: Scenario, nodes, interfaces) -> None:
+    """One UDP client and server per flow, on the flow's own port."""
+    for k, flow in enumerate(sc.flows):
+        port = DATA_PORT + k
+        server = ns.UdpServerHelper(port).Install(nodes.Get(flow.dst))
+        server.Start(ns.Seconds(0.0))
+        server.Stop(ns.Seconds(sc.duration))
+        client = ns.UdpClientHelper(interfaces.GetAddress(flow.dst).ConvertTo(), port)
+        client.SetAttribute("MaxPackets", ns.UintegerValue(len(flow.send_times())))
+        client.SetAttribute("Interval", ns.TimeValue(ns.Seconds(1.0 / flow.rate_pps)))
+        client.SetAttribute("PacketSize", ns.UintegerValue(flow.size_bytes))
+        app = client.Install(nodes.Get(flow.src))
+        app.Start(ns.Seconds(flow.start))
+        app.Stop(ns.Seconds(flow.stop))
+
+
+def _flow_counts(cppyy, sc: Scenario, monitor, monitor_helper):
+    """From FlowMonitor, per flow: packets received and the first one's time; over all
+    flows the delay sum and the delay histogram as ``(bin centre, count)``."""
+    monitor.CheckForLostPackets()
+    classifier = monitor_helper.GetClassifier()
+    classifier = cppyy.gbl.ns3.DynamicCast[cppyy.gbl.ns3.Ipv4FlowClassifier](classifier)
+    by_port = {DATA_PORT + k: k for k in range(len(sc.flows))}
+    received = [0] * len(sc.flows)
+    first_rx = [math.nan] * len(sc.flows)
+    delay_sum, delays = 0.0, []
+    for item in monitor.GetFlowStats():
+        flow_id, st = item.first, item.second
+        key = classifier.FindFlow(flow_id)
+        k = by_port.get(int(key.destinationPort))
+        if k is None or key.protocol != 17:
+            continue   # an AODV unicast (RREP, RERR) or anything not ours
+        received[k] += int(st.rxPackets)
+        if st.rxPackets:
+            first_rx[k] = st.timeFirstRxPacket.GetSeconds()
+        delay_sum += st.delaySum.GetSeconds()
+        hist = st.delayHistogram
+        for b in range(hist.GetNBins()):
+            count = int(hist.GetBinCount(b))
+            if count:
+                delays.append((hist.GetBinStart(b) + hist.GetBinWidth(b) / 2, count))
+    return received, first_rx, delay_sum, delays
 
 
 def figures(sc, received, first_rx, delay_sum, delays, drops, control, wall) -> dict:
