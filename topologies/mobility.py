@@ -341,12 +341,7 @@ def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: f
     radio = radio_from_table(radio)
     shadowed = radio.model == "log_distance" and radio.shadowing_db > 0
     rng = as_generator(seed) if shadowed and seed is not None else None
-    if radio.model == "log_distance":
-        radius = radio.range_m() / radio.meters_per_unit   # what etx costs relate to
-    else:
-        radius = topo.radius if radius is None else radius
-    if radius is None:
-        raise ValueError("mobility needs a radio range: give radius or a topology radius")
+    radius = _link_range(topo, radius, radio)
     model = check_model(link_cost or topo.link_cost or "hop", radius)
     _check_positive(duration=duration, resolution=resolution)
     nodes = topo.nodes
@@ -379,6 +374,17 @@ def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: f
         epochs.append(float(t))
         states.append(previous)
     return MobilityDynamics(topo, epochs, states, radio, inputs)
+
+
+def _link_range(topo: Topology, radius: float | None, radio: Radio) -> float:
+    """The range, in position units, that links nodes under the unit disk and that
+    range-based costs (``etx``) relate to: the radio's own under ``log_distance``."""
+    if radio.model == "log_distance":
+        return radio.range_m() / radio.meters_per_unit
+    radius = topo.radius if radius is None else radius
+    if radius is None:
+        raise ValueError("mobility needs a radio range: give radius or a topology radius")
+    return radius
 
 
 def _check_positive(**values: object) -> None:
