@@ -92,7 +92,8 @@ class NetView:
                                              (m,))
                        for name, default in LINK_DEFAULTS.items()}
         self._routing = None     # built by _prepare() when routing is first asked for
-        self._tables: dict[int, list] = {}
+        self._tables: dict[int, list] = {}        # next hops by destination position
+        self._arrays: dict[int, np.ndarray] = {}  # the same as arrays, built first
         self._dists: dict[int, np.ndarray] = {}
         # every destination's next hops from a second process: a Future, then its
         # n x n table (None: trees are built here, one per destination asked for)
@@ -102,7 +103,7 @@ class NetView:
         # Ship the links only (the Spark runtime pickles a view per node and epoch):
         # routing structures and trees are rebuilt, identically, where they are used.
         state = dict(self.__dict__)
-        state.update(_routing=None, _tables={}, _dists={}, _prefetched=None)
+        state.update(_routing=None, _tables={}, _arrays={}, _dists={}, _prefetched=None)
         return state
 
     @classmethod
@@ -161,13 +162,13 @@ class NetView:
                 "u": u, "p": p, "w": w, "ids": ids, "scipy": scipy,
                 "starts": np.searchsorted(u, np.arange(n + 1)).tolist(),
                 "matrix": csr_array((w, (u, p)), shape=(n, n)) if scipy else None,
-                # per directed link, what the transport reads at each hop
+                # per directed link, what the transport reads at each hop: as arrays
+                # (the compiled hop loop, emulator.links) and as lists (the Python ones)
+                "head_pos": p,
+                "attr_arrays": tuple(np.ascontiguousarray(self._attrs[name][undirected])
+                                     for name in LINK_DEFAULTS),
                 "head": ids[p].tolist(),
-                "attrs": tuple(self._attrs[name][undirected].tolist()
-                               for name in LINK_DEFAULTS),
             }
-            # built once: the shared medium's hop loop asks for them at every hop
-            self._routing["lists"] = (self._routing["head"],) + self._routing["attrs"]
         return self._routing
 
     @property
@@ -178,7 +179,24 @@ class NetView:
         """The per-directed-link lists the transport reads at each hop:
         ``(head id, cost, delay, jitter, bandwidth, loss, ber, length_m)``, indexed like
         the entries of :meth:`route`."""
-        return self._prepare()["lists"]
+        r = self._prepare()
+        lists = r.get("lists")
+        if lists is None:
+            # built once: the shared medium's hop loop asks for them at every hop
+            lists = r["lists"] = (r["head"],) + tuple(a.tolist() for a in r["attr_arrays"])
+        return lists
+
+    def hop_arrays(self) -> tuple[np.ndarray, tuple]:
+        """What :meth:`hop_lists` holds as arrays: the head of each directed link as a
+        position in :attr:`nodes`, and one array per attribute of :data:`LINK_DEFAULTS`.
+
+        >>> view = NetView(0.0, [4, 7], [True, True], [0], [1], {"cost": np.array([2.0])})
+        >>> head, attrs = view.hop_arrays()
+        >>> head.tolist(), attrs[0].tolist()
+        ([1, 0], [2.0, 2.0])
+        """
+        r = self._prepare()
+        return r["head_pos"], r["attr_arrays"]
 
     def route(self, dst: int) -> list:
         """The next-hop table towards ``dst``: entry ``k`` is the directed link (an index
@@ -187,13 +205,21 @@ class NetView:
         d = self._pos[dst]
         table = self._tables.get(d)
         if table is None:
+            table = self._tables[d] = self.route_array(dst).tolist()
+        return table
+
+    def route_array(self, dst: int) -> np.ndarray:
+        """:meth:`route` as an int64 array (what the compiled hop loop reads)."""
+        d = self._pos[dst]
+        table = self._arrays.get(d)
+        if table is None:
             if self._prefetched is not None:
                 table = self._prefetched_tree(d)
             if table is None:
                 table = self._build_tree(d)
         return table
 
-    def _build_tree(self, d: int) -> list:
+    def _build_tree(self, d: int) -> np.ndarray:
         if self._prepare()["scipy"]:
             # the matrix holds both directions: a directed search from d is the undirected
             # one without SciPy symmetrising the matrix on every call
@@ -210,20 +236,20 @@ class NetView:
             if before:
                 table[self._pos[node]] = self._link_index(node, _acyclic_choice(before, dist,
                                                                                 node))
-        self._tables[d] = table = table.tolist()
+        self._arrays[d] = table
         self._dists[d] = cost
         return table
 
-    def _keep_tree(self, d: int, cost: np.ndarray) -> list:
+    def _keep_tree(self, d: int, cost: np.ndarray) -> np.ndarray:
         """Next hops towards position ``d`` from its least path costs ``cost``, kept."""
         r = self._routing
         table = np.full(len(self.nodes), -1, dtype=np.int64)
         _next_hops(cost, r["u"], r["p"], r["w"], table)
-        self._tables[d] = table = table.tolist()
+        self._arrays[d] = table
         self._dists[d] = cost
         return table
 
-    def _prefetched_tree(self, d: int) -> list | None:
+    def _prefetched_tree(self, d: int) -> np.ndarray | None:
         """The tree towards position ``d`` from the epoch's prefetched next-hop tables
         (see :class:`TreePrefetch`), None if there are none. The first call waits for
         the second process to finish the epoch: by then most trees of it are wanted."""
@@ -235,7 +261,7 @@ class NetView:
             return None
         # costs are not shipped (the transport reads next hops only): cost() and
         # center() build their tree here, identically
-        self._tables[d] = table = tables[d].tolist()
+        self._arrays[d] = table = tables[d]
         return table
 
     def _dist(self, dst: int) -> np.ndarray:
@@ -301,6 +327,7 @@ class NetView:
     def forget_trees(self) -> None:
         """Drop the cached least-cost trees (they are rebuilt when asked for again)."""
         self._tables.clear()
+        self._arrays.clear()
         self._dists.clear()
         self._prefetched = None
 
@@ -371,7 +398,7 @@ class NetView:
         k = self._link_index(u, v)
         if k < 0:
             return None
-        return Link(*(column[k] for column in self._prepare()["attrs"]))
+        return Link(*(column[k] for column in self.hop_lists()[1:]))
 
     def center(self, targets) -> int:
         """The live node with the least sum of path costs to ``targets`` (ties: smaller id)."""

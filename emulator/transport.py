@@ -45,6 +45,7 @@ from collections import Counter, deque
 import numpy as np
 
 from emulator.ledger import Ledger
+from emulator.links import CompiledLinks
 from emulator.routing.base import BROADCAST
 
 #: The channel models.
@@ -72,10 +73,16 @@ class Transport:
     before one sent earlier on the same directed link (a radio sends its frames in
     order; jitter then delays the later one).
 
-    Next hops come from the epoch's least-cost trees: the oracle. A routing protocol
-    runs in :class:`emulator.routing.host.RoutedTransport`, which overrides the hop
-    loop (:meth:`advance`) and what follows a hop (:meth:`_after_hop`).
+    Next hops come from the epoch's least-cost trees: the oracle. On links the calendar
+    and the hop loop are compiled (:class:`emulator.links.CompiledLinks`); on the shared
+    medium they run here. A routing protocol runs in
+    :class:`emulator.routing.host.RoutedTransport`, which overrides the hop loop
+    (:meth:`advance`) and what follows a hop (:meth:`_after_hop`).
     """
+
+    #: Whether the links medium runs compiled: a routing protocol's host keeps its
+    #: calendar here (its control packets and timers are Python objects).
+    compiled_links = True
 
     def __init__(self, network, ledger: Ledger | None, seed: int, medium: str = "links",
                  interference_radius: float | None = None, positions=None, *,
@@ -120,6 +127,9 @@ class Transport:
         self._delay_sum = 0.0  # of the messages delivered: arrival - sent_at
         #: The batteries (:class:`emulator.energy.EnergyBook`) charged per hop, if any.
         self.energy = None
+        # the links medium's calendar and hop loop, compiled (None: the calendar here)
+        self._links = CompiledLinks(network, self.rng, reorder, ledger is not None) \
+            if medium == "links" and self.compiled_links else None
 
     # -- the calendar -------------------------------------------------------------------
     def send(self, msg) -> None:
@@ -127,6 +137,8 @@ class Transport:
         if msg.src != msg.dst:
             self.sent += 1
             self._unresolved += 1
+        if self._links is not None:
+            return self._links.send(msg)
         self._seq += 1
         entry = (msg.sent_at, _READY, self._seq, msg, msg.src)
         sends = self._sends
@@ -152,14 +164,33 @@ class Transport:
 
     def next_time(self) -> float:
         """When the next hop event is due (inf if none)."""
+        if self._links is not None:
+            return self._links.next_time()
         return min(self._calendar[0][0] if self._calendar else math.inf,
                    self._sends[0][0] if self._sends else math.inf)
 
     def advance(self, until: float = math.inf) -> None:
         """Process every hop event before ``until``, in time order."""
-        if self.medium == "links":
+        if self._links is not None:
             return self._advance_links(until)
         return self._advance_shared(until)
+
+    def _advance_links(self, until: float) -> None:
+        """:meth:`advance` on links: the compiled hop loop (:mod:`emulator.links`),
+        then what it decided filed here in the order it was decided."""
+        links = self._links
+        links.energy = self.energy is not None
+        decided = links.advance(until)
+        self.arrivals.extend(decided.arrivals)
+        for loss in decided.losses:
+            self._lose(*loss)
+        if decided.ledger and self.ledger is not None:
+            self.ledger.extend(decided.ledger)
+        if decided.energy:
+            hop = self.energy.hop
+            for u, v, size, length, heard in decided.energy:
+                hop(u, v, size, length, heard)
+        self.hops += decided.hops
 
     def _events(self, until: float):
         """Every calendar entry before ``until`` in (time, rank, number) order, from
@@ -229,109 +260,12 @@ class Transport:
             # _grant replaces the list it leaves waiting: read it afresh
             self._waiting.append((t, seq, (msg, u, heads[k], k, view)))
 
-    def _advance_links(self, until: float) -> None:
-        """:meth:`advance` on links: a hop ready at ``u`` (as in :meth:`_advance_shared`)
-        and its transmission (as :meth:`_transmit` does it) in one loop.
-
-        The same steps in the same order (so the same draws, rows and calendar numbers),
-        with what a hop reads held in locals: the view of the epoch in force and its
-        next-hop tables and per-link lists, refreshed only when time leaves the epoch.
-        This loop is most of the emulator's time; a method call or a dictionary lookup
-        less per hop is a few per cent.
-        """
-        cal, pop, push = self._calendar, heapq.heappop, heapq.heappush
-        network, link_free, arrivals = self.network, self._link_free, self.arrivals
-        record = self.ledger.append if self.ledger is not None else None
-        uniforms = self._uniforms
-        lose = self._lose
-        link_last = None if self.reorder else self._link_last
-        energy = self.energy
-        seq, hops = self._seq, 0
-        v_start, v_end = math.inf, -math.inf
-        sends, take = self._sends, self._sends.popleft
-        while True:
-            if sends and (not cal or sends[0] < cal[0]):
-                if sends[0][0] >= until:
-                    break
-                t, _, _, msg, u = take()
-            elif cal and cal[0][0] < until:
-                t, _, _, msg, u = pop(cal)
-            else:
-                break
-            dst = msg.dst
-            if u == dst:   # sent to itself
-                arrivals.append((t, msg))
-                continue
-            if not v_start <= t < v_end:
-                view, v_start, v_end = network.view_span(t)
-                alive, pos, routes = view._alive_map, view._pos, {}
-                heads, costs, delays, jitters, bandwidths, losses, bers, lengths = \
-                    view.hop_lists()
-            if not alive[u]:
-                lose(t, msg, "dead_node", u)
-                continue
-            table = routes.get(dst)
-            if table is None:
-                table = routes[dst] = view.route(dst)
-            k = table[pos[u]]
-            if k < 0:
-                lose(t, msg, "no_route", u)
-                continue
-            v = heads[k]
-            channel = (u, v)
-            free = link_free.get(channel, t)
-            start = t if free < t else free
-            bandwidth = bandwidths[k]
-            done = start + (msg.size_bytes / bandwidth if bandwidth > 0 else 0.0)
-            link_free[channel] = done
-            jitter, loss, ber = jitters[k], losses[k], bers[k]
-            if ber > 0:   # every bit must arrive (topologies.radio); 0: unit disk
-                loss = 1.0 - (1.0 - loss) * (1.0 - ber) ** (8 * msg.size_bytes)
-            if jitter > 0:
-                if not uniforms:
-                    uniforms = self._refill()
-                arrive = done + delays[k] + uniforms.pop() * jitter
-            else:
-                arrive = done + delays[k] + 0.0
-            if link_last is not None:   # frames leave a link in order
-                last = link_last.get(channel, arrive)
-                if arrive < last:
-                    arrive = last
-                link_last[channel] = arrive
-            if loss > 0:
-                if not uniforms:
-                    uniforms = self._refill()
-                dropped = uniforms.pop() < loss
-            else:
-                dropped = False
-            if dropped:
-                reached = True
-            elif v_start <= arrive < v_end:
-                reached = alive[v]
-            else:
-                reached = network.view(arrive).alive(v)
-            if energy is not None:
-                energy.hop(u, v, msg.size_bytes, lengths[k], reached)
-            if record is not None:
-                record((start, msg.msg_id, msg.kind, msg.src, dst, u, v, msg.size_units,
-                        msg.size_bytes, costs[k], dropped or not reached))
-            hops += 1
-            if dropped:
-                lose(arrive, msg, "link_loss", u)
-            elif not reached:
-                lose(arrive, msg, "dead_node", v)
-            elif v == dst:
-                arrivals.append((arrive, msg))
-            else:
-                seq += 1
-                push(cal, (arrive, _READY, seq, msg, v))
-        self._seq = seq
-        self.hops += hops
-
     def forget_views(self) -> None:
         """Drop what was kept per epoch: nodes died (:meth:`Network.kill`), so the
         network's epochs are split and its views rebuilt."""
         self._zones.clear()
+        if self._links is not None:
+            self._links.forget_epoch()
 
     def _refill(self) -> list:
         # Drawn in blocks: a scalar numpy draw costs as much as a whole hop.

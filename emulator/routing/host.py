@@ -84,6 +84,8 @@ class RoutedTransport(Transport):
     waiting, as :func:`emulator.deliver` wants).
     """
 
+    compiled_links = False   # the protocols' packets and timers are Python objects
+
     def __init__(self, network, ledger, seed: int, medium: str = "links",
                  interference_radius: float | None = None, positions=None, *,
                  reorder: bool = False, routing: str, routing_params: dict,

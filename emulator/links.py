@@ -1,0 +1,377 @@
+"""The links medium's calendar and hop loop, compiled (:mod:`emulator.hop_kernel`).
+
+:class:`CompiledLinks` holds what the kernel reads and writes as arrays and translates at
+the edges: node ids to dense indices and back, messages to numbers, the epoch in force
+to arrays, and the kernel's outputs to what :class:`emulator.transport.Transport` keeps
+(deliveries, losses, the ledger's hops in blocks of columns, the batteries' charges).
+It answers every stop of the kernel (:data:`emulator.hop_kernel.NEED_EPOCH` and the
+others) and calls it again until it is done.
+
+A message in flight holds a number (a slot, reused once it is delivered or lost), so the
+arrays grow with the messages in flight, not with the messages of a run.
+
+Example: two messages over a line of three nodes (links of delay 0.1, 100 bytes per time
+unit, cost 2); the second waits for the first on link 0 -> 1.
+
+>>> import networkx as nx
+>>> from topologies.dynamics import StaticDynamics
+>>> from topologies.model import Topology
+>>> from emulator.network import Network
+>>> from contract.messages import Message
+>>> g = nx.path_graph(3)
+>>> nx.set_edge_attributes(g, 2.0, "cost"); nx.set_edge_attributes(g, 0.1, "delay")
+>>> nx.set_edge_attributes(g, 100.0, "bandwidth")
+>>> links = CompiledLinks(Network(StaticDynamics(Topology(g))), np.random.default_rng(1),
+...                       reorder=False, record=True)
+>>> for i in (7, 8):
+...     links.send(Message(i, "data", 0, 2, 0.0, 1.0, 50, None))
+>>> decided = links.advance(np.inf)
+>>> [(round(t, 6), m.msg_id) for t, m in decided.arrivals], decided.hops
+([(1.2, 7), (1.7, 8)], 4)
+>>> decided.ledger["hop_v"].tolist(), decided.ledger["link_cost"].tolist()
+([1, 1, 2, 2], [2.0, 2.0, 2.0, 2.0])
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from operator import itemgetter
+
+import numpy as np
+
+from emulator import collector, hop_kernel as k
+
+#: Hops (and deliveries, and losses) the kernel may decide between two hand-overs.
+BLOCK = 8192
+
+
+@dataclass
+class Decided:
+    """What one :meth:`CompiledLinks.advance` decided, in the order it was decided."""
+
+    #: ``(arrival time, message)``.
+    arrivals: list = field(default_factory=list)
+    #: ``(time, message, reason, node)``.
+    losses: list = field(default_factory=list)
+    #: Hops moved.
+    hops: int = 0
+    #: The hops as columns of :data:`emulator.ledger.ROW` (empty unless ``record``).
+    ledger: dict = field(default_factory=dict)
+    #: ``(u, v, size_bytes, length_m, heard)`` per hop, for the batteries (only when
+    #: ``energy`` is asked for).
+    energy: list = field(default_factory=list)
+
+
+class CompiledLinks:
+    """The links medium's event calendar over ``network`` (an
+    :class:`emulator.network.Network`), its uniform draws from ``rng`` (in blocks of
+    4,096, the stream :class:`emulator.transport.Transport` has always drawn).
+
+    ``reorder=False`` keeps every link's order; ``record`` keeps the hops' ledger
+    columns; ``energy`` (set later, as the transport's is) keeps each hop's charge.
+    """
+
+    def __init__(self, network, rng: np.random.Generator, reorder: bool, record: bool):
+        self.network = network
+        self.rng = rng
+        self.reorder = bool(reorder)
+        self.record = record
+        self.energy = False
+        self._ids = np.empty(0, np.int64)   # dense index -> node id
+        self._dense: dict = {}              # node id -> dense index
+        self._kinds: dict[str, int] = {}    # message kind -> code (the ledger's)
+        self._cal = k.new_calendar(1024)
+        self._state, self._clock = k.new_state()
+        self._out = k.new_outputs(BLOCK)
+        self._link_free = k.new_link_times()
+        self._link_last = k.new_link_times()
+        self._uniforms = np.empty(0)
+        # sends in time order not yet taken by the kernel: (time, seq, slot, node)
+        empty = np.empty(0, np.int64)
+        self._sends = (np.empty(0), empty, empty, empty)
+        self._sends_last = -math.inf    # the latest send among them
+        self._new: list = []            # messages sent since the last advance
+        self._seq = 0                   # the calendar's last number (the kernel's SEQ)
+        # per slot: the message and the columns the kernel and the ledger read
+        self._msgs: list = []
+        self._free: list[int] = []
+        self._columns = {name: np.empty(0, dtype) for name, dtype in _SLOT_COLUMNS.items()}
+        self._epoch = _NO_EPOCH         # the epoch in force, as the kernel reads it
+        self._view = None
+
+    # -- messages in ----------------------------------------------------------------------
+    def send(self, msg) -> None:
+        """Inject ``msg`` at ``msg.sent_at`` at its source."""
+        self._new.append(msg)
+
+    def _take_new(self) -> None:
+        """Give the messages sent since the last advance slots and calendar numbers (in
+        the order they were sent), and put them on the sends queue (those in time order
+        after the last) or the heap."""
+        new, self._new = self._new, []
+        count, known = len(new), len(self._dense)
+        slots = self._slots(new)
+        times = np.fromiter(map(_SENT_AT, new), float, count)
+        seqs = np.arange(self._seq + 1, self._seq + 1 + count, dtype=np.int64)
+        self._seq += count
+        nodes = self._indices(list(map(_SRC, new)))
+        columns = self._columns
+        columns["dst"][slots] = self._indices(list(map(_DST, new)))
+        columns["bytes"][slots] = list(map(_BYTES, new))
+        columns["src"][slots] = nodes
+        if self.record:
+            kinds = self._kinds
+            columns["msg_id"][slots] = list(map(_MSG_ID, new))
+            columns["units"][slots] = list(map(_UNITS, new))
+            columns["kind"][slots] = [kinds.setdefault(kind, len(kinds))
+                                      for kind in map(_KIND, new)]
+        if len(self._dense) > known:   # nodes first seen: the epoch's arrays must hold them
+            self._epoch = _NO_EPOCH
+        # a send joins the queue if no earlier one in it is later: what the transport
+        # has always decided one send at a time
+        latest = np.maximum.accumulate(np.concatenate([[self._sends_last], times]))[:-1]
+        queued = times >= latest
+        taken = self._state[k.SENDS_TAKEN]
+        self._sends = tuple(np.concatenate([old[taken:], part[queued]])
+                            for old, part in zip(self._sends, (times, seqs, slots, nodes)))
+        self._state[k.SENDS_TAKEN] = 0
+        if queued.any():
+            self._sends_last = float(times[queued].max())
+        for t, seq, slot, node in zip(times[~queued], seqs[~queued], slots[~queued],
+                                      nodes[~queued]):
+            self._room()
+            k.calendar_push(self._cal, self._state, t, seq, slot, node)
+
+    def _slots(self, msgs: list) -> np.ndarray:
+        """Free slots holding ``msgs`` (the slot arrays grown if too few are free)."""
+        free, held = self._free, self._msgs
+        reused = free[len(free) - min(len(free), len(msgs)):]
+        del free[len(free) - len(reused):]
+        slots = reused + list(range(len(held), len(held) + len(msgs) - len(reused)))
+        held.extend([None] * (len(msgs) - len(reused)))
+        for slot, msg in zip(slots, msgs):
+            held[slot] = msg
+        if len(held) > len(self._columns["dst"]):
+            size = max(1024, 2 * len(held))
+            self._columns = {name: np.resize(column, size)
+                             for name, column in self._columns.items()}
+        return np.array(slots, np.int64)
+
+    def _indices(self, nodes) -> np.ndarray:
+        """The dense indices of ``nodes`` (new ones for nodes first seen)."""
+        dense = self._dense
+        found = [dense.get(u) for u in nodes]
+        if None in found:
+            found = [self._index(u) if i is None else i for u, i in zip(nodes, found)]
+        return np.array(found, np.int64)
+
+    def _index(self, node) -> int:
+        """The dense index of ``node`` (a new one the first time it is seen)."""
+        i = self._dense.get(node)
+        if i is None:
+            i = self._dense[node] = len(self._dense)
+            if i >= len(self._ids):
+                self._ids = np.resize(self._ids, max(64, 2 * i))
+            self._ids[i] = node
+        return i
+
+    def _room(self) -> None:
+        """At least one free entry on the heap."""
+        if self._state[k.HEAP_SIZE] + 1 >= len(self._cal.time):
+            self._cal = k.grown_calendar(self._cal, self._state[k.HEAP_SIZE])
+
+    # -- the calendar ---------------------------------------------------------------------
+    def next_time(self) -> float:
+        """When the next hop is due (inf if none)."""
+        taken = self._state[k.SENDS_TAKEN]
+        times = self._sends[0][taken:taken + 1].tolist()
+        if self._state[k.HEAP_SIZE]:
+            times.append(float(self._cal.time[0]))
+        if self._new:   # sent since the last advance, in any order
+            times.append(min(map(_SENT_AT, self._new)))
+        return min(times, default=math.inf)
+
+    def forget_epoch(self) -> None:
+        """The network's epochs changed (nodes died): load the epoch in force again."""
+        self._epoch = _NO_EPOCH
+
+    def advance(self, until: float) -> Decided:
+        """Run the kernel on every hop ready before ``until``; what it decided."""
+        # what is made here (slots, deliveries, the ledger's columns) forms no cycle:
+        # the collector's scans of every message in flight cost more than the kernel
+        with collector.paused():
+            return self._advance(until)
+
+    def _advance(self, until: float) -> Decided:
+        if self._new:
+            self._take_new()
+        decided = Decided()
+        parts = {name: [] for name in _LEDGER_PARTS} if self.record else None
+        state, clock = self._state, self._clock
+        state[k.SEQ] = self._seq
+        while True:
+            reason = k.run(float(until), self._cal, *self._sends, state, clock,
+                           self._columns["dst"], self._columns["bytes"], self._epoch,
+                           self._link_free, self._link_last, self.reorder,
+                           self._uniforms, self._out)
+            self._hand_over(decided, parts)
+            if reason == k.DONE:
+                break
+            if reason == k.NEED_EPOCH:
+                self._load_epoch(self._next_event_time())
+            elif reason == k.NEED_ROUTE:
+                self._load_route(int(state[k.ASK_NODE]))
+            elif reason == k.NEED_UNIFORMS:
+                # the draws not taken yet stay first: the stream is drawn in order
+                self._uniforms = np.concatenate([self._uniforms[state[k.UNIFORMS_TAKEN]:],
+                                                 self.rng.random(4096)])
+                state[k.UNIFORMS_TAKEN] = 0
+            elif reason == k.NEED_ALIVE:
+                v, t = int(state[k.ASK_NODE]), float(clock[k.ASK_TIME])
+                alive = self.network.view(t)._alive_map.get(int(self._ids[v]), False)
+                state[k.HINT_NODE], state[k.HINT_ALIVE], clock[k.HINT_TIME] = v, alive, t
+            else:   # FULL: the outputs are handed over; the heap may need room
+                self._room()
+        self._seq = int(state[k.SEQ])
+        if parts is not None and decided.hops:
+            decided.ledger = {name: np.concatenate(chunks) for name, chunks in parts.items()}
+        return decided
+
+    def _next_event_time(self) -> float:
+        taken = self._state[k.SENDS_TAKEN]
+        times = self._sends[0][taken:taken + 1].tolist()
+        if self._state[k.HEAP_SIZE]:
+            times.append(float(self._cal.time[0]))
+        return min(times)
+
+    # -- what the kernel reads ------------------------------------------------------------
+    def _load_epoch(self, t: float) -> None:
+        """The epoch in force at ``t`` as the kernel's arrays (every node seen so far
+        has an entry; those not in the epoch's graph are down), with who is up in the
+        next one."""
+        view, start, end = self.network.view_span(t)
+        dense = self._indices(view.nodes)
+        after, next_end = None, -math.inf
+        if end < math.inf:
+            after, _, next_end = self.network.view_span(end)
+            after_dense = self._indices(after.nodes)
+        n = len(self._dense)
+        alive = np.zeros(n, np.bool_)
+        alive[dense] = view._alive_list
+        next_alive = np.zeros(n, np.bool_)
+        if after is not None:
+            next_alive[after_dense] = after._alive_list
+        pos = np.full(n, -1, np.int64)
+        pos[dense] = np.arange(len(dense))
+        head, attrs = view.hop_arrays()
+        self._view = view
+        self._epoch = k.Epoch(float(start), float(end), alive, pos, dense[head], *attrs,
+                              np.full(n, -1, np.int64),
+                              np.empty((min(n, 16), len(dense)), np.int64),
+                              float(next_end), next_alive)
+
+    def _load_route(self, dst: int) -> None:
+        """The next-hop table towards ``dst`` (dense) in the epoch in force."""
+        epoch = self._epoch
+        rows = int((epoch.route_row >= 0).sum())
+        routes = epoch.routes
+        if rows == len(routes):
+            routes = np.resize(routes, (2 * rows, routes.shape[1]))
+        node = int(self._ids[dst])
+        # a node absent from the epoch's graph is alive nowhere: no route leads to it
+        routes[rows] = self._view.route_array(node) if node in self._view._pos else -1
+        epoch.route_row[dst] = rows
+        self._epoch = epoch._replace(routes=routes)
+
+    # -- what the kernel wrote ------------------------------------------------------------
+    def _hand_over(self, decided: Decided, parts: dict | None) -> None:
+        """Move the kernel's outputs into ``decided`` (the ledger's columns into
+        ``parts``) and free the slots of the messages delivered or lost."""
+        out, state, ids, msgs = self._out, self._state, self._ids, self._msgs
+        hops = int(state[k.N_HOPS])
+        if hops:
+            decided.hops += hops
+            slots = out.hop_msg[:hops]
+            if parts is not None:
+                self._record(parts, slots, hops)
+            if self.energy:
+                decided.energy.extend(zip(
+                    ids[out.hop_u[:hops]].tolist(), ids[out.hop_v[:hops]].tolist(),
+                    self._columns["bytes"][slots].tolist(), out.hop_length[:hops].tolist(),
+                    out.hop_heard[:hops].tolist()))
+        arrived = int(state[k.N_ARRIVALS])
+        if arrived:
+            slots = out.arr_msg[:arrived].tolist()
+            decided.arrivals.extend(zip(out.arr_time[:arrived].tolist(),
+                                        [msgs[slot] for slot in slots]))
+            self._release(slots)
+        lost = int(state[k.N_LOSSES])
+        if lost:
+            slots = out.loss_msg[:lost].tolist()
+            decided.losses.extend(zip(out.loss_time[:lost].tolist(),
+                                      [msgs[slot] for slot in slots],
+                                      [k.REASONS[r] for r in out.loss_reason[:lost].tolist()],
+                                      ids[out.loss_node[:lost]].tolist()))
+            self._release(slots)
+        state[k.N_HOPS] = state[k.N_ARRIVALS] = state[k.N_LOSSES] = 0
+
+    def _record(self, parts: dict, slots: np.ndarray, hops: int) -> None:
+        """The ledger's columns of ``hops`` hops of the messages in ``slots``."""
+        out, columns, ids = self._out, self._columns, self._ids
+        kinds = np.array(list(self._kinds), dtype=object)
+        dst = columns["dst"][slots]
+        parts["time"].append(out.hop_start[:hops].copy())
+        parts["msg_id"].append(columns["msg_id"][slots])
+        parts["kind"].append(kinds[columns["kind"][slots]])
+        parts["src"].append(ids[columns["src"][slots]])
+        parts["dst"].append(ids[dst])
+        parts["hop_u"].append(ids[out.hop_u[:hops]])
+        parts["hop_v"].append(ids[out.hop_v[:hops]])
+        parts["size_units"].append(columns["units"][slots])
+        parts["size_bytes"].append(columns["bytes"][slots])
+        parts["link_cost"].append(out.hop_cost[:hops].copy())
+        parts["lost"].append(out.hop_lost[:hops].copy())
+
+    def _release(self, slots: list) -> None:
+        """The messages in ``slots`` left the network: their slots are free."""
+        msgs = self._msgs
+        for slot in slots:
+            msgs[slot] = None
+        self._free.extend(slots)
+
+
+# a message's fields (contract.messages.Message is a named tuple)
+_MSG_ID, _KIND, _SRC, _DST, _SENT_AT, _UNITS, _BYTES = map(itemgetter, range(7))
+
+#: What the slot arrays hold per message in flight: destination and source (dense),
+#: bytes, and for the ledger its id, size in units and kind (a code).
+_SLOT_COLUMNS = {"dst": np.int64, "src": np.int64, "bytes": np.int64, "msg_id": np.int64,
+                 "units": np.float64, "kind": np.int64}
+_LEDGER_PARTS = ("time", "msg_id", "kind", "src", "dst", "hop_u", "hop_v", "size_units",
+                 "size_bytes", "link_cost", "lost")
+_EMPTY_F, _EMPTY_I = np.empty(0), np.empty(0, np.int64)
+#: The kernel's epoch before any is loaded: its span is empty, so it asks for one.
+_NO_EPOCH = k.Epoch(math.inf, -math.inf, np.empty(0, np.bool_), _EMPTY_I, _EMPTY_I,
+                    *([_EMPTY_F] * 7), _EMPTY_I, np.empty((0, 0), np.int64), -math.inf,
+                    np.empty(0, np.bool_))
+
+
+def warm_up() -> None:
+    """Compile the kernel into numba's cache on disk (``make setup`` does, so that the
+    first run does not spend its ten seconds compiling): one message over one link."""
+    import networkx as nx
+
+    from contract.messages import Message
+    from emulator.ledger import Ledger
+    from emulator.network import Network
+    from emulator.transport import Transport
+
+    class OneEpoch:
+        epochs = [0.0]
+
+        def snapshot(self, t):
+            return nx.path_graph(2)
+
+    transport = Transport(Network(OneEpoch()), Ledger(), seed=0)
+    transport.send(Message(0, "data", 0, 1, 0.0, 1.0, 10, None))
+    transport.advance()

@@ -1,0 +1,116 @@
+"""The compiled links medium (emulator.links, emulator.hop_kernel) at the edges of its
+arrays: a calendar and outputs larger than their first size, slots reused, sends out of
+time order, a receiver's liveness asked of a later epoch, and the seeded draws carried
+across blocks. The per-hop SimPy model judges arrivals (tests/test_deliver.py holds the
+two equal on random networks)."""
+import math
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from contract.messages import Message
+from emulator.deliver import deliver
+from emulator.ledger import Ledger
+from emulator.links import BLOCK
+from emulator.network import Network
+from emulator.reference import simpy_reference
+from emulator.transport import Transport
+
+
+class Epochs:
+    def __init__(self, graphs):
+        self.graphs = graphs
+        self.epochs = sorted(graphs)
+
+    def snapshot(self, t):
+        return self.graphs[max(e for e in self.epochs if e <= t)]
+
+
+def line(n=5, **attrs):
+    g = nx.path_graph(n)
+    for e in g.edges:
+        g.edges[e].update(cost=1.0, **attrs)
+    return g
+
+
+def test_thousands_in_flight_grow_the_calendar_and_fill_many_output_blocks():
+    # 6,000 messages queued behind one another on a 5-node line: the calendar holds
+    # thousands of hops (first room 1,024) and the 24,000 hops span several blocks
+    g = line(delay=0.01, bandwidth=1000.0)
+    msgs = pd.DataFrame({"msg_id": range(6000), "src": 0, "dst": 4,
+                         "sent_at": np.linspace(0.0, 1.0, 6000), "size_bytes": 40})
+    out = deliver(g, msgs)
+    expected = simpy_reference(Epochs({0.0: g}), msgs)
+    assert out.attrs["hops"] == 4 * 6000 > 2 * BLOCK
+    assert np.allclose(out["arrived_at"].to_numpy(), expected, atol=1e-9)
+    assert not out["lost"].any()
+
+
+def test_slots_are_reused_across_advances_without_mixing_messages():
+    tr = Transport(Network(Epochs({0.0: line(delay=0.1)})), Ledger(), seed=1)
+    arrived = {}
+    for step in range(50):   # each step's messages leave the network before the next
+        for i in range(20):
+            tr.send(Message(step * 20 + i, "data", i % 4, 4, step + i / 100, 1.0, 10, None))
+        tr.advance(step + 1)
+        arrived.update({m.msg_id: (t, m.src) for t, m in tr.take_arrivals()})
+    assert len(arrived) == 1000
+    for msg_id, (t, src) in arrived.items():
+        sent = msg_id // 20 + (msg_id % 20) / 100
+        assert math.isclose(t, sent + 0.1 * (4 - src) + 1e-9, abs_tol=1e-6)
+        assert src == (msg_id % 20) % 4
+    assert len(tr._links._msgs) <= 40   # slots freed and taken again
+
+
+def test_sends_out_of_time_order_are_delivered_as_if_sent_in_order():
+    def arrivals(order):
+        tr = Transport(Network(Epochs({0.0: line(delay=0.1, bandwidth=100.0)})), Ledger(),
+                       seed=3)
+        for i in order:
+            tr.send(Message(i, "data", 0, 4, i * 0.05, 1.0, 20, None))
+        tr.advance()
+        return sorted((m.msg_id, t) for t, m in tr.take_arrivals())
+
+    forward = arrivals(range(40))
+    assert arrivals(reversed(range(40))) == forward
+    assert arrivals([5, 1, 30, 2] + [i for i in range(40) if i not in (5, 1, 30, 2)]) == forward
+
+
+def test_a_receiver_down_when_a_long_hop_ends_two_epochs_later_loses_the_message():
+    # a link of delay 2 from epoch [0, 1) reaches node 1 in epoch [2, inf): the kernel
+    # asks whether node 1 is up then (beyond the next epoch it holds)
+    up, down = line(2, delay=2.0), line(2, delay=2.0)
+    down.nodes[1]["alive"] = False
+    tr = Transport(Network(Epochs({0.0: up, 1.0: up, 2.0: down})), Ledger(), seed=1)
+    tr.send(Message(0, "data", 0, 1, 0.2, 1.0, 10, None))
+    tr.advance()
+    assert tr.take_arrivals() == []
+    assert [(round(t, 9), reason, node) for t, _, reason, node in tr.losses] == \
+        [(2.2, "dead_node", 1)]
+    assert tr.ledger.frame()["lost"].tolist() == [True]
+    # up again in that epoch: delivered
+    tr = Transport(Network(Epochs({0.0: up, 1.0: down, 2.0: up})), Ledger(), seed=1)
+    tr.send(Message(0, "data", 0, 1, 0.2, 1.0, 10, None))
+    tr.advance()
+    assert [round(t, 9) for t, _ in tr.take_arrivals()] == [2.2]
+
+
+def test_jitter_and_loss_draws_follow_the_seeded_stream_across_blocks():
+    # one hop each, far apart (no queue, no order held back): the n-th message's jitter
+    # and loss are the stream's draws 2n and 2n + 1, across many blocks of 4,096
+    g = line(2, delay=0.5, jitter=0.25, loss=0.3)
+    n = 5000
+    tr = Transport(Network(Epochs({0.0: g})), None, seed=7)
+    for i in range(n):
+        tr.send(Message(i, "data", 0, 1, 10.0 * i, 1.0, 10, None))
+    tr.advance()
+    draws = np.random.Generator(np.random.PCG64(np.random.SeedSequence([7, 1013]))) \
+        .random(2 * n)
+    jitter, loss = draws[0::2], draws[1::2]
+    arrived = {m.msg_id: t for t, m in tr.take_arrivals()}
+    lost = {m.msg_id for _, m, _, _ in tr.losses}
+    assert lost == set(np.flatnonzero(loss < 0.3).tolist())
+    for i, t in arrived.items():
+        assert math.isclose(t, 10.0 * i + 0.5 + jitter[i] * 0.25, abs_tol=1e-9)
+    assert len(arrived) + len(lost) == n
