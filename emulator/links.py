@@ -357,13 +357,14 @@ _NO_EPOCH = k.Epoch(math.inf, -math.inf, np.empty(0, np.bool_), _EMPTY_I, _EMPTY
 
 
 def warm_up() -> None:
-    """Compile the kernel into numba's cache on disk (``make setup`` does, so that the
-    first run does not spend its ten seconds compiling): one message over one link."""
+    """Compile the kernels into numba's cache on disk (``make setup`` does, so that the
+    first run does not spend its ten seconds compiling): one message over one link, and
+    every tree of that link."""
     import networkx as nx
 
     from contract.messages import Message
     from emulator.ledger import Ledger
-    from emulator.network import Network
+    from emulator.network import Network, all_next_hops
     from emulator.transport import Transport
 
     class OneEpoch:
@@ -375,3 +376,4 @@ def warm_up() -> None:
     transport = Transport(Network(OneEpoch()), Ledger(), seed=0)
     transport.send(Message(0, "data", 0, 1, 0.0, 1.0, 10, None))
     transport.advance()
+    all_next_hops(*transport.network.view(0.0).routing_links())

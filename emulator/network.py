@@ -1,9 +1,10 @@
 """Least-cost routing over a time-varying topology.
 
 A :class:`Network` turns :class:`topologies.Dynamics` into one :class:`NetView` per epoch:
-least path costs from SciPy's Dijkstra (compiled; networkx's took a second per 100
-destinations on a 1,000-node graph) and next hops from them, one tree per destination
-kept as a flat table (a list indexed by node position), built when first asked for. Views
+least path costs from a compiled Dijkstra (:mod:`emulator.route_kernel`; networkx's took a
+second per 100 destinations on a 1,000-node graph, SciPy's a third more than this one for
+all of them) and next hops from them, one tree per destination kept as a flat table
+(indexed by node position), built when first asked for. Views
 are built lazily from the epoch's links as arrays, and only the last few are kept, so a
 run pays only for the epochs and destinations its messages touch. A run that will ask
 for nearly every tree of every epoch can have them computed ahead, all destinations of an
@@ -29,8 +30,8 @@ from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
-from scipy.sparse import csr_array
-from scipy.sparse.csgraph import dijkstra
+
+from emulator import route_kernel
 
 #: Link attributes the transport reads, with the value used where a link gives none.
 #: ``ber`` (bit error rate: a hop of ``b`` bytes is also lost with ``1 - (1 - ber)^(8 b)``)
@@ -61,7 +62,7 @@ class NetView:
     per attribute of :data:`LINK_DEFAULTS`. What routing needs is derived from them when
     first asked for: the directed links sorted by ``(tail, head)`` (so the links leaving a
     node are a slice, in increasing id order), per-link Python lists for the transport's
-    hot loop, and per destination a least-cost tree — SciPy's Dijkstra costs and a
+    hot loop, and per destination a least-cost tree — compiled Dijkstra costs and a
     next-hop table (a list indexed by node position holding the directed link to take,
     -1 where there is none). Traffic usually goes to a few destinations, so an epoch
     costs a few trees rather than all pairs. Dead nodes neither send, receive nor forward.
@@ -155,13 +156,14 @@ class NetView:
             u, p, undirected = u[order], p[order], undirected[order]
             w = self._attrs["cost"][undirected]
             ids = np.array(self.nodes, dtype=np.int64)
-            # SciPy reads an explicit 0 in a sparse matrix as "no edge": a zero-cost link
-            # is routed by networkx instead (costs here are positive in every generator)
-            scipy = bool(m) and bool((w > 0).all())
+            # the compiled trees' tie rule (strictly closer) holds for positive costs: a
+            # zero-cost link is routed by networkx instead (costs here are positive in
+            # every generator)
+            compiled = bool(m) and bool((w > 0).all())
+            starts = np.searchsorted(u, np.arange(n + 1))
             self._routing = {
-                "u": u, "p": p, "w": w, "ids": ids, "scipy": scipy,
-                "starts": np.searchsorted(u, np.arange(n + 1)).tolist(),
-                "matrix": csr_array((w, (u, p)), shape=(n, n)) if scipy else None,
+                "u": u, "p": p, "w": w, "ids": ids, "compiled": compiled,
+                "starts": starts.tolist(), "starts_array": starts,
                 # per directed link, what the transport reads at each hop: as arrays
                 # (the compiled hop loop, emulator.links) and as lists (the Python ones)
                 "head_pos": p,
@@ -172,8 +174,8 @@ class NetView:
         return self._routing
 
     @property
-    def _scipy(self) -> bool:
-        return self._prepare()["scipy"]
+    def _compiled(self) -> bool:
+        return self._prepare()["compiled"]
 
     def hop_lists(self):
         """The per-directed-link lists the transport reads at each hop:
@@ -220,11 +222,14 @@ class NetView:
         return table
 
     def _build_tree(self, d: int) -> np.ndarray:
-        if self._prepare()["scipy"]:
-            # the matrix holds both directions: a directed search from d is the undirected
-            # one without SciPy symmetrising the matrix on every call
-            return self._keep_tree(d, dijkstra(self._routing["matrix"], directed=True,
-                                               indices=d))
+        r = self._prepare()
+        if r["compiled"]:
+            cost = route_kernel.least_costs(d, r["starts_array"], r["p"], r["w"])
+            table = np.full(len(self.nodes), -1, dtype=np.int64)
+            route_kernel.next_hops(cost, r["starts_array"], r["p"], r["w"], table)
+            self._arrays[d] = table
+            self._dists[d] = cost
+            return table
         n = len(self.nodes)
         table = np.full(n, -1, dtype=np.int64)
         cost = np.full(n, math.inf)
@@ -236,15 +241,6 @@ class NetView:
             if before:
                 table[self._pos[node]] = self._link_index(node, _acyclic_choice(before, dist,
                                                                                 node))
-        self._arrays[d] = table
-        self._dists[d] = cost
-        return table
-
-    def _keep_tree(self, d: int, cost: np.ndarray) -> np.ndarray:
-        """Next hops towards position ``d`` from its least path costs ``cost``, kept."""
-        r = self._routing
-        table = np.full(len(self.nodes), -1, dtype=np.int64)
-        _next_hops(cost, r["u"], r["p"], r["w"], table)
         self._arrays[d] = table
         self._dists[d] = cost
         return table
@@ -308,7 +304,7 @@ class NetView:
             g.add_edge(self.nodes[i], self.nodes[j], cost=c)
         return g
 
-    def _scipy_tree(self, dst: int) -> tuple[dict, dict]:
+    def _compiled_tree(self, dst: int) -> tuple[dict, dict]:
         """``(distance to dst, next hop towards dst)`` by node, from the view's own tree."""
         table, cost = self.route(dst), self._dist(dst)
         head = self._prepare()["head"]
@@ -332,10 +328,10 @@ class NetView:
         self._prefetched = None
 
     def routing_links(self):
-        """``(matrix, u, p, w)``: what :func:`all_next_hops` needs to route this view
-        elsewhere, None if SciPy cannot route it (no links, or a zero-cost link)."""
+        """``(starts, p, w)``: what :func:`all_next_hops` needs to route this view
+        elsewhere, None if it is not routed compiled (no links, or a zero-cost link)."""
         r = self._prepare()
-        return (r["matrix"], r["u"], r["p"], r["w"]) if r["scipy"] else None
+        return (r["starts_array"], r["p"], r["w"]) if r["compiled"] else None
 
     # -- queries ------------------------------------------------------------------------
     def alive(self, u: int) -> bool:
@@ -365,7 +361,7 @@ class NetView:
 
     def next_hops_towards(self, v: int) -> dict:
         """``{u: next hop from u towards v}`` for every node that reaches ``v``."""
-        return self._scipy_tree(v)[1]
+        return self._compiled_tree(v)[1]
 
     def path(self, u: int, v: int) -> list[int]:
         """Nodes on the least-cost path from ``u`` to ``v`` ([] if unreachable)."""
@@ -427,51 +423,18 @@ def _acyclic_choice(before: list, dist: dict, node) -> int:
     return min(closer) if closer else before[0]
 
 
-def _next_hops(cost: np.ndarray, u: np.ndarray, p: np.ndarray, w: np.ndarray,
-               table: np.ndarray) -> None:
-    """Fill ``table`` (set to -1 by the caller) with the next hops towards the node whose
-    least path costs are ``cost``, over the directed links ``u -> p`` of weights ``w``
-    sorted by ``(u, p)``.
-
-    The links on a shortest path are those with ``cost(head) + w == cost(tail)``, the
-    tail reachable. Every cost is positive here (SciPy's case), so no link out of the
-    destination qualifies (its tail costs 0) and an unreachable tail (inf on both sides)
-    is dropped after the comparison, on the few links that pass it: two passes over the
-    links instead of six, a third of the tree's cost besides Dijkstra.
-    """
-    on = np.flatnonzero(cost[p] + w == cost[u])
-    # strictly closer too: a link too cheap to change a large cost in floating point
-    # (cost(p) + w == cost(p)) would otherwise send two nodes to each other
-    on = on[(cost[u[on]] < math.inf) & (cost[p[on]] < cost[u[on]])]
-    # links are sorted by (tail, head): a tail's first link on a shortest path leads
-    # to its smallest equal-cost neighbour
-    tails = u[on]
-    first = np.ones(len(on), dtype=bool)
-    first[1:] = tails[1:] != tails[:-1]
-    table[tails[first]] = on[first]
-
-
-def all_next_hops(matrix, u: np.ndarray, p: np.ndarray, w: np.ndarray) -> np.ndarray:
+def all_next_hops(starts: np.ndarray, p: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Every destination's next-hop table of one view (``routing_links()``), as an
-    ``n x n`` int32 array: row ``d`` is what ``route(nodes[d])`` returns.
-
-    One Dijkstra call for all sources (a fifth cheaper than one call per destination:
-    SciPy's per-call checks) and the same rule, on the same costs, as a tree built on
-    demand, so the rows equal those trees exactly (a test holds them equal).
-    """
-    n = matrix.shape[0]
-    costs = dijkstra(matrix, directed=True)
-    tables = np.full((n, n), -1, dtype=np.int32)
-    for d in range(n):
-        _next_hops(costs[d], u, p, w, tables[d])
-    return tables
+    ``n x n`` int32 array: row ``d`` is what ``route(nodes[d])`` returns (the same
+    compiled trees, so the rows equal them exactly; a test holds them equal)."""
+    return route_kernel.all_tables(starts, p, w)
 
 
 class TreePrefetch:
     """Next-hop tables of the coming epochs of a :class:`Network`, computed in a second
     process while this one runs the current epoch.
 
-    SciPy's Dijkstra holds the GIL, so a thread gains nothing; a process does, on a
+    The compiled Dijkstra holds the GIL, so a thread gains nothing; a process does, on a
     machine with a core to spare. Worth it only when a run asks for most trees of most
     epochs (see :func:`emulator.deliver`'s rule): the second process computes all of an
     epoch's trees, asked for or not. Epochs are submitted ``ahead`` at a time in order;

@@ -90,9 +90,9 @@ def test_compiled_trees_equal_networkx_trees_ties_included(seed):
     for u in g.nodes:
         g.nodes[u]["alive"] = rng.random() > 0.05
     view = NetView.from_graph(g)
-    assert view._scipy
+    assert view._compiled
     for dst in view.nodes:
-        assert view._scipy_tree(dst) == view._networkx_tree(dst)
+        assert view._compiled_tree(dst) == view._networkx_tree(dst)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -118,7 +118,7 @@ def test_views_from_link_tables_equal_views_from_snapshots(seed):
             assert [fast.link(u, v) for v in fast.neighbors(u)] == \
                 [slow.link(u, v) for v in slow.neighbors(u)]
         for dst in fast.nodes:
-            assert fast._scipy_tree(dst) == slow._networkx_tree(dst)
+            assert fast._compiled_tree(dst) == slow._networkx_tree(dst)
 
 
 def test_network_keeps_only_the_views_used_last():
@@ -174,7 +174,7 @@ def test_all_next_hops_equal_the_trees_built_on_demand(seed):
             assert tables[d].tolist() == view.route(dst)
 
 
-def test_a_view_without_scipy_routing_has_no_routing_links():
+def test_a_view_not_routed_compiled_has_no_routing_links():
     g = diamond()
     g.edges[0, 1]["cost"] = 0.0
     assert NetView.from_graph(g).routing_links() is None
