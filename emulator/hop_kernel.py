@@ -54,8 +54,8 @@ DEAD_NODE, NO_ROUTE, LINK_LOSS = range(3)
 REASONS = ("dead_node", "no_route", "link_loss")
 
 # -- the kernel's integer state (one int64 array, kept between calls) ---------------------
-(HEAP_SIZE, SENDS_TAKEN, SEQ, UNIFORMS_TAKEN, N_HOPS, N_ARRIVALS, N_LOSSES, ASK_NODE,
- HINT_NODE, HINT_ALIVE) = range(10)
+(HEAP_SIZE, SENDS_TAKEN, SENDS_END, SEQ, UNIFORMS_TAKEN, N_HOPS, N_ARRIVALS, N_LOSSES,
+ ASK_NODE, HINT_NODE, HINT_ALIVE) = range(11)
 # ... and its float state (one float64 array): the time of a NEED_ALIVE question, and
 # the time the answer given holds for
 ASK_TIME, HINT_TIME = range(2)
@@ -94,7 +94,7 @@ def grown_calendar(cal: Calendar, size: int) -> Calendar:
 
 def new_state() -> tuple[np.ndarray, np.ndarray]:
     """The kernel's integer and float state: all zero, and no NEED_ALIVE answer given."""
-    state = np.zeros(10, np.int64)
+    state = np.zeros(11, np.int64)
     state[HINT_NODE] = -1
     return state, np.zeros(2)
 
@@ -168,7 +168,7 @@ def run(until, cal, send_time, send_seq, send_msg, send_node, state, clock, msg_
     a jitter draw, a loss draw, and the receiver's liveness at the arrival.
     """
     capacity = len(out.hop_start)
-    n_sends = len(send_time)
+    n_sends = state[SENDS_END]   # the sends queue holds [SENDS_TAKEN, SENDS_END)
     start_e, end_e = epoch.start, epoch.end
     alive, pos, head, route_row, routes = (epoch.alive, epoch.pos, epoch.head,
                                            epoch.route_row, epoch.routes)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from operator import itemgetter
 
 import numpy as np
 
@@ -86,76 +85,85 @@ class CompiledLinks:
         self._link_free = k.new_link_times()
         self._link_last = k.new_link_times()
         self._uniforms = np.empty(0)
-        # sends in time order not yet taken by the kernel: (time, seq, slot, node)
-        empty = np.empty(0, np.int64)
-        self._sends = (np.empty(0), empty, empty, empty)
-        self._sends_last = -math.inf    # the latest send among them
-        self._new: list = []            # messages sent since the last advance
-        self._seq = 0                   # the calendar's last number (the kernel's SEQ)
-        # per slot: the message and the columns the kernel and the ledger read
+        # the sends queue, in time order: (time, seq, slot, node) in [SENDS_TAKEN,
+        # SENDS_END); a send earlier than the last queued waits in _late for the heap
+        self._sends = k.new_calendar(1024)
+        self._sends_end = 0
+        self._sends_last = -math.inf
+        self._late: list = []
+        self._seq = 0                       # the calendar's last number (the kernel's SEQ)
+        # per slot, a message in flight: the message, and what the kernel and the
+        # ledger read of it (_SLOT_COLUMNS)
         self._msgs: list = []
         self._free: list[int] = []
-        self._columns = {name: np.empty(0, dtype) for name, dtype in _SLOT_COLUMNS.items()}
-        self._epoch = _NO_EPOCH         # the epoch in force, as the kernel reads it
+        self._columns = tuple(np.empty(0, dtype) for dtype in _SLOT_COLUMNS.values())
+        self._epoch = _NO_EPOCH             # the epoch in force, as the kernel reads it
         self._view = None
 
     # -- messages in ----------------------------------------------------------------------
     def send(self, msg) -> None:
-        """Inject ``msg`` at ``msg.sent_at`` at its source."""
-        self._new.append(msg)
+        """Inject ``msg`` at ``msg.sent_at`` at its source: a slot and a calendar number
+        (in the order of sending: it orders events at equal times), on the sends queue
+        if no message queued before it is later, else (at the next advance) the heap.
 
-    def _take_new(self) -> None:
-        """Give the messages sent since the last advance slots and calendar numbers (in
-        the order they were sent), and put them on the sends queue (those in time order
-        after the last) or the heap."""
-        new, self._new = self._new, []
-        count, known = len(new), len(self._dense)
-        slots = self._slots(new)
-        times = np.fromiter(map(_SENT_AT, new), float, count)
-        seqs = np.arange(self._seq + 1, self._seq + 1 + count, dtype=np.int64)
-        self._seq += count
-        nodes = self._indices(list(map(_SRC, new)))
-        columns = self._columns
-        columns["dst"][slots] = self._indices(list(map(_DST, new)))
-        columns["bytes"][slots] = list(map(_BYTES, new))
-        columns["src"][slots] = nodes
+        Written per message into the arrays: a driver's step sends a few messages, and
+        a batch's fixed costs (numpy calls on small arrays) would outweigh them."""
+        free = self._free
+        if free:
+            slot = free.pop()
+            self._msgs[slot] = msg
+        else:
+            slot = self._new_slot(msg)
+        dense = self._dense
+        src, dst = dense.get(msg.src), dense.get(msg.dst)
+        if src is None or dst is None:
+            src, dst = self._index(msg.src), self._index(msg.dst)
+            self._epoch = _NO_EPOCH   # the epoch's arrays must hold the new node
+        dsts, srcs, sizes, ids, units, kinds = self._columns
+        dsts[slot], srcs[slot], sizes[slot] = dst, src, msg.size_bytes
         if self.record:
-            kinds = self._kinds
-            columns["msg_id"][slots] = list(map(_MSG_ID, new))
-            columns["units"][slots] = list(map(_UNITS, new))
-            columns["kind"][slots] = [kinds.setdefault(kind, len(kinds))
-                                      for kind in map(_KIND, new)]
-        if len(self._dense) > known:   # nodes first seen: the epoch's arrays must hold them
-            self._epoch = _NO_EPOCH
-        # a send joins the queue if no earlier one in it is later: what the transport
-        # has always decided one send at a time
-        latest = np.maximum.accumulate(np.concatenate([[self._sends_last], times]))[:-1]
-        queued = times >= latest
-        taken = self._state[k.SENDS_TAKEN]
-        self._sends = tuple(np.concatenate([old[taken:], part[queued]])
-                            for old, part in zip(self._sends, (times, seqs, slots, nodes)))
-        self._state[k.SENDS_TAKEN] = 0
-        if queued.any():
-            self._sends_last = float(times[queued].max())
-        for t, seq, slot, node in zip(times[~queued], seqs[~queued], slots[~queued],
-                                      nodes[~queued]):
+            ids[slot], units[slot] = msg.msg_id, msg.size_units
+            kinds[slot] = self._kinds.setdefault(msg.kind, len(self._kinds))
+        self._seq += 1
+        t = msg.sent_at
+        if t >= self._sends_last:
+            i = self._sends_end
+            if i == len(self._sends.time):
+                i = self._sends_room()
+            sends = self._sends
+            sends.time[i], sends.seq[i], sends.msg[i], sends.node[i] = t, self._seq, slot, src
+            self._sends_end, self._sends_last = i + 1, t
+        else:
+            self._late.append((t, self._seq, slot, src))
+
+    def _new_slot(self, msg) -> int:
+        """A slot never used before, holding ``msg`` (the slot arrays grown if full)."""
+        slot = len(self._msgs)
+        self._msgs.append(msg)
+        if slot >= len(self._columns[0]):
+            self._columns = tuple(np.resize(column, max(1024, 2 * slot))
+                                  for column in self._columns)
+        return slot
+
+    def _sends_room(self) -> int:
+        """Room at the end of the sends queue: the sends taken dropped, the arrays
+        grown if still half full; returns where the next send goes."""
+        taken, end = self._state[k.SENDS_TAKEN], self._sends_end
+        left = end - taken
+        sends = self._sends
+        if 2 * left > len(sends.time):
+            sends = self._sends = k.grown_calendar(sends, end)
+        for column in sends:
+            column[:left] = column[taken:end]
+        self._state[k.SENDS_TAKEN], self._sends_end = 0, left
+        return left
+
+    def _take_late(self) -> None:
+        """The sends out of time order onto the heap."""
+        late, self._late = self._late, []
+        for t, seq, slot, node in late:
             self._room()
             k.calendar_push(self._cal, self._state, t, seq, slot, node)
-
-    def _slots(self, msgs: list) -> np.ndarray:
-        """Free slots holding ``msgs`` (the slot arrays grown if too few are free)."""
-        free, held = self._free, self._msgs
-        reused = free[len(free) - min(len(free), len(msgs)):]
-        del free[len(free) - len(reused):]
-        slots = reused + list(range(len(held), len(held) + len(msgs) - len(reused)))
-        held.extend([None] * (len(msgs) - len(reused)))
-        for slot, msg in zip(slots, msgs):
-            held[slot] = msg
-        if len(held) > len(self._columns["dst"]):
-            size = max(1024, 2 * len(held))
-            self._columns = {name: np.resize(column, size)
-                             for name, column in self._columns.items()}
-        return np.array(slots, np.int64)
 
     def _indices(self, nodes) -> np.ndarray:
         """The dense indices of ``nodes`` (new ones for nodes first seen)."""
@@ -184,12 +192,11 @@ class CompiledLinks:
     def next_time(self) -> float:
         """When the next hop is due (inf if none)."""
         taken = self._state[k.SENDS_TAKEN]
-        times = self._sends[0][taken:taken + 1].tolist()
+        times = [self._sends.time[taken]] if taken < self._sends_end else []
         if self._state[k.HEAP_SIZE]:
-            times.append(float(self._cal.time[0]))
-        if self._new:   # sent since the last advance, in any order
-            times.append(min(map(_SENT_AT, self._new)))
-        return min(times, default=math.inf)
+            times.append(self._cal.time[0])
+        times += [t for t, _, _, _ in self._late]
+        return float(min(times, default=math.inf))
 
     def forget_epoch(self) -> None:
         """The network's epochs changed (nodes died): load the epoch in force again."""
@@ -197,22 +204,24 @@ class CompiledLinks:
 
     def advance(self, until: float) -> Decided:
         """Run the kernel on every hop ready before ``until``; what it decided."""
-        # what is made here (slots, deliveries, the ledger's columns) forms no cycle:
-        # the collector's scans of every message in flight cost more than the kernel
+        if self._late:
+            self._take_late()
+        if self.next_time() >= until:   # a driver's step often has nothing to move
+            return Decided()
+        # what is made here (deliveries, the ledger's columns) forms no cycle: the
+        # collector's scans of every message in flight cost more than the kernel
         with collector.paused():
             return self._advance(until)
 
     def _advance(self, until: float) -> Decided:
-        if self._new:
-            self._take_new()
         decided = Decided()
-        parts = {name: [] for name in _LEDGER_PARTS} if self.record else None
+        parts = [] if self.record else None   # blocks of the ledger's columns
         state, clock = self._state, self._clock
-        state[k.SEQ] = self._seq
+        state[k.SEQ], state[k.SENDS_END] = self._seq, self._sends_end
+        dsts, _, sizes, _, _, _ = self._columns
         while True:
-            reason = k.run(float(until), self._cal, *self._sends, state, clock,
-                           self._columns["dst"], self._columns["bytes"], self._epoch,
-                           self._link_free, self._link_last, self.reorder,
+            reason = k.run(float(until), self._cal, *self._sends, state, clock, dsts, sizes,
+                           self._epoch, self._link_free, self._link_last, self.reorder,
                            self._uniforms, self._out)
             self._hand_over(decided, parts)
             if reason == k.DONE:
@@ -233,16 +242,17 @@ class CompiledLinks:
             else:   # FULL: the outputs are handed over; the heap may need room
                 self._room()
         self._seq = int(state[k.SEQ])
-        if parts is not None and decided.hops:
-            decided.ledger = {name: np.concatenate(chunks) for name, chunks in parts.items()}
+        if parts:
+            decided.ledger = parts[0] if len(parts) == 1 else {
+                name: np.concatenate([block[name] for block in parts]) for name in parts[0]}
         return decided
 
     def _next_event_time(self) -> float:
         taken = self._state[k.SENDS_TAKEN]
-        times = self._sends[0][taken:taken + 1].tolist()
+        times = [self._sends.time[taken]] if taken < self._sends_end else []
         if self._state[k.HEAP_SIZE]:
-            times.append(float(self._cal.time[0]))
-        return min(times)
+            times.append(self._cal.time[0])
+        return float(min(times))
 
     # -- what the kernel reads ------------------------------------------------------------
     def _load_epoch(self, t: float) -> None:
@@ -284,9 +294,9 @@ class CompiledLinks:
         self._epoch = epoch._replace(routes=routes)
 
     # -- what the kernel wrote ------------------------------------------------------------
-    def _hand_over(self, decided: Decided, parts: dict | None) -> None:
+    def _hand_over(self, decided: Decided, parts: list | None) -> None:
         """Move the kernel's outputs into ``decided`` (the ledger's columns into
-        ``parts``) and free the slots of the messages delivered or lost."""
+        blocks onto ``parts``) and free the slots of the messages delivered or lost."""
         out, state, ids, msgs = self._out, self._state, self._ids, self._msgs
         hops = int(state[k.N_HOPS])
         if hops:
@@ -297,7 +307,7 @@ class CompiledLinks:
             if self.energy:
                 decided.energy.extend(zip(
                     ids[out.hop_u[:hops]].tolist(), ids[out.hop_v[:hops]].tolist(),
-                    self._columns["bytes"][slots].tolist(), out.hop_length[:hops].tolist(),
+                    self._columns[2][slots].tolist(), out.hop_length[:hops].tolist(),
                     out.hop_heard[:hops].tolist()))
         arrived = int(state[k.N_ARRIVALS])
         if arrived:
@@ -315,22 +325,18 @@ class CompiledLinks:
             self._release(slots)
         state[k.N_HOPS] = state[k.N_ARRIVALS] = state[k.N_LOSSES] = 0
 
-    def _record(self, parts: dict, slots: np.ndarray, hops: int) -> None:
-        """The ledger's columns of ``hops`` hops of the messages in ``slots``."""
-        out, columns, ids = self._out, self._columns, self._ids
-        kinds = np.array(list(self._kinds), dtype=object)
-        dst = columns["dst"][slots]
-        parts["time"].append(out.hop_start[:hops].copy())
-        parts["msg_id"].append(columns["msg_id"][slots])
-        parts["kind"].append(kinds[columns["kind"][slots]])
-        parts["src"].append(ids[columns["src"][slots]])
-        parts["dst"].append(ids[dst])
-        parts["hop_u"].append(ids[out.hop_u[:hops]])
-        parts["hop_v"].append(ids[out.hop_v[:hops]])
-        parts["size_units"].append(columns["units"][slots])
-        parts["size_bytes"].append(columns["bytes"][slots])
-        parts["link_cost"].append(out.hop_cost[:hops].copy())
-        parts["lost"].append(out.hop_lost[:hops].copy())
+    def _record(self, parts: list, slots: np.ndarray, hops: int) -> None:
+        """The ledger's columns of ``hops`` hops of the messages in ``slots``, as one
+        block onto ``parts``."""
+        out, ids = self._out, self._ids
+        dsts, srcs, sizes, msg_ids, units, kinds = self._columns
+        parts.append({
+            "time": out.hop_start[:hops].copy(), "msg_id": msg_ids[slots],
+            "kind": np.array(list(self._kinds), dtype=object)[kinds[slots]],
+            "src": ids[srcs[slots]], "dst": ids[dsts[slots]],
+            "hop_u": ids[out.hop_u[:hops]], "hop_v": ids[out.hop_v[:hops]],
+            "size_units": units[slots], "size_bytes": sizes[slots],
+            "link_cost": out.hop_cost[:hops].copy(), "lost": out.hop_lost[:hops].copy()})
 
     def _release(self, slots: list) -> None:
         """The messages in ``slots`` left the network: their slots are free."""
@@ -340,15 +346,11 @@ class CompiledLinks:
         self._free.extend(slots)
 
 
-# a message's fields (contract.messages.Message is a named tuple)
-_MSG_ID, _KIND, _SRC, _DST, _SENT_AT, _UNITS, _BYTES = map(itemgetter, range(7))
-
-#: What the slot arrays hold per message in flight: destination and source (dense),
-#: bytes, and for the ledger its id, size in units and kind (a code).
+#: What the slot arrays hold per message in flight, in this order: destination and
+#: source (dense), bytes, and for the ledger its id, size in units and kind (a code).
 _SLOT_COLUMNS = {"dst": np.int64, "src": np.int64, "bytes": np.int64, "msg_id": np.int64,
                  "units": np.float64, "kind": np.int64}
-_LEDGER_PARTS = ("time", "msg_id", "kind", "src", "dst", "hop_u", "hop_v", "size_units",
-                 "size_bytes", "link_cost", "lost")
+
 _EMPTY_F, _EMPTY_I = np.empty(0), np.empty(0, np.int64)
 #: The kernel's epoch before any is loaded: its span is empty, so it asks for one.
 _NO_EPOCH = k.Epoch(math.inf, -math.inf, np.empty(0, np.bool_), _EMPTY_I, _EMPTY_I,
