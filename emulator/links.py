@@ -82,8 +82,9 @@ class CompiledLinks:
         self._cal = k.new_calendar(1024)
         self._state, self._clock = k.new_state()
         self._out = k.new_outputs(BLOCK)
-        self._link_free = k.new_link_times()
-        self._link_last = k.new_link_times()
+        self._links = LinkNumbers()
+        self._link_free = k.new_link_times(1024)
+        self._link_last = k.new_link_times(1024)
         self._uniforms = np.empty(0)
         # the sends queue, in time order: (time, seq, slot, node) in [SENDS_TAKEN,
         # SENDS_END); a send earlier than the last queued waits in _late for the heap
@@ -274,11 +275,21 @@ class CompiledLinks:
         pos = np.full(n, -1, np.int64)
         pos[dense] = np.arange(len(dense))
         head, attrs = view.hop_arrays()
+        tails = np.repeat(dense, np.diff(view.link_starts()))
+        link = self._links.numbers(tails * k.LINK_KEY + dense[head])
+        if self._links.count > len(self._link_free):   # room for the links first seen
+            size = 2 * self._links.count
+            self._link_free = _grown(self._link_free, size)
+            self._link_last = _grown(self._link_last, size)
         self._view = view
+        route_row = np.full(n, -1, np.int64)
+        routes = view.prefetched_routes()
+        if routes is None:   # fetched one destination at a time, as the kernel asks
+            routes = np.empty((min(n, 16), len(dense)), np.int32)
+        else:                # every tree of the epoch at hand: no stop for a route
+            route_row[dense] = np.arange(len(dense))
         self._epoch = k.Epoch(float(start), float(end), alive, pos, dense[head], *attrs,
-                              np.full(n, -1, np.int64),
-                              np.empty((min(n, 16), len(dense)), np.int64),
-                              float(next_end), next_alive)
+                              route_row, routes, float(next_end), next_alive, link)
 
     def _load_route(self, dst: int) -> None:
         """The next-hop table towards ``dst`` (dense) in the epoch in force."""
@@ -354,8 +365,48 @@ _SLOT_COLUMNS = {"dst": np.int64, "src": np.int64, "bytes": np.int64, "msg_id": 
 _EMPTY_F, _EMPTY_I = np.empty(0), np.empty(0, np.int64)
 #: The kernel's epoch before any is loaded: its span is empty, so it asks for one.
 _NO_EPOCH = k.Epoch(math.inf, -math.inf, np.empty(0, np.bool_), _EMPTY_I, _EMPTY_I,
-                    *([_EMPTY_F] * 7), _EMPTY_I, np.empty((0, 0), np.int64), -math.inf,
-                    np.empty(0, np.bool_))
+                    *([_EMPTY_F] * 7), _EMPTY_I, np.empty((0, 0), np.int32), -math.inf,
+                    np.empty(0, np.bool_), _EMPTY_I)
+
+
+class LinkNumbers:
+    """A number for each directed link the run has met (its key ``u * LINK_KEY + v``),
+    the same in every epoch, so that a link's queue and order carry over.
+
+    >>> links = LinkNumbers()
+    >>> links.numbers(np.array([7, 3, 9])).tolist(), links.numbers(np.array([9, 5])).tolist()
+    ([0, 1, 2], [2, 3])
+    """
+
+    def __init__(self):
+        self._keys = np.empty(0, np.int64)      # sorted
+        self._numbers = np.empty(0, np.int64)   # of the keys, in the same order
+        self.count = 0
+
+    def numbers(self, keys: np.ndarray) -> np.ndarray:
+        """The numbers of ``keys`` (new ones, in order of first appearance, for keys
+        not met before)."""
+        at = np.searchsorted(self._keys, keys)
+        known = at < len(self._keys)
+        known[known] = self._keys[at[known]] == keys[known]
+        if not known.all():
+            new, first = np.unique(keys[~known], return_index=True)
+            new = new[np.argsort(first)]   # numbered in order of first appearance
+            numbers = np.arange(self.count, self.count + len(new))
+            self.count += len(new)
+            keys_all = np.concatenate([self._keys, new])
+            order = np.argsort(keys_all, kind="stable")
+            self._keys = keys_all[order]
+            self._numbers = np.concatenate([self._numbers, numbers])[order]
+            at = np.searchsorted(self._keys, keys)
+        return self._numbers[at]
+
+
+def _grown(times: np.ndarray, size: int) -> np.ndarray:
+    """``times`` with room for ``size`` links, the new ones not yet set."""
+    grown = k.new_link_times(size)
+    grown[:len(times)] = times
+    return grown
 
 
 def warm_up() -> None:

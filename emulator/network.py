@@ -200,6 +200,15 @@ class NetView:
         r = self._prepare()
         return r["head_pos"], r["attr_arrays"]
 
+    def link_starts(self) -> np.ndarray:
+        """``starts[i]``: the first directed link leaving ``nodes[i]`` (links are sorted
+        by tail), ``starts[n]`` their number.
+
+        >>> NetView(0.0, [4, 7, 9], [True] * 3, [0, 1], [1, 2], {}).link_starts().tolist()
+        [0, 1, 3, 4]
+        """
+        return self._prepare()["starts_array"]
+
     def route(self, dst: int) -> list:
         """The next-hop table towards ``dst``: entry ``k`` is the directed link (an index
         into :meth:`hop_lists`) that node ``nodes[k]`` sends on, -1 if it has none (no
@@ -245,14 +254,21 @@ class NetView:
         self._dists[d] = cost
         return table
 
-    def _prefetched_tree(self, d: int) -> np.ndarray | None:
-        """The tree towards position ``d`` from the epoch's prefetched next-hop tables
-        (see :class:`TreePrefetch`), None if there are none. The first call waits for
-        the second process to finish the epoch: by then most trees of it are wanted."""
+    def prefetched_routes(self) -> np.ndarray | None:
+        """Every destination's next-hop table (``n x n`` int32, row ``d`` towards
+        ``nodes[d]``) if a second process computed them (:class:`TreePrefetch`), else
+        None. The first call waits for that process to finish the epoch: by then most
+        trees of it are wanted."""
         tables = self._prefetched
         if isinstance(tables, Future):
             tables = None if tables.cancelled() else tables.result()
             self._prefetched = tables
+        return tables
+
+    def _prefetched_tree(self, d: int) -> np.ndarray | None:
+        """The tree towards position ``d`` from :meth:`prefetched_routes`, None if
+        there are none."""
+        tables = self.prefetched_routes()
         if tables is None:
             return None
         # costs are not shipped (the transport reads next hops only): cost() and
