@@ -233,9 +233,9 @@ class NetView:
     def _build_tree(self, d: int) -> np.ndarray:
         r = self._prepare()
         if r["compiled"]:
-            cost = route_kernel.least_costs(d, r["starts_array"], r["p"], r["w"])
+            cost = np.full(len(self.nodes), math.inf)
             table = np.full(len(self.nodes), -1, dtype=np.int64)
-            route_kernel.next_hops(cost, r["starts_array"], r["p"], r["w"], table)
+            route_kernel.tree(d, r["starts_array"], r["p"], r["w"], cost, table)
             self._arrays[d] = table
             self._dists[d] = cost
             return table

@@ -6,17 +6,16 @@ the first link leaving node position ``i`` (:meth:`NetView._prepare`). Links are
 symmetric, so a search outwards from the destination gives every node's cost to it.
 Costs are the same floating-point numbers SciPy's Dijkstra gives (each is the least of
 the same sums ``cost(p) + w``), so the trees equal the ones built before, tie for tie
-(a test holds them equal to SciPy's and networkx's).
+(tests hold them equal to networkx's).
 
 >>> import numpy as np
 >>> starts = np.array([0, 1, 3, 4])      # the line 0 - 1 - 2: links 0>1, 1>0, 1>2, 2>1
 >>> p, w = np.array([1, 0, 2, 1]), np.array([1.0, 1.0, 2.0, 2.0])
->>> cost = least_costs(2, starts, p, w)
->>> cost.tolist()
-[3.0, 2.0, 0.0]
->>> table = np.full(3, -1, np.int64)
->>> next_hops(cost, starts, p, w, table)
->>> table.tolist()                         # node 0 takes link 0 (to 1), node 1 link 2
+>>> cost, table = np.full(3, np.inf), np.full(3, -1, np.int64)
+>>> tree(2, starts, p, w, cost, table)
+>>> cost.tolist(), table.tolist()           # node 0 takes link 0 (to 1), node 1 link 2
+([3.0, 2.0, 0.0], [0, 2, -1])
+>>> all_tables(starts, p, w)[2].tolist()    # every destination's table at once
 [0, 2, -1]
 """
 from __future__ import annotations
@@ -26,10 +25,38 @@ from numba import njit
 
 
 @njit(cache=True)
-def least_costs(d, starts, p, w):
-    """Every node position's least path cost to position ``d`` (inf: unreachable)."""
+def tree(d, starts, p, w, cost, table):
+    """Every node position's least path cost to position ``d`` into ``cost`` (all inf
+    on entry; inf stays where it is unreachable), and into ``table`` (all -1 on entry)
+    each node's next hop: its first link, in ``(u, p)`` order (so to its smallest
+    neighbour), that lies on a least-cost path and leads strictly closer. One search:
+    when a node is settled every node strictly closer is, so its next hop is found
+    among its links as they are relaxed."""
+    _search(d, starts, p, w, cost, table)
+
+
+@njit(cache=True)
+def all_tables(starts, p, w):
+    """Every destination's next-hop table, an ``n x n`` int32 array (row ``d``: the
+    table towards position ``d``)."""
     n = len(starts) - 1
-    cost = np.full(n, np.inf)
+    tables = np.full((n, n), -1, np.int32)
+    cost = np.empty(n)
+    row = np.empty(n, np.int64)
+    for d in range(n):
+        cost[:] = np.inf
+        row[:] = -1
+        _search(d, starts, p, w, cost, row)
+        tables[d, :] = row
+    return tables
+
+
+@njit(cache=True)
+def _search(d, starts, p, w, cost, table):
+    """Dijkstra from ``d`` into ``cost`` (all inf on entry); with a ``table`` (all -1,
+    as long as ``cost``), each node's next hop as it is settled."""
+    n = len(cost)
+    hops = len(table) > 0
     done = np.zeros(n, np.bool_)
     # a binary heap of (cost, node); a node may be in it more than once (lazy deletion)
     heap_cost = np.empty(len(p) + 1)
@@ -44,44 +71,18 @@ def least_costs(d, starts, p, w):
         if done[u]:
             continue
         done[u] = True
+        found = not hops or u == d
         for k in range(starts[u], starts[u + 1]):
             v = p[k]
+            there = cost[v]
+            if not found and done[v] and there + w[k] == c and there < c:
+                table[u] = k   # the first link, in (u, p) order, on a path strictly closer
+                found = True
             through = c + w[k]
-            if through < cost[v]:
+            if through < there:
                 cost[v] = through
                 _sift_up(heap_cost, heap_node, size, through, v)
                 size += 1
-    return cost
-
-
-@njit(cache=True)
-def next_hops(cost, starts, p, w, table):
-    """Fill ``table`` (-1 where there is none) with each node's next hop towards the
-    destination of ``cost``: its first link, in ``(u, p)`` order (so to its smallest
-    neighbour), that lies on a least-cost path and leads strictly closer."""
-    for u in range(len(starts) - 1):
-        here = cost[u]
-        if here == np.inf:
-            continue
-        for k in range(starts[u], starts[u + 1]):
-            there = cost[p[k]]
-            if there + w[k] == here and there < here:
-                table[u] = k
-                break
-
-
-@njit(cache=True)
-def all_tables(starts, p, w):
-    """Every destination's next-hop table, an ``n x n`` int32 array (row ``d``: the
-    table towards position ``d``)."""
-    n = len(starts) - 1
-    tables = np.full((n, n), -1, np.int32)
-    row = np.empty(n, np.int64)
-    for d in range(n):
-        row[:] = -1
-        next_hops(least_costs(d, starts, p, w), starts, p, w, row)
-        tables[d, :] = row
-    return tables
 
 
 @njit(cache=True)
