@@ -114,3 +114,17 @@ def test_jitter_and_loss_draws_follow_the_seeded_stream_across_blocks():
     for i, t in arrived.items():
         assert math.isclose(t, 10.0 * i + 0.5 + jitter[i] * 0.25, abs_tol=1e-9)
     assert len(arrived) + len(lost) == n
+
+
+def test_a_link_keeps_its_queue_and_order_across_epochs():
+    # A (100 bytes at 100 bytes per unit) holds link 0 -> 1 from 0.9 to 1.9; B, sent at
+    # 1.0 in the next epoch (the same link, numbered once for the run), waits for it
+    g = line(2, delay=0.1, bandwidth=100.0)
+    h = line(3, delay=0.1, bandwidth=100.0)   # the next epoch has one more node and link
+    tr = Transport(Network(Epochs({0.0: g, 1.0: h})), Ledger(), seed=1)
+    tr.send(Message(0, "data", 0, 1, 0.9, 1.0, 100, None))
+    tr.send(Message(1, "data", 0, 1, 1.0, 1.0, 10, None))
+    tr.advance()
+    assert sorted((m.msg_id, round(t, 9)) for t, m in tr.take_arrivals()) == \
+        [(0, 2.0), (1, 2.1)]
+    assert tr.ledger.frame()["time"].round(9).tolist() == [0.9, 1.9]
