@@ -25,7 +25,7 @@ table towards node 2; given both, it runs to the end.
 >>> import numpy as np
 >>> cal = new_calendar(4)
 >>> state, clock = new_state()
->>> calendar_push(cal, state, 0.0, 1, 0, 0)      # message 0 ready at node 0 at 0.0
+>>> calendar_push(cal, state, 0.0, READY + 1, 0, 0)   # message 0 ready at node 0 at 0.0
 >>> sends = (np.empty(0), *[np.empty(0, np.int64)] * 3)
 >>> links = ([0, 1, 1, 2], [1, 0, 2, 1])          # tails and heads, by position
 >>> epoch = Epoch(0.0, np.inf, np.ones(3, np.bool_), np.arange(3), np.array(links[1]),
@@ -48,7 +48,7 @@ import numpy as np
 from numba import njit
 
 # -- why the kernel stopped -------------------------------------------------------------
-DONE, NEED_EPOCH, NEED_ROUTE, NEED_UNIFORMS, NEED_ALIVE, FULL = range(6)
+DONE, NEED_EPOCH, NEED_ROUTE, NEED_UNIFORMS, NEED_ALIVE, FULL, NEED_ZONES = range(7)
 
 # -- loss reasons, as :attr:`emulator.transport.Transport.lost` names them -----------------
 DEAD_NODE, NO_ROUTE, LINK_LOSS = range(3)
@@ -56,10 +56,16 @@ REASONS = ("dead_node", "no_route", "link_loss")
 
 # -- the kernel's integer state (one int64 array, kept between calls) ---------------------
 (HEAP_SIZE, SENDS_TAKEN, SENDS_END, SEQ, UNIFORMS_TAKEN, N_HOPS, N_ARRIVALS, N_LOSSES,
- ASK_NODE, HINT_NODE, HINT_ALIVE) = range(11)
-# ... and its float state (one float64 array): the time of a NEED_ALIVE question, and
-# the time the answer given holds for
-ASK_TIME, HINT_TIME = range(2)
+ ASK_NODE, HINT_NODE, HINT_ALIVE, WAITING, INSTANT_OPEN) = range(13)
+# ... and its float state (one float64 array): the time of a question (an epoch, a
+# liveness, zones), the time the answer given to NEED_ALIVE holds for, and the instant
+# whose events the shared medium is processing
+ASK_TIME, HINT_TIME, INSTANT = range(3)
+
+#: A hop ready at a node sorts after a transmission ending at the same time: the
+#: calendar's number of a ready hop is ``READY + seq``, of an ending one ``seq`` (the
+#: links medium has only ready hops).
+READY = 1 << 62
 
 #: A directed link's key: ``u * LINK_KEY + v`` (dense indices), numbered once for the
 #: whole run (:class:`emulator.links.LinkNumbers`) so its queue outlives the epoch.
@@ -74,6 +80,15 @@ Calendar = namedtuple("Calendar", "time seq msg node")
 #: each directed link for the run's link arrays (``link_free``, ``link_last``).
 Epoch = namedtuple("Epoch", "start end alive pos head cost delay jitter bandwidth loss "
                             "ber length route_row routes next_end next_alive link")
+#: The shared medium's hops waiting for the channel, in the order they became ready:
+#: message, sender, link (in its epoch, and its number for the run), receiver, the
+#: start of the epoch it was ready in, and its link's attributes.
+Waiting = namedtuple("Waiting", "msg u k link v epoch cost delay jitter bandwidth loss ber "
+                                "length")
+#: Interference zones of a few epochs, one slot each: ``key`` the epoch's start (nan:
+#: free), per node ``row`` into ``starts`` (-1: a zone of itself alone), the nodes of
+#: its zone besides itself in ``members[starts[row]:starts[row + 1]]``.
+Zones = namedtuple("Zones", "key row starts members")
 #: What the kernel decided since the caller last emptied it: hops (the ledger's and the
 #: batteries' rows), deliveries and losses.
 Outputs = namedtuple("Outputs", "hop_start hop_msg hop_u hop_v hop_cost hop_length "
@@ -97,9 +112,24 @@ def grown_calendar(cal: Calendar, size: int) -> Calendar:
 
 def new_state() -> tuple[np.ndarray, np.ndarray]:
     """The kernel's integer and float state: all zero, and no NEED_ALIVE answer given."""
-    state = np.zeros(11, np.int64)
+    state = np.zeros(13, np.int64)
     state[HINT_NODE] = -1
-    return state, np.zeros(2)
+    return state, np.zeros(3)
+
+
+def new_waiting(capacity: int) -> Waiting:
+    """Room for ``capacity`` hops waiting for the shared channel."""
+    i, f = np.int64, np.float64
+    return Waiting(*(np.empty(capacity, dtype) for dtype in (i, i, i, i, i, f, f, f, f, f,
+                                                              f, f, f)))
+
+
+def grown_waiting(waiting: Waiting, size: int) -> Waiting:
+    """``waiting`` with twice the room, its first ``size`` entries kept."""
+    bigger = new_waiting(2 * len(waiting.msg))
+    for old, new in zip(waiting, bigger):
+        new[:size] = old[:size]
+    return bigger
 
 
 def new_outputs(capacity: int) -> Outputs:
@@ -171,113 +201,311 @@ def run(until, cal, send_time, send_seq, send_msg, send_node, state, clock, msg_
     :mod:`emulator.transport`, in its order: wait for the link, serialize, propagate with
     a jitter draw, a loss draw, and the receiver's liveness at the arrival.
     """
-    capacity = len(out.hop_start)
-    n_sends = state[SENDS_END]   # the sends queue holds [SENDS_TAKEN, SENDS_END)
-    start_e, end_e = epoch.start, epoch.end
-    alive, pos, head, route_row, routes = (epoch.alive, epoch.pos, epoch.head,
-                                           epoch.route_row, epoch.routes)
-    heap_time, heap_seq = cal.time, cal.seq
     while True:
-        # the next event, from the sends in order or the heap, by (time, seq)
-        s = state[SENDS_TAKEN]
-        n = state[HEAP_SIZE]
-        if s < n_sends and (n == 0 or send_time[s] < heap_time[0] or
-                            (send_time[s] == heap_time[0] and send_seq[s] < heap_seq[0])):
-            from_sends = True
-            t, m, u = send_time[s], send_msg[s], send_node[s]
-        elif n > 0:
-            from_sends = False
-            t, m, u = heap_time[0], cal.msg[0], cal.node[0]
-        else:
-            return DONE
-        if t >= until:
+        found, from_sends, t, _, m, u = _peek(cal, send_time, send_seq, send_msg,
+                                              send_node, state)
+        if not found or t >= until:
             return DONE
         # room for what this hop may write: a hop row, a delivery or loss, an entry
-        if (state[N_HOPS] >= capacity or state[N_ARRIVALS] >= capacity or
-                state[N_LOSSES] >= capacity or n + 1 >= len(heap_time)):
+        if not _room(out, state, cal, 1):
             return FULL
-        dst = msg_dst[m]
-        if u == dst:   # sent to itself
-            _take(cal, state, from_sends)
-            _arrive(out, state, t, m)
+        reason, k = _ready(t, m, u, cal, state, clock, msg_dst, epoch, out, from_sends)
+        if reason != DONE:
+            return reason
+        if k < 0:   # delivered to itself, or lost
             continue
-        if not start_e <= t < end_e:
-            return NEED_EPOCH
-        if not alive[u]:
-            _take(cal, state, from_sends)
-            _lose(out, state, t, m, DEAD_NODE, u)
-            continue
-        row = route_row[dst]
-        if row < 0:
-            state[ASK_NODE] = dst
-            return NEED_ROUTE
-        k = routes[row, pos[u]]
-        if k < 0:
-            _take(cal, state, from_sends)
-            _lose(out, state, t, m, NO_ROUTE, u)
-            continue
-        v = head[k]
         link = epoch.link[k]
         start = link_free[link]
         if start < t:
             start = t
-        size = msg_bytes[m]
-        bandwidth = epoch.bandwidth[k]
-        done = start + (size / bandwidth if bandwidth > 0 else 0.0)
-        jitter, loss, ber = epoch.jitter[k], epoch.loss[k], epoch.ber[k]
-        if ber > 0:   # every bit must arrive (topologies.radio); 0: unit disk
-            loss = 1.0 - (1.0 - loss) * (1.0 - ber) ** (8 * size)
-        drawn = state[UNIFORMS_TAKEN]
-        if jitter > 0:
-            if drawn >= len(uniforms):
-                return NEED_UNIFORMS
-            arrive = done + epoch.delay[k] + uniforms[drawn] * jitter
-            drawn += 1
-        else:
-            arrive = done + epoch.delay[k] + 0.0
-        if not reorder:   # frames leave a link in order
-            last = link_last[link]
-            if arrive < last:
-                arrive = last
-        dropped = False
-        if loss > 0:
-            if drawn >= len(uniforms):
-                return NEED_UNIFORMS
-            dropped = uniforms[drawn] < loss
-            drawn += 1
-        if dropped:
-            reached = True
-        elif start_e <= arrive < end_e:
-            reached = alive[v]
-        elif end_e <= arrive < epoch.next_end:
-            reached = epoch.next_alive[v]
-        elif state[HINT_NODE] == v and clock[HINT_TIME] == arrive:
-            reached = state[HINT_ALIVE] == 1   # the caller's answer to NEED_ALIVE
-            state[HINT_NODE] = -1
-        else:
-            state[ASK_NODE], clock[ASK_TIME] = v, arrive
-            return NEED_ALIVE
-        # the hop is decided: take it
-        _take(cal, state, from_sends)
-        state[UNIFORMS_TAKEN] = drawn
+        reason, done = _transmit(start, m, u, k, epoch.link[k], epoch.head[k],
+                                 epoch.cost[k], epoch.delay[k], epoch.jitter[k],
+                                 epoch.bandwidth[k], epoch.loss[k], epoch.ber[k],
+                                 epoch.length[k], cal, state, clock, msg_dst, msg_bytes,
+                                 epoch, link_last, reorder, uniforms, out, from_sends, 1)
+        if reason != DONE:
+            return reason
         link_free[link] = done
-        if not reorder:
-            link_last[link] = arrive
-        h = state[N_HOPS]
-        out.hop_start[h], out.hop_msg[h], out.hop_u[h], out.hop_v[h] = start, m, u, v
-        out.hop_cost[h], out.hop_length[h] = epoch.cost[k], epoch.length[k]
-        out.hop_lost[h] = dropped or not reached
-        out.hop_heard[h] = reached   # a frame lost to noise was still received
-        state[N_HOPS] = h + 1
-        if dropped:
-            _lose(out, state, arrive, m, LINK_LOSS, u)
-        elif not reached:
-            _lose(out, state, arrive, m, DEAD_NODE, v)
-        elif v == dst:
-            _arrive(out, state, arrive, m)
+
+
+@njit(cache=True)
+def run_shared(until, cal, send_time, send_seq, send_msg, send_node, state, clock, msg_dst,
+               msg_bytes, epoch, link_last, reorder, uniforms, out, waiting, zones,
+               by_radius, busy):
+    """:func:`run` on the shared medium: every event of an instant (transmissions
+    ending first, then hops ready, which join the waiting ones), then the channel
+    granted (:func:`_grant`) if a transmission waits; returns why it stopped.
+
+    ``waiting`` holds the hops waiting for the channel in the order they became ready
+    (``state[WAITING]`` of them), each with its link's attributes and the epoch whose
+    neighbours make its zones; ``zones`` the zones of a few epochs (one per epoch the
+    waiting hops came from, or with ``by_radius`` the epoch of the grant); ``busy`` per
+    node the transmissions in progress it is an endpoint of.
+    """
+    while True:
+        found, from_sends, t, key, m, u = _peek(cal, send_time, send_seq, send_msg,
+                                                send_node, state)
+        if state[INSTANT_OPEN]:
+            instant = clock[INSTANT]
+            if not found or t != instant:   # the instant is over: grant the channel
+                if state[WAITING]:
+                    reason = _grant(instant, cal, state, clock, msg_dst, msg_bytes, epoch,
+                                    link_last, reorder, uniforms, out, waiting, zones,
+                                    by_radius, busy)
+                    if reason != DONE:
+                        return reason
+                state[INSTANT_OPEN] = 0
+                continue
+        elif not found or t >= until:
+            return DONE
         else:
-            state[SEQ] += 1
-            calendar_push(cal, state, arrive, state[SEQ], m, v)
+            state[INSTANT_OPEN], clock[INSTANT] = 1, t
+        if not _room(out, state, cal, 1):
+            return FULL
+        if key < READY:   # a transmission ends: u and v (held in its entry) are free
+            _take(cal, state, from_sends)
+            busy[m] -= 1
+            busy[u] -= 1
+            continue
+        if state[WAITING] == len(waiting.msg):
+            return FULL
+        reason, k = _ready(t, m, u, cal, state, clock, msg_dst, epoch, out, from_sends)
+        if reason != DONE:
+            return reason
+        if k < 0:
+            continue
+        _take(cal, state, from_sends)
+        i = state[WAITING]
+        waiting.msg[i], waiting.u[i], waiting.k[i] = m, u, k
+        waiting.v[i], waiting.link[i], waiting.epoch[i] = (epoch.head[k], epoch.link[k],
+                                                           epoch.start)
+        waiting.cost[i], waiting.delay[i], waiting.jitter[i] = (epoch.cost[k],
+                                                                epoch.delay[k],
+                                                                epoch.jitter[k])
+        waiting.bandwidth[i], waiting.loss[i], waiting.ber[i], waiting.length[i] = (
+            epoch.bandwidth[k], epoch.loss[k], epoch.ber[k], epoch.length[k])
+        state[WAITING] = i + 1
+
+
+@njit(cache=True)
+def _grant(t, cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, uniforms,
+           out, waiting, zones, by_radius, busy):
+    """Start every waiting transmission the conflict rule allows at ``t`` (the rule of
+    :meth:`emulator.transport.Transport._grant`): in ready order, u -> v starts unless
+    a transmission in progress has an endpoint in the zone of u or of v, or u or v lies
+    in the zone of an earlier one still waiting.
+
+    A stop (zones, draws, a liveness, room) leaves the ones not yet judged waiting after
+    those held; called again, the scan starts over, and decides as the whole scan would
+    have: those started since are in progress, so whatever held a transmission before
+    still holds it.
+    """
+    if by_radius and not epoch.start <= t < epoch.end:
+        clock[ASK_TIME] = t   # radius zones follow the epoch of the grant
+        return NEED_EPOCH
+    n = state[WAITING]
+    covered = np.zeros(len(busy), np.bool_)
+    kept, i, reason = 0, 0, DONE
+    while i < n:
+        key = epoch.start if by_radius else waiting.epoch[i]
+        z = _zone_slot(zones, key)
+        if z < 0:
+            clock[ASK_TIME] = key
+            reason = NEED_ZONES
+            break
+        u, v = waiting.u[i], waiting.v[i]
+        if (covered[u] or covered[v] or _busy_near(zones, z, u, busy) or
+                _busy_near(zones, z, v, busy)):
+            _cover(zones, z, u, covered)
+            _cover(zones, z, v, covered)
+            _move(waiting, i, kept)
+            kept += 1
+            i += 1
+            continue
+        if not _room(out, state, cal, 1):
+            reason = FULL
+            break
+        reason, done = _transmit(t, waiting.msg[i], u, waiting.k[i], waiting.link[i], v,
+                                 waiting.cost[i], waiting.delay[i], waiting.jitter[i],
+                                 waiting.bandwidth[i], waiting.loss[i], waiting.ber[i],
+                                 waiting.length[i], cal, state, clock, msg_dst, msg_bytes,
+                                 epoch, link_last, reorder, uniforms, out, False, 0)
+        if reason != DONE:
+            break
+        busy[u] += 1
+        busy[v] += 1
+        state[SEQ] += 1
+        calendar_push(cal, state, done, state[SEQ], v, u)   # its end frees v and u
+        i += 1
+    while i < n:   # not judged yet (a stop): they wait, in order
+        _move(waiting, i, kept)
+        kept += 1
+        i += 1
+    state[WAITING] = kept
+    return reason
+
+
+@njit(cache=True)
+def _zone_slot(zones, key):
+    """The slot of ``zones`` holding the zones of the epoch starting at ``key``, -1."""
+    for z in range(len(zones.key)):
+        if zones.key[z] == key:
+            return z
+    return -1
+
+
+@njit(cache=True)
+def _busy_near(zones, z, x, busy):
+    """Whether ``x`` or a node of its zone (slot ``z``) is in a transmission."""
+    if busy[x]:
+        return True
+    row = zones.row[z, x]
+    if row >= 0:
+        for j in range(zones.starts[z, row], zones.starts[z, row + 1]):
+            if busy[zones.members[z, j]]:
+                return True
+    return False
+
+
+@njit(cache=True)
+def _cover(zones, z, x, covered):
+    """Mark ``x`` and its zone (slot ``z``) covered."""
+    covered[x] = True
+    row = zones.row[z, x]
+    if row >= 0:
+        for j in range(zones.starts[z, row], zones.starts[z, row + 1]):
+            covered[zones.members[z, j]] = True
+
+
+@njit(cache=True)
+def _move(waiting, i, j):
+    """Waiting entry ``i`` to place ``j`` (``j <= i``)."""
+    if i != j:
+        w = waiting
+        w.msg[j], w.u[j], w.k[j], w.link[j], w.v[j] = w.msg[i], w.u[i], w.k[i], w.link[i], w.v[i]
+        w.epoch[j], w.cost[j], w.delay[j], w.jitter[j] = (w.epoch[i], w.cost[i], w.delay[i],
+                                                          w.jitter[i])
+        w.bandwidth[j], w.loss[j], w.ber[j], w.length[j] = (w.bandwidth[i], w.loss[i],
+                                                            w.ber[i], w.length[i])
+
+
+@njit(cache=True)
+def _peek(cal, send_time, send_seq, send_msg, send_node, state):
+    """The next event, from the sends in order or the heap, by ``(time, seq)``:
+    ``(found, from the sends, time, seq, message, node)``."""
+    s, n = state[SENDS_TAKEN], state[HEAP_SIZE]
+    if s < state[SENDS_END] and (n == 0 or send_time[s] < cal.time[0] or
+                                 (send_time[s] == cal.time[0] and
+                                  send_seq[s] < cal.seq[0])):
+        return True, True, send_time[s], send_seq[s], send_msg[s], send_node[s]
+    if n > 0:
+        return True, False, cal.time[0], cal.seq[0], cal.msg[0], cal.node[0]
+    return False, False, 0.0, 0, 0, 0
+
+
+@njit(cache=True)
+def _room(out, state, cal, hops):
+    """Room for ``hops`` hops' rows, deliveries or losses and two calendar entries each."""
+    capacity = len(out.hop_start)
+    return (state[N_HOPS] + hops <= capacity and state[N_ARRIVALS] + hops <= capacity and
+            state[N_LOSSES] + hops <= capacity and
+            state[HEAP_SIZE] + 2 * hops < len(cal.time))
+
+
+@njit(cache=True)
+def _ready(t, m, u, cal, state, clock, msg_dst, epoch, out, from_sends):
+    """Message ``m`` ready at ``u`` at ``t``: ``(DONE, k)`` with the link ``k`` of the
+    epoch in force it takes next, or ``(DONE, -1)`` once delivered (to itself) or lost
+    (``u`` down, no route), the event taken; or a stop, nothing done."""
+    dst = msg_dst[m]
+    if u == dst:   # sent to itself
+        _take(cal, state, from_sends)
+        _arrive(out, state, t, m)
+        return DONE, -1
+    if not epoch.start <= t < epoch.end:
+        clock[ASK_TIME] = t
+        return NEED_EPOCH, -1
+    if not epoch.alive[u]:
+        _take(cal, state, from_sends)
+        _lose(out, state, t, m, DEAD_NODE, u)
+        return DONE, -1
+    row = epoch.route_row[dst]
+    if row < 0:
+        state[ASK_NODE] = dst
+        return NEED_ROUTE, -1
+    k = epoch.routes[row, epoch.pos[u]]
+    if k < 0:
+        _take(cal, state, from_sends)
+        _lose(out, state, t, m, NO_ROUTE, u)
+        return DONE, -1
+    return DONE, k
+
+
+@njit(cache=True)
+def _transmit(start, m, u, k, link, v, cost, delay, jitter, bandwidth, loss, ber, length,
+              cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, uniforms,
+              out, from_sends, take):
+    """Message ``m`` crosses ``u -> v`` (link ``k`` of its epoch, numbered ``link``)
+    from ``start``: serialized, propagated with a jitter draw, a loss draw, the
+    receiver's liveness at the arrival; then its row, and its delivery, loss or next
+    hop. ``(DONE, end of serialization)``, or a stop with nothing done. ``take``: the
+    event that made it ready is taken off the calendar when it is decided."""
+    size = msg_bytes[m]
+    done = start + (size / bandwidth if bandwidth > 0 else 0.0)
+    if ber > 0:   # every bit must arrive (topologies.radio); 0: unit disk
+        loss = 1.0 - (1.0 - loss) * (1.0 - ber) ** (8 * size)
+    drawn = state[UNIFORMS_TAKEN]
+    if jitter > 0:
+        if drawn >= len(uniforms):
+            return NEED_UNIFORMS, 0.0
+        arrive = done + delay + uniforms[drawn] * jitter
+        drawn += 1
+    else:
+        arrive = done + delay + 0.0
+    if not reorder:   # frames leave a link in order
+        last = link_last[link]
+        if arrive < last:
+            arrive = last
+    dropped = False
+    if loss > 0:
+        if drawn >= len(uniforms):
+            return NEED_UNIFORMS, 0.0
+        dropped = uniforms[drawn] < loss
+        drawn += 1
+    if dropped:
+        reached = True
+    elif epoch.start <= arrive < epoch.end:
+        reached = epoch.alive[v]
+    elif epoch.end <= arrive < epoch.next_end:
+        reached = epoch.next_alive[v]
+    elif state[HINT_NODE] == v and clock[HINT_TIME] == arrive:
+        reached = state[HINT_ALIVE] == 1   # the caller's answer to NEED_ALIVE
+        state[HINT_NODE] = -1
+    else:
+        state[ASK_NODE], clock[ASK_TIME] = v, arrive
+        return NEED_ALIVE, 0.0
+    # the hop is decided: take it
+    if take:
+        _take(cal, state, from_sends)
+    state[UNIFORMS_TAKEN] = drawn
+    if not reorder:
+        link_last[link] = arrive
+    h = state[N_HOPS]
+    out.hop_start[h], out.hop_msg[h], out.hop_u[h], out.hop_v[h] = start, m, u, v
+    out.hop_cost[h], out.hop_length[h] = cost, length
+    out.hop_lost[h] = dropped or not reached
+    out.hop_heard[h] = reached   # a frame lost to noise was still received
+    state[N_HOPS] = h + 1
+    if dropped:
+        _lose(out, state, arrive, m, LINK_LOSS, u)
+    elif not reached:
+        _lose(out, state, arrive, m, DEAD_NODE, v)
+    elif v == msg_dst[m]:
+        _arrive(out, state, arrive, m)
+    else:
+        state[SEQ] += 1
+        calendar_push(cal, state, arrive, READY + state[SEQ], m, v)
+    return DONE, done
 
 
 @njit(cache=True)

@@ -62,16 +62,22 @@ class Decided:
 
 
 class CompiledLinks:
-    """The links medium's event calendar over ``network`` (an
-    :class:`emulator.network.Network`), its uniform draws from ``rng`` (in blocks of
-    4,096, the stream :class:`emulator.transport.Transport` has always drawn).
+    """The event calendar over ``network`` (an :class:`emulator.network.Network`) on
+    ``medium`` (``"links"`` or ``"shared"``), its uniform draws from ``rng`` (in blocks
+    of 4,096, the stream :class:`emulator.transport.Transport` has always drawn).
 
     ``reorder=False`` keeps every link's order; ``record`` keeps the hops' ledger
-    columns; ``energy`` (set later, as the transport's is) keeps each hop's charge.
+    columns; ``energy`` (set later, as the transport's is) keeps each hop's charge. On
+    the shared medium, zones are the epoch's neighbours, or with ``radius`` the nodes
+    within it by ``positions(t)`` (``{node: (x, y)}``).
     """
 
-    def __init__(self, network, rng: np.random.Generator, reorder: bool, record: bool):
+    def __init__(self, network, rng: np.random.Generator, reorder: bool, record: bool,
+                 medium: str = "links", radius: float | None = None, positions=None):
         self.network = network
+        self.medium = medium
+        self.radius = radius
+        self.positions = positions
         self.rng = rng
         self.reorder = bool(reorder)
         self.record = record
@@ -100,6 +106,11 @@ class CompiledLinks:
         self._columns = tuple(np.empty(0, dtype) for dtype in _SLOT_COLUMNS.values())
         self._epoch = _NO_EPOCH             # the epoch in force, as the kernel reads it
         self._view = None
+        # the shared medium: the hops waiting for the channel, the zones of the epochs
+        # they came from, and per node the transmissions in progress it is in
+        self._waiting = k.new_waiting(1024)
+        self._zones = _no_zones(1)
+        self._busy = np.zeros(0, np.int64)
 
     # -- messages in ----------------------------------------------------------------------
     def send(self, msg) -> None:
@@ -132,10 +143,11 @@ class CompiledLinks:
             if i == len(self._sends.time):
                 i = self._sends_room()
             sends = self._sends
-            sends.time[i], sends.seq[i], sends.msg[i], sends.node[i] = t, self._seq, slot, src
+            sends.time[i], sends.seq[i], sends.msg[i], sends.node[i] = (
+                t, k.READY + self._seq, slot, src)
             self._sends_end, self._sends_last = i + 1, t
         else:
-            self._late.append((t, self._seq, slot, src))
+            self._late.append((t, k.READY + self._seq, slot, src))
 
     def _new_slot(self, msg) -> int:
         """A slot never used before, holding ``msg`` (the slot arrays grown if full)."""
@@ -185,8 +197,9 @@ class CompiledLinks:
         return i
 
     def _room(self) -> None:
-        """At least one free entry on the heap."""
-        if self._state[k.HEAP_SIZE] + 1 >= len(self._cal.time):
+        """Room on the heap for the entries a transmission may add (its next hop and
+        its end) beside one more: what the kernel's check asks for."""
+        if self._state[k.HEAP_SIZE] + 3 >= len(self._cal.time):
             self._cal = k.grown_calendar(self._cal, self._state[k.HEAP_SIZE])
 
     # -- the calendar ---------------------------------------------------------------------
@@ -200,8 +213,10 @@ class CompiledLinks:
         return float(min(times, default=math.inf))
 
     def forget_epoch(self) -> None:
-        """The network's epochs changed (nodes died): load the epoch in force again."""
+        """The network's epochs changed (nodes died): load the epoch in force again (and
+        the zones of the epochs the waiting hops came from)."""
         self._epoch = _NO_EPOCH
+        self._zones.key[:] = np.nan
 
     def advance(self, until: float) -> Decided:
         """Run the kernel on every hop ready before ``until``; what it decided."""
@@ -221,14 +236,23 @@ class CompiledLinks:
         state[k.SEQ], state[k.SENDS_END] = self._seq, self._sends_end
         dsts, _, sizes, _, _, _ = self._columns
         while True:
-            reason = k.run(float(until), self._cal, *self._sends, state, clock, dsts, sizes,
-                           self._epoch, self._link_free, self._link_last, self.reorder,
-                           self._uniforms, self._out)
+            if self.medium == "links":
+                reason = k.run(float(until), self._cal, *self._sends, state, clock, dsts,
+                               sizes, self._epoch, self._link_free, self._link_last,
+                               self.reorder, self._uniforms, self._out)
+            else:
+                reason = k.run_shared(float(until), self._cal, *self._sends, state, clock,
+                                      dsts, sizes, self._epoch, self._link_last,
+                                      self.reorder, self._uniforms, self._out,
+                                      self._waiting, self._zones, self.radius is not None,
+                                      self._busy)
             self._hand_over(decided, parts)
             if reason == k.DONE:
                 break
             if reason == k.NEED_EPOCH:
-                self._load_epoch(self._next_event_time())
+                self._load_epoch(float(clock[k.ASK_TIME]))
+            elif reason == k.NEED_ZONES:
+                self._load_zones(float(clock[k.ASK_TIME]))
             elif reason == k.NEED_ROUTE:
                 self._load_route(int(state[k.ASK_NODE]))
             elif reason == k.NEED_UNIFORMS:
@@ -242,18 +266,13 @@ class CompiledLinks:
                 state[k.HINT_NODE], state[k.HINT_ALIVE], clock[k.HINT_TIME] = v, alive, t
             else:   # FULL: the outputs are handed over; the heap may need room
                 self._room()
+                if state[k.WAITING] == len(self._waiting.msg):
+                    self._waiting = k.grown_waiting(self._waiting, state[k.WAITING])
         self._seq = int(state[k.SEQ])
         if parts:
             decided.ledger = parts[0] if len(parts) == 1 else {
                 name: np.concatenate([block[name] for block in parts]) for name in parts[0]}
         return decided
-
-    def _next_event_time(self) -> float:
-        taken = self._state[k.SENDS_TAKEN]
-        times = [self._sends.time[taken]] if taken < self._sends_end else []
-        if self._state[k.HEAP_SIZE]:
-            times.append(self._cal.time[0])
-        return float(min(times))
 
     # -- what the kernel reads ------------------------------------------------------------
     def _load_epoch(self, t: float) -> None:
@@ -267,6 +286,9 @@ class CompiledLinks:
             after, _, next_end = self.network.view_span(end)
             after_dense = self._indices(after.nodes)
         n = len(self._dense)
+        if len(self._busy) < n:   # nodes first seen: room in the per-node arrays
+            self._busy = np.concatenate([self._busy, np.zeros(n - len(self._busy), np.int64)])
+            self._zones = _no_zones(len(self._zones.key))
         alive = np.zeros(n, np.bool_)
         alive[dense] = view._alive_list
         next_alive = np.zeros(n, np.bool_)
@@ -290,6 +312,50 @@ class CompiledLinks:
             route_row[dense] = np.arange(len(dense))
         self._epoch = k.Epoch(float(start), float(end), alive, pos, dense[head], *attrs,
                               route_row, routes, float(next_end), next_alive, link)
+
+    def _load_zones(self, key: float) -> None:
+        """The zones of the epoch starting at ``key`` (by radius: of the epoch in force
+        at ``key``) into a slot of the kernel's ring: a free one, one no waiting hop
+        needs, or a new one."""
+        if self.radius is None:   # a node's zone: its neighbours in the epoch
+            view = self.network.view_span(key)[0]
+            nodes = self._indices(view.nodes)
+            head, _ = view.hop_arrays()
+            starts, members = view.link_starts(), nodes[head]
+        else:
+            nodes, starts, members = self._radius_zones(key)
+        n = len(self._dense)
+        zones, needed = self._zones, {float(self._epoch.start)}
+        needed.update(self._waiting.epoch[:self._state[k.WAITING]].tolist())
+        free = [z for z, held in enumerate(zones.key.tolist())
+                if math.isnan(held) or held not in needed]
+        rows, size = max(len(nodes) + 1, zones.starts.shape[1]), \
+            max(len(members), zones.members.shape[1])
+        if not free or zones.row.shape[1] < n or zones.starts.shape[1] < rows or \
+                zones.members.shape[1] < size:
+            zones = self._zones = _grown_zones(zones, n, rows, size, extra=not free)
+            free = free or [len(zones.key) - 1]
+        z = free[0]
+        zones.key[z] = key
+        zones.row[z, :] = -1
+        zones.row[z, nodes] = np.arange(len(nodes))
+        zones.starts[z, :len(starts)] = starts
+        zones.members[z, :len(members)] = members
+
+    def _radius_zones(self, t: float) -> tuple:
+        """Per node with a position at ``t``, the others within the radius (as the
+        Python loop found them: ``math.hypot`` of the offsets ``<=`` the radius):
+        ``(dense nodes, starts, members)``."""
+        where = self.positions(t)
+        nodes = self._indices(list(where))
+        xy = np.array(list(where.values()), dtype=float).reshape(-1, 2)
+        dx = xy[:, 0][:, None] - xy[:, 0][None, :]
+        dy = xy[:, 1][:, None] - xy[:, 1][None, :]
+        near = np.hypot(dx, dy) <= self.radius
+        np.fill_diagonal(near, False)
+        rows, cols = np.nonzero(near)
+        starts = np.searchsorted(rows, np.arange(len(nodes) + 1))
+        return nodes, starts, nodes[cols]
 
     def _load_route(self, dst: int) -> None:
         """The next-hop table towards ``dst`` (dense) in the epoch in force."""
@@ -400,6 +466,27 @@ class LinkNumbers:
             self._numbers = np.concatenate([self._numbers, numbers])[order]
             at = np.searchsorted(self._keys, keys)
         return self._numbers[at]
+
+
+def _no_zones(slots: int) -> "k.Zones":
+    """A ring of ``slots`` free zone slots (no nodes yet)."""
+    return k.Zones(np.full(slots, np.nan), np.full((slots, 0), -1, np.int64),
+                   np.zeros((slots, 1), np.int64), np.zeros((slots, 0), np.int64))
+
+
+def _grown_zones(zones: "k.Zones", nodes: int, rows: int, size: int,
+                 extra: bool) -> "k.Zones":
+    """``zones`` with room for ``nodes`` nodes, ``rows`` starts and ``size`` members per
+    slot (and one slot more if ``extra``), the slots kept."""
+    slots = len(zones.key) + int(extra)
+    grown = k.Zones(np.full(slots, np.nan), np.full((slots, nodes), -1, np.int64),
+                    np.zeros((slots, rows), np.int64), np.zeros((slots, size), np.int64))
+    old = len(zones.key)
+    grown.key[:old] = zones.key
+    grown.row[:old, :zones.row.shape[1]] = zones.row
+    grown.starts[:old, :zones.starts.shape[1]] = zones.starts
+    grown.members[:old, :zones.members.shape[1]] = zones.members
+    return grown
 
 
 def _grown(times: np.ndarray, size: int) -> np.ndarray:

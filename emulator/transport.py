@@ -19,6 +19,11 @@ calendar to the start of its step ``t0`` knows every delivery before ``t0 + smal
 delay`` — with steps no longer than the smallest link delay, exactly those of the step,
 while no decision about a time >= ``t0`` is taken before the step's own messages are in.
 
+The oracle's calendar and hop loop, on both media, are compiled
+(:mod:`emulator.links`, :mod:`emulator.hop_kernel`); the Python calendar and channel
+methods here serve the routing protocols' host
+(:class:`emulator.routing.host.RoutedTransport`).
+
 Example
 -------
 >>> import networkx as nx
@@ -73,15 +78,15 @@ class Transport:
     before one sent earlier on the same directed link (a radio sends its frames in
     order; jitter then delays the later one).
 
-    Next hops come from the epoch's least-cost trees: the oracle. On links the calendar
-    and the hop loop are compiled (:class:`emulator.links.CompiledLinks`); on the shared
-    medium they run here. A routing protocol runs in
+    Next hops come from the epoch's least-cost trees: the oracle. The calendar and the
+    hop loop are compiled (:class:`emulator.links.CompiledLinks`). A routing protocol
+    runs in
     :class:`emulator.routing.host.RoutedTransport`, which overrides the hop loop
     (:meth:`advance`) and what follows a hop (:meth:`_after_hop`).
     """
 
-    #: Whether the links medium runs compiled: a routing protocol's host keeps its
-    #: calendar here (its control packets and timers are Python objects).
+    #: Whether the calendar runs compiled: a routing protocol's host keeps its calendar
+    #: here (its control packets and timers are Python objects).
     compiled_links = True
 
     def __init__(self, network, ledger: Ledger | None, seed: int, medium: str = "links",
@@ -128,8 +133,9 @@ class Transport:
         #: The batteries (:class:`emulator.energy.EnergyBook`) charged per hop, if any.
         self.energy = None
         # the links medium's calendar and hop loop, compiled (None: the calendar here)
-        self._links = CompiledLinks(network, self.rng, reorder, ledger is not None) \
-            if medium == "links" and self.compiled_links else None
+        self._links = CompiledLinks(network, self.rng, reorder, ledger is not None, medium,
+                                    interference_radius, positions) \
+            if self.compiled_links else None
 
     # -- the calendar -------------------------------------------------------------------
     def send(self, msg) -> None:
@@ -170,14 +176,9 @@ class Transport:
                    self._sends[0][0] if self._sends else math.inf)
 
     def advance(self, until: float = math.inf) -> None:
-        """Process every hop event before ``until``, in time order."""
-        if self._links is not None:
-            return self._advance_links(until)
-        return self._advance_shared(until)
-
-    def _advance_links(self, until: float) -> None:
-        """:meth:`advance` on links: the compiled hop loop (:mod:`emulator.links`),
-        then what it decided filed here in the order it was decided."""
+        """Process every hop event before ``until``, in time order: the compiled loop
+        (:mod:`emulator.links`), then what it decided filed here in the order it was
+        decided."""
         links = self._links
         links.energy = self.energy is not None
         decided = links.advance(until)
@@ -191,74 +192,6 @@ class Transport:
             for u, v, size, length, heard in decided.energy:
                 hop(u, v, size, length, heard)
         self.hops += decided.hops
-
-    def _events(self, until: float):
-        """Every calendar entry before ``until`` in (time, rank, number) order, from
-        either queue; after the last entry of each instant, the shared channel is
-        granted (:meth:`_grant`) if a transmission waits for it."""
-        cal, pop = self._calendar, heapq.heappop
-        sends, take = self._sends, self._sends.popleft
-        while True:
-            # the next instant, from whichever queue holds the earlier entry
-            if sends and (not cal or sends[0] < cal[0]):
-                t = sends[0][0]
-            elif cal:
-                t = cal[0][0]
-            else:
-                break
-            if t >= until:
-                break
-            while True:   # every event at t
-                if sends and (not cal or sends[0] < cal[0]):
-                    if sends[0][0] != t:
-                        break
-                    yield take()
-                elif cal and cal[0][0] == t:
-                    yield pop(cal)
-                else:
-                    break
-            if self._waiting:   # an instant that only ended transmissions may leave none
-                self._grant(t)
-
-    def _advance_shared(self, until: float) -> None:
-        """:meth:`advance` on the shared medium: every event of an instant, then
-        :meth:`_grant` (by :meth:`_events`).
-
-        A hop ready at ``u`` is delivered if ``u`` is its destination, lost if ``u`` is
-        down or has no route, and otherwise waits for the channel. Those steps are
-        written out in both loops (here and :meth:`_advance_links`), with the view of
-        the epoch in force and its tables held in locals: a method call and a view
-        look-up per event cost a few per cent (a hop is two events here, its readiness
-        and the end of its transmission).
-        """
-        network, arrivals = self.network, self.arrivals
-        end, lose = self._end, self._lose
-        v_start, v_end = math.inf, -math.inf
-        for t, rank, seq, msg, u in self._events(until):
-            if rank == _END:
-                end(msg)   # msg holds the transmission number here
-                continue
-            # the hop is ready at u (the same steps as in _advance_links)
-            dst = msg.dst
-            if u == dst:   # sent to itself
-                arrivals.append((t, msg))
-                continue
-            if not v_start <= t < v_end:
-                view, v_start, v_end = network.view_span(t)
-                alive, pos, routes, heads = view._alive_map, view._pos, {}, \
-                    view.hop_lists()[0]
-            if not alive[u]:
-                lose(t, msg, "dead_node", u)
-                continue
-            table = routes.get(dst)
-            if table is None:
-                table = routes[dst] = view.route(dst)
-            k = table[pos[u]]
-            if k < 0:
-                lose(t, msg, "no_route", u)
-                continue
-            # _grant replaces the list it leaves waiting: read it afresh
-            self._waiting.append((t, seq, (msg, u, heads[k], k, view)))
 
     def forget_views(self) -> None:
         """Drop what was kept per epoch: nodes died (:meth:`Network.kill`), so the
@@ -304,7 +237,7 @@ class Transport:
     def _after_hop(self, arrive: float, msg, u: int, v: int, dropped: bool,
                    reached: bool) -> None:
         """What follows a transmission ``u -> v`` that ends at ``arrive``: the oracle's
-        rules (:meth:`_advance_links` writes the same inline)."""
+        rules (the compiled loop's, :func:`emulator.hop_kernel._transmit`, are the same)."""
         if dropped:
             self._lose(arrive, msg, "link_loss", u)
         elif not reached:

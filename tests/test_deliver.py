@@ -119,7 +119,8 @@ def test_equals_a_per_hop_simpy_reference(seed, n, count):
 
 
 class NaiveSharedTransport:
-    """The shared medium's conflict rule read literally: every waiting transmission is
+    """The shared medium's conflict rule read literally, in Python (the transport's own
+    loop is compiled): every event of an instant, then every waiting transmission
     checked against each transmission in progress and each earlier waiting one."""
 
     @staticmethod
@@ -127,6 +128,31 @@ class NaiveSharedTransport:
         from emulator.transport import _END, Transport
 
         class Naive(Transport):
+            compiled_links = False   # the Python calendar of the transport
+
+            def advance(self, until=math.inf):
+                while self.next_time() < until:
+                    t = self.next_time()
+                    while self.next_time() == t:   # every event of the instant
+                        _, rank, seq, msg, u = self._pop()
+                        if rank == _END:
+                            self._end(msg)
+                        else:
+                            self._ready(t, seq, msg, u)
+                    if self._waiting:
+                        self._grant(t)
+
+            def _ready(self, t, seq, msg, u):
+                view = self.network.view(t)
+                if u == msg.dst:
+                    self.arrivals.append((t, msg))
+                elif not view.alive(u):
+                    self._lose(t, msg, "dead_node", u)
+                elif (k := view.route(msg.dst)[view._pos[u]]) < 0:
+                    self._lose(t, msg, "no_route", u)
+                else:
+                    self._waiting.append((t, seq, (msg, u, view.hop_lists()[0][k], k, view)))
+
             def _grant(self, t):
                 blocked, still = [], []
                 for ready, seq, hop in self._waiting:

@@ -165,11 +165,10 @@ class RoutedTransport(Transport):
     def advance(self, until: float = math.inf) -> None:
         """Process every event before ``until``: hops ready, transmissions ending,
         the protocol's timers; on the shared medium the channel is granted after each
-        instant's events (as :meth:`Transport._events` does).
+        instant's events (as the oracle's compiled loop does, :mod:`emulator.hop_kernel`).
 
-        The loop is :meth:`Transport._events` and the dispatch written out, with the
-        view of the epoch in force held in locals, and a control packet heard handed to
-        the protocol here: most events of a run are receptions of flooded packets (a
+        The loop holds the view of the epoch in force in locals, and hands a control
+        packet heard to the protocol here: most events of a run are receptions of flooded packets (a
         RREQ or a TC is heard by every neighbour of every node that sends it), so what
         an event costs before the protocol sees it counts.
         """
