@@ -498,8 +498,8 @@ def _grown(times: np.ndarray, size: int) -> np.ndarray:
 
 def warm_up() -> None:
     """Compile the kernels into numba's cache on disk (``make setup`` does, so that the
-    first run does not spend its ten seconds compiling): one message over one link, and
-    every tree of that link."""
+    first run does not spend its seconds compiling): one message over one link on each
+    medium, and every tree of that link."""
     import networkx as nx
 
     from contract.messages import Message
@@ -513,7 +513,8 @@ def warm_up() -> None:
         def snapshot(self, t):
             return nx.path_graph(2)
 
-    transport = Transport(Network(OneEpoch()), Ledger(), seed=0)
-    transport.send(Message(0, "data", 0, 1, 0.0, 1.0, 10, None))
-    transport.advance()
+    for medium in ("links", "shared"):
+        transport = Transport(Network(OneEpoch()), Ledger(), seed=0, medium=medium)
+        transport.send(Message(0, "data", 0, 1, 0.0, 1.0, 10, None))
+        transport.advance()
     all_next_hops(*transport.network.view(0.0).routing_links())
