@@ -53,6 +53,8 @@ AXIS_SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "network": ("Network: routing and link order", ("network.routing", "network.reorder")),
     # [sweep.variants]: the runs table names each run's variant
     "variants": ("Variants: the same experiment on other networks", ("variant",)),
+    # gated and ungated variants side by side (analysis.gate_section: "" without a gate)
+    "gate": ("Gated operators: work skipped against results lost", ("variant",)),
 }
 
 #: Sections drawn by what the runs measured, after the axis sections: section name ->

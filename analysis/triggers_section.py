@@ -213,7 +213,7 @@ def figure_timeline(examples: dict[tuple[str, str], Path], out_dir: Path,
         fig = Figure(figsize=(plots.FIGSIZE[0] * 0.9 * len(algorithms) + 1.0,
                               1.6 * len(variants) + 0.6), layout="constrained")
         grid = fig.subplots(len(variants), len(algorithms), sharex=True, squeeze=False)
-        colors = plots.algorithm_styles(list(KINDS) + ["slide"])
+        colors = plots.algorithm_styles(list(KINDS))
         for (algorithm, variant), path in sorted(examples.items()):
             ax = grid[variants.index(variant), algorithms.index(algorithm)]
             run = Run(path)

@@ -108,7 +108,7 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>",
     params = checked(f"params.{algorithm.name}", lambda: registry.validate_params(
         algorithm, spec["params"].get(algorithm.name, {})))
     trigger = checked(f"trigger.{algorithm.name}", lambda: _trigger(
-        algorithm, spec.get("trigger", {}), [s.name for s in streams], base_dir))
+        algorithm, spec.get("trigger", {}), streams, query.node, base_dir))
     if spec["mininet"]:
         from emulator.mininet.options import MininetOptions
 
@@ -189,16 +189,23 @@ def outage_warnings(outages, duration: float, mobility: dict) -> list[tuple[str,
             for node, down, _ in outages if down >= duration]
 
 
-def _trigger(algorithm, tables: dict, streams: list, base_dir: Path):
-    """The algorithm's ``[trigger.<name>]`` table, checked (None: the fixed clock)."""
+def _trigger(algorithm, tables: dict, streams, query_node: int, base_dir: Path):
+    """The algorithm's ``[trigger.<name>]`` table, checked (None: the fixed clock), its
+    gate's upstream resolved to a node among the algorithm's operators."""
     from spark_nodes.algorithms.triggers.spec import trigger_spec
 
     table = tables.get(algorithm.name)
     if table and not algorithm.triggered:
         raise ValueError(f"trigger.{algorithm.name}: this algorithm's windows run on its "
                          "fixed clock only (no window initiator yet)")
-    return trigger_spec(table, f"trigger.{algorithm.name}", streams, Path(base_dir),
-                        algorithm.trigger_places)
+    trigger = trigger_spec(table, f"trigger.{algorithm.name}", [s.name for s in streams],
+                           Path(base_dir), algorithm.trigger_places)
+    if trigger.evaluate not in algorithm.evaluate_modes:
+        raise ValueError(f"trigger.{algorithm.name}.evaluate: this algorithm evaluates "
+                         f"{' or '.join(algorithm.evaluate_modes)} only, got "
+                         f"{trigger.evaluate!r}")
+    operators = algorithm.gate_operators({s.name: s.node for s in streams}, query_node)
+    return trigger.resolved_gate(f"trigger.{algorithm.name}.gate", operators)
 
 
 def resolved_values(plan: Plan) -> dict:

@@ -132,6 +132,14 @@ class Algorithm:
     #: sees; None: everywhere, every kind.
     trigger_places: dict | None = None
 
+    #: The ``[trigger.<name>] evaluate`` modes its operators support.
+    evaluate_modes: tuple = ("on_arrival",)
+
+    def gate_operators(self, stream_nodes: dict, query_node: int) -> dict | None:
+        """``{name: node}`` of the operators a ``[trigger.<name>] gate`` may watch
+        (:mod:`spark_nodes.algorithms.triggers.gate`); None: this algorithm has no gate."""
+        return None
+
     def programs(self, plan) -> dict:
         """Return ``{node: NodeProgram}`` for every node with a role."""
         raise NotImplementedError(f"{type(self).__name__} must build its node programs")

@@ -40,3 +40,27 @@ def test_triggered_runs_equal_on_spark(tmp_path, algorithm, use):
         assert inproc.summary["windows_fired_by_rate"] > 0
     s["run"]["runtime"] = "spark"
     same(inproc, run(s, out=tmp_path))
+
+
+def test_a_gated_run_joining_on_windows_is_equal_on_spark(tmp_path):
+    from .test_gate import GATE
+    from .test_gate import spec as gated
+
+    s = gated(dict(GATE, while_shut="buffer"), evaluate="on_window")
+    s["run"].update(duration=18.0, step=0.05, spark_master="local[2]")
+    inproc = run(s, out=tmp_path)
+    assert inproc.summary["gate_closed_time"] > 0 and inproc.summary["evaluations"] > 0
+    s["run"]["runtime"] = "spark"
+    same(inproc, run(s, out=tmp_path))
+
+
+def test_atr_on_windows_is_equal_on_spark(tmp_path):
+    s = spec("rate")
+    s["algorithm"]["name"] = "atr"
+    s["trigger"]["atr"].update(use="rate", evaluate="on_window")
+    s["run"].update(duration=6.0, step=0.05, spark_master="local[2]")
+    s["topology"]["delay"] = 0.05
+    inproc = run(s, out=tmp_path)
+    assert inproc.summary["windows_fired"] > 0
+    s["run"]["runtime"] = "spark"
+    same(inproc, run(s, out=tmp_path))

@@ -214,13 +214,17 @@ class Atr(_DistributedJoin):
         return {"delta_T": p["delta_T"], "adapt": p["adapt"], "adapt_every": p["adapt_every"],
                 "master_switch": p["master_switch"], "switch_margin": p["switch_margin"]}
 
+    evaluate_modes = ("on_arrival", "on_window")
+
     def trigger_setup(self, plan, p: dict) -> dict:
         trigger = getattr(plan, "trigger", None)
         if trigger is not None and not trigger.clock:
             # probes of T ± ΔT measure whole segments: a cut would spoil the comparison
             check_param(self.name, p, "adapt", not p["adapt"],
                         f"false when a trigger cuts segments ([trigger.{self.name}])")
-        return super().trigger_setup(plan, p)
+        # on_window holds for the fixed segments (the clock) as for cut ones
+        on_window = getattr(trigger, "evaluate", "on_arrival") == "on_window"
+        return {**super().trigger_setup(plan, p), "on_window": on_window}
 
     def overhead(self, metrics, setup: Setup, duration: float) -> dict:
         out = atr_overhead(metrics, setup.streams, setup.windows, duration)

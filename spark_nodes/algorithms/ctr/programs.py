@@ -89,6 +89,7 @@ class Setup:
     adapt_every: int = 4
     store: str = "cover"
     trigger: Any = None          # ATR, CTR: a TriggerSpec whose windows cut segments, or None
+    on_window: bool = False      # ATR: a segment is sent to its host when its window closes
     routes: Any = None           # CTR: RouteOptions when hosts fetch routes (entry_lookup.py)
 
     def board(self) -> LoadBoard:
@@ -215,13 +216,14 @@ class _TriggeredDiffusion(_Diffusion):
         if self.initiator is not None:
             fired = self.initiator.tuple(msg.payload.stream, None, ctx.now)
             if not accepted:
-                fired += self.initiator.exception("late", ctx.now)
+                fired += self.initiator.exception("late", ctx.now, msg.src)
             self.cut(ctx, fired)
         return accepted
 
     def on_lost(self, ctx, msg, reason) -> None:
         if self.initiator is not None:
-            self.cut(ctx, self.initiator.exception(reason, ctx.now))
+            # attributed to the operator the lost message was for
+            self.cut(ctx, self.initiator.exception(reason, ctx.now, msg.dst))
 
     def cut(self, ctx, fired) -> None:
         """End the open segment for each window that fired (if one is open)."""
@@ -252,7 +254,10 @@ class AtrDiffusion(_TriggeredDiffusion):
     """ATR at the diffusion node (:class:`~spark_nodes.algorithms.ctr.atr.AtrRouter`).
 
     Every master segment is a window (:class:`_TriggeredDiffusion`): a trigger cuts the
-    current master segment; ``segment_cut:<master>``.
+    current master segment; ``segment_cut:<master>``. With ``[trigger.atr] evaluate =
+    "on_window"`` a segment's parts are held here until its last one (its window closed,
+    by its length or a cut) and then sent together, so its host joins the window at
+    once instead of part by part as the watermark passes.
     """
 
     def __init__(self, setup: Setup):
@@ -260,6 +265,7 @@ class AtrDiffusion(_TriggeredDiffusion):
         self.router = AtrRouter(setup.streams, setup.windows, setup.segment, self.board,
                                 setup.delta_T, setup.adapt, setup.master_switch,
                                 setup.switch_margin, setup.adapt_every)
+        self._held: dict[int, list] = {}        # on_window: batch -> its parts so far
 
     def cut_name(self) -> str:
         return self.router._cur.seg.master
@@ -271,11 +277,28 @@ class AtrDiffusion(_TriggeredDiffusion):
         for seg in self.router.new_segments:
             ctx.record(f"segment:{seg.master}:{seg.kind}", seg.end - seg.start)
         self.router.new_segments.clear()
-        for p in parts:
+        for p in self._windowed(parts):
             ctx.send(p.host, "data", AtrPart(p.batch, p.seq, p.last, p.tuples),
                      sum(t.size for t in p.tuples))
             _record_copies(ctx, p.tuples, 1)
         self._record_closed(ctx)
+
+    def _windowed(self, parts) -> list:
+        """The parts to send now: all of them, or (``on_window``) those of the batches
+        whose last part has come, each batch's in order."""
+        if not self.s.on_window:
+            return parts
+        ready = []
+        for p in parts:
+            self._held.setdefault(p.batch, []).append(p)
+            if p.last:
+                ready += self._held.pop(p.batch)
+        return ready
+
+    def memory(self) -> tuple[int, int]:
+        n, nbytes = super().memory()
+        held = sum(len(p.tuples) for parts in self._held.values() for p in parts)
+        return n + held, nbytes + held * self.s.bytes_per_unit
 
 
 class CtrDiffusion(_TriggeredDiffusion):

@@ -41,7 +41,7 @@ from spark_nodes.algorithms.qjoin.operator import PURGE_RULES
 from spark_nodes.algorithms.qjoin.programs import (JoinNode, NoBufferNode, QJoinNode,
                                                    SlackJoinNode, SourceNode, make_slack)
 from spark_nodes.algorithms.registry import ALGORITHMS, Algorithm, Param
-from spark_nodes.algorithms.triggers.summary import windows_fired
+from spark_nodes.algorithms.triggers.summary import evaluations, windows_fired
 
 #: How QJoin's recall target spends recall banked above ``q_user``.
 SPEND_RULES = ("spread", "at_once")
@@ -81,10 +81,13 @@ class QJoinFamily(Algorithm):
         streams, w = self.query(plan)
         join = plan.query.node
         trigger = getattr(plan, "trigger", None) if self.triggered else None
+        watched = getattr(trigger, "gate", None)
         progs: dict[int, NodeProgram] = {}
         for s in plan.streams:
             if s.node != join:
-                progs[s.node] = SourceNode(join, trigger, plan.synopsis_unit)
+                # the source a gate at the join node watches reports its faults there
+                progs[s.node] = SourceNode(join, trigger, plan.synopsis_unit,
+                                           watched is not None and watched.upstream == s.node)
         source = SourceNode(join, trigger, plan.synopsis_unit) \
             if join in plan.stream_nodes.values() else None
         progs[join] = self.join_program(plan, streams, w, source)
@@ -180,6 +183,13 @@ class QJoin(QJoinFamily):
         "hindsight": Param((bool,), True, "compute the hindsight-minimal buffers per period"),
     }
 
+    evaluate_modes = ("on_arrival", "on_window")
+
+    def gate_operators(self, stream_nodes: dict, query_node: int) -> dict:
+        """The join node's upstream operators: each stream's source node, by the
+        stream's name (a stream produced at the join node itself is not upstream)."""
+        return {name: node for name, node in stream_nodes.items() if node != query_node}
+
     def join_program(self, plan, streams, w, source):
         p = plan.params
         if p["L"] > p["P"]:
@@ -204,6 +214,7 @@ class QJoin(QJoinFamily):
             "buffer_model_mean_tuples": _finite_mean(_series(run.metrics, "x")
                                                      + _series(run.metrics, "y")),
             **windows_fired(run.metrics, getattr(plan, "trigger", None)),
+            **evaluations(run.metrics),
         }
         if p["hindsight"] and arrivals and run.tuples:
             out.update(hindsight_summary(plan, run, arrivals, streams, w))

@@ -33,6 +33,8 @@ from spark_nodes.algorithms.qjoin.kslack import KSlack
 from spark_nodes.algorithms.qjoin.mpkslack import MPKSlack
 from spark_nodes.algorithms.qjoin.operator import SymmetricJoin
 from spark_nodes.algorithms.qjoin.statistics import IntervalStats, PeriodCounts
+from spark_nodes.algorithms.triggers.faults import guarded
+from spark_nodes.algorithms.triggers.gate import REPORT, Gate
 
 ADAPT = "adapt"
 POLL = "poll"
@@ -49,26 +51,31 @@ class SourceNode(NodeProgram):
     watches its own tuples and the faults it observes (its messages lost, a change of its
     route to the join node) and, when its condition fires, signals the join node to
     close a window (kind ``trigger``; ``signal = "free"``: at once, outside the network).
+    ``reports``: the source is the upstream a gate at the join node watches, and reports
+    each of those faults to it (kind ``gate_exception``, sent the same way).
     """
 
-    def __init__(self, join_node: int, trigger=None, signal_units: float = 0.25):
+    def __init__(self, join_node: int, trigger=None, signal_units: float = 0.25,
+                 reports: bool = False):
         self.join_node = join_node
         self.trigger = trigger
         self.initiator = trigger.initiator("sources") if trigger is not None else None
         self.signal_units = signal_units
+        self.reports = reports
         self.next_hop = None
 
     def on_tuple(self, ctx, tup) -> None:
         ctx.send(self.join_node, "data", tup, tup.size)
-        if self.initiator is not None:
+        if self.initiator is not None or self.reports:
             self._watch_route(ctx)
+        if self.initiator is not None:
             self._signal(ctx, self.initiator.tuple(tup.stream, None, ctx.now))
 
     def on_lost(self, ctx, msg, reason) -> None:
-        self._signal(ctx, self.initiator.exception(reason, ctx.now))
+        self._fault(ctx, reason, msg.dst)
 
     def listens_to_losses(self) -> bool:
-        return self.initiator is not None
+        return self.initiator is not None or self.reports
 
     def receives_messages(self) -> bool:
         """A source is never sent to (it may hear of its losses: see above)."""
@@ -77,8 +84,16 @@ class SourceNode(NodeProgram):
     def _watch_route(self, ctx) -> None:
         hop = ctx.net.next_hop(ctx.node, self.join_node) if ctx.net is not None else None
         if self.next_hop is not None and hop != self.next_hop:
-            self._signal(ctx, self.initiator.exception("route_change", ctx.now))
+            self._fault(ctx, "route_change", None)
         self.next_hop = hop
+
+    def _fault(self, ctx, kind: str, origin) -> None:
+        """A fault observed here: told to this source's initiator, reported to a gate."""
+        if self.initiator is not None:
+            self._signal(ctx, self.initiator.exception(kind, ctx.now, origin))
+        if self.reports:
+            ctx.signal(self.join_node, REPORT, kind, self.signal_units,
+                       free=self.trigger.signal == "free")
 
     def _signal(self, ctx, fired) -> None:
         for window in fired:
@@ -116,6 +131,9 @@ class JoinNode(NodeProgram):
         if msg.kind == SIGNAL:
             self.signalled(ctx, msg.payload)
             return
+        if msg.kind == REPORT:
+            self.reported(ctx, msg.payload)
+            return
         if msg.kind != "data":
             raise ValueError(f"join node {ctx.node}: unexpected {msg.kind!r} message from "
                              f"node {msg.src}")
@@ -138,6 +156,11 @@ class JoinNode(NodeProgram):
         """A source's condition fired a window here (subclasses with windows)."""
         raise ValueError(f"join node {ctx.node}: a window signal, but this join has no "
                          "window initiator")
+
+    def reported(self, ctx, kind: str) -> None:
+        """A gate's upstream reported an exception of ``kind`` (subclasses with a gate)."""
+        raise ValueError(f"join node {ctx.node}: an exception report, but this join has no "
+                         "gate")
 
     def held(self) -> tuple[int, float]:
         """``(tuples, size units)`` held by the program (subclasses)."""
@@ -172,6 +195,16 @@ class QJoinNode(JoinNode):
     ``(d + w) V`` they stand for), ``q_target, q_estimate, n_ideal`` (the estimated true
     results of the closed interval), ``produced_L`` and ``feasible`` (0 while the buffers
     are the largest).
+
+    ``[trigger.qjoin] evaluate = "on_window"``: a tuple is joined only when the next
+    window fires (the clock's every ``L``, or the trigger's), all the window's tuples in
+    arrival order before the adaptation; the default ``on_arrival`` joins it at once.
+
+    With a gate (``[trigger.qjoin] gate``, :mod:`spark_nodes.algorithms.triggers.gate`)
+    a tuple is joined only while the gate is open; what arrives while it is shut is held
+    or dropped. At the end the node records ``evaluations`` (tuples joined),
+    ``evaluations_skipped`` and, with a gate, ``gate_closed_time``, and then the changes
+    of the first two as tuples still in flight arrive (the drain).
     """
 
     def __init__(self, streams, w: float, predicate: str, theta, params: dict,
@@ -181,6 +214,16 @@ class QJoinNode(JoinNode):
         # a window initiator instead of the fixed clock L (spark_nodes.algorithms.triggers)
         self.trigger = trigger if trigger is not None and not trigger.clock else None
         self.initiator = self.trigger.initiator("here") if self.trigger is not None else None
+        gate = getattr(trigger, "gate", None)
+        self.gate = Gate(gate) if gate is not None else None
+        # polls: the trigger's time-based conditions, the gate's silence and reopening
+        self.poll = trigger.poll if self.initiator is not None or self.gate is not None \
+            else None
+        self.on_window = getattr(trigger, "evaluate", "on_arrival") == "on_window"
+        self.window: list = []          # on_window: (side, tuple) since the last window
+        self.evaluated = 0
+        self.finished = False
+        self._recorded: dict = {}       # evaluations, ... as last recorded
         self.last_adapt = 0.0
         self.w = float(w)
         self.core = SymmetricJoin(w, predicate, theta, params["purge"])
@@ -197,22 +240,74 @@ class QJoinNode(JoinNode):
     def start(self, ctx) -> None:
         if self.trigger is None:
             ctx.set_timer(ctx.now + self.p["L"], ADAPT)
-        else:
-            ctx.set_timer(ctx.now + self.trigger.poll, POLL)
+        if self.poll is not None:
+            ctx.set_timer(ctx.now + self.poll, POLL)
 
     def arrive(self, ctx, side, tup) -> None:
+        if self.gate is None:
+            self.take(ctx, side, tup)
+            return
+        if tup.origin == self.gate.spec.upstream:
+            self.gate.heard(ctx.now)
+        for held_side, held in self.gate.admit(ctx.now, (side, tup)):
+            self.take(ctx, held_side, held)
+        self._record_counts(ctx)
+
+    def reported(self, ctx, kind: str) -> None:
+        if self.gate is None:
+            super().reported(ctx, kind)
+        self.gate.exception(kind, ctx.now)
+
+    def take(self, ctx, side, tup) -> None:
+        """A tuple the gate let through: joined now, or (``evaluate = "on_window"``)
+        kept until the next window fires; the trigger counts it either way."""
+        if not self.on_window:
+            self._adapt_on(ctx, self.evaluate(ctx, side, tup))
+            return
+        self.window.append((side, tup))
+        if self.initiator is not None:
+            self._adapt_on(ctx, self.initiator.tuple(tup.stream, None, ctx.now))
+
+    def evaluate(self, ctx, side, tup) -> list:
+        """Join one tuple (the operator's work); the windows its trigger fires."""
+        self.evaluated += 1
+        if self.gate is None:
+            self._record_counts(ctx)
         allowance = self.core.allowance[side]
-        partners, comparisons, delay = self.core.arrive(side, tup)
+        fired = []
+        if self.initiator is None:
+            joined = self.core.arrive(side, tup)
+        else:
+            # under a trigger the join's own errors are exceptions it counts (the tuple
+            # is skipped, the node keeps running)
+            joined, fired = guarded(ctx, self.initiator, self.core.arrive, side, tup)
+            if joined is None:
+                return fired
+        partners, comparisons, delay = joined
         _emit(ctx, tup, partners)
         self.stats.add(side, delay, comparisons, len(partners))
         self.produced += len(partners)
         self.interval_max[side] = max(self.interval_max[side], delay)
+        late = allowance is not None and delay > allowance     # behind its allowance
+        if late and self.gate is not None and tup.origin == self.gate.spec.upstream:
+            self.gate.exception("late", ctx.now)
         if self.initiator is not None:
-            fired = self.initiator.tuple(tup.stream, None, ctx.now)
-            if allowance is not None and delay > allowance:   # behind its allowance
-                fired += self.initiator.exception("late", ctx.now)
-            for window in fired:
-                self.adapt(ctx, window.kind)
+            if not self.on_window:       # on_window: counted when it arrived (take)
+                fired += self.initiator.tuple(tup.stream, None, ctx.now)
+            if late:
+                fired += self.initiator.exception("late", ctx.now, tup.origin)
+        return fired
+
+    def _adapt_on(self, ctx, fired) -> None:
+        for window in fired:
+            self.adapt(ctx, window.kind)
+
+    def _evaluate_window(self, ctx) -> None:
+        """``on_window``: join what the window holds, in arrival order. Windows that its
+        late tuples fire now are absorbed by the one being evaluated."""
+        held, self.window = self.window, []
+        for side, tup in held:
+            self.evaluate(ctx, side, tup)
 
     def on_timer(self, ctx, tag) -> None:
         if tag == ADAPT:
@@ -222,9 +317,37 @@ class QJoinNode(JoinNode):
             if self.initiator is not None:
                 for window in self.initiator.poll(ctx.now):
                     self.adapt(ctx, window.kind)
-            ctx.set_timer(ctx.now + self.trigger.poll, POLL)
+            if self.gate is not None:
+                for side, tup in self.gate.poll(ctx.now):
+                    self.take(ctx, side, tup)
+                self._record_counts(ctx)
+            ctx.set_timer(ctx.now + self.poll, POLL)
         else:
             raise ValueError(f"QJoin node {ctx.node}: unknown timer {tag!r}")
+
+    def finish(self, ctx) -> None:
+        # on_window: the run's end closes the last window; what is still in flight (the
+        # drain) is joined as it arrives
+        self._evaluate_window(ctx)
+        self.on_window = False
+        self.finished = True
+        self._record_counts(ctx)
+
+    def _record_counts(self, ctx) -> None:
+        """Record the counts once the run has ended, then every change during the drain
+        (``gate_closed_time`` stops at the end of the run)."""
+        if not self.finished:
+            return
+        counts = {"evaluations": self.evaluated, "evaluations_skipped": 0}
+        if self.gate is not None:       # a run without a gate has no gate_closed_time
+            counts.update(self.gate.counts(ctx.now), evaluations=self.evaluated)
+        if "gate_closed_time" in self._recorded:
+            counts["gate_closed_time"] = self._recorded["gate_closed_time"]
+        for metric, value in counts.items():
+            delta = value - self._recorded.get(metric, 0)
+            if delta or metric not in self._recorded:
+                ctx.record(metric, delta)
+                self._recorded[metric] = value
 
     def signalled(self, ctx, kind: str) -> None:
         if self.trigger is None:
@@ -233,7 +356,10 @@ class QJoinNode(JoinNode):
 
     def adapt(self, ctx, kind: str = "time") -> None:
         """Close the interval that ends now and choose the buffers of the next one
-        (``kind``: what fired the window: the fixed clock is ``time``)."""
+        (``kind``: what fired the window: the fixed clock is ``time``); with
+        ``evaluate = "on_window"`` the window's tuples are joined first."""
+        if self.on_window:
+            self._evaluate_window(ctx)
         ctx.record(f"window_fired:{kind}", 1)
         # the fixed clock's interval is L; a triggered one is what has passed since the
         # last (at least a poll interval, so that rates stay measurable)
@@ -279,7 +405,10 @@ class QJoinNode(JoinNode):
         self.interval_max = [0.0, 0.0]
 
     def held(self):
-        return self.core.memory()
+        n, units = self.core.memory()
+        # tuples waiting for their window or for the gate to open are held too
+        waiting = self.window + (self.gate.held if self.gate is not None else [])
+        return n + len(waiting), units + sum(tup.size for _, tup in waiting)
 
 
 class NoBufferNode(JoinNode):

@@ -7,6 +7,8 @@
     poll = 0.1              # how often time-based conditions are checked
     signal = "network"      # how a condition measured elsewhere reaches the operator:
                             # a control message over the network, or "free" (instantly)
+    evaluate = "on_arrival" # or "on_window": the operator evaluates only when a window fires
+    gate = { upstream = "R1", exception_rate_below = 2.0 }   # optional: see gate.py
 
     [trigger.qjoin.rate]
     mode = "tumbling"       # or "sliding" (size, slide, slide_by)
@@ -20,8 +22,10 @@
 Condition keys: ``kind`` (count | time | rate | deviation | exception), ``above``,
 ``below``, ``interval``, ``input`` (a stream), ``warmup``, ``direction`` (up | down |
 both), ``profile`` (deviation: a CSV file ``time,rate``), ``type`` (exception: one of
-:data:`EXCEPTION_TYPES`), ``measure`` (exception: count | rate), ``at`` (here | sources:
-measured at the stream sources, which signal the operator).
+:data:`EXCEPTION_TYPES`), ``measure`` (exception: count | rate), ``upstream`` (exception:
+node ids counted each on its own, ``need`` of them must reach the thresholds; deviation:
+one node), ``of`` (deviation: tuples | exceptions), ``at`` (here | sources: measured at
+the stream sources, which signal the operator).
 
 Every problem is a ``ValueError`` naming the dotted field.
 
@@ -39,23 +43,27 @@ from __future__ import annotations
 
 import csv
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from spark_nodes.algorithms.triggers.conditions import (AllOf, AnyOf, Count, Deviation,
                                                         Elapsed, Exceptions, KOfN, Rate)
+from spark_nodes.algorithms.triggers.gate import GateSpec, gate_spec, resolve_upstream
 from spark_nodes.algorithms.triggers.windows import MODES, SLIDE_BY, WindowInitiator
 from topologies.schema import REQUIRED, Field
 
+#: When an operator evaluates what arrives (``[trigger.<algorithm>] evaluate``).
+EVALUATE = ("on_arrival", "on_window")
 KINDS = {"count": Count, "time": Elapsed, "rate": Rate, "deviation": Deviation,
          "exception": Exceptions}
 #: Faults an operator observes in this testbed.
 EXCEPTION_TYPES = ("dead_node", "no_route", "link_loss", "peer_timeout", "late",
-                   "route_change")
+                   "route_change", "operator_error")
 _KEYS = {"count": {"above", "below"}, "time": {"above"},
          "rate": {"above", "below", "interval", "input"},
-         "deviation": {"above", "interval", "warmup", "direction", "input", "profile"},
-         "exception": {"above", "below", "type", "measure", "interval"}}
+         "deviation": {"above", "interval", "warmup", "direction", "input", "profile", "of",
+                       "type", "upstream"},
+         "exception": {"above", "below", "type", "measure", "interval", "upstream", "need"}}
 #: A ``[trigger.<algorithm>]`` table's own keys; its other keys are variant tables.
 TRIGGER_SCHEMA = {
     "use": Field("str", "clock", doc="the variant table in force; \"clock\": the "
@@ -65,6 +73,13 @@ TRIGGER_SCHEMA = {
     "signal": Field("choice", "network", choices=("network", "free"),
                     doc="a condition measured elsewhere reaches the operator as a control "
                         "message, or instantly"),
+    "evaluate": Field("choice", "on_arrival", choices=EVALUATE,
+                      doc="when the operator evaluates a tuple: at once, or only when a "
+                          "window fires (on_window)"),
+    "gate": Field("table", None, none=True,
+                  doc="{upstream = node or operator, exception_rate_below = r, interval, "
+                      "silence, while_shut = buffer | drop}: the operator evaluates only "
+                      "while the gate is open (triggers/gate.py)"),
 }
 #: A variant table ``[trigger.<algorithm>.<variant>]``.
 VARIANT_SCHEMA = {
@@ -96,7 +111,15 @@ CONDITION_SCHEMA = {
     "profile": Field("str", None, none=True, doc="deviation: a CSV file time,rate of the "
                                                  "expected rate"),
     "type": Field("choice", None, choices=EXCEPTION_TYPES, none=True,
-                  doc="exception: which fault"),
+                  doc="exception, deviation of exceptions: which fault"),
+    "upstream": Field("list", None, none=True,
+                      doc="exception: node ids of the operators counted each on its own "
+                          "(a list; k of n with `need`); deviation of exceptions: one node"),
+    "need": Field("integer", None, low=1, none=True,
+                  doc="exception: how many of the `upstream` operators must reach the "
+                      "thresholds (default 1)"),
+    "of": Field("choice", None, choices=("tuples", "exceptions"), none=True,
+                doc="deviation: the rate of tuples (default) or of exceptions"),
     "measure": Field("choice", None, choices=("count", "rate"), none=True,
                      doc="exception: count or rate of faults"),
 }
@@ -118,11 +141,23 @@ class TriggerSpec:
     when: str = "any"
     k: int = 1
     conditions: tuple = ()
+    gate: GateSpec | None = None
+    evaluate: str = "on_arrival"
 
     @property
     def clock(self) -> bool:
         """The fixed clock (no initiator: the operator keeps its own timer)."""
         return self.variant == "clock"
+
+    def resolved_gate(self, field: str, operators: dict | None) -> "TriggerSpec":
+        """This spec with its gate's upstream a node of ``operators`` (``{name: node}``;
+        None: the algorithm has no gate)."""
+        if self.gate is None:
+            return self
+        if operators is None:
+            raise ValueError(f"{field}: this algorithm's operators cannot be gated")
+        node = resolve_upstream(self.gate, field, operators)
+        return replace(self, gate=replace(self.gate, upstream=node))
 
     def measured_at(self, where: str) -> list[dict]:
         return [c for c in self.conditions if c.get("at", "here") == where]
@@ -225,7 +260,31 @@ def _check_condition(field: str, c, streams, base_dir: Path, places=None) -> dic
         out["measure"] = _choice(f"{field}.measure", c["measure"], ("count", "rate"))
     if "profile" in c:
         out["profile"] = _read_profile(f"{field}.profile", c["profile"], base_dir)
+    if "of" in c:
+        out["of"] = _choice(f"{field}.of", c["of"], ("tuples", "exceptions"))
+    if "upstream" in c:
+        out["upstream"] = _upstream(f"{field}.upstream", c["upstream"], many=kind == "exception")
+    if "need" in c:
+        n = len(out.get("upstream", ()))
+        need = c["need"]
+        if isinstance(need, bool) or not isinstance(need, int) or not 1 <= need <= n:
+            raise ValueError(f"{field}.need: expected an integer in 1..{n} (the upstream "
+                             f"operators listed), got {need!r}")
+        out["need"] = need
+    if kind == "deviation" and out.get("of", "tuples") == "tuples" and \
+            ({"type", "upstream"} & set(c)):
+        raise ValueError(f"{field}.of: type and upstream need of = \"exceptions\"")
     return out
+
+
+def _upstream(field: str, value, many: bool):
+    """Node ids of upstream operators: a list (``many``) or one node."""
+    values = value if many and isinstance(value, list) else [value]
+    if (not many and isinstance(value, list)) or not values or any(
+            isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in values):
+        what = "a node id or a non-empty list of node ids" if many else "a node id"
+        raise ValueError(f"{field}: expected {what} (integers >= 0), got {value!r}")
+    return tuple(values) if many else values[0]
 
 
 def trigger_spec(table: dict | None, field: str, streams, base_dir: Path = Path("."),
@@ -238,15 +297,17 @@ def trigger_spec(table: dict | None, field: str, streams, base_dir: Path = Path(
     if not isinstance(table, dict):
         raise ValueError(f"{field}: expected a table")
     use = table.get("use", "clock")
-    variants = {k for k, v in table.items() if isinstance(v, dict)}
+    variants = {k for k, v in table.items() if isinstance(v, dict) and k not in _TOP}
     bad = sorted(set(table) - _TOP - variants)
     if bad:
         raise ValueError(f"{field}.{bad[0]}: unknown key; valid: {', '.join(sorted(_TOP))} "
                          "and variant tables")
     poll = _number(f"{field}.poll", table.get("poll", 0.1), positive=True)
     signal = _choice(f"{field}.signal", table.get("signal", "network"), ("network", "free"))
+    gate = gate_spec(table.get("gate"), f"{field}.gate")
+    evaluate = _choice(f"{field}.evaluate", table.get("evaluate", "on_arrival"), EVALUATE)
     if use == "clock":
-        return TriggerSpec(poll=poll, signal=signal)
+        return TriggerSpec(poll=poll, signal=signal, gate=gate, evaluate=evaluate)
     if use not in variants:
         raise ValueError(f"{field}.use: no variant table [{field}.{use}]")
     v, at = table[use], f"{field}.{use}"
@@ -270,7 +331,7 @@ def trigger_spec(table: dict | None, field: str, streams, base_dir: Path = Path(
                        slide=_number(f"{at}.slide", v.get("slide", 1.0), positive=True),
                        slide_by=_choice(f"{at}.slide_by", v.get("slide_by", "count"),
                                         SLIDE_BY),
-                       when=when, k=k, conditions=checked)
+                       when=when, k=k, conditions=checked, gate=gate, evaluate=evaluate)
 
 
 def rate_profile(times, duration: float, interval: float = 1.0) -> list[tuple[float, float]]:

@@ -7,9 +7,12 @@ when the condition fires it hands back a :class:`Fired` window.
 
 - **tumbling**: the window holds every tuple since the previous window and is discarded
   after evaluation.
-- **sliding**: the first window fires by the condition; after it, a new window fires
-  every ``slide`` tuples (``slide_by = "count"``) or time units (``"time"``), holding the
-  last ``size`` tuples (bounded history).
+- **sliding**: the first window fires by the condition; after it, the condition is
+  judged again at every slide — every ``slide`` tuples (``slide_by = "count"``) or time
+  units (``"time"``) — and a window holding the last ``size`` tuples (bounded history)
+  fires at that slide only if the condition holds then (its level: an edge condition
+  such as a rate fires at every slide while it stays true). A sliding window never
+  empties, so a count or time condition keeps holding once reached (Fig. 4).
 
 The source's table (Fig. 4): T1..T8 arrive at times 2..9; windows of four tuples.
 
@@ -28,6 +31,16 @@ The source's table (Fig. 4): T1..T8 arrive at times 2..9; windows of four tuples
 >>> run(WindowInitiator(Count(above=4), mode="sliding", size=4, slide=2,
 ...                     slide_by="time"))[:2]
 [(5, ('T1', 'T2', 'T3', 'T4')), (7, ('T3', 'T4', 'T5', 'T6'))]
+
+A sliding window on a rate slides only while the rate holds: four tuples a time unit
+until 6, then one, judged every two time units:
+
+>>> from spark_nodes.algorithms.triggers.conditions import Rate
+>>> ini = WindowInitiator(Rate(above=3.0, interval=1.0), mode="sliding", size=8,
+...                       slide=2, slide_by="time", keep=False)
+>>> times = [0.25 * k for k in range(1, 25)] + [7.0, 8.0, 9.0, 10.0, 11.0]
+>>> [(w.time, w.kind) for t in times for w in ini.tuple("in", None, t) + ini.poll(t)]
+[(1.0, 'rate'), (3.0, 'rate'), (5.0, 'rate')]
 """
 from __future__ import annotations
 
@@ -82,8 +95,8 @@ class WindowInitiator:
         self.obs = Observations()
         self.buffer: list = []
         self.first_fired = False
-        self.since_fire = 0          # tuples since the last window (sliding by count)
-        self.last_fire = 0.0
+        self.since_fire = 0          # tuples since the last slide (sliding by count)
+        self.last_fire = 0.0         # time of the last slide (sliding by time)
         #: windows fired so far, by kind
         self.fired_by: dict[str, int] = {}
 
@@ -98,9 +111,11 @@ class WindowInitiator:
         self.since_fire += 1
         return self._check(t, arrived=True)
 
-    def exception(self, kind: str, t: float) -> list[Fired]:
-        """An exception of ``kind`` was observed (a lost message, a late tuple...)."""
-        self.obs.exception(kind, t)
+    def exception(self, kind: str, t: float, origin=None) -> list[Fired]:
+        """An exception of ``kind`` was observed (a lost message, a late tuple, an
+        operator's own error...), raised by or concerning the operator on node
+        ``origin`` (None: not attributed)."""
+        self.obs.exception(kind, t, origin)
         return self._check(t)
 
     def poll(self, t: float) -> list[Fired]:
@@ -110,15 +125,23 @@ class WindowInitiator:
     # -- internals -------------------------------------------------------------------------
     def _check(self, t: float, arrived: bool = False) -> list[Fired]:
         if self.mode == "sliding" and self.first_fired:
-            due = (self.since_fire >= self.slide) if self.slide_by == "count" \
-                else (t - self.last_fire >= self.slide - 1e-12)
-            if due and (arrived or self.slide_by == "time"):
-                return [self._fire(t, "slide")]
-            return []
+            return self._slide(t, arrived)
         if arrived and not self.rises_on_arrival:
             return []
         if self.condition.fires(self.obs, t, arrived):
             return [self._fire(t, self.condition.fired_kind(self.obs, t))]
+        return []
+
+    def _slide(self, t: float, arrived: bool) -> list[Fired]:
+        """After the first sliding window: at every slide that is due, a window if the
+        condition holds now (a slide without a window still counts as a step)."""
+        due = (self.since_fire >= self.slide and arrived) if self.slide_by == "count" \
+            else (t - self.last_fire >= self.slide - 1e-12)
+        if not due:
+            return []
+        if self.condition.holds(self.obs, t):
+            return [self._fire(t, self.condition.fired_kind(self.obs, t))]
+        self._stepped(t)
         return []
 
     def _fire(self, t: float, kind: str) -> Fired:
@@ -132,9 +155,13 @@ class WindowInitiator:
         another node fired it): the next one opens now, as after a window of its own."""
         if self.mode == "tumbling":
             self.buffer = []
+            self.obs.opened(t)     # a sliding window never empties: it stays open
         self.first_fired = True
-        self.since_fire = 0
-        self.last_fire = t
-        self.obs.opened(t)
+        self._stepped(t)
         self.condition.reset()
         self.obs.forget_before(t - max(self.condition.horizon, 1e-9) - 1.0)
+
+    def _stepped(self, t: float) -> None:
+        """The next slide is counted from ``t``."""
+        self.since_fire = 0
+        self.last_fire = t
