@@ -1,8 +1,10 @@
 """Report section of the enrichment family (docs/ALGORITHMS.md#lookups): lookups fetched ahead of need.
 
 * Per mode (on-demand; predicted at each confidence; eager; oracle): stall time, lookups,
-  prefetches, bytes spent and wasted, precision and recall, means over seeds with 95 %
-  confidence intervals, and the stall reduction against on-demand paired by seed.
+  prefetches, bytes spent and wasted, precision and recall, the wait before a prefetch,
+  stale uses, cache evictions, the table's queueing and the in-order downstream
+  operator's buffer, means over seeds with 95 % confidence intervals, and the stall
+  reduction against on-demand paired by seed.
 * Figure: total stall time vs prefetch bytes per mode (both with CIs).
 * Figure: prefetch precision vs recall per mode.
 * The source's claim — stalls cut at the price of some mispredicted fetches — beside ours,
@@ -45,6 +47,12 @@ METRICS = [("stall_time_total", "stall time, total"), ("stall_time_p95", "stall 
            ("prefetch_bytes", "prefetch bytes"), ("wasted_bytes", "wasted bytes"),
            ("prefetch_precision", "precision"), ("prefetch_recall", "recall"),
            ("comm_cost_per_time", "cost / time")]
+#: The enrichment model's own figures (issue 29), tabulated for the enrich-* modes only.
+MODEL_METRICS = [("prefetch_wait_mean", "wait before a prefetch"),
+                 ("stale_uses", "stale uses"), ("cache_evictions", "cache evictions"),
+                 ("table_wait_mean", "table queueing"),
+                 ("downstream_buffer_peak", "downstream buffer peak"),
+                 ("downstream_wait_total", "downstream held time")]
 ORDER = {"push": -1, "carried": -1, "on-demand": 0, "predicted": 1, "eager": 2, "oracle": 3}
 
 
@@ -238,13 +246,16 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     runs = with_cost_per_result(runs[runs["algorithm"].str.startswith("enrich-")])
     if runs.empty:
         return "\n".join(j for j in joins if j)
-    metrics = _per_result(METRICS, runs)
+    metrics = _per_result(METRICS, runs) + [m for m in MODEL_METRICS if m[0] in runs]
     frame = per_mode(runs, metrics)
     parts = ["<p>Each tuple is enriched with a row of a table held at a remote node. "
              "Stall = how long a tuple waited for its row at the enrichment node. Prefetch "
              "bytes count each request and reply once; wasted bytes are those of prefetched "
              "rows never used. Precision = used ÷ arrived prefetches; recall = tuples served "
-             "by a prefetched row ÷ tuples.</p>", _table(frame, metrics), claim_html(frame)]
+             "by a prefetched row ÷ tuples. A stale use enriched a tuple with a row the "
+             "table had since updated; the downstream buffer holds tuples enriched behind "
+             "an earlier one still waiting (an in-order operator).</p>",
+             _table(frame, metrics), claim_html(frame)]
     figures = out_dir / "figures"
     parts.append(_figure(_scatter(frame, "prefetch_bytes", "stall_time_total",
                                   "prefetch bytes per run [B]", "stall time, total [time units]",

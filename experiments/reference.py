@@ -82,7 +82,17 @@ def _spec_sections() -> list[str]:
         if section == "routing":
             for name, schema in ROUTING_TABLES.items():
                 out += [f"### [routing.{name}]", reference_table(schema, f"routing.{name}.")]
-    return out
+    return out + _enrich_sections()
+
+
+def _enrich_sections() -> list[str]:
+    from spark_nodes.algorithms.enrich.table import TABLE_SCHEMA
+
+    return ["### [enrich.table]",
+            "The reference table of the enrichment algorithms (`enrich-*`, "
+            "docs/ALGORITHMS.md#enrichment): where it is, how it serves requests, how "
+            "its rows change. Only specs that give `[enrich]` carry it.",
+            reference_table(TABLE_SCHEMA, "enrich.table.")]
 
 
 def _params_sections() -> list[str]:

@@ -116,7 +116,10 @@ SCHEMA = {
 WINDOW = SCHEMA["query"]["window"]
 #: Sections checked by their owners (tables passed through as given).
 OWNED_ELSEWHERE = ("topology", "mobility", "streams", "mininet", "trigger")
-SECTIONS = tuple(SCHEMA) + OWNED_ELSEWHERE + ("params", "sweep")
+#: Sections only some specs carry (absent, they add nothing to a run's id): the
+#: enrichment pipeline's table (spark_nodes/algorithms/enrich/table.py).
+OPTIONAL = ("enrich",)
+SECTIONS = tuple(SCHEMA) + OWNED_ELSEWHERE + OPTIONAL + ("params", "sweep")
 
 
 class SpecError(ValueError):
@@ -171,6 +174,13 @@ def resolve(raw: dict, source: str = "<spec>") -> dict:
         spec[section] = copy.deepcopy(raw.get(section, {}))
         if not isinstance(spec[section], dict):
             raise SpecError(source, section, "expected a table")
+    if "enrich" in raw:
+        from spark_nodes.algorithms.enrich.table import check_enrich
+
+        try:
+            spec["enrich"] = check_enrich(raw["enrich"])
+        except FieldError as err:
+            raise SpecError(source, err.field, err.message) from None
     spec["params"] = copy.deepcopy(raw.get("params", {}))
     if not isinstance(spec["params"], dict):
         raise SpecError(source, "params", "expected a table of algorithm tables")
@@ -325,6 +335,10 @@ def section_keys(section: str) -> set[str] | None:
         from emulator.mininet.options import MININET_SCHEMA
 
         return set(MININET_SCHEMA)
+    if section == "enrich":
+        from spark_nodes.algorithms.enrich.table import ENRICH_SCHEMA
+
+        return set(ENRICH_SCHEMA)
     return None
 
 
@@ -357,6 +371,10 @@ def unknown_path(path: str) -> str | None:
     keys = section_keys(section)
     if section == "routing" and len(rest) > 1 and rest[0] in ROUTING_TABLES:
         keys, section, rest = ROUTING_TABLES[rest[0]], f"routing.{rest[0]}", rest[1:]
+    if section == "enrich" and len(rest) > 1 and rest[0] == "table":
+        from spark_nodes.algorithms.enrich.table import TABLE_SCHEMA
+
+        keys, section, rest = set(TABLE_SCHEMA), "enrich.table", rest[1:]
     if keys is None or rest[0] in keys:
         return None
     return f"{section} has no key {rest[0]}; valid: {', '.join(sorted(keys))}"

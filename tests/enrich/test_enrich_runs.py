@@ -14,7 +14,7 @@ from experiments.runner import run
 from experiments.spec import SpecError
 from experiments.store import PREPARED_DIR, Run
 
-SPEC = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "prefetch.toml"
+SPEC = Path(__file__).resolve().parent / "prefetch_base.toml"
 MODES = ("enrich-on-demand", "enrich-predicted", "enrich-eager", "enrich-oracle")
 
 
@@ -61,7 +61,10 @@ def test_prefetching_cuts_stalls_for_bytes(runs):
     # lookup probability is above one half)
     assert s["enrich-eager"]["prefetches"] == s["enrich-eager"]["needs"]
     assert s["enrich-eager"]["wasted_bytes"] >= s["enrich-predicted"]["wasted_bytes"]
-    assert s["enrich-eager"]["wasted_bytes"] > s["enrich-oracle"]["wasted_bytes"]
+    # the oracle: never more bytes nor stall than eager (on this network it falls back to
+    # fetching every row at birth, which is eager's schedule: tests/enrich/test_oracle.py)
+    assert s["enrich-eager"]["wasted_bytes"] >= s["enrich-oracle"]["wasted_bytes"]
+    assert s["enrich-eager"]["stall_time_total"] >= s["enrich-oracle"]["stall_time_total"]
 
 
 def test_a_higher_threshold_trades_stalls_for_fewer_and_surer_prefetches(runs, tmp_path):
@@ -78,7 +81,8 @@ def test_the_profile_comes_from_a_traced_training_run(runs):
     out, by_mode = runs
     prepared = sorted((out / PREPARED_DIR).iterdir())
     seeds = sorted(Run(p).spec["run"]["seed"] for p in prepared)
-    assert seeds == [1, 1000]          # oracle: the same seed; predicted/eager: training
+    # oracle: a hindsight run of the same seed and its trials; predicted/eager: training
+    assert seeds.count(1000) == 1 and set(seeds) == {1, 1000}
     profile = by_mode["enrich-predicted"].spec["params"]["enrich-predicted"]["profile"]
     assert profile["built_from"]["seed"] == 1000
     triggers = {r["trigger"] for r in profile["records"]}
@@ -86,8 +90,9 @@ def test_the_profile_comes_from_a_traced_training_run(runs):
     for r in profile["records"]:
         assert 0 < r["probability"] < 1 and r["lookups"] <= r["tuples"]
         assert len(r["delay_quantiles"]) == len(r["fetch_quantiles"]) == 21
-        for k in r["key_ranges"]:
-            assert k["probability"] >= 1.5 * r["probability"]
+        for k in r["key_ranges"]:          # clearly higher or clearly lower
+            assert k["probability"] >= 1.5 * r["probability"] or \
+                k["probability"] <= r["probability"] / 1.5
 
 
 def test_a_higher_confidence_fetches_earlier(tmp_path):

@@ -53,3 +53,32 @@ def test_lookup_runs_on_spark_equal_inproc(name, spark, tmp_path):
     pd.testing.assert_frame_equal(ours, inproc.metrics)
     same = {k: v for k, v in inproc.summary.items() if k not in RUNTIME_KEYS}
     assert nan_equal({k: on_spark.summary[k] for k in same}) == nan_equal(same)
+
+
+#: The enrichment model's parts that keep state in the node programs (issue 29): a
+#: bounded cache, a table's queue and the rows it sent (for invalidation), the
+#: in-order buffer, the oracle's per-tuple waits.
+ENRICH = {"table": {"service_time": 0.3, "update_rate": 1.0, "invalidate": True}}
+
+
+@pytest.mark.parametrize("name", ["enrich-on-demand", "enrich-oracle"])
+def test_the_enrichment_model_on_spark_equals_inproc(name, spark, tmp_path):
+    def spec(runtime: str) -> dict:
+        s = copy.deepcopy(BASE)
+        s["run"]["runtime"] = runtime
+        s["run"]["drain"] = 4.0
+        s["algorithm"] = {"name": name}
+        s["params"] = {name: {"cache_rows": 2, "cache_ttl": 1.5}}
+        s["enrich"] = copy.deepcopy(ENRICH)
+        return s
+
+    inproc = run(spec("inproc"), out=tmp_path)
+    on_spark = run(spec("spark"), out=tmp_path)
+    s = inproc.summary
+    assert s["cache_evictions"] > 0 and s["updates_pushed"] > 0 and s["table_wait_mean"] > 0
+    pd.testing.assert_frame_equal(on_spark.ledger, inproc.ledger)
+    pd.testing.assert_frame_equal(on_spark.results, inproc.results)
+    ours = on_spark.metrics[on_spark.metrics.source != "spark"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(ours, inproc.metrics)
+    same = {k: v for k, v in s.items() if k not in RUNTIME_KEYS}
+    assert nan_equal({k: on_spark.summary[k] for k in same}) == nan_equal(same)

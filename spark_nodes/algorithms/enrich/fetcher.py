@@ -80,8 +80,9 @@ class Fetcher:
     ``retry_tag``: the timer tag a request's timeout fires with, ``retry_tag + (key,)``.
     """
 
-    def __init__(self, ttl: float, timeout: float, retry_tag: tuple = ("retry",)):
-        self.cache = Cache(ttl)
+    def __init__(self, ttl: float, timeout: float, retry_tag: tuple = ("retry",),
+                 capacity: int | None = None):
+        self.cache = Cache(ttl, capacity)
         self.timeout = float(timeout)
         self.retry_tag = tuple(retry_tag)
         self.waiting: dict = {}          # key -> [(item, since)]
@@ -125,21 +126,28 @@ class Fetcher:
             ctx.record("lookup_retry", 1)
         return due
 
-    def arrived(self, ctx, key, value, prefetch: bool, settles: bool = True) -> list:
-        """A reply brought ``value``: cache it and return the ``(item, since)`` that
-        waited for it (the caller serves them: their stall is ``now - since``).
-        ``settles``: the reply answers the request in flight (not an unrelated
-        prefetch addressed here)."""
+    def arrived(self, ctx, key, value, prefetch: bool, settles: bool = True,
+                version: int = 0) -> list:
+        """A reply brought ``value`` (at ``version``): cache it and return the
+        ``(item, since)`` that waited for it (the caller serves them: their stall is
+        ``now - since``). ``settles``: the reply answers the request in flight (not an
+        unrelated prefetch addressed here). Items a prefetch serves on arrival count as
+        ``served_by_prefetch`` as much as those it serves from the cache: the row came
+        ahead of the on-demand reply, whichever waited longer."""
         if prefetch:
             ctx.record("prefetch_arrived", 1)
         if settles:
             self.requested.pop(key, None)
-        self.cache.put(key, value, ctx.now, prefetched=prefetch)
+        evictions = self.cache.evictions
+        self.cache.put(key, value, ctx.now, prefetched=prefetch, version=version)
+        if self.cache.evictions > evictions:
+            ctx.record("cache_eviction", self.cache.evictions - evictions)
         parked = self.waiting.pop(key, [])
         if parked:
             self.cache.get(key, ctx.now)                # marks the value used
             if prefetch:
                 ctx.record("prefetch_used", 1)
+                ctx.record("served_by_prefetch", len(parked))
         return parked
 
     def held(self) -> list:

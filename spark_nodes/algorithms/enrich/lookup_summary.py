@@ -5,8 +5,9 @@ Metrics a program records (source = the algorithm's name): ``need`` (one per ite
 needed), ``stall`` (the wait of each need that was served), ``lookup`` (an on-demand
 request), ``lookup_retry`` (a request sent again after its timeout), ``prefetch`` (a
 request sent ahead of need), ``prefetch_arrived``, ``prefetch_used`` (a prefetched item
-that served a need) and ``served_by_prefetch`` (a need served at once by a prefetched
-item in the cache).
+that served a need), ``served_by_prefetch`` (a need served by a prefetched item: at once
+from the cache, or on its arrival while the need waited) and ``cache_eviction`` (an
+item pushed out of a full cache).
 
 Examples
 --------
@@ -36,8 +37,8 @@ def metric_total(mine: pd.DataFrame, metric: str) -> float:
 
 def lookup_summary(mine: pd.DataFrame) -> dict:
     """``needs, lookups, lookup_retries, stall_time_total/mean/p95, prefetches,
-    prefetch_precision`` (used ÷ arrived) and ``prefetch_recall`` (needs served by a
-    prefetched item ÷ needs) from one algorithm's metric rows."""
+    prefetch_precision`` (used ÷ arrived), ``prefetch_recall`` (needs served by a
+    prefetched item ÷ needs) and ``cache_evictions`` from one algorithm's metric rows."""
     stalls = mine.loc[mine["metric"] == "stall", "value"].to_numpy() if len(mine) \
         else np.array([])
     needs = metric_total(mine, "need")
@@ -54,6 +55,7 @@ def lookup_summary(mine: pd.DataFrame) -> dict:
         else math.nan,
         "prefetch_recall": metric_total(mine, "served_by_prefetch") / needs if needs
         else math.nan,
+        "cache_evictions": metric_total(mine, "cache_eviction"),
     }
 
 
