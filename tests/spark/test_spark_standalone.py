@@ -85,7 +85,10 @@ def cli(*args, cwd):
 
 
 def complete_runs(out):
-    return sorted(p.name for p in out.iterdir() if p.is_dir() and is_complete(p))
+    # a run being written sits in a hidden .tmp-<run>-<pid> folder until it is renamed:
+    # a driver killed then leaves one behind, complete-looking but not a run
+    return sorted(p.name for p in out.iterdir()
+                  if p.is_dir() and not p.name.startswith(".") and is_complete(p))
 
 
 # The tests run in file order on one master (see conftest). Every JVM costs a start (a
