@@ -106,7 +106,6 @@ class Transport:
         self._calendar: list = []
         self._sends: deque = deque()   # sends in time order, beside the calendar
         self._seq = 0
-        self._link_free: dict[tuple[int, int], float] = {}
         self._waiting: list = []      # shared medium: (ready time, seq, hop) in ready order
         self._active: dict[int, tuple] = {}   # shared medium: seq -> (u, v, end)
         self._busy: dict[int, int] = {}       # shared medium: node -> transmissions it is in

@@ -111,7 +111,7 @@ class RoutedTransport(Transport):
         self.control_log: list[tuple[float, int, str, int]] = []
         self._next_control_id = -1
         self._v_start, self._v_end, self._view = math.inf, -math.inf, None
-        # Transport._link_free and _link_last by sender: {u: {v: time}} (a broadcast
+        # links' free and last-arrival times by sender: {u: {v: time}} (a broadcast
         # reads and sets one entry per neighbour; small per-node dictionaries keyed by
         # ids are found faster than one keyed by pairs)
         self._free_from: dict[int, dict] = {}
