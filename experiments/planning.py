@@ -108,7 +108,8 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>",
     params = checked(f"params.{algorithm.name}", lambda: registry.validate_params(
         algorithm, spec["params"].get(algorithm.name, {})))
     trigger = checked(f"trigger.{algorithm.name}", lambda: _trigger(
-        algorithm, spec.get("trigger", {}), streams, query.node, base_dir))
+        algorithm, spec.get("trigger", {}), streams, query.node, base_dir,
+        dict(net0=net0, params=params, seed=seed)))
     if spec["mininet"]:
         from emulator.mininet.options import MininetOptions
 
@@ -189,9 +190,12 @@ def outage_warnings(outages, duration: float, mobility: dict) -> list[tuple[str,
             for node, down, _ in outages if down >= duration]
 
 
-def _trigger(algorithm, tables: dict, streams, query_node: int, base_dir: Path):
+def _trigger(algorithm, tables: dict, streams, query_node: int, base_dir: Path,
+             placement: dict):
     """The algorithm's ``[trigger.<name>]`` table, checked (None: the fixed clock), its
-    gate's upstream resolved to a node among the algorithm's operators."""
+    gate's upstream resolved to a node among the algorithm's operators (``placement``:
+    what an algorithm that places its operators itself needs, see
+    :meth:`~spark_nodes.algorithms.registry.Algorithm.gate_operators`)."""
     from spark_nodes.algorithms.triggers.spec import trigger_spec
 
     table = tables.get(algorithm.name)
@@ -204,7 +208,8 @@ def _trigger(algorithm, tables: dict, streams, query_node: int, base_dir: Path):
         raise ValueError(f"trigger.{algorithm.name}.evaluate: this algorithm evaluates "
                          f"{' or '.join(algorithm.evaluate_modes)} only, got "
                          f"{trigger.evaluate!r}")
-    operators = algorithm.gate_operators({s.name: s.node for s in streams}, query_node)
+    operators = algorithm.gate_operators({s.name: s.node for s in streams}, query_node,
+                                         **placement)
     return trigger.resolved_gate(f"trigger.{algorithm.name}.gate", operators)
 
 

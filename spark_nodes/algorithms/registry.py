@@ -129,15 +129,18 @@ class Algorithm:
     #: (:mod:`spark_nodes.algorithms.triggers`); others run on their fixed clock only.
     triggered: bool = False
     #: Where a trigger's conditions may be measured (``at``) and which kinds each place
-    #: sees; None: everywhere, every kind.
+    #: sees; None: here and at the sources, every kind.
     trigger_places: dict | None = None
 
     #: The ``[trigger.<name>] evaluate`` modes its operators support.
     evaluate_modes: tuple = ("on_arrival",)
 
-    def gate_operators(self, stream_nodes: dict, query_node: int) -> dict | None:
+    def gate_operators(self, stream_nodes: dict, query_node: int, *, net0=None,
+                       params: dict | None = None, seed: int = 0) -> dict | None:
         """``{name: node}`` of the operators a ``[trigger.<name>] gate`` may watch
-        (:mod:`spark_nodes.algorithms.triggers.gate`); None: this algorithm has no gate."""
+        (:mod:`spark_nodes.algorithms.triggers.gate`); None: this algorithm has no gate.
+        ``net0`` (the network at time 0), ``params`` (checked) and ``seed`` for an
+        algorithm that places its operators itself (ATR's diffusion node and hosts)."""
         return None
 
     def programs(self, plan) -> dict:

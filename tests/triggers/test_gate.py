@@ -104,9 +104,9 @@ def test_bad_gates_name_the_field(tmp_path, gate, message):
 
 def test_an_algorithm_without_a_gate_refuses_one(tmp_path):
     s = spec()
-    s["algorithm"]["name"] = "atr"
-    s["trigger"]["atr"]["gate"] = GATE
-    with pytest.raises(SpecError, match=r"trigger.atr.gate: this algorithm's operators "
+    s["algorithm"]["name"] = "ctr"
+    s["trigger"]["ctr"] = {"gate": GATE}
+    with pytest.raises(SpecError, match=r"trigger.ctr.gate: this algorithm's operators "
                                         r"cannot be gated$"):
         run(s, out=tmp_path)
 

@@ -1,5 +1,6 @@
 """Triggered windows give the same tables on Spark as in process (QJoin with sources that
-signal over the network and hear of their lost messages; ATR and CTR cutting segments;
+signal over the network and hear of their lost messages; ATR and CTR cutting segments,
+ATR's hosts holding windows, signalling their siblings and gated;
 SMJ's periods ended at the query node on its sites' signals)."""
 import math
 
@@ -54,13 +55,19 @@ def test_a_gated_run_joining_on_windows_is_equal_on_spark(tmp_path):
     same(inproc, run(s, out=tmp_path))
 
 
-def test_atr_on_windows_is_equal_on_spark(tmp_path):
+def test_atr_on_windows_with_host_windows_and_a_gate_is_equal_on_spark(tmp_path):
     s = spec("rate")
     s["algorithm"]["name"] = "atr"
-    s["trigger"]["atr"].update(use="rate", evaluate="on_window")
+    atr = s["trigger"]["atr"]
+    atr.update(use="rate", evaluate="on_window", gate={
+        "upstream": "diffusion", "exception_rate_below": 1.0, "while_shut": "buffer"})
+    # hosts hold their tuples for a unit; each signals its siblings every 4 tuples
+    atr["rate"]["conditions"] += [{"kind": "time", "above": 1.0, "at": "hosts"},
+                                  {"kind": "count", "above": 4, "at": "siblings"}]
     s["run"].update(duration=6.0, step=0.05, spark_master="local[2]")
     s["topology"]["delay"] = 0.05
     inproc = run(s, out=tmp_path)
     assert inproc.summary["windows_fired"] > 0
+    assert inproc.summary["host_windows"] > 0 and inproc.summary["sibling_signals"] > 0
     s["run"]["runtime"] = "spark"
     same(inproc, run(s, out=tmp_path))

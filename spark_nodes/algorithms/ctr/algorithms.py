@@ -31,7 +31,7 @@ from spark_nodes.algorithms.ctr.programs import DistributedJoinNode, Setup
 from spark_nodes.algorithms.enrich.lookup_summary import fetch_summary
 from spark_nodes.algorithms.registry import ALGORITHMS, Algorithm, Param, check_param
 from spark_nodes.algorithms.triggers.conditions import KINDS
-from spark_nodes.algorithms.triggers.summary import windows_fired
+from spark_nodes.algorithms.triggers.summary import evaluations, windows_fired
 from spark_nodes.workload.sources import key_probabilities, resolve_streams
 
 NONE = type(None)
@@ -66,14 +66,8 @@ class _DistributedJoin(Algorithm):
     def setup(self, plan) -> Setup:
         p = plan.params
         name = self.name
-        net = plan.net0
         sources = [s.node for s in plan.streams]
-        diff = p["diffusion_node"]
-        if diff is None:
-            diff = diffusion_node(net, sources)
-        check_param(name, p, "diffusion_node", diff in net.nodes, "a node of the topology")
-        hosts = host_nodes(net, p.get("hosts", 1), p["host_nodes"], plan.seed,
-                           field=f"params.{name}.host_nodes")
+        diff, hosts = self.placed(plan.net0, sources, p, plan.seed)
         segment = p.get("segment", 1.0)
         flush = self.flush_period(p)
         report = p.get("report_interval")
@@ -99,6 +93,17 @@ class _DistributedJoin(Algorithm):
             capacity=tuple(float(c) for c in capacity),
             bytes_per_unit=plan.bytes_per_unit, synopsis_unit=plan.synopsis_unit,
             **self.extra(p), **self.trigger_setup(plan, p))
+
+    def placed(self, net, sources, p: dict, seed: int) -> tuple[int, tuple]:
+        """``(diffusion node, hosts)`` where a run with these parameters puts them."""
+        diff = p["diffusion_node"]
+        if diff is None:
+            diff = diffusion_node(net, sources)
+        check_param(self.name, p, "diffusion_node", diff in net.nodes,
+                    "a node of the topology")
+        hosts = host_nodes(net, p.get("hosts", 1), p["host_nodes"], seed,
+                           field=f"params.{self.name}.host_nodes")
+        return diff, tuple(hosts)
 
     def flush_period(self, p: dict) -> float:
         return p["segment"]
@@ -215,16 +220,55 @@ class Atr(_DistributedJoin):
                 "master_switch": p["master_switch"], "switch_margin": p["switch_margin"]}
 
     evaluate_modes = ("on_arrival", "on_window")
+    #: the diffusion node cuts segments ("here"); each host may hold its tuples for its
+    #: own window ("hosts") or measure for its siblings, which it signals ("siblings")
+    trigger_places = {"here": KINDS, "hosts": KINDS, "siblings": KINDS}
+
+    def gate_operators(self, stream_nodes: dict, query_node: int, *, net0=None,
+                       params: dict | None = None, seed: int = 0) -> dict:
+        """The hosts' upstream, ``diffusion``, and the hosts themselves (``host0``, …,
+        or by node), whose siblings a gate on one of them stands at (source 001, Fig. 7)."""
+        diff, hosts = self.placed(net0, list(stream_nodes.values()), params, seed)
+        return {"diffusion": diff, **{f"host{k}": h for k, h in enumerate(hosts)}}
 
     def trigger_setup(self, plan, p: dict) -> dict:
         trigger = getattr(plan, "trigger", None)
-        if trigger is not None and not trigger.clock:
+        if trigger is not None and trigger.measured_at("here"):
             # probes of T ± ΔT measure whole segments: a cut would spoil the comparison
             check_param(self.name, p, "adapt", not p["adapt"],
                         f"false when a trigger cuts segments ([trigger.{self.name}])")
         # on_window holds for the fixed segments (the clock) as for cut ones
         on_window = getattr(trigger, "evaluate", "on_arrival") == "on_window"
-        return {**super().trigger_setup(plan, p), "on_window": on_window}
+        out = {**super().trigger_setup(plan, p), "on_window": on_window}
+        gate = getattr(trigger, "gate", None)
+        if gate is not None:
+            out["trigger"] = trigger        # a gate stands at the hosts under the clock too
+            if gate.silence is not None and gate.upstream != self.placed(
+                    plan.net0, [s.node for s in plan.streams], p, plan.seed)[0]:
+                raise ValueError(f"trigger.{self.name}.gate.silence: a host hears only "
+                                 "from the diffusion node; silence needs upstream = "
+                                 "\"diffusion\"")
+        return out
+
+    def summarize(self, plan, run) -> dict:
+        """The distributed join's keys and the hosts' ``evaluations`` (tuples joined),
+        ``evaluations_skipped``, ``gate_closed_time`` (NaN: no gate; summed over the
+        gated hosts), ``host_windows`` (fired by a host's own condition),
+        ``host_windows_by_sibling`` and ``sibling_signals``."""
+        out = super().summarize(plan, run)
+        m = run.metrics
+        mine = m[m["source"] == plan.algorithm] if len(m) else m
+        metric = mine["metric"] if len(mine) else pd.Series(dtype=str)
+
+        def total(prefix: str) -> int:
+            return int(mine.loc[metric.str.startswith(prefix), "value"].sum()) \
+                if len(mine) else 0
+        out.update(evaluations(mine))
+        sibling = total("host_window:sibling")
+        out.update(host_windows=total("host_window:") - sibling,
+                   host_windows_by_sibling=sibling,
+                   sibling_signals=total("sibling_signal:"))
+        return out
 
     def overhead(self, metrics, setup: Setup, duration: float) -> dict:
         out = atr_overhead(metrics, setup.streams, setup.windows, duration)

@@ -41,6 +41,8 @@ from contract.state import StateMap
 from spark_nodes.algorithms.ctr.atr import AtrRouter
 from spark_nodes.algorithms.ctr.ctr import CtrRouter
 from spark_nodes.algorithms.ctr.entry_lookup import RouteDesk, RouteFetcher, needs_rest
+from spark_nodes.algorithms.ctr.host_trigger import (HOST_SENDS, SIGNAL, HostWindows,
+                                                     gated_hosts)
 from spark_nodes.algorithms.ctr.load import LoadBoard
 from spark_nodes.algorithms.ctr.messages import (AtrPart, CtrBase, CtrPartial, EndOfStream,
                                                  Flush, LoadReport, Release, Results, units_of)
@@ -48,6 +50,7 @@ from spark_nodes.algorithms.ctr.probe import StoredSegment, extend
 from spark_nodes.algorithms.enrich.lookups import LookupReply, LookupRequest
 from spark_nodes.algorithms.multiway import MultiwayJoin
 from spark_nodes.algorithms.oracle import joinable
+from spark_nodes.algorithms.triggers.gate import REPORT, CountBook
 from spark_nodes.workload.tuples import StreamTuple
 
 
@@ -197,6 +200,12 @@ class _TriggeredDiffusion(_Diffusion):
         trigger = setup.trigger
         self.initiator = trigger.initiator("here") \
             if trigger is not None and not trigger.clock else None
+        # ATR's gated hosts hear from here of the diffusion node's exceptions (a gate on
+        # it) or of those attributed to the host they watch (its parts lost on the way)
+        gate = getattr(trigger, "gate", None)
+        self.report_to = gated_hosts(gate, setup.hosts, setup.diffusion)
+        self.report_about = None if gate is None or gate.upstream == setup.diffusion \
+            else gate.upstream
 
     def start(self, ctx) -> None:
         super().start(ctx)
@@ -214,16 +223,24 @@ class _TriggeredDiffusion(_Diffusion):
     def on_tuple_message(self, ctx, msg) -> bool:
         accepted = super().on_tuple_message(ctx, msg)
         if self.initiator is not None:
-            fired = self.initiator.tuple(msg.payload.stream, None, ctx.now)
-            if not accepted:
-                fired += self.initiator.exception("late", ctx.now, msg.src)
-            self.cut(ctx, fired)
+            self.cut(ctx, self.initiator.tuple(msg.payload.stream, None, ctx.now))
+        if not accepted:
+            self.fault(ctx, "late", msg.src)
         return accepted
 
     def on_lost(self, ctx, msg, reason) -> None:
+        # attributed to the operator the lost message was for
+        self.fault(ctx, reason, msg.dst)
+
+    def fault(self, ctx, kind: str, origin) -> None:
+        """An exception here: told to the window initiator, reported to gated hosts."""
         if self.initiator is not None:
-            # attributed to the operator the lost message was for
-            self.cut(ctx, self.initiator.exception(reason, ctx.now, msg.dst))
+            self.cut(ctx, self.initiator.exception(kind, ctx.now, origin))
+        if self.report_about is not None and origin != self.report_about:
+            return
+        for host in self.report_to:
+            ctx.signal(host, REPORT, kind, self.s.synopsis_unit,
+                       free=self.s.trigger.signal == "free")
 
     def cut(self, ctx, fired) -> None:
         """End the open segment for each window that fired (if one is open)."""
@@ -466,17 +483,45 @@ class _Host:
 
 
 class AtrHost(_Host):
-    """Joins each ATR batch on its own and drops it once all its parts have arrived.
+    """Joins each ATR batch on its own and drops it once all its parts have arrived and
+    been joined.
 
     Parts are joined as they arrive, in any order (the join emits a group when its last
     member arrives); the last part tells how many there are. A lost part leaves its batch
     buffered until the end of the run. Work is counted as the tuples buffered in the
     batch when a tuple is inserted (what a nested-loop probe would compare).
+
+    With host windows, sibling signals or a gate (``[trigger.atr]``,
+    :mod:`spark_nodes.algorithms.ctr.host_trigger`) the tuples are joined when those
+    let them through, in arrival order. From the run's end on, the host records
+    ``evaluations`` (tuples joined), ``evaluations_skipped`` (a gate's) and, gated,
+    ``gate_closed_time``.
     """
 
-    def __init__(self, setup: Setup):
+    def __init__(self, setup: Setup, node: int):
         super().__init__(setup)
-        self._batches: dict[int, list] = {}     # batch -> [parts seen, parts in all, join]
+        # batch -> [parts seen, parts in all, join, tuples not yet joined or dropped]
+        self._batches: dict[int, list] = {}
+        trigger = setup.trigger
+        windows = HostWindows(trigger, node, setup.hosts, setup.diffusion,
+                              setup.synopsis_unit) if trigger is not None else None
+        active = windows is not None and (windows.windowed or windows.gate is not None
+                                          or windows.report_to)
+        self.windows = windows if active else None
+        self.evaluated = 0
+        self.book = CountBook()
+
+    def start(self, ctx) -> None:
+        super().start(ctx)
+        if self.windows is not None and self.windows.poll_every is not None:
+            ctx.set_timer(ctx.now + self.windows.poll_every, ("host", "poll"))
+
+    def on_timer(self, ctx, tag) -> None:
+        if tag[1] != "poll":
+            super().on_timer(ctx, tag)
+            return
+        self._join(ctx, self.windows.poll(ctx))
+        ctx.set_timer(ctx.now + self.windows.poll_every, ("host", "poll"))
 
     def on_part(self, ctx, part: AtrPart) -> None:
         self.received(sum(t.size for t in part.tuples))
@@ -484,27 +529,87 @@ class AtrHost(_Host):
         if b is None:
             b = self._batches[part.batch] = [0, None, MultiwayJoin(
                 self.s.streams, self.s.windows, self.s.predicate, self.s.theta,
-                bytes_per_unit=self.s.bytes_per_unit)]
+                bytes_per_unit=self.s.bytes_per_unit), 0]
         b[0] += 1
         if part.last:
             b[1] = part.seq + 1
-        join = b[2]
+        b[3] += len(part.tuples)
+        items = [(part.batch, t) for t in part.tuples]
+        if self.windows is None:
+            self._join(ctx, items)
+        else:
+            ready, dropped = self.windows.arrive(ctx, items)
+            self._done(dropped)
+            self._join(ctx, ready)
+            self._record_counts(ctx)
+        self._tidy(part.batch)
+
+    def on_signal(self, ctx, msg) -> None:
+        """A sibling's window signal, or the gate's upstream reporting an exception."""
+        if self.windows is None:
+            raise ValueError(f"host {ctx.node}: unexpected {msg.kind!r} signal: this host "
+                             "has no window or gate")
+        if msg.kind == SIGNAL:
+            self._join(ctx, self.windows.signalled(ctx, msg.payload))
+        else:
+            self.windows.reported(ctx, msg.payload)
+
+    def on_lost(self, ctx, msg, reason) -> None:
+        if self.windows is not None:
+            self._join(ctx, self.windows.exception(ctx, reason, msg.dst))
+
+    def listens_to_losses(self) -> bool:
+        return self.windows is not None and self.windows.listens_to_losses
+
+    def finish(self, ctx) -> None:
+        if self.windows is not None:
+            self._join(ctx, self.windows.finish())
+        self.book.finished = True
+        self._record_counts(ctx)
+
+    def _record_counts(self, ctx) -> None:
+        counts = {"evaluations": self.evaluated, "evaluations_skipped": 0}
+        if self.windows is not None:
+            counts.update(self.windows.counts(ctx.now), evaluations=self.evaluated)
+        self.book.record(ctx, counts)
+
+    def _join(self, ctx, items) -> None:
+        """Join ``items`` (``(batch, tuple)``) in order; results to the fusion node."""
+        if not items:
+            return
+        self.evaluated += len(items)
         probes = 0
         groups = []
-        for t in part.tuples:
+        for batch, t in items:
+            join = self._batches[batch][2]
             probes += join.buffered()[0]
             groups.extend(join.insert(t))
         self.count(ctx, probes)
-        if b[0] == b[1]:
-            del self._batches[part.batch]
+        self._done(items)
         self.send_results(ctx, groups)
+        self._record_counts(ctx)
+
+    def _done(self, items) -> None:
+        """``items`` were joined or dropped: their batches may be complete."""
+        for batch, _ in items:
+            self._batches[batch][3] -= 1
+            self._tidy(batch)
+
+    def _tidy(self, batch) -> None:
+        b = self._batches.get(batch)
+        if b is not None and b[0] == b[1] and b[3] == 0:
+            del self._batches[batch]
 
     def memory(self) -> tuple[int, int]:
         n = nbytes = 0
-        for _, _, join in self._batches.values():
+        for _, _, join, _ in self._batches.values():
             tn, tb = join.buffered()
             n += tn
             nbytes += tb
+        if self.windows is not None:
+            held = self.windows.held()
+            n += len(held)
+            nbytes += round(sum(t.size for _, t in held) * self.s.bytes_per_unit)
         return n, nbytes
 
 
@@ -680,7 +785,9 @@ class DistributedJoinNode(NodeProgram):
     def __init__(self, setup: Setup, node: int, sources: bool):
         self.source = Source(setup) if sources else None
         self.diffusion = _DIFFUSION[setup.scheme](setup) if node == setup.diffusion else None
-        self.host = _HOST[setup.scheme](setup) if node in setup.hosts else None
+        host = _HOST[setup.scheme]
+        self.host = None if node not in setup.hosts else \
+            host(setup, node) if host is AtrHost else host(setup)
         self.fusion = Fusion() if node == setup.fusion else None
 
     def _roles(self):
@@ -695,7 +802,9 @@ class DistributedJoinNode(NodeProgram):
 
     def on_message(self, ctx, msg) -> None:
         p = msg.payload
-        if isinstance(p, StreamTuple):
+        if msg.kind in (SIGNAL, REPORT):
+            self.host.on_signal(ctx, msg)
+        elif isinstance(p, StreamTuple):
             self.diffusion.on_tuple_message(ctx, msg)
         elif isinstance(p, EndOfStream):
             self.diffusion.on_end(ctx, msg)
@@ -724,11 +833,23 @@ class DistributedJoinNode(NodeProgram):
         getattr(self, tag[0]).on_timer(ctx, tag)
 
     def on_lost(self, ctx, msg, reason) -> None:
-        # the diffusion node's lost parts are exceptions to its window trigger (ATR, CTR)
-        self.diffusion.on_lost(ctx, msg, reason)
+        # a loss is an exception of the role that sent the message: the diffusion node's
+        # parts (its window trigger, a gate watching it), a host's results, load reports
+        # and signals (its windows, a gate watching it)
+        host_sent = msg.kind in HOST_SENDS or (msg.kind == REPORT and self._host_listens())
+        role = self.host if host_sent else self.diffusion
+        if role is not None and hasattr(role, "on_lost"):
+            role.on_lost(ctx, msg, reason)
+
+    def _host_listens(self) -> bool:
+        return self.host is not None and getattr(self.host, "listens_to_losses",
+                                                 lambda: False)()
 
     def listens_to_losses(self) -> bool:
-        return getattr(self.diffusion, "initiator", None) is not None
+        diffusion = self.diffusion
+        return self._host_listens() or diffusion is not None and (
+            getattr(diffusion, "initiator", None) is not None or
+            bool(getattr(diffusion, "report_to", ())))
 
     def finish(self, ctx) -> None:
         # a source's end-of-stream first (a local send, delivered at once), then the

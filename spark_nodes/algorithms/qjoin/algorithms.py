@@ -185,7 +185,7 @@ class QJoin(QJoinFamily):
 
     evaluate_modes = ("on_arrival", "on_window")
 
-    def gate_operators(self, stream_nodes: dict, query_node: int) -> dict:
+    def gate_operators(self, stream_nodes: dict, query_node: int, **placement) -> dict:
         """The join node's upstream operators: each stream's source node, by the
         stream's name (a stream produced at the join node itself is not upstream)."""
         return {name: node for name, node in stream_nodes.items() if node != query_node}

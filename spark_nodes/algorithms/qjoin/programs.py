@@ -34,7 +34,7 @@ from spark_nodes.algorithms.qjoin.mpkslack import MPKSlack
 from spark_nodes.algorithms.qjoin.operator import SymmetricJoin
 from spark_nodes.algorithms.qjoin.statistics import IntervalStats, PeriodCounts
 from spark_nodes.algorithms.triggers.faults import guarded
-from spark_nodes.algorithms.triggers.gate import REPORT, Gate
+from spark_nodes.algorithms.triggers.gate import REPORT, CountBook, Gate
 
 ADAPT = "adapt"
 POLL = "poll"
@@ -222,8 +222,7 @@ class QJoinNode(JoinNode):
         self.on_window = getattr(trigger, "evaluate", "on_arrival") == "on_window"
         self.window: list = []          # on_window: (side, tuple) since the last window
         self.evaluated = 0
-        self.finished = False
-        self._recorded: dict = {}       # evaluations, ... as last recorded
+        self.book = CountBook()         # evaluations, ... recorded from the run's end
         self.last_adapt = 0.0
         self.w = float(w)
         self.core = SymmetricJoin(w, predicate, theta, params["purge"])
@@ -330,24 +329,18 @@ class QJoinNode(JoinNode):
         # drain) is joined as it arrives
         self._evaluate_window(ctx)
         self.on_window = False
-        self.finished = True
+        self.book.finished = True
         self._record_counts(ctx)
 
     def _record_counts(self, ctx) -> None:
         """Record the counts once the run has ended, then every change during the drain
         (``gate_closed_time`` stops at the end of the run)."""
-        if not self.finished:
+        if not self.book.finished:      # nothing is recorded before (called per tuple)
             return
         counts = {"evaluations": self.evaluated, "evaluations_skipped": 0}
         if self.gate is not None:       # a run without a gate has no gate_closed_time
             counts.update(self.gate.counts(ctx.now), evaluations=self.evaluated)
-        if "gate_closed_time" in self._recorded:
-            counts["gate_closed_time"] = self._recorded["gate_closed_time"]
-        for metric, value in counts.items():
-            delta = value - self._recorded.get(metric, 0)
-            if delta or metric not in self._recorded:
-                ctx.record(metric, delta)
-                self._recorded[metric] = value
+        self.book.record(ctx, counts)
 
     def signalled(self, ctx, kind: str) -> None:
         if self.trigger is None:

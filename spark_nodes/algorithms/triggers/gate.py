@@ -201,3 +201,36 @@ class Gate:
         return {"evaluations": self.evaluations,
                 "evaluations_skipped": self.skipped + len(self.held),
                 "gate_closed_time": round(self.closed_time + shut, 9)}
+
+
+class CountBook:
+    """Records an operator's evaluation counts (:data:`EVALUATION_KEYS`) as metric rows:
+    nothing before the run ends, then the counts at the end, then each change while
+    tuples still in flight arrive (the drain). ``gate_closed_time`` keeps its value at
+    the end of the run.
+
+    >>> rows = []
+    >>> ctx = type("Ctx", (), {"record": lambda self, m, v: rows.append((m, v))})()
+    >>> book = CountBook()
+    >>> book.record(ctx, {"evaluations": 3})            # the run has not ended
+    >>> book.finished = True
+    >>> book.record(ctx, {"evaluations": 3, "gate_closed_time": 1.5})
+    >>> book.record(ctx, {"evaluations": 5, "gate_closed_time": 2.0})
+    >>> rows
+    [('evaluations', 3.0), ('gate_closed_time', 1.5), ('evaluations', 2.0)]
+    """
+
+    def __init__(self):
+        self.finished = False
+        self._recorded: dict = {}
+
+    def record(self, ctx, counts: dict) -> None:
+        if not self.finished:
+            return
+        for metric, value in counts.items():
+            if metric == "gate_closed_time" and metric in self._recorded:
+                continue
+            delta = value - self._recorded.get(metric, 0)
+            if delta or metric not in self._recorded:
+                ctx.record(metric, float(delta))
+                self._recorded[metric] = value

@@ -24,8 +24,10 @@ Condition keys: ``kind`` (count | time | rate | deviation | exception), ``above`
 both), ``profile`` (deviation: a CSV file ``time,rate``), ``type`` (exception: one of
 :data:`EXCEPTION_TYPES`), ``measure`` (exception: count | rate), ``upstream`` (exception:
 node ids counted each on its own, ``need`` of them must reach the thresholds; deviation:
-one node), ``of`` (deviation: tuples | exceptions), ``at`` (here | sources: measured at
-the stream sources, which signal the operator).
+one node), ``of`` (deviation: tuples | exceptions), ``at`` (where it is measured: here,
+the operator itself; sources, the stream sources, which signal the operator; for ATR also
+hosts, each host for its own window, and siblings, each host for the other hosts, which
+it signals: the source's Fig. 7).
 
 Every problem is a ``ValueError`` naming the dotted field.
 
@@ -56,6 +58,12 @@ from topologies.schema import REQUIRED, Field
 EVALUATE = ("on_arrival", "on_window")
 KINDS = {"count": Count, "time": Elapsed, "rate": Rate, "deviation": Deviation,
          "exception": Exceptions}
+#: Where a condition may be measured (``at``): at the operator, at the stream sources
+#: (which signal it), at each host for its own window, at each host for its siblings
+#: (which it signals). An algorithm lists the places it has (``trigger_places``).
+PLACES = ("here", "sources", "hosts", "siblings")
+#: The places of an algorithm that lists none: every kind here and at the sources.
+DEFAULT_PLACES = {"here": tuple(KINDS), "sources": tuple(KINDS)}
 #: Faults an operator observes in this testbed.
 EXCEPTION_TYPES = ("dead_node", "no_route", "link_loss", "peer_timeout", "late",
                    "route_change", "operator_error")
@@ -97,8 +105,10 @@ VARIANT_SCHEMA = {
 #: ``_KEYS``).
 CONDITION_SCHEMA = {
     "kind": Field("choice", REQUIRED, choices=tuple(KINDS), doc="what is measured"),
-    "at": Field("choice", "here", choices=("here", "sources"),
-                doc="measured at the operator, or at the stream sources (which signal it)"),
+    "at": Field("choice", "here", choices=PLACES,
+                doc="measured at the operator, at the stream sources (which signal it), "
+                    "at each host for its own window or at each host for its siblings "
+                    "(ATR)"),
     "above": Field("number", None, low=0, none=True, doc="fires above this"),
     "below": Field("number", None, low=0, none=True, doc="fires below this"),
     "interval": Field("number", None, low=0, low_open=True, none=True,
@@ -218,9 +228,9 @@ def _read_profile(field: str, path, base_dir: Path) -> list:
 
 
 def _check_place(field: str, kind: str, where: str, places: dict | None) -> None:
-    """An algorithm measures some kinds only at some places (SMJ: tuples at its sites)."""
-    if places is None:
-        return
+    """An algorithm measures some kinds only at some places (SMJ: tuples at its sites;
+    ATR: at its hosts too)."""
+    places = DEFAULT_PLACES if places is None else places
     valid = [p for p, kinds in places.items() if kind in kinds]
     if where not in valid:
         raise ValueError(f"{field}.at: a {kind} condition cannot be measured at {where!r} "
@@ -235,8 +245,7 @@ def _check_condition(field: str, c, streams, base_dir: Path, places=None) -> dic
     if bad:
         raise ValueError(f"{field}.{bad[0]}: unknown key for kind {kind!r}; valid: "
                          f"{', '.join(sorted(_KEYS[kind] | {'at'}))}")
-    out = {"kind": kind, "at": _choice(f"{field}.at", c.get("at", "here"),
-                                       ("here", "sources"))}
+    out = {"kind": kind, "at": _choice(f"{field}.at", c.get("at", "here"), PLACES)}
     _check_place(field, kind, out["at"], places)
     for key in ("above", "below"):
         if key in c:
