@@ -7,10 +7,11 @@ and in the testbed's network (``emulator.deliver``, shared medium, the same radi
 light load ns-3 runs twice more, with stock ARP and with the caches NeighborCacheHelper
 fills. Results are kept one JSON line per
 scenario and simulator in ``--results`` as they finish, and a rerun runs only what is
-missing (``--rerun``: all of it).
+missing (``--rerun``: all of it; ``--rerun testbed``: the testbed's rows only, after a
+change to the emulated network, ns-3's kept).
 
 Run: ``.venv/bin/python -m benchmarks.validate_ns3 [--quick] [--json] [--report]
-[--results PATH] [--rerun]``
+[--results PATH] [--rerun [testbed|ns-3]]``
 
 ``--json`` prints one JSON line per scenario and simulator (``simulator``, ``routing``,
 ``speed``, ``load``, ``seed``, ``arp``, ``delivery_ratio``, ``delay_mean``,
@@ -70,7 +71,9 @@ def main(argv=None) -> int:
     parser.add_argument("--results", type=Path, default=None,
                         help=f"JSON lines kept between runs (default {RESULTS.relative_to(ROOT)}"
                              f"; with --quick, none)")
-    parser.add_argument("--rerun", action="store_true", help="run every scenario again")
+    parser.add_argument("--rerun", nargs="?", const="all", default=None,
+                        choices=("all", "testbed", "ns-3"),
+                        help="run every scenario again, or one simulator's rows only")
     args = parser.parse_args(argv)
 
     from benchmarks.ns3_validation import ns3_side
@@ -79,9 +82,12 @@ def main(argv=None) -> int:
         print(ns3_side.INSTALL_HINT, file=sys.stderr)
         return 2
     path = args.results if args.results is not None else (None if args.quick else RESULTS)
-    done = {} if path is None or args.rerun else {_key(r): r for r in load_results(path)}
-    if path is not None and args.rerun and path.exists():
-        path.unlink()
+    kept = [] if path is None else load_results(path)
+    if args.rerun is not None:   # the rows run again are dropped from the file now
+        kept = [r for r in kept if args.rerun != "all" and r["simulator"] != args.rerun]
+        if path is not None and path.exists():
+            path.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    done = {_key(r): r for r in kept}
     rows = []
     for sc, simulator in runs(args.quick):
         key = (simulator, sc.routing, float(sc.speed), sc.load, sc.seed, sc.arp,

@@ -111,6 +111,45 @@ def test_aodv_repairs_a_broken_route_after_a_rerr_while_the_oracle_knows_at_once
     assert with_feedback.lost.sum() < len(lost)   # the MAC tells at the first failed send
 
 
+def test_aodv_gratuitous_reply_gives_the_destination_the_route_to_the_originator():
+    g = line(4)
+    for gratuitous in (True, False):
+        tr = RoutedTransport(Network(Epochs([0.0], [g])), None, seed=1, routing="aodv",
+                             routing_params=resolve("aodv", {"aodv": {
+                                 "gratuitous_reply": gratuitous}}))
+        # node 1 finds a route to 3; at 1.0 node 0's first RREQ (TTL 1) reaches node 1
+        # only, which answers from that route
+        tr.send(Message(0, "data", 1, 3, 0.0, 1.0, 50, None))
+        tr.send(Message(1, "data", 0, 3, 1.0, 1.0, 50, None))
+        tr.advance(1.2)
+        rreps = [(node, size) for t, node, kind, size in tr.control_log
+                 if kind == "RREP" and 1.0 <= t < 1.2]
+        to_origin = tr.protocol._state[3].table.valid(0, 1.2)
+        if gratuitous:
+            # node 1 answers node 0 and tells node 3 by 1 -> 2 -> 3: three RREPs
+            assert sorted(rreps) == [(1, 48), (1, 48), (2, 48)]
+            assert (to_origin.next_hop, to_origin.hops) == (2, 3)
+            assert to_origin.seq == tr.protocol._state[0].seq
+        else:
+            assert rreps == [(1, 48)] and to_origin is None
+        tr.advance()
+        assert len(tr.arrivals) == 2
+
+
+def test_aodv_rrep_ack_is_asked_when_the_answer_is_for_a_neighbour():
+    for ack in (True, False):
+        tr = RoutedTransport(Network(Epochs([0.0], [line(3)])), None, seed=1,
+                             routing="aodv",
+                             routing_params=resolve("aodv", {"aodv": {"rrep_ack": ack}}))
+        # by 2.0 node 1 knows its neighbour 2 from a HELLO and answers node 0's RREQ
+        tr.send(Message(0, "data", 0, 2, 2.0, 1.0, 50, None))
+        tr.advance()
+        assert len(tr.arrivals) == 1
+        acks = [(node, size) for _, node, kind, size in tr.control_log
+                if kind == "RREP_ACK"]
+        assert acks == ([(0, 30)] if ack else [])
+
+
 # -- OLSR ---------------------------------------------------------------------------------
 def grid(side: int) -> nx.Graph:
     g = nx.convert_node_labels_to_integers(nx.grid_2d_graph(side, side))
@@ -140,10 +179,83 @@ def test_olsr_floods_tcs_through_mprs_only():
     tr.advance()
     assert len(tr.arrivals) == 1
     originated = sum(node.msg_seq for node in tr.protocol._state.values())
-    relayed = tr.control_sent["TC"] - originated
+    relayed = tr.control_messages["TC"] - originated
     # a flood in which every node repeats every TC would relay 24 per TC; the MPRs of a
     # 5 x 5 grid relay fewer
     assert originated > 0 and 0 < relayed < 24 * originated * 0.75
+
+
+class Recorder:
+    """A host that records what a protocol sends and fires its timers in time order."""
+
+    def __init__(self):
+        self.sent, self.timers = [], []
+
+    def send_control(self, t, u, dst, control, size):
+        self.sent.append((t, u, control.body.types, size))
+
+    def set_timer(self, t, u, tag):
+        self.timers.append((t, u, tag))
+
+    def fire(self, protocol, until):
+        while self.timers and min(self.timers, key=lambda x: x[0])[0] <= until:
+            self.timers.sort(key=lambda x: x[0])
+            protocol.on_timer(*self.timers.pop(0))
+
+
+def test_olsr_messages_queued_within_the_jitter_leave_in_one_packet():
+    from emulator.routing.olsr.messages import Hello, Tc
+    from emulator.routing.olsr.protocol import Olsr
+
+    hello, tc = Hello(sym=(1, 2), asym=(3,), mprs=(1,)), Tc(0, 1, 1, (1, 2), 255, 0)
+    assert (hello.bytes(), tc.bytes()) == (72, 56)
+
+    def run(params, at=(0.0, 0.1, 0.2)):
+        host = Recorder()
+        olsr = Olsr(host, [0], {"maxjitter": 0.5, **params}, seed=1)
+        for t, (kind, message) in zip(at, [("HELLO", hello), ("TC", tc), ("TC", tc)]):
+            host.fire(olsr, t)
+            olsr._emit(t, 0, kind, message)
+        host.fire(olsr, 10.0)
+        return host.sent
+
+    # the first message's jitter (a draw below 0.5) had not run out at 0.2: one
+    # transmission, its size the messages' less the IP, UDP and packet headers twice
+    (t, node, types, size), = run({"max_messages_per_packet": 64})
+    assert 0.2 <= t < 0.5 and types == ("HELLO", "TC", "TC")
+    assert size == 72 + 56 + 56 - 2 * (28 + 4)
+    # at most two a packet: the third leaves in a second packet, at the same instant
+    two = run({"max_messages_per_packet": 2})
+    assert [(types, size) for _, _, types, size in two] == \
+        [(("HELLO", "TC"), 72 + 56 - 32), (("TC",), 56)]
+    assert two[0][0] == two[1][0] == t
+    # generated further apart than the jitter: a packet each
+    apart = run({"max_messages_per_packet": 64}, at=(0.0, 1.0, 2.0))
+    assert [types for _, _, types, _ in apart] == [("HELLO",), ("TC",), ("TC",)]
+    assert [size for *_, size in apart] == [72, 56, 56]
+    assert all(at <= sent < at + 0.5 for (sent, *_), at in zip(apart, (0.0, 1.0, 2.0)))
+    # one a packet: each leaves at once
+    assert [(t, types) for t, _, types, _ in run({"max_messages_per_packet": 1})] == \
+        [(0.0, ("HELLO",)), (0.1, ("TC",)), (0.2, ("TC",))]
+
+
+def test_olsr_counts_packets_and_the_messages_in_them():
+    g = grid(4)
+    msgs = messages([(i, 0, 15, 0.5 * i, 50) for i in range(60)])
+    packed = deliver(g, msgs, routing="olsr")
+    single = deliver(g, msgs, routing="olsr",
+                     routing_options={"olsr": {"max_messages_per_packet": 1}})
+    for out in (packed, single):
+        stats = out.attrs["routing"]
+        # a packet is counted once, under its first message's type
+        assert sum(stats["control_sent"].values()) == len(out.attrs["control"])
+    stats = packed.attrs["routing"]
+    sent, carried = stats["control_sent"], stats["control_messages"]
+    assert sum(carried.values()) > sum(sent.values())   # some packets carry several
+    assert sent["HELLO"] <= carried["HELLO"]
+    single_stats = single.attrs["routing"]
+    assert single_stats["control_sent"] == single_stats["control_messages"]
+    assert not packed[packed.msg_id >= 40].lost.any()
 
 
 def test_olsr_routes_stay_stale_until_the_link_times_out():

@@ -105,3 +105,34 @@ def test_the_scenario_modules_examples_run():
 
     result = doctest.testmod(scenario)
     assert result.attempted >= 4 and result.failed == 0
+
+
+def test_rerun_testbed_runs_the_testbeds_rows_again_and_keeps_ns3s(monkeypatch, tmp_path):
+    import json
+
+    monkeypatch.setattr(ns3_side, "available", lambda: True)
+    ran = []
+
+    def fake_run(sc, simulator):
+        ran.append(simulator)
+        return {"simulator": simulator, **sc.labels(), "duration": sc.duration,
+                "delivery_ratio": 1.0, "delay_mean": 0.0, "control_pps": len(ran),
+                "wall_s": 0.0}
+
+    monkeypatch.setattr(validate_ns3, "run_one", fake_run)
+    results = tmp_path / "rows.jsonl"
+    assert validate_ns3.main(["--quick", "--results", str(results)]) == 0
+    first = validate_ns3.load_results(results)
+    assert ran.count("testbed") == 4 and len(ran) == len(first) == 4 + 3 * 4
+    ran.clear()
+    assert validate_ns3.main(["--quick", "--results", str(results)]) == 0
+    assert ran == []                                   # nothing missing: nothing runs
+    assert validate_ns3.main(["--quick", "--results", str(results), "--rerun",
+                              "testbed"]) == 0
+    assert ran == ["testbed"] * 4
+    again = validate_ns3.load_results(results)
+    assert len(again) == len(first)
+    assert [r for r in again if r["simulator"] == "ns-3"] == \
+        [r for r in first if r["simulator"] == "ns-3"]
+    assert all(r["control_pps"] <= 4 for r in again if r["simulator"] == "testbed")
+    assert json.loads(results.read_text().splitlines()[-1])["simulator"] == "testbed"

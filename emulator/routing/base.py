@@ -43,7 +43,9 @@ NOTICE_BYTES = 56
 
 class Control(NamedTuple):
     """The payload of a control message: the packet ``type`` (``"HELLO"``, ``"RREQ"``,
-    ``"RREP"``, ``"RERR"``, ``"TC"``) and the protocol's own ``body``."""
+    ``"RREP"``, ``"RERR"``, ``"TC"``) and the protocol's own ``body``. A body that
+    carries several messages (an OLSR packet) names their types in ``body.types``, and
+    ``type`` is the first one's; the host counts packets and messages apart."""
 
     type: str
     body: Any

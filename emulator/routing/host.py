@@ -101,10 +101,14 @@ class RoutedTransport(Transport):
         self._first: dict[tuple[int, int], int] = {}   # first message of each flow
         #: The first data packet of each flow (src, dst): its wait for a route.
         self.first_waits: dict[tuple[int, int], float] = {}
-        #: Control packets transmitted, by type (a notice's hops as ``"NOTICE"``), and
+        #: Control packets transmitted, by type (a packet of several messages by its
+        #: first one's, as ns-3's trace names it; a notice's hops as ``"NOTICE"``), and
         #: their bytes.
         self.control_sent: Counter = Counter()
         self.control_bytes: Counter = Counter()
+        #: Messages in them, by type: a packet whose body has ``types`` (OLSR's, which
+        #: may carry several) counts each of them, any other one message.
+        self.control_messages: Counter = Counter()
         #: Control packets and notices not received, by reason.
         self.control_lost: Counter = Counter()
         #: ``(time, node, type, size_bytes)`` of every control transmission.
@@ -290,8 +294,14 @@ class RoutedTransport(Transport):
     def _transmit(self, start: float, hop) -> float:
         msg = hop[0]
         if msg.kind == ROUTING:
-            kind = msg.payload.type if type(msg.payload) is Control else "NOTICE"
+            payload = msg.payload
+            kind = payload.type if type(payload) is Control else "NOTICE"
             self.control_sent[kind] += 1
+            types = getattr(payload.body, "types", None) if kind != "NOTICE" else None
+            if types is None:
+                self.control_messages[kind] += 1
+            else:
+                self.control_messages.update(types)
             self.control_bytes[kind] += msg.size_bytes
             self.control_log.append((start, hop[1], kind, msg.size_bytes))
         if hop[2] == BROADCAST:
@@ -447,6 +457,7 @@ class RoutedTransport(Transport):
         return {"routing": self.routing,
                 "control_sent": dict(self.control_sent),
                 "control_bytes": dict(self.control_bytes),
+                "control_messages": dict(self.control_messages),
                 "control_lost": dict(self.control_lost),
                 "drops_by_reason": dict(self.lost),
                 "route_discovery_latency_mean": (sum(waits) / len(waits) if waits

@@ -52,6 +52,13 @@ AODV = {
     "hello": Field("bool", True, doc="neighbours detected by HELLOs (RFC 3561 §6.9)"),
     "link_layer_feedback": Field("bool", True, doc="a frame the MAC could not deliver "
                                                    "breaks the link at once (§6.11)"),
+    "gratuitous_reply": Field("bool", False, doc="RREQs carry the G flag (§6.6.3, "
+                                                 "optional; ns-3 sets it): an intermediate "
+                                                 "node that answers also sends the "
+                                                 "destination a RREP to the originator"),
+    "rrep_ack": Field("bool", False, doc="an intermediate node answering for a "
+                                         "neighbour asks for a RREP-ACK (§6.7, §5.4, as "
+                                         "ns-3 does; no blacklist is kept)"),
     "ip_ttl": _count(64, "hops a data packet may take before it is dropped as ttl"),
 }
 
@@ -65,6 +72,10 @@ OLSR = {
     "dup_hold_time": _time(30.0, "DUP_HOLD_TIME: a message seen is remembered this long"),
     "maxjitter": _time(0.5, "MAXJITTER: HELLOs, TCs and forwarded TCs are jittered up to "
                             "this"),
+    "max_messages_per_packet": _count(64, "messages one packet may carry (§3.3; ns-3's "
+                                          "OLSR_MAX_MSGS): a node's messages queued "
+                                          "within the first one's jitter leave in one "
+                                          "packet; 1 sends each at once in its own"),
     "link_layer_feedback": Field("bool", False, doc="a frame the MAC could not deliver "
                                                     "marks the link lost at once (RFC 3626 "
                                                     "§13, optional; off in ns-3)"),

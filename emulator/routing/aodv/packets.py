@@ -1,11 +1,13 @@
 """AODV's packets (RFC 3561 §5) with their sizes on the wire.
 
 A HELLO is a RREP with the sender as destination and a hop count of 0 (§6.9). Sizes are
-the RFC's formats plus the IPv4 and UDP headers.
+the RFC's formats plus the IPv4 and UDP headers; flags (G, A) take no room of their own.
 
 >>> rreq = Rreq(orig=0, orig_seq=1, rreq_id=1, dst=3, dst_seq=None, hops=0, ttl=1)
 >>> rreq.bytes(), Rrep(3, 1, 0, 0, 6.0).bytes(), Rerr(((3, 2), (4, 1))).bytes()
 (52, 48, 48)
+>>> rreq.gratuitous, Rrep(3, 1, 0, 0, 6.0, ack=True).ack, RrepAck().bytes()
+(False, True, 30)
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ class Rreq(NamedTuple):
     dst_seq: int | None
     hops: int
     ttl: int
+    gratuitous: bool = False   # the G flag (§5.1, §6.6.3)
 
     def bytes(self) -> int:
         return IP_UDP_BYTES + 24
@@ -38,6 +41,7 @@ class Rrep(NamedTuple):
     orig: int
     hops: int
     lifetime: float
+    ack: bool = False          # the A flag: the next hop answers with a RREP-ACK (§5.2)
 
     def bytes(self) -> int:
         return IP_UDP_BYTES + 20
@@ -50,3 +54,11 @@ class Rerr(NamedTuple):
 
     def bytes(self) -> int:
         return IP_UDP_BYTES + 4 + 8 * len(self.unreachable)
+
+
+class RrepAck(NamedTuple):
+    """A RREP-ACK (§5.4): the answer to a RREP with the A flag, to the neighbour that
+    sent it (type and a reserved byte)."""
+
+    def bytes(self) -> int:
+        return IP_UDP_BYTES + 2

@@ -20,14 +20,23 @@ What runs, by the RFC's sections:
   must forward a packet it has no route for drops it and sends a RERR. A node that sent
   no broadcast within HELLO_INTERVAL sends a HELLO (a RREP to itself, TTL 1).
 
-Left out: local repair, the gratuitous RREP (G flag), RREP-ACK and the blacklist of
-unidirectional links, the RREQ and RERR rate limits, and a RERR is always broadcast (the
-RFC unicasts it to a single precursor). Routes count hops, as the RFC's do; the oracle's
-count link costs, so the two may choose different paths.
+- **Optional replies** (off unless set; ns-3 has both on): with ``gratuitous_reply``
+  a source's RREQs carry the G flag, and an intermediate node that answers one also
+  unicasts to the RREQ's destination a RREP for the route to the originator (§6.6.3:
+  its hop count, sequence number and remaining lifetime), so the destination can
+  answer the originator's packets; with ``rrep_ack`` an intermediate node that answers
+  for a neighbour of its own (a route of one hop, where ns-3 suspects a unidirectional
+  link) sets the A flag, and the node the RREP reaches first answers with a RREP-ACK
+  (§6.7, §5.4).
+
+Left out: local repair, the blacklist of unidirectional links a missing RREP-ACK would
+fill (the ack is sent, never waited for), the RREQ and RERR rate limits, and a RERR is
+always broadcast (the RFC unicasts it to a single precursor). Routes count hops, as the
+RFC's do; the oracle's count link costs, so the two may choose different paths.
 """
 from __future__ import annotations
 
-from emulator.routing.aodv.packets import Rerr, Rrep, Rreq
+from emulator.routing.aodv.packets import Rerr, Rrep, RrepAck, Rreq
 from emulator.routing.aodv.rqueue import RequestQueue
 from emulator.routing.aodv.rtable import RouteTable
 from emulator.routing.base import BROADCAST, Control, Protocol
@@ -140,7 +149,8 @@ class Aodv(Protocol):
         node.discovery[dst][2] = node.rreq_id
         node.seen.at(t).add((u, node.rreq_id), t + self.path_discovery_time)
         self._broadcast(t, u, "RREQ", Rreq(u, node.seq, node.rreq_id, dst,
-                                           node.table.known_seq(dst), 0, ttl))
+                                           node.table.known_seq(dst), 0, ttl,
+                                           self.params["gratuitous_reply"]))
         if ttl < self.params["net_diameter"]:
             wait = 2 * self.params["node_traversal_time"] * (ttl + self.params["timeout_buffer"])
         else:
@@ -180,6 +190,8 @@ class Aodv(Protocol):
             self._on_rreq(t, u, node, sender, body)
         elif kind == "RREP":
             self._on_rrep(t, u, sender, body)
+        elif kind == "RREP_ACK":
+            return   # no blacklist waits for it: the route to the sender is all it gives
         else:
             told = node.table.unreachable(sender, body.unreachable, t + self.delete_period)
             if told:
@@ -208,8 +220,17 @@ class Aodv(Protocol):
             route.precursors.add(sender)
             if reverse is not None:
                 reverse.precursors.add(route.next_hop)
+            # a destination that is a neighbour may hear us but not be heard: ask the
+            # node the RREP goes to for an acknowledgement (ns-3's rule)
+            ack = self.params["rrep_ack"] and route.hops == 1
             self._unicast(t, u, sender, "RREP", Rrep(rreq.dst, route.seq, rreq.orig,
-                                                     route.hops, route.lifetime - t))
+                                                     route.hops, route.lifetime - t, ack))
+            if rreq.gratuitous and reverse is not None:
+                # §6.6.3: the destination learns the route back to the originator, which
+                # will send it packets it would otherwise have to discover a route for
+                self._unicast(t, u, route.next_hop, "RREP",
+                              Rrep(rreq.orig, reverse.seq, rreq.dst, reverse.hops,
+                                   reverse.lifetime - t))
             return
         if rreq.ttl > 1:
             known = node.table.known_seq(rreq.dst)
@@ -219,6 +240,9 @@ class Aodv(Protocol):
 
     def _on_rrep(self, t: float, u: int, sender: int, rrep: Rrep) -> None:
         node = self._state[u]
+        if rrep.ack:   # §6.7: acknowledged at once, and not asked of the next hop again
+            self._unicast(t, u, sender, "RREP_ACK", RrepAck())
+            rrep = rrep._replace(ack=False)
         hops = rrep.hops + 1
         node.table.offer(rrep.dst, sender, hops, rrep.dst_seq, t + rrep.lifetime)
         forward = node.table.valid(rrep.dst, t)

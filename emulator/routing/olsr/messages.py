@@ -1,15 +1,21 @@
-"""OLSR's messages (RFC 3626 §3.3, §6, §9) with their sizes on the wire.
+"""OLSR's packets and messages (RFC 3626 §3.3, §6, §9) with their sizes on the wire.
 
-A HELLO lists the sender's neighbours by link code (§6.1): ``sym`` (symmetric links, the
-MPRs among them in ``mprs``) and ``asym`` (heard, not yet symmetric). A TC carries the
+A :class:`Packet` carries one or more messages (§3.3). A HELLO lists the sender's
+neighbours by link code (§6.1): ``sym`` (symmetric links, the MPRs among them in
+``mprs``) and ``asym`` (heard, not yet symmetric). A TC carries the
 sender's MPR selectors with an advertised neighbour sequence number (ANSN); a TC is
 flooded, so it also carries its originator, message sequence number, TTL and hop count.
-Sizes: IPv4 + UDP, the packet header (4), the message header (12) and the body.
+A message's size is what it costs in a packet of its own: IPv4 + UDP, the packet
+header (4), the message header (12) and the body; a packet of several pays the IPv4,
+UDP and packet headers once.
 
->>> Hello(sym=(1, 2, 3), asym=(4,), mprs=(2,)).bytes()        # 3 link codes, 4 addresses
-76
->>> Tc(orig=5, seq=9, ansn=1, selectors=(1, 2), ttl=255, hops=0).bytes()
-56
+>>> hello = Hello(sym=(1, 2, 3), asym=(4,), mprs=(2,))
+>>> tc = Tc(orig=5, seq=9, ansn=1, selectors=(1, 2), ttl=255, hops=0)
+>>> hello.bytes(), tc.bytes()                  # HELLO: 3 link codes, 4 addresses
+(76, 56)
+>>> both = Packet((("HELLO", hello), ("TC", tc)))
+>>> both.bytes(), both.types                   # 76 + 56 - (28 + 4)
+(100, ('HELLO', 'TC'))
 """
 from __future__ import annotations
 
@@ -17,7 +23,9 @@ from typing import NamedTuple
 
 from emulator.routing.base import IP_UDP_BYTES
 
-_HEADERS = IP_UDP_BYTES + 4 + 12
+#: IPv4 + UDP and OLSR's packet header: paid once per packet, whatever it carries.
+_PACKET = IP_UDP_BYTES + 4
+_HEADERS = _PACKET + 12
 
 
 class Hello(NamedTuple):
@@ -46,3 +54,17 @@ class Tc(NamedTuple):
 
     def bytes(self) -> int:
         return _HEADERS + 4 + 4 * len(self.selectors)
+
+
+class Packet(NamedTuple):
+    """One OLSR packet (§3.3): ``messages`` as ``((type, message), ...)``, in the order
+    they were queued; :attr:`types` is what the host counts as messages sent."""
+
+    messages: tuple
+
+    @property
+    def types(self) -> tuple:
+        return tuple(kind for kind, _ in self.messages)
+
+    def bytes(self) -> int:
+        return _PACKET + sum(m.bytes() - _PACKET for _, m in self.messages)

@@ -20,20 +20,56 @@ What runs, by the RFC's sections:
   with no route is dropped (``no_route``); a route over a link that has gone loses its
   packets (``link_break``) until the link times out, unless ``link_layer_feedback``.
 
+- **Packets of several messages** (§3.3, §3.4; RFC 5148's jitter): with
+  ``max_messages_per_packet`` above 1 (the default, 64, is ns-3's OLSR_MAX_MSGS) a
+  message a node generates or relays is queued; the first one to find the queue empty
+  sets it to leave after a jitter drawn up to MAXJITTER, and every message queued by
+  then leaves with it, in one packet (one transmission, IPv4, UDP and packet headers
+  paid once), as many packets as ``max_messages_per_packet`` requires. HELLO and TC
+  timers then run at their plain intervals, since the queue's wait is the jitter (ns-3's
+  ``QueueMessage``). With 1, every message leaves at once in a packet of its own, the
+  HELLO and TC intervals less a jitter up to MAXJITTER and a relayed TC after one.
+
 Left out: multiple interfaces (MID, HNA), willingness other than the default, LOST link
-codes, the immediate TC on a change of selectors, the empty TCs sent after the last
-selector leaves, and message piggybacking in one packet. Expired entries are purged at a
-node's HELLO ticks, so they may count for up to one HELLO_INTERVAL more.
+codes, the immediate TC on a change of selectors and the empty TCs sent after the last
+selector leaves. Expired entries are purged at a node's HELLO ticks, so they may count
+for up to one HELLO_INTERVAL more.
+
+Example: a HELLO queued at 0 and a TC at 0.1 leave as one packet when the HELLO's
+jitter (a draw up to ``maxjitter``) has not run out by 0.1, as two when it has.
+
+>>> from emulator.routing.olsr.messages import Hello, Tc
+>>> class Recorder:   # a host that only records; its timers are fired below
+...     def __init__(self): self.sent, self.timers = [], []
+...     def send_control(self, t, u, dst, control, size):
+...         self.sent.append((round(t, 3), control.body.types, size))
+...     def set_timer(self, t, u, tag): self.timers.append((t, u, tag))
+>>> def run(maxjitter):
+...     host = Recorder()
+...     olsr = Olsr(host, [0], {"max_messages_per_packet": 64, "maxjitter": maxjitter}, 1)
+...     def fire(until):
+...         while host.timers and min(host.timers)[0] <= until:
+...             host.timers.sort()
+...             olsr.on_timer(*host.timers.pop(0))
+...     olsr._emit(0.0, 0, "HELLO", Hello(sym=(1,), asym=(), mprs=()))
+...     fire(0.1)
+...     olsr._emit(0.1, 0, "TC", Tc(0, 1, 1, (1,), 255, 0))
+...     fire(10.0)
+...     return host.sent
+>>> run(maxjitter=0.5)        # one transmission of 56 + 52 bytes less one header (32)
+[(0.448, ('HELLO', 'TC'), 76)]
+>>> run(maxjitter=0.05)       # the HELLO left before the TC was generated
+[(0.045, ('HELLO',), 56), (0.13, ('TC',), 52)]
 """
 from __future__ import annotations
 
 from emulator.routing.base import BROADCAST, Control, Protocol
-from emulator.routing.olsr.messages import Hello, Tc
+from emulator.routing.olsr.messages import Hello, Packet, Tc
 from emulator.routing.olsr.mpr import select_mprs
 from emulator.routing.olsr.routes import compute_routes
 from emulator.routing.olsr.state import OlsrNode
 
-_HELLO, _TC = "hello", "tc"
+_HELLO, _TC, _FLUSH = "hello", "tc", "flush"
 _TTL = 255
 
 
@@ -46,8 +82,14 @@ class Olsr(Protocol):
     def __init__(self, host, nodes, params: dict, seed: int):
         super().__init__(host, nodes, params, seed)
         self._state = {u: OlsrNode() for u in self.nodes}
+        self.max_messages = params["max_messages_per_packet"]
+        #: the messages each node has queued, and when their packet leaves
+        self._queued: dict[int, list] = {u: [] for u in self.nodes}
+        self._flush_at: dict[int, float] = {}
 
     def _jittered(self, interval: float) -> float:
+        if self.max_messages > 1:   # the queue's wait jitters the sending instead
+            return interval
         return interval - self.uniform() * self.params["maxjitter"]
 
     # -- timers -------------------------------------------------------------------------
@@ -62,8 +104,10 @@ class Olsr(Protocol):
             self._hello(t, u)
         elif tag == _TC:
             self._tc(t, u)
+        elif tag == _FLUSH:
+            self._flush(t, u)
         else:   # ("forward", tc): a TC this node relays, after its jitter
-            self._broadcast(t, u, "TC", tag[1])
+            self._send(t, u, (("TC", tag[1]),))
 
     def _hello(self, t: float, u: int) -> None:
         node = self._state[u]
@@ -72,7 +116,7 @@ class Olsr(Protocol):
         node.mprs = frozenset(select_mprs(u, symmetric, node.valid_two_hop(t, symmetric)))
         hello = Hello(tuple(sorted(symmetric)), tuple(sorted(node.heard(t) - symmetric)),
                       tuple(sorted(node.mprs)))
-        self._broadcast(t, u, "HELLO", hello)
+        self._emit(t, u, "HELLO", hello)
         self.host.set_timer(t + self._jittered(self.params["hello_interval"]), u, _HELLO)
 
     def _tc(self, t: float, u: int) -> None:
@@ -84,16 +128,17 @@ class Olsr(Protocol):
                 node.advertised = selectors
             node.msg_seq += 1
             node.seen.at(t).add((u, node.msg_seq), t + self.params["dup_hold_time"])
-            self._broadcast(t, u, "TC", Tc(u, node.msg_seq, node.ansn,
-                                           tuple(sorted(selectors)), _TTL, 0))
+            self._emit(t, u, "TC", Tc(u, node.msg_seq, node.ansn,
+                                      tuple(sorted(selectors)), _TTL, 0))
         self.host.set_timer(t + self._jittered(self.params["tc_interval"]), u, _TC)
 
     # -- packets heard ------------------------------------------------------------------
     def on_receive(self, t: float, u: int, msg) -> None:
-        if msg.payload.type == "HELLO":
-            self._on_hello(t, u, msg.src, msg.payload.body)
-        else:
-            self._on_tc(t, u, msg.src, msg.payload.body)
+        for kind, message in msg.payload.body.messages:   # in the packet's order (§3.4)
+            if kind == "HELLO":
+                self._on_hello(t, u, msg.src, message)
+            else:
+                self._on_tc(t, u, msg.src, message)
 
     def _on_hello(self, t: float, u: int, v: int, hello: Hello) -> None:
         """Link sensing (§7.1.1), two-hop neighbours (§8.2.1), MPR selectors (§8.4.1)."""
@@ -134,8 +179,11 @@ class Olsr(Protocol):
                 node.dirty = True
         if tc.ttl > 1 and node.selectors.get(v, 0.0) > t:
             relayed = tc._replace(ttl=tc.ttl - 1, hops=tc.hops + 1)
-            self.host.set_timer(t + self.uniform() * self.params["maxjitter"], u,
-                                ("forward", relayed))
+            if self.max_messages > 1:
+                self._emit(t, u, "TC", relayed)
+            else:
+                self.host.set_timer(t + self.uniform() * self.params["maxjitter"], u,
+                                    ("forward", relayed))
 
     # -- forwarding ---------------------------------------------------------------------
     def next_hop(self, t: float, u: int, msg) -> int | None:
@@ -161,5 +209,31 @@ class Olsr(Protocol):
                 link[0] = link[1] = t
                 state.dirty = True
 
-    def _broadcast(self, t: float, u: int, kind: str, packet) -> None:
-        self.host.send_control(t, u, BROADCAST, Control(kind, packet), packet.bytes())
+    # -- sending ------------------------------------------------------------------------
+    def _emit(self, t: float, u: int, kind: str, message) -> None:
+        """``u`` has ``message`` to send at ``t``: into its queue (leaving with what
+        else is queued by the time the first one's jitter runs out), or at once in a
+        packet of its own with ``max_messages_per_packet`` 1 (a relayed TC has had its
+        jitter then)."""
+        if self.max_messages == 1:
+            self._send(t, u, ((kind, message),))
+            return
+        queue = self._queued[u]
+        queue.append((kind, message))
+        # a flush set in the past was refused by the host (the run was over): set anew
+        if len(queue) == 1 or self._flush_at.get(u, t) < t:
+            at = t + self.uniform() * self.params["maxjitter"]
+            self._flush_at[u] = at
+            self.host.set_timer(at, u, _FLUSH)
+
+    def _flush(self, t: float, u: int) -> None:
+        queue, self._queued[u] = self._queued[u], []
+        for k in range(0, len(queue), self.max_messages):
+            self._send(t, u, tuple(queue[k:k + self.max_messages]))
+
+    def _send(self, t: float, u: int, messages: tuple) -> None:
+        """One packet of ``messages`` broadcast by ``u``; labelled, as ns-3's trace
+        labels it, by its first message's type (the host counts every message too)."""
+        packet = Packet(messages)
+        self.host.send_control(t, u, BROADCAST, Control(messages[0][0], packet),
+                               packet.bytes())
