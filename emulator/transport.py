@@ -112,6 +112,9 @@ class Transport:
         # shared medium: how many of _waiting are known to wait while no transmission
         # ends, and the nodes their zones cover (see _grant)
         self._still_waiting, self._covered = 0, set()
+        # shared medium, zones by links: a waiting transmission's zones and endpoints,
+        # fixed while it waits (its view's), computed at its first scan
+        self._wait_zones: dict = {}
         self._zones: dict = {}                # shared medium: epoch -> {node: zone}
         #: Messages lost, by reason: "dead_node", "no_route", "link_loss".
         self.lost: Counter = Counter()
@@ -321,7 +324,6 @@ class Transport:
         if not waiting:
             return
         busy = self._busy.keys()    # endpoints of the transmissions in progress
-        zone = self._zone
         # Zones by links are fixed per transmission, so while no transmission has ended
         # the ones left waiting by the last scan still wait: start after them, with the
         # zones they cover (radius zones follow the epoch of t: always a full scan).
@@ -330,50 +332,61 @@ class Transport:
             # the usual case below saturation, without the scan's set and list: no
             # earlier waiting transmission, so only those in progress can hold it back
             item = waiting[0]
-            hop = item[2]
-            zone_u = zone(t, hop[4], hop[1])
-            zone_v = zone(t, hop[4], hop[2]) if hop[2] != BROADCAST else \
-                self._receivers_zone(t, hop)
-            if busy.isdisjoint(zone_u) and busy.isdisjoint(zone_v):
+            zones, _ = self._waiting_zones(t, item)
+            if busy.isdisjoint(zones):
                 self._waiting = []
-                self._start(t, item[1], hop)
+                self._start(t, item[1], item[2])
             else:
-                self._still_waiting, self._covered = 1, zone_u | zone_v
+                self._still_waiting, self._covered = 1, zones
             return
         covered: set = self._covered if known else set()   # zones of earlier waiting ones
         everyone = len(waiting[0][2][4].nodes)
         still = waiting[:known]
+        kept = self._wait_zones
         for i in range(known, len(waiting)):
             item = waiting[i]
-            hop = item[2]
-            u, v, view = hop[1], hop[2], hop[4]
-            if v != BROADCAST:
-                zone_v = zone(t, view, v)
-                held = v in covered
-            else:   # a broadcast: every neighbour is a receiver
-                zone_v = self._receivers_zone(t, hop)
-                held = not covered.isdisjoint(self._receivers(hop))
-            zone_u = zone(t, view, u)
-            if held or u in covered or not busy.isdisjoint(zone_u) \
-                    or not busy.isdisjoint(zone_v):
+            found = kept.get(item[1])
+            zones, ends = found if found is not None else self._waiting_zones(t, item)
+            # an endpoint in an earlier waiting one's zone, or one in progress in its own
+            if not covered.isdisjoint(ends) or not busy.isdisjoint(zones):
                 still.append(item)
-                covered |= zone_u
-                covered |= zone_v
+                covered |= zones
                 if len(covered) == everyone:
                     # every node covered: none after this one can start
                     still.extend(waiting[i + 1:])
                     break
                 continue
-            self._start(t, item[1], hop)
+            self._start(t, item[1], item[2])
         self._waiting = still
         self._still_waiting, self._covered = len(still), covered
+
+    def _waiting_zones(self, t: float, item) -> tuple:
+        """``(zone, endpoints)`` of a waiting transmission: the nodes its sender and
+        receivers interfere with, and its sender and receivers (a broadcast's are its
+        neighbours). Kept while it waits when zones follow links (they are its view's);
+        under an interference radius they follow the epoch of ``t``."""
+        found = self._wait_zones.get(item[1])
+        if found is not None:
+            return found
+        hop = item[2]
+        u, v, view = hop[1], hop[2], hop[4]
+        if v != BROADCAST:
+            found = (self._zone(t, view, u) | self._zone(t, view, v), (u, v))
+        else:
+            found = (self._zone(t, view, u) | self._receivers_zone(t, hop),
+                     (u, *self._receivers(hop)))
+        if self.radius is None:
+            self._wait_zones[item[1]] = found
+        return found
 
     def _start(self, t: float, seq: int, hop) -> None:
         """Put the waiting transmission numbered ``seq`` on the channel at ``t``."""
         u, v = hop[1], hop[2]
         done = self._transmit(t, hop)
         # u != v: a hop crosses a link; a broadcast's receivers are its neighbours
-        ends = self._active[seq] = (u, v) if v != BROADCAST else (u, *self._receivers(hop))
+        kept = self._wait_zones.pop(seq, None)
+        ends = self._active[seq] = kept[1] if kept is not None else \
+            (u, v) if v != BROADCAST else (u, *self._receivers(hop))
         counts = self._busy
         for node in ends:
             counts[node] = counts.get(node, 0) + 1
