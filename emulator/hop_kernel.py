@@ -166,7 +166,7 @@ def calendar_push(cal, state, t, seq, msg, node):
     time[i], seqs[i], msgs[i], nodes[i] = t, seq, msg, node
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _calendar_pop(cal, state):
     """Drop the calendar's first entry."""
     n = state[HEAP_SIZE] - 1
@@ -345,7 +345,7 @@ def _grant(t, cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, 
     return reason
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _zone_slot(zones, key):
     """The slot of ``zones`` holding the zones of the epoch starting at ``key``, -1."""
     for z in range(len(zones.key)):
@@ -354,7 +354,7 @@ def _zone_slot(zones, key):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _busy_near(zones, z, x, busy):
     """Whether ``x`` or a node of its zone (slot ``z``) is in a transmission."""
     if busy[x]:
@@ -367,7 +367,7 @@ def _busy_near(zones, z, x, busy):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cover(zones, z, x, covered):
     """Mark ``x`` and its zone (slot ``z``) covered."""
     covered[x] = True
@@ -377,7 +377,7 @@ def _cover(zones, z, x, covered):
             covered[zones.members[z, j]] = True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _move(waiting, i, j):
     """Waiting entry ``i`` to place ``j`` (``j <= i``)."""
     if i != j:
@@ -389,7 +389,7 @@ def _move(waiting, i, j):
                                                             w.ber[i], w.length[i])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _peek(cal, send_time, send_seq, send_msg, send_node, state):
     """The next event, from the sends in order or the heap, by ``(time, seq)``:
     ``(found, from the sends, time, seq, message, node)``."""
@@ -403,7 +403,7 @@ def _peek(cal, send_time, send_seq, send_msg, send_node, state):
     return False, False, 0.0, 0, 0, 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _room(out, state, cal, hops):
     """Room for ``hops`` hops' rows, deliveries or losses and two calendar entries each."""
     capacity = len(out.hop_start)
@@ -412,7 +412,7 @@ def _room(out, state, cal, hops):
             state[HEAP_SIZE] + 2 * hops < len(cal.time))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ready(t, m, u, cal, state, clock, msg_dst, epoch, out, from_sends):
     """Message ``m`` ready at ``u`` at ``t``: ``(DONE, k)`` with the link ``k`` of the
     epoch in force it takes next, or ``(DONE, -1)`` once delivered (to itself) or lost
@@ -441,7 +441,7 @@ def _ready(t, m, u, cal, state, clock, msg_dst, epoch, out, from_sends):
     return DONE, k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _transmit(start, m, u, k, link, v, cost, delay, jitter, bandwidth, loss, ber, length,
               cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, uniforms,
               out, from_sends, take):
@@ -508,7 +508,7 @@ def _transmit(start, m, u, k, link, v, cost, delay, jitter, bandwidth, loss, ber
     return DONE, done
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _take(cal, state, from_sends):
     """Take the event just looked at off the sends or the heap."""
     if from_sends:
@@ -517,14 +517,14 @@ def _take(cal, state, from_sends):
         _calendar_pop(cal, state)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _arrive(out, state, t, m):
     i = state[N_ARRIVALS]
     out.arr_time[i], out.arr_msg[i] = t, m
     state[N_ARRIVALS] = i + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lose(out, state, t, m, reason, node):
     i = state[N_LOSSES]
     out.loss_time[i], out.loss_msg[i], out.loss_reason[i], out.loss_node[i] = (
