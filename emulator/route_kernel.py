@@ -51,7 +51,7 @@ def all_tables(starts, p, w):
     return tables
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _search(d, starts, p, w, cost, table):
     """Dijkstra from ``d`` into ``cost`` (all inf on entry); with a ``table`` (all -1,
     as long as ``cost``), each node's next hop as it is settled."""
@@ -85,7 +85,7 @@ def _search(d, starts, p, w, cost, table):
                 size += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sift_up(heap_cost, heap_node, i, c, node):
     while i > 0:
         parent = (i - 1) >> 1
@@ -96,7 +96,7 @@ def _sift_up(heap_cost, heap_node, i, c, node):
     heap_cost[i], heap_node[i] = c, node
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sift_down(heap_cost, heap_node, n):
     """Move the entry at ``n`` (the last) into the root's place and sift it down."""
     if n == 0:
