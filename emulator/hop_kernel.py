@@ -32,7 +32,8 @@ table towards node 2; given both, it runs to the end.
 ...               np.ones(4), np.full(4, 0.1), np.zeros(4), np.full(4, np.inf),
 ...               np.zeros(4), np.zeros(4), np.zeros(4),
 ...               np.array([-1, -1, 0]), np.array([[0, 2, -1]], np.int32),   # 0: link 0, 1: 2
-...               np.inf, np.ones(3, np.bool_), np.arange(4))
+...               np.inf, np.ones(3, np.bool_), np.arange(4),
+...               np.array([0, 1, 3, 4]), np.array(links[1]), np.array([-1]))  # no trees here
 >>> out = new_outputs(8)
 >>> run(np.inf, cal, *sends, state, clock, np.array([2]), np.array([50]), epoch,
 ...     new_link_times(4), new_link_times(4), False, np.empty(0), out) == DONE
@@ -46,6 +47,8 @@ from collections import namedtuple
 
 import numpy as np
 from numba import njit
+
+from emulator.route_kernel import _search
 
 # -- why the kernel stopped -------------------------------------------------------------
 DONE, NEED_EPOCH, NEED_ROUTE, NEED_UNIFORMS, NEED_ALIVE, FULL, NEED_ZONES = range(7)
@@ -77,9 +80,14 @@ Calendar = namedtuple("Calendar", "time seq msg node")
 #: ``route_row[dst]`` of ``routes``, indexed by the node's position in the epoch; -1 in
 #: ``route_row``: not fetched yet), and which nodes are up in the next epoch, up to
 #: ``next_end`` (a hop that ends after its epoch asks no question then); ``link`` numbers
-#: each directed link for the run's link arrays (``link_free``, ``link_last``).
+#: each directed link for the run's link arrays (``link_free``, ``link_last``). With
+#: ``trees`` (the epoch's costs are positive: :meth:`emulator.network.NetView._prepare`)
+#: the kernel builds a missing table itself, over the links by position (``starts``,
+#: ``head_pos``, ``cost``), into the next free row of ``routes`` (``trees[0]`` of them
+#: used), as :func:`emulator.route_kernel.tree` builds the view's.
 Epoch = namedtuple("Epoch", "start end alive pos head cost delay jitter bandwidth loss "
-                            "ber length route_row routes next_end next_alive link")
+                            "ber length route_row routes next_end next_alive link "
+                            "starts head_pos trees")
 #: The shared medium's hops waiting for the channel, in the order they became ready:
 #: message, sender, link (in its epoch, and its number for the run), receiver, the
 #: start of the epoch it was ready in, and its link's attributes.
@@ -431,14 +439,37 @@ def _ready(t, m, u, cal, state, clock, msg_dst, epoch, out, from_sends):
         return DONE, -1
     row = epoch.route_row[dst]
     if row < 0:
-        state[ASK_NODE] = dst
-        return NEED_ROUTE, -1
+        row = _build_route(epoch, dst)
+        if row < 0:   # no room, or trees only networkx builds alike: the caller's
+            state[ASK_NODE] = dst
+            return NEED_ROUTE, -1
     k = epoch.routes[row, epoch.pos[u]]
     if k < 0:
         _take(cal, state, from_sends)
         _lose(out, state, t, m, NO_ROUTE, u)
         return DONE, -1
     return DONE, k
+
+
+@njit(cache=True)
+def _build_route(epoch, dst):
+    """The next-hop table towards ``dst`` (dense) into a free row of ``epoch.routes``;
+    its row, or -1 when there is no free row or the epoch's trees are the caller's. Not
+    inlined: it runs once per epoch and destination, and its search is large."""
+    used = epoch.trees[0]
+    if used < 0 or used == epoch.routes.shape[0]:
+        return -1
+    n = len(epoch.starts) - 1
+    table = np.full(n, -1, np.int64)
+    d = epoch.pos[dst]
+    if d >= 0:   # a node absent from the epoch's graph is reached by no route
+        cost = np.full(n, np.inf)
+        _search(d, epoch.starts, epoch.head_pos, epoch.cost, cost, table)
+    for i in range(n):
+        epoch.routes[used, i] = table[i]
+    epoch.route_row[dst] = used
+    epoch.trees[0] = used + 1
+    return used
 
 
 @njit(cache=True, inline="always")

@@ -306,12 +306,16 @@ class CompiledLinks:
         self._view = view
         route_row = np.full(n, -1, np.int64)
         routes = view.prefetched_routes()
-        if routes is None:   # fetched one destination at a time, as the kernel asks
+        # rows of routes used; -1: the trees are the view's (networkx, zero-cost links)
+        used = np.array([0 if view._compiled else -1], np.int64)
+        if routes is None:   # built one destination at a time, as hops need them
             routes = np.empty((min(n, 16), len(dense)), np.int32)
         else:                # every tree of the epoch at hand: no stop for a route
             route_row[dense] = np.arange(len(dense))
+            used[0] = len(dense)
         self._epoch = k.Epoch(float(start), float(end), alive, pos, dense[head], *attrs,
-                              route_row, routes, float(next_end), next_alive, link)
+                              route_row, routes, float(next_end), next_alive, link,
+                              view.link_starts(), head, used)
 
     def _load_zones(self, key: float) -> None:
         """The zones of the epoch starting at ``key`` (by radius: of the epoch in force
@@ -362,12 +366,14 @@ class CompiledLinks:
         epoch = self._epoch
         rows = int((epoch.route_row >= 0).sum())
         routes = epoch.routes
-        if rows == len(routes):
+        if rows == len(routes):   # the kernel builds the next ones itself (when it can)
             routes = np.resize(routes, (2 * rows, routes.shape[1]))
         node = int(self._ids[dst])
         # a node absent from the epoch's graph is alive nowhere: no route leads to it
         routes[rows] = self._view.route_array(node) if node in self._view._pos else -1
         epoch.route_row[dst] = rows
+        if epoch.trees[0] >= 0:
+            epoch.trees[0] = rows + 1
         self._epoch = epoch._replace(routes=routes)
 
     # -- what the kernel wrote ------------------------------------------------------------
@@ -432,7 +438,8 @@ _EMPTY_F, _EMPTY_I = np.empty(0), np.empty(0, np.int64)
 #: The kernel's epoch before any is loaded: its span is empty, so it asks for one.
 _NO_EPOCH = k.Epoch(math.inf, -math.inf, np.empty(0, np.bool_), _EMPTY_I, _EMPTY_I,
                     *([_EMPTY_F] * 7), _EMPTY_I, np.empty((0, 0), np.int32), -math.inf,
-                    np.empty(0, np.bool_), _EMPTY_I)
+                    np.empty(0, np.bool_), _EMPTY_I, np.zeros(1, np.int64), _EMPTY_I,
+                    np.array([-1], np.int64))
 
 
 class LinkNumbers:
