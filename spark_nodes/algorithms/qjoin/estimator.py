@@ -11,10 +11,17 @@ survive; what is implemented is the reconstruction of ``docs/ALGORITHMS.md#quali
   definition; ``docs/ALGORITHMS.md#qjoin`` writes ``ceil(delay / g)`` beside it, which disagrees on
   ``(0, g]`` — kept as ``coarse_delay="ceil"``);
 - ``|W'_S(dy)| = sum_l Vs b_l F_S(floor((dy + (l-1) b) / g))`` over ``n = ceil(w / b)``
-  basic windows **[recon]**;
-- ``N_L = sel(Max) N_x(Maxdx, Maxdy)`` with the basic-window ``N_x`` (``ideal="basic"``,
+  basic windows **[recon]**, used at the largest delays only: the cross-join
+  ``N_x(Max)`` of the interval;
+- ``N_L = sel(Max) N_x(Max)`` with the basic-window ``N_x`` (``ideal="basic"``,
   **[recon]**) or the source's literal formula (10), ``Vr L Vs (w + Maxdy) +
-  Vs L Vr (w + Maxdx)`` (``ideal="literal"``), which is inconsistent with (7).
+  Vs L Vr (w + Maxdx)`` (``ideal="literal"``), which is inconsistent with (7);
+- ``Q_L(dx, dy) = min(1, sel(Max) (a(dx) + b(dy)) N_x(Max) / N_L)``, ``a + b`` the
+  share of the pairs the symmetric join finds under its purge rule
+  (:func:`found_shares`; the testbed's). It replaces the source's K-slack count
+  ``N_x(dx, dy)``, which does not see a *probing* tuple's lateness and puts a late
+  stream's allowance on its own buffer, and its selectivity by delay class
+  ``sel(dx, dy)``, which made the estimate optimistic.
 
 Examples
 --------
@@ -230,54 +237,147 @@ class Choice:
     feasible: bool
 
 
-def _cumulative(delays, values, grid) -> np.ndarray:
-    # sum of values over tuples with delay <= each grid allowance
-    order = np.argsort(delays, kind="stable")
-    cum = np.concatenate([[0.0], np.cumsum(np.asarray(values, dtype=float)[order])])
-    idx = np.searchsorted(np.asarray(delays, dtype=float)[order], grid + _EPS, side="right")
-    return cum[idx]
+def delay_classes(delays, g: float, rule: str = "paper") -> tuple[np.ndarray, np.ndarray]:
+    """Distinct coarse delays of a stream, as times (``D g``), and the share of each.
+
+    No observation gives one class, delay 0 (nothing is known to be late), as
+    :func:`delay_cdf` does.
+
+    Examples
+    --------
+    >>> v, p = delay_classes([0.0, 0.005, 0.025, 0.03], 0.01)
+    >>> v.round(3).tolist(), p.tolist()
+    ([0.0, 0.02], [0.5, 0.5])
+    >>> delay_classes([], 0.01)[1].tolist()
+    [1.0]
+    """
+    d = coarse_delay(delays, g, rule)
+    if d.size == 0:
+        return np.zeros(1), np.ones(1)
+    units, counts = np.unique(d, return_counts=True)
+    return units * g, counts / d.size
+
+
+def _relu_sums(knots, weights, grid) -> np.ndarray:
+    """``sum_i weights_i max(0, x - knots_i)`` at each ``x`` of ``grid``.
+
+    >>> a = np.array
+    >>> _relu_sums(a([0.0, 1.0]), a([1.0, 2.0]), a([0.0, 0.5, 2.0])).tolist()
+    [0.0, 0.5, 4.0]
+    """
+    order = np.argsort(knots, kind="stable")
+    k, wt = knots[order], weights[order]
+    cum_w = np.concatenate([[0.0], np.cumsum(wt)])
+    cum_wk = np.concatenate([[0.0], np.cumsum(wt * k)])
+    m = np.searchsorted(k, grid, side="right")     # knots at or left of x
+    return cum_w[m] * grid - cum_wk[m]
+
+
+def _capped_ramps(knots, caps, weights, grid) -> np.ndarray:
+    # sum_i weights_i min(max(0, x - knots_i), caps_i): a ramp of slope 1 from knot_i
+    # that levels off cap_i higher, as two relu sums (one O(n log n) pass each)
+    return _relu_sums(knots, weights, grid) - _relu_sums(knots + caps, weights, grid)
+
+
+def found_shares(r_delays, r_shares, s_delays, s_shares, w: float, dx_grid,
+                 dy_grid) -> tuple[np.ndarray, np.ndarray]:
+    """Shares of the ideal results the symmetric join finds, split by who arrives first.
+
+    A result ``(r, s)``, ``u = r.ts - s.ts`` uniform on ``[-w, w]``, delays ``δr, δs``
+    drawn independently from the given classes: each tuple reaches the join when its
+    stream's largest timestamp is ``ts + δ``. If ``r`` comes first (``u + δr <= δs``),
+    ``s`` then finds it iff it is above R's horizon ``T - (w + dx)``, ``T`` taken as
+    ``s.ts + δs`` (``T`` is at most that: the estimate leans to the pessimistic side):
+    ``δs - u <= w + dx``. If ``s`` comes first, ``u + δr <= w + dy``. The first share
+    depends on ``dx`` only, the second on ``dy`` only; they sum to 1 at allowances
+    covering every delay. (``docs/ALGORITHMS.md#quality-estimate``.)
+
+    Returns
+    -------
+    a, b : numpy.ndarray
+        ``a[i]``: share found with ``r`` first at ``dx_grid[i]``; ``b[j]``: with ``s``
+        first at ``dy_grid[j]``. ``Q = a[:, None] + b[None, :]``.
+
+    Examples
+    --------
+    Every R tuple on time, half the S tuples 1 s late, ``w`` = 1: a late ``s`` finds
+    only the R tuples above ``s.ts + 1 - (1 + dx)``, half its window at ``dx`` = 0.
+
+    >>> a, b = found_shares([0.0], [1.0], [0.0, 1.0], [.5, .5], 1.0, [0.0, 0.5, 1.0],
+    ...                     [0.0, 1.0])
+    >>> a.tolist(), b.tolist()
+    ([0.5, 0.625, 0.75], [0.25, 0.25])
+    """
+    dr, ds = (m.ravel() for m in np.meshgrid(np.asarray(r_delays, dtype=float),
+                                              np.asarray(s_delays, dtype=float),
+                                              indexing="ij"))
+    pair = np.outer(r_shares, s_shares).ravel()   # one entry per pair of delay classes
+    lag = ds - dr                                 # r comes first iff u <= lag
+    # r first: u in [max(-w, δs - w - dx), min(w, lag)], a ramp in dx from δs - w - hi
+    hi = np.minimum(w, lag)
+    a = _capped_ramps(ds - w - hi, np.maximum(0.0, hi + w), pair,
+                      np.asarray(dx_grid, dtype=float))
+    # s first: u in (max(-w, lag), min(w, w + dy - δr)], a ramp in dy from δr + lo - w
+    lo = np.maximum(-w, lag)
+    b = _capped_ramps(dr + lo - w, np.maximum(0.0, w - lo), pair,
+                      np.asarray(dy_grid, dtype=float))
+    return a / (2 * w), b / (2 * w)
 
 
 def quality_grid(r: StreamStats, s: StreamStats, w: float, L: float, b: float, g: float,
                  coarse_rule: str = "paper", ideal: str = "basic"):
     """``Q_L(dx, dy)`` on the allowance grid, and ``N_L``.
 
+    ``Q_L(dx, dy) = min(1, sel(Max) N_x(dx, dy) / N_L)`` with the found cross-join
+    ``N_x(dx, dy) = (a(dx) + b(dy)) N_x(Max)`` of :func:`found_shares`: with the basic
+    ``N_L`` simply ``a(dx) + b(dy)``.
+
     Returns
     -------
     dx_grid, dy_grid : numpy.ndarray
-        Allowances searched (steps of ``g`` up to the maximum delays).
+        Allowances searched: steps of ``g`` up to the larger of the two streams'
+        largest delays (``max_delay``), for both.
     q : numpy.ndarray
         ``q[i, j] = Q_L(dx_grid[i], dy_grid[j])``.
     n_ideal : float
         ``N_L``, the estimated ideal result count of an interval ``L``.
+
+    Examples
+    --------
+    R on time, half of S 1 s late (as in :func:`found_shares`), largest delays 1 s:
+
+    >>> st = lambda d: StreamStats(2.0, np.array(d), np.ones(2), np.ones(2), 1.0)
+    >>> dx, dy, q, n_ideal = quality_grid(st([0.0, 0.0]), st([0.0, 1.0]), 1.0, 1.0, 1.0,
+    ...                                   1.0, "ceil")
+    >>> q.tolist(), float(n_ideal)
+    ([[0.75, 0.75], [1.0, 1.0]], 8.0)
     """
     if ideal not in IDEAL_RULES:
         raise ValueError(f"ideal: expected one of {IDEAL_RULES}, got {ideal!r}")
-    dx_grid = delay_grid(r.max_delay, g)
-    dy_grid = delay_grid(s.max_delay, g)
+    # A late s is saved by R's buffer (dx) and a late r by S's: each allowance is
+    # searched up to the larger of the two largest delays, where Q_L reaches 1.
+    top = max(r.max_delay, s.max_delay)
+    dx_grid = delay_grid(top, g)
+    dy_grid = delay_grid(top, g)
     cr = coarse_delay(r.delays, g, coarse_rule)
     cs = coarse_delay(s.delays, g, coarse_rule)
-    w_r = window_counts(r.rate, lambda k: delay_cdf(cr, k), dx_grid, w, b, g)
-    w_s = window_counts(s.rate, lambda k: delay_cdf(cs, k), dy_grid, w, b, g)
-    cross = r.rate * L * w_s[None, :] + s.rate * L * w_r[:, None]
-    res = _cumulative(r.delays, r.results, dx_grid)[:, None] \
-        + _cumulative(s.delays, s.results, dy_grid)[None, :]
-    cmp_ = _cumulative(r.delays, r.comparisons, dx_grid)[:, None] \
-        + _cumulative(s.delays, s.comparisons, dy_grid)[None, :]
+    # the cross-join with every partner found: the K-slack count at the largest delays
+    w_r = window_counts(r.rate, lambda k: delay_cdf(cr, k), dx_grid[-1:], w, b, g)[0]
+    w_s = window_counts(s.rate, lambda k: delay_cdf(cs, k), dy_grid[-1:], w, b, g)[0]
+    cross_max = r.rate * L * w_s + s.rate * L * w_r
     total_cmp = float(np.sum(r.comparisons) + np.sum(s.comparisons))
     sel_max = float(np.sum(r.results) + np.sum(s.results)) / total_cmp if total_cmp else 0.0
-    # A delay class with no comparison says nothing about selectivity: use sel(Max).
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sel = np.where(cmp_ > 0, res / np.where(cmp_ > 0, cmp_, 1.0), sel_max)
     if ideal == "basic":
-        n_ideal = sel_max * float(cross[-1, -1])
+        n_ideal = sel_max * cross_max
     else:
         n_ideal = sel_max * (r.rate * L * s.rate * (w + s.max_delay)
                              + s.rate * L * r.rate * (w + r.max_delay))
-    if n_ideal > 0:
-        q = np.minimum(1.0, sel * cross / n_ideal)
-    else:
-        q = np.ones_like(cross)  # nothing expected: any buffer meets any target
+    if n_ideal <= 0:    # nothing expected: any buffer meets any target
+        return dx_grid, dy_grid, np.ones((dx_grid.size, dy_grid.size)), n_ideal
+    a, b_ = found_shares(*delay_classes(r.delays, g, coarse_rule),
+                         *delay_classes(s.delays, g, coarse_rule), w, dx_grid, dy_grid)
+    scale = sel_max * cross_max / n_ideal
+    q = np.minimum(1.0, (a * scale)[:, None] + (b_ * scale)[None, :])
     return dx_grid, dy_grid, q, n_ideal
 
 
