@@ -109,11 +109,15 @@ class Transport:
         self._waiting: list = []      # shared medium: (ready time, seq, hop) in ready order
         self._active: dict[int, tuple] = {}   # shared medium: seq -> (u, v, end)
         self._busy: dict[int, int] = {}       # shared medium: node -> transmissions it is in
-        # shared medium: how many of _waiting are known to wait while no transmission
-        # ends, and the nodes their zones cover (see _grant)
-        self._still_waiting, self._covered = 0, set()
-        # shared medium, zones by links: a waiting transmission's zones and endpoints,
-        # fixed while it waits (its view's), computed at its first scan
+        # The grant's node sets are bit masks (a bit per node, _bits), which an AND
+        # tests at a fraction of a set's cost: the nodes in a transmission in progress,
+        # and how many of _waiting are known to wait while no transmission ends with the
+        # nodes their zones cover (see _grant)
+        self._bits: dict[int, int] = {}
+        self._busy_mask = 0
+        self._still_waiting, self._covered = 0, 0
+        # shared medium, zones by links: a waiting transmission's zone and endpoints as
+        # masks, and its endpoints, fixed while it waits (its view's): from its first scan
         self._wait_zones: dict = {}
         self._zones: dict = {}                # shared medium: epoch -> {node: zone}
         #: Messages lost, by reason: "dead_node", "no_route", "link_loss".
@@ -316,14 +320,14 @@ class Transport:
 
         In ready order, a transmission u→v starts unless a transmission in progress has
         an endpoint in the zone of u or v, or u or v lies in the zone of an earlier one
-        still waiting. Both are kept as node sets, so a check costs the size of two zones,
-        not the number of transmissions in progress and waiting; once the waiting ones
-        cover every node, none after them can start and the scan stops.
+        still waiting. Both are kept as bit masks of nodes, so a check is two ANDs, not a
+        walk over the transmissions in progress and waiting; once the waiting ones cover
+        every node, none after them can start and the scan stops.
         """
         waiting = self._waiting
         if not waiting:
             return
-        busy = self._busy.keys()    # endpoints of the transmissions in progress
+        busy = self._busy_mask      # endpoints of the transmissions in progress
         # Zones by links are fixed per transmission, so while no transmission has ended
         # the ones left waiting by the last scan still wait: start after them, with the
         # zones they cover (radius zones follow the epoch of t: always a full scan).
@@ -332,52 +336,71 @@ class Transport:
             # the usual case below saturation, without the scan's set and list: no
             # earlier waiting transmission, so only those in progress can hold it back
             item = waiting[0]
-            zones, _ = self._waiting_zones(t, item)
-            if busy.isdisjoint(zones):
+            zones = self._waiting_zones(t, item)[0]
+            if not busy & zones:
                 self._waiting = []
                 self._start(t, item[1], item[2])
             else:
                 self._still_waiting, self._covered = 1, zones
             return
-        covered: set = self._covered if known else set()   # zones of earlier waiting ones
+        covered = self._covered if known else 0   # zones of earlier waiting ones
         everyone = len(waiting[0][2][4].nodes)
         still = waiting[:known]
         kept = self._wait_zones
         for i in range(known, len(waiting)):
             item = waiting[i]
             found = kept.get(item[1])
-            zones, ends = found if found is not None else self._waiting_zones(t, item)
+            zones, ends, _ = found if found is not None else self._waiting_zones(t, item)
             # an endpoint in an earlier waiting one's zone, or one in progress in its own
-            if not covered.isdisjoint(ends) or not busy.isdisjoint(zones):
+            if covered & ends or busy & zones:
                 still.append(item)
                 covered |= zones
-                if len(covered) == everyone:
+                if covered.bit_count() == everyone:
                     # every node covered: none after this one can start
                     still.extend(waiting[i + 1:])
                     break
                 continue
             self._start(t, item[1], item[2])
+            busy = self._busy_mask
         self._waiting = still
         self._still_waiting, self._covered = len(still), covered
 
     def _waiting_zones(self, t: float, item) -> tuple:
-        """``(zone, endpoints)`` of a waiting transmission: the nodes its sender and
-        receivers interfere with, and its sender and receivers (a broadcast's are its
-        neighbours). Kept while it waits when zones follow links (they are its view's);
-        under an interference radius they follow the epoch of ``t``."""
+        """``(zone mask, endpoints mask, endpoints)`` of a waiting transmission: the
+        nodes its sender and receivers interfere with, and its sender and receivers (a
+        broadcast's are its neighbours). Kept while it waits when zones follow links
+        (they are its view's); under an interference radius they follow the epoch of
+        ``t``."""
         found = self._wait_zones.get(item[1])
         if found is not None:
             return found
         hop = item[2]
         u, v, view = hop[1], hop[2], hop[4]
         if v != BROADCAST:
-            found = (self._zone(t, view, u) | self._zone(t, view, v), (u, v))
+            zone, ends = self._zone(t, view, u) | self._zone(t, view, v), (u, v)
         else:
-            found = (self._zone(t, view, u) | self._receivers_zone(t, hop),
-                     (u, *self._receivers(hop)))
+            zone = self._zone(t, view, u) | self._receivers_zone(t, hop)
+            ends = (u, *self._receivers(hop))
+        found = (self._mask(zone), self._mask(ends), ends)
         if self.radius is None:
             self._wait_zones[item[1]] = found
         return found
+
+    def _mask(self, nodes) -> int:
+        """The bit mask of ``nodes`` (a bit per node, given the first time it is seen).
+
+        >>> tr = Transport.__new__(Transport); tr._bits = {}
+        >>> tr._mask([7, 3]), tr._mask([3]), tr._mask([9, 7])
+        (3, 2, 5)
+        """
+        bits = self._bits
+        mask = 0
+        for node in nodes:
+            bit = bits.get(node)
+            if bit is None:
+                bit = bits[node] = 1 << len(bits)
+            mask |= bit
+        return mask
 
     def _start(self, t: float, seq: int, hop) -> None:
         """Put the waiting transmission numbered ``seq`` on the channel at ``t``."""
@@ -385,11 +408,17 @@ class Transport:
         done = self._transmit(t, hop)
         # u != v: a hop crosses a link; a broadcast's receivers are its neighbours
         kept = self._wait_zones.pop(seq, None)
-        ends = self._active[seq] = kept[1] if kept is not None else \
+        ends = self._active[seq] = kept[2] if kept is not None else \
             (u, v) if v != BROADCAST else (u, *self._receivers(hop))
-        counts = self._busy
+        counts, bits = self._busy, self._bits
         for node in ends:
-            counts[node] = counts.get(node, 0) + 1
+            n = counts.get(node, 0)
+            counts[node] = n + 1
+            if not n:
+                bit = bits.get(node)
+                if bit is None:
+                    bit = bits[node] = 1 << len(bits)
+                self._busy_mask |= bit
         self._push(done, _END, seq)
 
     def _receivers(self, hop) -> list:
@@ -413,6 +442,7 @@ class Transport:
                 self._busy[node] = left
             else:
                 del self._busy[node]
+                self._busy_mask &= ~self._bits[node]
 
     def _zone(self, t: float, view, u: int) -> frozenset:
         """``u`` and the nodes it interferes with at ``t`` (kept for the last epochs)."""
