@@ -103,13 +103,14 @@ testbed).
   a tenth of the range); ns-3 moves nodes continuously.
 - **Wall time.** ns-3's time grows with the frames it simulates (every retry, ACK,
   collision and backoff), the testbed's with the hops, control packets and epochs. The
-  testbed gains most where ns-3 simulates many failed frames (AODV at 20 m/s light, 28×;
-  still nodes at heavy load, 14-22×) and least where its own control traffic is heavy
-  (AODV at 5 m/s heavy, 5×: 90 control packets a second and 10⁴ held packets) or
-  where both take well under a second. The 20× target is not met overall. The
-  testbed's rows were last run (after OLSR's packing and AODV's G flag and RREP-ACKs)
-  on the 2-core machine shared with other jobs (load average 4-7), so its wall times,
-  and the speed-ups, are pessimistic; ns-3's rows are from a quiet machine.
+  testbed gains most where ns-3 simulates many failed frames (AODV at 20 m/s light,
+  still nodes at heavy load: 25-35×) and least where both take well under a second and
+  the testbed's fixed costs weigh (OLSR at 5 m/s light, 4-6×: building 240 link epochs
+  from the trace is a third of its 0.3 s). The 20× target is not met overall
+  (16.6-16.9× in two runs). The testbed's rows were last run on a quiet machine
+  (November 26, 2026, after the shared medium kept a waiting transmission's zones while
+  it waits and tested them as bit masks: AODV at 5 m/s heavy 4.3 → 1.1-1.6 s, the
+  matrix 36 → 20 s), as ns-3's were.
 """
 
 
