@@ -92,7 +92,7 @@ class _DistributedJoin(Algorithm):
             report_interval=float(report), weights=weights,
             capacity=tuple(float(c) for c in capacity),
             bytes_per_unit=plan.bytes_per_unit, synopsis_unit=plan.synopsis_unit,
-            **self.extra(p), **self.trigger_setup(plan, p))
+            **self.extra(p), **self.trigger_setup(plan, p, diff))
 
     def placed(self, net, sources, p: dict, seed: int) -> tuple[int, tuple]:
         """``(diffusion node, hosts)`` where a run with these parameters puts them."""
@@ -108,9 +108,9 @@ class _DistributedJoin(Algorithm):
     def flush_period(self, p: dict) -> float:
         return p["segment"]
 
-    def trigger_setup(self, plan, p: dict) -> dict:
+    def trigger_setup(self, plan, p: dict, diffusion: int) -> dict:
         """Setup fields of a ``[trigger.<name>]`` table (ATR, CTR: its windows cut
-        segments; conditions measured at the diffusion node)."""
+        segments; conditions measured at the diffusion node, placed at ``diffusion``)."""
         trigger = getattr(plan, "trigger", None)
         if not self.triggered or trigger is None or trigger.clock:
             return {}
@@ -231,7 +231,7 @@ class Atr(_DistributedJoin):
         diff, hosts = self.placed(net0, list(stream_nodes.values()), params, seed)
         return {"diffusion": diff, **{f"host{k}": h for k, h in enumerate(hosts)}}
 
-    def trigger_setup(self, plan, p: dict) -> dict:
+    def trigger_setup(self, plan, p: dict, diffusion: int) -> dict:
         trigger = getattr(plan, "trigger", None)
         if trigger is not None and trigger.measured_at("here"):
             # probes of T ± ΔT measure whole segments: a cut would spoil the comparison
@@ -239,12 +239,11 @@ class Atr(_DistributedJoin):
                         f"false when a trigger cuts segments ([trigger.{self.name}])")
         # on_window holds for the fixed segments (the clock) as for cut ones
         on_window = getattr(trigger, "evaluate", "on_arrival") == "on_window"
-        out = {**super().trigger_setup(plan, p), "on_window": on_window}
+        out = {**super().trigger_setup(plan, p, diffusion), "on_window": on_window}
         gate = getattr(trigger, "gate", None)
         if gate is not None:
             out["trigger"] = trigger        # a gate stands at the hosts under the clock too
-            if gate.silence is not None and gate.upstream != self.placed(
-                    plan.net0, [s.node for s in plan.streams], p, plan.seed)[0]:
+            if gate.silence is not None and gate.upstream != diffusion:
                 raise ValueError(f"trigger.{self.name}.gate.silence: a host hears only "
                                  "from the diffusion node; silence needs upstream = "
                                  "\"diffusion\"")

@@ -183,6 +183,13 @@ class _Diffusion:
         n = self.router.buffered()
         return n, n * self.s.bytes_per_unit
 
+    def listens_to_losses(self) -> bool:
+        """Whether this role acts on its lost messages (subclasses with a trigger)."""
+        return False
+
+    def on_lost(self, ctx, msg, reason) -> None:
+        """One of its messages was lost: nothing to do here (subclasses act)."""
+
 
 class _TriggeredDiffusion(_Diffusion):
     """A diffusion node whose segments a window trigger may end early (ATR, CTR).
@@ -227,6 +234,9 @@ class _TriggeredDiffusion(_Diffusion):
         if not accepted:
             self.fault(ctx, "late", msg.src)
         return accepted
+
+    def listens_to_losses(self) -> bool:
+        return self.initiator is not None or bool(self.report_to)
 
     def on_lost(self, ctx, msg, reason) -> None:
         # attributed to the operator the lost message was for
@@ -476,6 +486,14 @@ class _Host:
 
     def finish(self, ctx) -> None:
         """Nothing to flush: work is recorded as it happens."""
+
+    def listens_to_losses(self) -> bool:
+        """Whether this role acts on its lost messages (ATR's hosts with windows or a
+        gate)."""
+        return False
+
+    def on_lost(self, ctx, msg, reason) -> None:
+        """One of its messages was lost: nothing to do here (subclasses act)."""
 
     def send_results(self, ctx, groups) -> None:
         if groups:
@@ -836,20 +854,15 @@ class DistributedJoinNode(NodeProgram):
         # a loss is an exception of the role that sent the message: the diffusion node's
         # parts (its window trigger, a gate watching it), a host's results, load reports
         # and signals (its windows, a gate watching it)
-        host_sent = msg.kind in HOST_SENDS or (msg.kind == REPORT and self._host_listens())
-        role = self.host if host_sent else self.diffusion
-        if role is not None and hasattr(role, "on_lost"):
+        host = self.host
+        host_sent = msg.kind in HOST_SENDS or (
+            msg.kind == REPORT and host is not None and host.listens_to_losses())
+        role = host if host_sent else self.diffusion
+        if role is not None:
             role.on_lost(ctx, msg, reason)
 
-    def _host_listens(self) -> bool:
-        return self.host is not None and getattr(self.host, "listens_to_losses",
-                                                 lambda: False)()
-
     def listens_to_losses(self) -> bool:
-        diffusion = self.diffusion
-        return self._host_listens() or diffusion is not None and (
-            getattr(diffusion, "initiator", None) is not None or
-            bool(getattr(diffusion, "report_to", ())))
+        return any(role.listens_to_losses() for role in self._roles())
 
     def finish(self, ctx) -> None:
         # a source's end-of-stream first (a local send, delivered at once), then the
