@@ -393,14 +393,17 @@ class Transport:
         >>> tr._mask([7, 3]), tr._mask([3]), tr._mask([9, 7])
         (3, 2, 5)
         """
-        bits = self._bits
         mask = 0
         for node in nodes:
-            bit = bits.get(node)
-            if bit is None:
-                bit = bits[node] = 1 << len(bits)
-            mask |= bit
+            mask |= self._bit(node)
         return mask
+
+    def _bit(self, node) -> int:
+        """``node``'s bit (a new one the first time it is seen)."""
+        bit = self._bits.get(node)
+        if bit is None:
+            bit = self._bits[node] = 1 << len(self._bits)
+        return bit
 
     def _start(self, t: float, seq: int, hop) -> None:
         """Put the waiting transmission numbered ``seq`` on the channel at ``t``."""
@@ -410,15 +413,12 @@ class Transport:
         kept = self._wait_zones.pop(seq, None)
         ends = self._active[seq] = kept[2] if kept is not None else \
             (u, v) if v != BROADCAST else (u, *self._receivers(hop))
-        counts, bits = self._busy, self._bits
+        counts = self._busy
         for node in ends:
             n = counts.get(node, 0)
             counts[node] = n + 1
             if not n:
-                bit = bits.get(node)
-                if bit is None:
-                    bit = bits[node] = 1 << len(bits)
-                self._busy_mask |= bit
+                self._busy_mask |= self._bit(node)
         self._push(done, _END, seq)
 
     def _receivers(self, hop) -> list:
