@@ -451,7 +451,6 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
          routing_options: dict | None, energy: dict | None = None,
          energy_step: float = 0.01) -> pd.DataFrame:
     """:func:`deliver` once its arguments are checked and its network is built."""
-    from contract.messages import Message
     from emulator.routing.host import open_transport
 
     def positions(t):
@@ -476,26 +475,24 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
         book = transport.energy = EnergyBook(
             Energy.from_table({"model": "first_order", **energy}), network.build_view(0).nodes)
     order = messages.sort_values(["sent_at", "msg_id"], kind="stable")
-    columns = [order[c].astype(kind).tolist() for c, kind in
-               (("msg_id", "int64"), ("src", "int64"), ("dst", "int64"), ("sent_at", float),
-                ("size_bytes", "int64"))]
     # no reference cycles here: on bench_scale at 10^6 messages the collector's passes
     # over every live message and calendar entry took 4-9 s of an 80 s run on links
     with collector.paused():
-        for msg_id, src, dst, sent_at, size_bytes in zip(*columns):
-            transport.send(Message(msg_id, "data", src, dst, sent_at, 1.0, size_bytes, None))
+        transport.send_many(*(order[c].to_numpy(kind) for c, kind in
+                              (("msg_id", np.int64), ("src", np.int64), ("dst", np.int64),
+                               ("sent_at", float), ("size_bytes", np.int64))))
         if book is None:
             transport.advance()
         else:
             end = _advance_with_batteries(transport, network, book, energy_step)
-    arrived = {m.msg_id: t for t, m in transport.arrivals}
-    lost = {m.msg_id: reason for _, m, reason, _ in transport.drops}
-    ids = messages["msg_id"].astype("int64")
-    reasons = [lost.get(int(i), "") for i in ids]
-    out = pd.DataFrame({"msg_id": ids.to_numpy(),
-                        "arrived_at": np.array([arrived.get(int(i), math.nan) for i in ids],
-                                               dtype=float),
-                        "lost": np.array([r != "" for r in reasons], dtype=bool),
+    arrived_ids, arrived_at, lost_ids, lost_reasons = transport.outcomes()
+    ids = messages["msg_id"].to_numpy(np.int64)
+    where = pd.Index(ids)
+    arrival = np.full(len(ids), math.nan)
+    arrival[where.get_indexer(arrived_ids)] = arrived_at
+    reasons = np.full(len(ids), "", object)
+    reasons[where.get_indexer(lost_ids)] = lost_reasons
+    out = pd.DataFrame({"msg_id": ids, "arrived_at": arrival, "lost": reasons != "",
                         "loss_reason": pd.array(reasons, dtype="string")})
     out.attrs["hops"] = transport.hops
     if routing != "oracle":

@@ -34,6 +34,7 @@ unit, cost 2); the second waits for the first on link 0 -> 1.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,6 +60,13 @@ class Decided:
     #: ``(u, v, size_bytes, length_m, heard)`` per hop, for the batteries (only when
     #: ``energy`` is asked for).
     energy: list = field(default_factory=list)
+    #: The deliveries of messages sent as arrays (:meth:`CompiledLinks.send_many`),
+    #: blocks of ``(arrival times, msg ids, sent_at, crossed)`` (``crossed``: the
+    #: source is not the destination).
+    frame_arrivals: list = field(default_factory=list)
+    #: Their losses, blocks of ``(times, msg ids, reason codes, nodes)``
+    #: (:data:`emulator.hop_kernel.REASONS`; node ids).
+    frame_losses: list = field(default_factory=list)
 
 
 class CompiledLinks:
@@ -103,7 +111,8 @@ class CompiledLinks:
         # ledger read of it (_SLOT_COLUMNS)
         self._msgs: list = []
         self._free: list[int] = []
-        self._columns = tuple(np.empty(0, dtype) for dtype in _SLOT_COLUMNS.values())
+        self._columns = Slots(*(np.empty(0, dtype) for dtype in _SLOT_COLUMNS.values()))
+        self._framed = False   # messages were sent as arrays (send_many)
         self._epoch = _NO_EPOCH             # the epoch in force, as the kernel reads it
         self._view = None
         # the shared medium: the hops waiting for the channel, the zones of the epochs
@@ -131,11 +140,13 @@ class CompiledLinks:
         if src is None or dst is None:
             src, dst = self._index(msg.src), self._index(msg.dst)
             self._epoch = _NO_EPOCH   # the epoch's arrays must hold the new node
-        dsts, srcs, sizes, ids, units, kinds = self._columns
-        dsts[slot], srcs[slot], sizes[slot] = dst, src, msg.size_bytes
+        columns = self._columns
+        columns.dst[slot], columns.src[slot], columns.bytes[slot] = dst, src, msg.size_bytes
         if self.record:
-            ids[slot], units[slot] = msg.msg_id, msg.size_units
-            kinds[slot] = self._kinds.setdefault(msg.kind, len(self._kinds))
+            columns.msg_id[slot], columns.units[slot] = msg.msg_id, msg.size_units
+            columns.kind[slot] = self._kinds.setdefault(msg.kind, len(self._kinds))
+        if self._framed:
+            columns.framed[slot] = False
         self._seq += 1
         t = msg.sent_at
         if t >= self._sends_last:
@@ -149,13 +160,80 @@ class CompiledLinks:
         else:
             self._late.append((t, k.READY + self._seq, slot, src))
 
+    def send_many(self, msg_id: np.ndarray, src: np.ndarray, dst: np.ndarray,
+                  sent_at: np.ndarray, size_bytes: np.ndarray) -> None:
+        """Inject data messages of one unit given as arrays, in order of ``sent_at``
+        (ascending): what :meth:`send` does for each in turn, as whole-array writes,
+        with no message object. Their fates come back as arrays (the ``frame_*``
+        blocks of :class:`Decided`). For :func:`emulator.deliver`, whose messages are
+        a frame: at 10^5 messages and more, the per-message calls were most of the
+        transport's time, and a million message objects its largest memory."""
+        n = len(msg_id)
+        if n == 0:
+            return
+        if (np.diff(sent_at) < 0).any():
+            raise ValueError("send_many: sent_at must be in ascending order")
+        self._framed = True
+        new_nodes = self._dense_nodes(np.column_stack([src, dst]).ravel())
+        if new_nodes:
+            self._epoch = _NO_EPOCH   # the epoch's arrays must hold the new nodes
+        slots = self._slots(n)
+        columns, dense = self._columns, self._dense_of
+        columns.src[slots], columns.dst[slots] = dense(src), dense(dst)
+        columns.bytes[slots], columns.msg_id[slots] = size_bytes, msg_id
+        columns.units[slots], columns.sent[slots], columns.framed[slots] = 1.0, sent_at, True
+        if self.record:
+            columns.kind[slots] = self._kinds.setdefault("data", len(self._kinds))
+        seq = k.READY + self._seq + 1 + np.arange(n, dtype=np.int64)
+        self._seq += n
+        # as send does one by one: those earlier than the last queued wait for the heap
+        late = int(np.searchsorted(sent_at, self._sends_last, side="left"))
+        srcs = columns.src[slots]
+        self._late.extend(zip(sent_at[:late].tolist(), seq[:late].tolist(),
+                              slots[:late].tolist(), srcs[:late].tolist()))
+        if late < n:
+            i = self._sends_room_for(n - late)
+            sends, j = self._sends, i + n - late
+            sends.time[i:j], sends.seq[i:j] = sent_at[late:], seq[late:]
+            sends.msg[i:j], sends.node[i:j] = slots[late:], srcs[late:]
+            self._sends_end, self._sends_last = j, float(sent_at[-1])
+
+    def _dense_nodes(self, nodes: np.ndarray) -> bool:
+        """Dense indices for the nodes of ``nodes`` not seen yet, numbered in order of
+        first appearance (as :meth:`send` numbers them); whether there were any."""
+        unique, first = np.unique(nodes, return_index=True)
+        unseen = [(i, u) for i, u in zip(first.tolist(), unique.tolist())
+                  if u not in self._dense]
+        for _, u in sorted(unseen):
+            self._index(u)
+        return bool(unseen)
+
+    def _dense_of(self, nodes: np.ndarray) -> np.ndarray:
+        """The dense indices of ``nodes`` (every one seen before)."""
+        unique, inverse = np.unique(nodes, return_inverse=True)
+        return np.array([self._dense[u] for u in unique.tolist()], np.int64)[inverse]
+
+    def _slots(self, n: int) -> np.ndarray:
+        """``n`` slots for new messages: the free ones first, in the order :meth:`send`
+        takes them (the last freed first), then new ones (the arrays grown)."""
+        free, msgs = self._free, self._msgs
+        reused = free[len(free) - min(n, len(free)):][::-1]
+        del free[len(free) - len(reused):]
+        start = len(msgs)
+        msgs.extend([None] * (n - len(reused)))
+        if len(msgs) > len(self._columns.dst):
+            self._columns = Slots(*(np.resize(column, max(1024, 2 * len(msgs)))
+                                    for column in self._columns))
+        return np.concatenate([np.array(reused, np.int64),
+                               np.arange(start, len(msgs), dtype=np.int64)])
+
     def _new_slot(self, msg) -> int:
         """A slot never used before, holding ``msg`` (the slot arrays grown if full)."""
         slot = len(self._msgs)
         self._msgs.append(msg)
-        if slot >= len(self._columns[0]):
-            self._columns = tuple(np.resize(column, max(1024, 2 * slot))
-                                  for column in self._columns)
+        if slot >= len(self._columns.dst):
+            self._columns = Slots(*(np.resize(column, max(1024, 2 * slot))
+                                    for column in self._columns))
         return slot
 
     def _sends_room(self) -> int:
@@ -168,6 +246,25 @@ class CompiledLinks:
             sends = self._sends = k.grown_calendar(sends, end)
         for column in sends:
             column[:left] = column[taken:end]
+        self._state[k.SENDS_TAKEN], self._sends_end = 0, left
+        return left
+
+    def _sends_room_for(self, count: int) -> int:
+        """Room for ``count`` sends at the end of the sends queue (the sends taken
+        dropped, the arrays grown if needed); returns where the first goes."""
+        taken, end = self._state[k.SENDS_TAKEN], self._sends_end
+        if end + count <= len(self._sends.time):
+            return end
+        left = end - taken
+        sends = self._sends
+        if left + count > len(sends.time):
+            bigger = k.new_calendar(2 * (left + count))
+            for old, new in zip(sends, bigger):
+                new[:left] = old[taken:end]
+            self._sends = bigger
+        else:
+            for column in sends:
+                column[:left] = column[taken:end]
         self._state[k.SENDS_TAKEN], self._sends_end = 0, left
         return left
 
@@ -234,7 +331,7 @@ class CompiledLinks:
         parts = [] if self.record else None   # blocks of the ledger's columns
         state, clock = self._state, self._clock
         state[k.SEQ], state[k.SENDS_END] = self._seq, self._sends_end
-        dsts, _, sizes, _, _, _ = self._columns
+        dsts, sizes = self._columns.dst, self._columns.bytes
         while True:
             if self.medium == "links":
                 reason = k.run(float(until), self._cal, *self._sends, state, clock, dsts,
@@ -390,29 +487,57 @@ class CompiledLinks:
             if self.energy:
                 decided.energy.extend(zip(
                     ids[out.hop_u[:hops]].tolist(), ids[out.hop_v[:hops]].tolist(),
-                    self._columns[2][slots].tolist(), out.hop_length[:hops].tolist(),
+                    self._columns.bytes[slots].tolist(), out.hop_length[:hops].tolist(),
                     out.hop_heard[:hops].tolist()))
         arrived = int(state[k.N_ARRIVALS])
         if arrived:
-            slots = out.arr_msg[:arrived].tolist()
-            decided.arrivals.extend(zip(out.arr_time[:arrived].tolist(),
-                                        [msgs[slot] for slot in slots]))
+            slots, times = out.arr_msg[:arrived], out.arr_time[:arrived]
+            if self._framed:
+                slots, times = self._frame_arrivals(decided, slots, times)
+            slots = slots.tolist()
+            decided.arrivals.extend(zip(times.tolist(), [msgs[slot] for slot in slots]))
             self._release(slots)
         lost = int(state[k.N_LOSSES])
         if lost:
-            slots = out.loss_msg[:lost].tolist()
-            decided.losses.extend(zip(out.loss_time[:lost].tolist(),
-                                      [msgs[slot] for slot in slots],
-                                      [k.REASONS[r] for r in out.loss_reason[:lost].tolist()],
-                                      ids[out.loss_node[:lost]].tolist()))
+            slots, times = out.loss_msg[:lost], out.loss_time[:lost]
+            reasons, nodes = out.loss_reason[:lost], out.loss_node[:lost]
+            if self._framed:
+                framed = self._columns.framed[slots]
+                if framed.any():
+                    decided.frame_losses.append((
+                        times[framed].copy(), self._columns.msg_id[slots[framed]],
+                        reasons[framed].copy(), ids[nodes[framed]]))
+                    self._release(slots[framed].tolist())
+                    slots, times = slots[~framed], times[~framed]
+                    reasons, nodes = reasons[~framed], nodes[~framed]
+            slots = slots.tolist()
+            decided.losses.extend(zip(times.tolist(), [msgs[slot] for slot in slots],
+                                      [k.REASONS[r] for r in reasons.tolist()],
+                                      ids[nodes].tolist()))
             self._release(slots)
         state[k.N_HOPS] = state[k.N_ARRIVALS] = state[k.N_LOSSES] = 0
+
+    def _frame_arrivals(self, decided: Decided, slots: np.ndarray,
+                        times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The deliveries among ``slots`` (arriving at ``times``) of messages sent as
+        arrays, as one block onto ``decided`` (their slots freed); the others'."""
+        columns = self._columns
+        framed = columns.framed[slots]
+        if not framed.any():
+            return slots, times
+        mine = slots[framed]
+        decided.frame_arrivals.append((times[framed].copy(), columns.msg_id[mine],
+                                       columns.sent[mine], columns.src[mine] != columns.dst[mine]))
+        self._release(mine.tolist())
+        return slots[~framed], times[~framed]
 
     def _record(self, parts: list, slots: np.ndarray, hops: int) -> None:
         """The ledger's columns of ``hops`` hops of the messages in ``slots``, as one
         block onto ``parts``."""
         out, ids = self._out, self._ids
-        dsts, srcs, sizes, msg_ids, units, kinds = self._columns
+        columns = self._columns
+        dsts, srcs, sizes, msg_ids = columns.dst, columns.src, columns.bytes, columns.msg_id
+        units, kinds = columns.units, columns.kind
         parts.append({
             "time": out.hop_start[:hops].copy(), "msg_id": msg_ids[slots],
             "kind": np.array(list(self._kinds), dtype=object)[kinds[slots]],
@@ -429,10 +554,15 @@ class CompiledLinks:
         self._free.extend(slots)
 
 
-#: What the slot arrays hold per message in flight, in this order: destination and
-#: source (dense), bytes, and for the ledger its id, size in units and kind (a code).
+#: What the slot arrays hold per message in flight: destination and source (dense),
+#: bytes, and for the ledger its id, size in units and kind (a code); for a message sent
+#: as arrays (``framed``) its id and send time, which its outcome reports.
 _SLOT_COLUMNS = {"dst": np.int64, "src": np.int64, "bytes": np.int64, "msg_id": np.int64,
-                 "units": np.float64, "kind": np.int64}
+                 "units": np.float64, "kind": np.int64, "sent": np.float64,
+                 "framed": np.bool_}
+
+#: The slot arrays by name.
+Slots = namedtuple("Slots", list(_SLOT_COLUMNS))
 
 _EMPTY_F, _EMPTY_I = np.empty(0), np.empty(0, np.int64)
 #: The kernel's epoch before any is loaded: its span is empty, so it asks for one.

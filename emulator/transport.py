@@ -49,6 +49,7 @@ from collections import Counter, deque
 
 import numpy as np
 
+from emulator import hop_kernel
 from emulator.ledger import Ledger
 from emulator.links import CompiledLinks
 from emulator.routing.base import BROADCAST
@@ -138,6 +139,10 @@ class Transport:
         self._delay_sum = 0.0  # of the messages delivered: arrival - sent_at
         #: The batteries (:class:`emulator.energy.EnergyBook`) charged per hop, if any.
         self.energy = None
+        # the fates of the messages sent as arrays: blocks of (ids, arrival times) and
+        # of (ids, loss reason codes)
+        self._frames_arrived: list = []
+        self._frames_lost: list = []
         # the links medium's calendar and hop loop, compiled (None: the calendar here)
         self._links = CompiledLinks(network, self.rng, reorder, ledger is not None, medium,
                                     interference_radius, positions) \
@@ -162,6 +167,51 @@ class Transport:
             sends.append(entry)
         else:
             heapq.heappush(self._calendar, entry)
+
+    def send_many(self, msg_id: np.ndarray, src: np.ndarray, dst: np.ndarray,
+                  sent_at: np.ndarray, size_bytes: np.ndarray) -> None:
+        """Inject data messages of one unit given as arrays, in order of ``sent_at``:
+        as :meth:`send` for each in turn, without a message object on the compiled
+        calendar. Their fates: :meth:`outcomes`.
+
+        >>> import networkx as nx
+        >>> from emulator.network import Network
+        >>> from topologies.dynamics import StaticDynamics
+        >>> from topologies.model import Topology
+        >>> g = nx.path_graph(3); nx.set_edge_attributes(g, 0.5, "delay")
+        >>> tr = Transport(Network(StaticDynamics(Topology(g))), None, seed=1)
+        >>> tr.send_many(np.array([4, 9]), np.array([0, 2]), np.array([2, 2]),
+        ...              np.array([0.0, 1.0]), np.array([10, 10]))
+        >>> tr.advance()
+        >>> [a.tolist() for a in tr.outcomes()]
+        [[4, 9], [1.0, 1.0], [], []]
+        """
+        if self._links is None:   # a protocol's calendar holds message objects
+            from contract.messages import Message
+
+            for row in zip(msg_id.tolist(), src.tolist(), dst.tolist(), sent_at.tolist(),
+                           size_bytes.tolist()):
+                self.send(Message(row[0], "data", row[1], row[2], row[3], 1.0, row[4], None))
+            return
+        crossing = int(np.count_nonzero(src != dst))
+        self.sent += crossing
+        self._unresolved += crossing
+        self._links.send_many(msg_id, src, dst, sent_at, size_bytes)
+
+    def outcomes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The data messages delivered and lost so far, as arrays: ``(ids delivered,
+        their arrival times, ids lost, their reasons)``; those sent by :meth:`send`
+        (not yet taken by :meth:`take_arrivals`) and by :meth:`send_many` alike."""
+        arrived = [(np.array([m.msg_id for _, m in self.arrivals], np.int64),
+                    np.array([t for t, _ in self.arrivals], float))] + self._frames_arrived
+        lost = [(np.array([m.msg_id for _, m, _, _ in self.drops], np.int64),
+                 np.array([reason for _, _, reason, _ in self.drops], object))]
+        lost += [(ids, np.array(hop_kernel.REASONS, object)[codes])
+                 for ids, codes in self._frames_lost]
+        return (np.concatenate([ids for ids, _ in arrived]),
+                np.concatenate([times for _, times in arrived]),
+                np.concatenate([ids for ids, _ in lost]),
+                np.concatenate([reasons for _, reasons in lost]))
 
     def _push(self, t: float, rank: int, a, b=None) -> None:
         self._seq += 1
@@ -191,6 +241,16 @@ class Transport:
         self.arrivals.extend(decided.arrivals)
         for loss in decided.losses:
             self._lose(*loss)
+        for times, ids, sent_at, crossed in decided.frame_arrivals:
+            self.delivered += int(crossed.sum())
+            self._unresolved -= int(crossed.sum())
+            self._delay_sum += float((times - sent_at)[crossed].sum())
+            self._frames_arrived.append((ids, times))
+        for _, ids, codes, _ in decided.frame_losses:
+            self._unresolved -= len(ids)
+            for code, count in zip(*np.unique(codes, return_counts=True)):
+                self.lost[hop_kernel.REASONS[code]] += int(count)
+            self._frames_lost.append((ids, codes))
         if decided.ledger and self.ledger is not None:
             self.ledger.extend(decided.ledger)
         if decided.energy:

@@ -135,3 +135,73 @@ def test_a_link_keeps_its_queue_and_order_across_epochs():
     assert sorted((m.msg_id, round(t, 9)) for t, m in tr.take_arrivals()) == \
         [(0, 2.0), (1, 2.1)]
     assert tr.ledger.frame()["time"].round(9).tolist() == [0.9, 1.9]
+
+
+def _random_transport(medium, seed):
+    """A transport over a random 30-node graph with jitter and loss in two epochs (the
+    second without node 3), and a ledger."""
+    rng = np.random.default_rng(seed)
+    graphs = {}
+    for start in (0.0, 2.0):
+        g = nx.random_geometric_graph(30, 0.35, seed=int(rng.integers(1000)))
+        if start:
+            g.remove_node(3)
+        for e in g.edges:
+            g.edges[e].update(cost=float(rng.uniform(0.5, 2)), delay=0.01, jitter=0.005,
+                              loss=0.03, bandwidth=5000.0)
+        graphs[start] = g
+    return Transport(Network(Epochs(graphs)), Ledger(), seed=seed, medium=medium)
+
+
+@pytest.mark.parametrize("medium", ["links", "shared"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_messages_sent_as_arrays_take_the_hops_one_by_one_sends_take(medium, seed):
+    # the same messages sent one by one and as arrays, mixed with messages sent one by
+    # one before (their slots freed and reused) and a batch partly earlier than the last
+    # send (onto the heap): the same fates, times, hops and ledger
+    rng = np.random.default_rng(seed)
+    n = 600
+    ids = rng.permutation(n) + 100
+    src, dst = rng.integers(0, 30, n), rng.integers(0, 30, n)
+    sent = np.sort(rng.uniform(0, 4, n))
+    size = rng.integers(10, 120, n)
+    first = [Message(i, "data", i % 30, (7 * i) % 30, i * 0.02, 1.0, 30, None) for i in range(40)]
+    split = n // 3   # the second batch starts before the first one's last send
+
+    def run(as_arrays):
+        tr = _random_transport(medium, seed)
+        for msg in first:
+            tr.send(msg)
+        tr.advance(0.5)
+        early = [tr.take_arrivals(), list(tr.losses)]
+        parts = [np.r_[0:split, 2 * split:n], np.r_[split:2 * split]]
+        for part in parts:
+            part = part[np.argsort(sent[part], kind="stable")]
+            if as_arrays:
+                tr.send_many(ids[part], src[part], dst[part], sent[part], size[part])
+            else:
+                for i in part:
+                    tr.send(Message(int(ids[i]), "data", int(src[i]), int(dst[i]),
+                                    float(sent[i]), 1.0, int(size[i]), None))
+        tr.advance()
+        got, at, lost, why = tr.outcomes()
+        return early, dict(zip(got.tolist(), at.tolist())), dict(zip(lost.tolist(),
+                                                                     why.tolist())), \
+            tr.hops, tr.ledger.frame(), tr.stats()
+
+    one_by_one, as_arrays = run(False), run(True)
+    assert one_by_one[0] == as_arrays[0]
+    assert len(one_by_one[1]) > n / 2 and len(one_by_one[2]) > 10
+    assert one_by_one[1:4] == as_arrays[1:4]
+    pd.testing.assert_frame_equal(one_by_one[4], as_arrays[4])
+    # the mean delay's sum is added up in another order (last digits)
+    delay = [stats.pop("message_delay_mean") for stats in (one_by_one[5], as_arrays[5])]
+    assert math.isclose(*delay, rel_tol=1e-12)
+    assert one_by_one[5] == as_arrays[5]
+
+
+def test_messages_sent_as_arrays_must_come_in_time_order():
+    tr = Transport(Network(Epochs({0.0: line()})), None, seed=1)
+    with pytest.raises(ValueError, match="ascending"):
+        tr.send_many(np.array([1, 2]), np.array([0, 0]), np.array([4, 4]),
+                     np.array([1.0, 0.5]), np.array([10, 10]))
