@@ -30,7 +30,6 @@ import numpy as np
 import simpy
 
 import topologies
-from contract.messages import Message
 from contract.program import NodeProgram
 from emulator.driver import execute
 from emulator.ledger import Ledger
