@@ -303,18 +303,26 @@ def _grant(t, cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, 
     a transmission in progress has an endpoint in the zone of u or of v, or u or v lies
     in the zone of an earlier one still waiting.
 
-    A stop (zones, draws, a liveness, room) leaves the ones not yet judged waiting after
-    those held; called again, the scan starts over, and decides as the whole scan would
-    have: those started since are in progress, so whatever held a transmission before
-    still holds it.
+    A stop (zones, draws, a liveness, room) leaves the ones not yet judged waiting;
+    called again, the scan starts over, and decides as the whole scan would have: those
+    started since are in progress, so whatever held a transmission before still holds
+    it. A hop started is marked (``msg`` -1) where it stands; the list is compacted once
+    half of it is marked.
     """
     if by_radius and not epoch.start <= t < epoch.end:
         clock[ASK_TIME] = t   # radius zones follow the epoch of the grant
         return NEED_EPOCH
     n = state[WAITING]
     covered = np.zeros(len(busy), np.bool_)
-    kept, i, reason = 0, 0, DONE
+    # per node, the zone slot whose zone of it is covered already (-1: none): the hops
+    # queued at one sender, most of a long queue, cover the same zones
+    zone_covered = np.full(len(busy), -1, np.int64)
+    gone, i, reason = 0, 0, DONE
     while i < n:
+        if waiting.msg[i] < 0:   # started at an earlier grant (left in place, below)
+            gone += 1
+            i += 1
+            continue
         key = epoch.start if by_radius else waiting.epoch[i]
         z = _zone_slot(zones, key)
         if z < 0:
@@ -324,10 +332,10 @@ def _grant(t, cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, 
         u, v = waiting.u[i], waiting.v[i]
         if (covered[u] or covered[v] or _busy_near(zones, z, u, busy) or
                 _busy_near(zones, z, v, busy)):
-            _cover(zones, z, u, covered)
-            _cover(zones, z, v, covered)
-            _move(waiting, i, kept)
-            kept += 1
+            for x in (u, v):
+                if zone_covered[x] != z:
+                    _cover(zones, z, x, covered)
+                    zone_covered[x] = z
             i += 1
             continue
         if not _room(out, state, cal, 1):
@@ -344,12 +352,19 @@ def _grant(t, cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, 
         busy[v] += 1
         state[SEQ] += 1
         calendar_push(cal, state, done, state[SEQ], v, u)   # its end frees v and u
+        # A hop that starts is marked, not taken out: taking it out moved every hop
+        # after it, and a saturated channel keeps thousands waiting behind the few
+        # that start. The marked ones go when they are half of the list.
+        waiting.msg[i] = -1
+        gone += 1
         i += 1
-    while i < n:   # not judged yet (a stop): they wait, in order
-        _move(waiting, i, kept)
-        kept += 1
-        i += 1
-    state[WAITING] = kept
+    if i == n and 2 * gone > n:   # (after a stop the scan starts over anyway)
+        kept = 0
+        for j in range(n):
+            if waiting.msg[j] >= 0:
+                _move(waiting, j, kept)
+                kept += 1
+        state[WAITING] = kept
     return reason
 
 
