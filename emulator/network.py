@@ -54,6 +54,23 @@ class Link:
     length_m: float = 0.0
 
 
+def _column(value, m: int) -> np.ndarray:
+    """``value`` (a number or one per link) as a read-only float array of ``m`` links.
+
+    A float array of ``m`` already (what a dynamics' link table holds) becomes a
+    read-only view of itself: ``np.broadcast_to`` gives the same, in several times the
+    time, and a view is built per attribute and epoch.
+
+    >>> _column(2.0, 3).tolist(), _column(np.array([1.0, 2.0]), 2).flags.writeable
+    ([2.0, 2.0, 2.0], False)
+    """
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (m,):
+        view = value.view()
+        view.flags.writeable = False
+        return view
+    return np.broadcast_to(np.asarray(value, dtype=float), (m,))
+
+
 class NetView:
     """A frozen, picklable snapshot of routing at one epoch.
 
@@ -83,14 +100,14 @@ class NetView:
     def __init__(self, epoch_start, nodes, alive, tail, head, attrs: dict):
         self.epoch_start = float(epoch_start)
         self.nodes = tuple(nodes)
-        self._alive_list = [bool(a) for a in alive]
+        self._alive_list = alive.tolist() if isinstance(alive, np.ndarray) and \
+            alive.dtype == bool else [bool(a) for a in alive]
         self._alive_map = dict(zip(self.nodes, self._alive_list))
         self._pos = {u: k for k, u in enumerate(self.nodes)}
         self._tail = np.asarray(tail, dtype=np.int64)
         self._head = np.asarray(head, dtype=np.int64)
         m = len(self._tail)
-        self._attrs = {name: np.broadcast_to(np.asarray(attrs.get(name, default), dtype=float),
-                                             (m,))
+        self._attrs = {name: _column(attrs.get(name, default), m)
                        for name, default in LINK_DEFAULTS.items()}
         self._routing = None     # built by _prepare() when routing is first asked for
         self._tables: dict[int, list] = {}        # next hops by destination position
@@ -308,7 +325,7 @@ class NetView:
         index = r.get("index")
         if index is None:
             tails = r["ids"][r["u"]].tolist()
-            index = r["index"] = {link: k for k, link in enumerate(zip(tails, r["head"]))}
+            index = r["index"] = dict(zip(zip(tails, r["head"]), range(len(tails))))
         return index
 
     def _nx_graph(self) -> nx.Graph:

@@ -15,7 +15,6 @@ import networkx as nx
 import numpy as np
 
 from topologies.dynamics import Dynamics
-from topologies.generators import geometric_edges
 from topologies.link_cost import check_model, link_costs
 from topologies.model import LINK_DEFAULTS, Topology
 from topologies.radio import Radio, radio_from_table
@@ -205,6 +204,8 @@ class MobilityDynamics(Dynamics):
         self.radio = radio
         self._states = states
         self._inputs = inputs or {}
+        self._nodes = topo.nodes
+        self._tables = None     # built by link_table when first asked for
 
     def with_radio(self, radio, seed) -> "MobilityDynamics":
         """The same movements under ``radio`` (a :class:`~topologies.radio.Radio` or a
@@ -244,21 +245,44 @@ class MobilityDynamics(Dynamics):
         >>> nodes, tail.tolist(), head.tolist(), attrs["cost"].tolist()
         ([0, 1, 2], [0, 1], [1, 2], [1.0, 1.0])
         """
-        pairs, costs, alive, _, bers, lengths = self._states[index]
-        nodes = self.topology.nodes
+        tables = self._tables
+        if tables is None:
+            tables = self._tables = self._link_tables()
+        tail, head, attrs = tables[index]
+        return list(self._nodes), self._states[index][2], tail, head, dict(attrs)
+
+    def _link_tables(self) -> list[tuple]:
+        """Every epoch's ``(tail, head, attrs)`` for :meth:`link_table`, built once: the
+        attributes a link carries from the topology are looked up for the links of all
+        epochs at once (one search over the topology's links, not one per epoch)."""
+        states, n = self._states, len(self._nodes)
+        pairs = np.concatenate([state[0] for state in states]).reshape(-1, 2)
         known_keys, known_values = self._known_links()
-        n = len(nodes)
         keys = pairs[:, 0].astype(np.int64) * n + pairs[:, 1]
         at = np.minimum(np.searchsorted(known_keys, keys), max(len(known_keys) - 1, 0))
         known = known_keys[at] == keys if len(known_keys) else np.zeros(len(keys), bool)
-        attrs = {"cost": np.asarray(costs, dtype=float)}
-        defaults = self.topology.defaults
+        defaults, columns = self.topology.defaults, {}
         for k, name in enumerate(_CARRIED):
             # links known to the topology keep their attributes; new ones take its defaults
             value = known_values[at, k] if len(known_keys) else 0.0
-            attrs[name] = np.where(known, value, float(defaults[name]))
-        attrs["ber"], attrs["length_m"] = bers, lengths
-        return nodes, alive, pairs[:, 0], pairs[:, 1], attrs
+            columns[name] = np.where(known, value, float(defaults[name]))
+            # epochs share the column: a caller must not write into an epoch's slice
+            columns[name].flags.writeable = False
+        ends = np.cumsum([len(state[0]) for state in states]).tolist()
+        tables = []
+        for (pairs, costs, _, _, bers, lengths), start, end in zip(states, [0] + ends[:-1],
+                                                                 ends):
+            attrs = {"cost": np.asarray(costs, dtype=float)}
+            attrs.update((name, column[start:end]) for name, column in columns.items())
+            attrs["ber"], attrs["length_m"] = bers, lengths
+            tables.append((pairs[:, 0], pairs[:, 1], attrs))
+        return tables
+
+    def __getstate__(self):
+        # the link tables are rebuilt, identically, where they are used (as snapshots are)
+        state = super().__getstate__()
+        state["_tables"] = None
+        return state
 
     def _known_links(self):
         """The topology's links as sorted keys ``i * n + j`` (i < j, positions) and their
@@ -350,29 +374,17 @@ def mobility_dynamics(topo: Topology, trajectories: Trajectories, *, duration: f
     events = _checked_node_events(inputs["node_events"], index)
     times = np.unique(np.concatenate([np.arange(0.0, duration, resolution),
                                       [t for t, _, _ in events if t < duration]]))
-    moving = [index[n] for n in trajectories.nodes]
-    paths = trajectories.sample(times)
-    alive = np.ones(len(nodes), dtype=bool)
-    epochs, states, next_event, previous = [], [], 0, None
-    for k, t in enumerate(times):
-        while next_event < len(events) and events[next_event][0] <= t:
-            _, node, up = events[next_event]
-            alive[index[node]] = up
-            next_event += 1
-        positions = np.empty((len(nodes), 2))
-        for node, pos in still.items():
-            positions[index[node]] = pos
-        positions[moving] = paths[k]
-        pairs, costs, bers, lengths = _live_links(positions, alive, radius, model, radio,
-                                                  rng)
-        # under the unit disk every ber is 0 and a length alone makes no epoch
-        if previous is not None and np.array_equal(previous[0], pairs) \
-                and np.array_equal(previous[1], costs) and np.array_equal(previous[2], alive) \
-                and np.array_equal(previous[4], bers):
-            continue
-        previous = (pairs, costs, alive.copy(), positions, bers, lengths)
-        epochs.append(float(t))
-        states.append(previous)
+    # Every sample at once: positions (samples x nodes x 2) and liveness (samples x
+    # nodes), then the links of all samples in a few array operations
+    # (:func:`_sampled_epochs`) rather than a Python pass per sample.
+    positions = np.empty((len(times), len(nodes), 2))
+    for node, pos in still.items():
+        positions[:, index[node]] = pos
+    positions[:, [index[n] for n in trajectories.nodes]] = trajectories.sample(times)
+    alive = np.ones((len(times), len(nodes)), dtype=bool)
+    for t, node, up in events:   # sorted: a later event of a node overrides an earlier one
+        alive[np.searchsorted(times, t, side="left"):, index[node]] = up
+    epochs, states = _sampled_epochs(times, positions, alive, radius, model, radio, rng)
     return MobilityDynamics(topo, epochs, states, radio, inputs)
 
 
@@ -423,17 +435,93 @@ def _checked_node_events(node_events: Iterable[tuple[float, int, bool]],
     return events
 
 
-def _live_links(positions: np.ndarray, alive: np.ndarray, radius: float, model,
-                radio: Radio, rng) -> tuple[np.ndarray, ...]:
-    """The links among live nodes, ``(pairs, costs, bers, lengths in metres)``: pairs at
-    most ``radius`` apart (as :func:`geometric_edges` gives them) of bit error rate 0
-    under the unit disk, those :meth:`Radio.links` gives under ``log_distance``; costs
-    under ``model``."""
+#: Pairs x samples worked on at once by :func:`_sampled_epochs` (a few arrays of this
+#: many floats: 8 MB each), so that many nodes over a long run do not need them all.
+_BLOCK = 1 << 20
+
+
+def _sampled_epochs(times: np.ndarray, positions: np.ndarray, alive: np.ndarray,
+                    radius: float, model: str, radio: Radio, rng) -> tuple[list, list]:
+    """The epochs of :func:`mobility_dynamics` from every sample: ``positions`` (samples
+    x nodes x 2) and ``alive`` (samples x nodes) at ``times``. Returns the epoch start
+    times and one state per epoch, ``(pairs, costs, alive, positions, bers, lengths)``.
+
+    A sample is an epoch when its links, their costs or bit error rates, or the live
+    nodes differ from the sample before it (then also from the last epoch: an unchanged
+    sample equals the epoch it continues). Under the unit disk every ber is 0 and a
+    length alone makes no epoch. The samples are taken in blocks of at most
+    :data:`_BLOCK` pair-samples; shadowing is drawn sample after sample, pair after
+    pair, as a pass per sample would draw it.
+
+    >>> times = np.array([0.0, 1.0, 2.0])
+    >>> positions = np.array([[[0, 0], [1, 0], [5, 0]]] * 2 + [[[0, 0], [4, 0], [5, 0]]],
+    ...                      dtype=float)
+    >>> epochs, states = _sampled_epochs(times, positions, np.ones((3, 3), bool), 1.5,
+    ...                                  "hop", Radio(model="unit_disk"), None)
+    >>> epochs, [s[0].tolist() for s in states]
+    ([0.0, 2.0], [[[0, 1]], [[1, 2]]])
+    """
+    tail, head = np.triu_indices(positions.shape[1], k=1)
+    pair_index = np.stack([tail, head], axis=1)
+    block = max(1, _BLOCK // max(len(tail), 1))
+    epochs, states, last = [], [], None
+    for a in range(0, len(times), block):
+        b = min(a + block, len(times))
+        keep, costs, bers, dist = _sampled_links(positions[a:b], alive[a:b], tail, head,
+                                                 radius, model, radio, rng)
+        # costs and bers are 0 where there is no link: comparing whole rows compares the
+        # links' values once the links are the same
+        rows = (keep, costs, bers, alive[a:b])
+        changed = np.zeros(b - a, dtype=bool)
+        for values in rows:
+            changed[1:] |= (values[1:] != values[:-1]).any(axis=1)
+        changed[0] = last is None or not all(np.array_equal(before, values[0])
+                                             for before, values in zip(last, rows))
+        last = tuple(values[-1] for values in rows)
+        picked = np.flatnonzero(changed)
+        linked = keep[picked]
+        sample, column = np.nonzero(linked)   # the epochs' links, row by row, in order
+        at = picked[sample]
+        pairs, link_costs_, link_bers = pair_index[column], costs[at, column], bers[at, column]
+        lengths = dist[at, column] * radio.meters_per_unit
+        ends = np.cumsum(np.count_nonzero(linked, axis=1)).tolist()
+        # an epoch's liveness and positions are copies: views would hold every sample
+        for k, start, end in zip((picked + a).tolist(), [0] + ends[:-1], ends):
+            epochs.append(float(times[k]))
+            states.append((pairs[start:end], link_costs_[start:end], alive[k].copy(),
+                           positions[k].copy(), link_bers[start:end], lengths[start:end]))
+    return epochs, states
+
+
+def _sampled_links(positions: np.ndarray, alive: np.ndarray, tail: np.ndarray,
+                   head: np.ndarray, radius: float, model: str, radio: Radio,
+                   rng) -> tuple[np.ndarray, ...]:
+    """Per sample (rows) and pair ``(tail[k], head[k])`` (columns): ``(linked, costs,
+    bers, distances)``, costs and bers 0 where there is no link. A link joins live
+    nodes at most ``radius`` apart under the unit disk (the distances as
+    :func:`~topologies.generators.geometric_edges` computes them, to the last bit),
+    those :meth:`Radio.judge` links (within :meth:`Radio.reach`) under
+    ``log_distance``; costs under ``model``."""
+    # x and y as (nodes x samples) rows, so that a pair's end is one contiguous row
+    # (gathering pairs along the samples' axis costs ten times more); the same
+    # operations, bit for bit, as geometric_edges's ((p - q) ** 2).sum(axis=-1)
+    x, y = positions[..., 0].T.copy(), positions[..., 1].T.copy()
+    dx, dy = x[tail] - x[head], y[tail] - y[head]
+    dx *= dx
+    dy *= dy
+    dx += dy
+    dist = np.sqrt(dx, out=dx).T.copy()
+    bers = np.zeros(dist.shape)
     if radio.model == "log_distance":
-        pairs, dist, bers = radio.links(positions, alive, rng)
+        near = dist <= radio.reach()
+        linked, near_bers = radio.judge(dist[near], rng)
+        keep = np.zeros(dist.shape, dtype=bool)
+        keep[near] = linked
+        bers[near] = near_bers
     else:
-        pairs, dist = geometric_edges(positions, radius)
-        live = alive[pairs[:, 0]] & alive[pairs[:, 1]]
-        pairs, dist = pairs[live], dist[live]
-        bers = np.zeros(len(pairs))
-    return pairs, link_costs(model, dist, radius), bers, dist * radio.meters_per_unit
+        keep = dist <= radius
+    keep &= alive[:, tail] & alive[:, head]
+    bers[~keep] = 0.0
+    costs = np.zeros(dist.shape)
+    costs[keep] = link_costs(model, dist[keep], radius)
+    return keep, costs, bers, dist

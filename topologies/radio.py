@@ -120,7 +120,11 @@ class Radio:
 
     def ber(self, d_m, shadow_db=0.0):
         """Bit error rate at ``d_m`` metres."""
-        snr = 10 ** (np.asarray(self.snr_db(d_m, shadow_db)) / 10)
+        return self._ber_at(self.snr_db(d_m, shadow_db))
+
+    def _ber_at(self, snr_db):
+        """Bit error rate at a signal-to-noise ratio of ``snr_db`` dB."""
+        snr = 10 ** (np.asarray(snr_db) / 10)
         rate, band = MODULATIONS[self.modulation]
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             if self.modulation == "oqpsk_250kbps":
@@ -165,21 +169,50 @@ class Radio:
         from topologies.generators import geometric_edges
 
         positions = np.asarray(positions, dtype=float).reshape(-1, 2)
-        sigma = self.shadowing_db
-        if sigma > 0 and rng is None:
-            raise ValueError("radio.shadowing_db: shadowing needs a seed (rng)")
-        reach = self.range_m(4 * sigma) * (1 + 1e-9) / self.meters_per_unit
-        pairs, dist = geometric_edges(positions, reach)
-        shadow = np.clip(rng.normal(0.0, sigma, len(pairs)), -4 * sigma, 4 * sigma) \
-            if sigma > 0 else 0.0
-        ber = self.ber(dist * self.meters_per_unit, shadow)
-        keep = frame_error(ber, self.reference_bytes) < self.link_fer
-        if self.sensitivity_dbm is not None:
-            keep &= self.rx_dbm(dist * self.meters_per_unit, shadow) >= self.sensitivity_dbm
+        self._check_rng(rng)
+        pairs, dist = geometric_edges(positions, self.reach())
+        keep, ber = self.judge(dist, rng)
         if alive is not None:
             alive = np.asarray(alive, dtype=bool)
             keep &= alive[pairs[:, 0]] & alive[pairs[:, 1]]
         return pairs[keep], dist[keep], ber[keep]
+
+    def reach(self) -> float:
+        """How far apart, in position units, two nodes may be linked at all: the range
+        at +4 sigma of shadowing (the draws are truncated there), a hair wider so that
+        rounding keeps a pair at the edge. :meth:`links` looks at the pairs within it.
+
+        >>> round(Radio(sensitivity_dbm=-82.0, meters_per_unit=10.0).reach(), 3)
+        5.146
+        """
+        return self.range_m(4 * self.shadowing_db) * (1 + 1e-9) / self.meters_per_unit
+
+    def judge(self, dist, rng=None) -> tuple[np.ndarray, np.ndarray]:
+        """Of pairs ``dist`` position units apart (a 1-D array, each within
+        :meth:`reach`): ``(linked, ber)``, whether each is a link and its bit error rate,
+        one shadowing value drawn per pair from ``rng``, in order (:meth:`links` over
+        one set of positions; :func:`topologies.mobility.mobility_dynamics` over every
+        sample at once, which draws the same values as sample after sample).
+
+        >>> linked, ber = Radio(sensitivity_dbm=-82.0).judge(np.array([10.0, 51.0, 52.0]))
+        >>> linked.tolist()
+        [True, True, False]
+        """
+        self._check_rng(rng)
+        sigma = self.shadowing_db
+        shadow = np.clip(rng.normal(0.0, sigma, len(dist)), -4 * sigma, 4 * sigma) \
+            if sigma > 0 else 0.0
+        # the SNR once: the bit error rate and the received power (rx_dbm) both follow it
+        snr_db = self.snr_db(dist * self.meters_per_unit, shadow)
+        ber = self._ber_at(snr_db)
+        keep = frame_error(ber, self.reference_bytes) < self.link_fer
+        if self.sensitivity_dbm is not None:
+            keep &= snr_db + self.noise_floor_dbm >= self.sensitivity_dbm
+        return keep, ber
+
+    def _check_rng(self, rng) -> None:
+        if self.shadowing_db > 0 and rng is None:
+            raise ValueError("radio.shadowing_db: shadowing needs a seed (rng)")
 
 
 @functools.lru_cache(maxsize=64)

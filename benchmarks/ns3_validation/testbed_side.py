@@ -37,7 +37,9 @@ def run(sc: Scenario) -> dict:
     start = time.perf_counter()
     trajectories = loads_ns2_trace(sc.trace, f"{sc.name}.ns_movements")
     graph = nx.Graph()
-    graph.add_nodes_from((n, {"pos": trajectories.position(n, 0.0)}) for n in range(sc.nodes))
+    # every node's position(n, 0.0), sampled at once
+    start_xy = dict(zip(trajectories.nodes, trajectories.sample([0.0])[0].tolist()))
+    graph.add_nodes_from((n, {"pos": tuple(start_xy[n])}) for n in range(sc.nodes))
     bits_per_s = MODULATIONS[radio.modulation][0]
     topo = Topology(graph, defaults={"bandwidth": bits_per_s / 8, "delay": 0.0})
     dynamics = mobility_dynamics(topo, trajectories, duration=sc.duration,

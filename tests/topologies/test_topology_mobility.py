@@ -145,3 +145,67 @@ def test_large_mobility_links_match_pairwise_distances():
     assert set(snap.edges) == expected
     u, v = next(iter(expected))
     assert snap.edges[u, v]["cost"] == pytest.approx(d[u, v])
+
+
+def _epochs_sample_by_sample(topo, tr, duration, resolution, radius, model, radio, rng,
+                             events):
+    """mobility_dynamics's epochs as it found them before it took all samples at once:
+    one pass per sample, Radio.links or geometric_edges on that sample's positions, a
+    sample kept when its links, costs, liveness or bers differ from the last epoch's."""
+    from topologies.generators import geometric_edges
+
+    nodes = topo.nodes
+    index = {node: k for k, node in enumerate(nodes)}
+    times = np.unique(np.concatenate([np.arange(0.0, duration, resolution),
+                                      [t for t, _, _ in events if t < duration]]))
+    paths, moving = tr.sample(times), [index[n] for n in tr.nodes]
+    alive, events, epochs, states = np.ones(len(nodes), bool), sorted(events), [], []
+    for k, t in enumerate(times):
+        for when, node, up in events:
+            if when == t or (k and times[k - 1] < when < t):
+                alive[index[node]] = up
+        positions = np.array([topo.graph.nodes[n].get("pos", (0.0, 0.0)) for n in nodes],
+                             dtype=float)
+        positions[moving] = paths[k]
+        if radio is not None:
+            pairs, dist, bers = radio.links(positions, alive, rng)
+        else:
+            pairs, dist = geometric_edges(positions, radius)
+            live = alive[pairs[:, 0]] & alive[pairs[:, 1]]
+            pairs, dist, bers = pairs[live], dist[live], np.zeros(live.sum())
+        state = (pairs, link_costs(model, dist, radius), alive.copy(), positions, bers,
+                 dist * (radio.meters_per_unit if radio is not None else 1.0))
+        if states and all(np.array_equal(state[i], states[-1][i]) for i in (0, 1, 2, 4)):
+            continue
+        epochs.append(float(t))
+        states.append(state)
+    return epochs, states
+
+
+@pytest.mark.parametrize("block", [1 << 20, 7])
+@pytest.mark.parametrize("case", ["unit_disk", "log_distance", "shadowed"])
+def test_epochs_from_all_samples_at_once_equal_a_pass_per_sample(case, block, monkeypatch):
+    # mobility_dynamics takes every sample in a few array operations (in blocks of
+    # _BLOCK pair-samples, 7 here to cross many); its epochs must be the reference's to
+    # the last bit: links, costs, liveness, positions, bers, lengths, shadowing draws
+    import topologies.mobility as mobility
+    from topologies.radio import Radio
+
+    monkeypatch.setattr(mobility, "_BLOCK", block)
+    topo = random_geometric(12, 0.4, seed=3, max_attempts=1000)
+    tr = random_waypoint(range(9), 30.0, (0.01, 0.05), 1.0, seed=4, start=topo.positions)
+    events = [(3.0, 2, False), (3.1, 10, False), (7.5, 2, True), (12.25, 10, True),
+              (12.25, 10, False), (40.0, 1, False)]
+    radio = {"unit_disk": None,
+             "log_distance": Radio(meters_per_unit=200.0, sensitivity_dbm=-82.0),
+             "shadowed": Radio(meters_per_unit=300.0, shadowing_db=4.0)}[case]
+    model = "etx" if case != "log_distance" else "distance"
+    radius = 0.3 if radio is None else radio.range_m() / radio.meters_per_unit
+    dyn = mobility_dynamics(topo, tr, duration=20.0, resolution=0.25, radius=0.3,
+                            link_cost=model, node_events=events, radio=radio, seed=11)
+    epochs, states = _epochs_sample_by_sample(topo, tr, 20.0, 0.25, radius, model, radio,
+                                              np.random.default_rng(11), events)
+    assert 10 < len(epochs) and dyn.epochs == epochs
+    for got, expected in zip(dyn._states, states):
+        for a, b in zip(got, expected):
+            assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
