@@ -111,3 +111,63 @@ def test_collector_disorder_on_the_soccer_stand_in():
     with pytest.raises(ValueError, match="unknown option 'lag'"):
         resolve_streams({"generator": "soccer", "disorder": "collector",
                          "disorder_options": {"lag": 1.0}})
+
+
+@pytest.mark.parametrize("n_prod, left, raw", [
+    (900, 9, 0.8),      # a surplus is spread as before
+    (790, 4, 0.95),     # a deficit of 20 over the 4 intervals left of the period
+    (790, 1, 1.1),      # the period's last interval makes up what remains at once
+])
+def test_period_target_spreads_a_deficit_too(n_prod, left, raw):
+    assert est.q_target_raw(0.9, 900, n_prod, 100, left, deficit_too=True) == \
+        pytest.approx(raw)
+
+
+@pytest.mark.parametrize("dx, dy", [(0.0, 0.0), (0.2, 0.7)])
+def test_missed_counts_the_partners_in_window_no_longer_buffered(dx, dy):
+    side, ts, _, _ = _sequence(n=400, seed=7)
+    core = SymmetricJoin(1.0, count_missed=True)
+    core.set_allowance(0, dx)
+    core.set_allowance(1, dy)
+    seen = ([], [])                       # timestamps of every arrival, per side
+    checked = 0
+    for i in range(ts.size):
+        k = int(side[i])
+        before = max(core.max_delay)
+        _, _, delay = core.arrive(k, StreamTuple("RS"[k], i, float(ts[i]), 0, None, None, 0,
+                                                 1.0, float(ts[i])))
+        if delay > before:                # later than any before: what it would have
+            seen[k].append(float(ts[i]))  # missed may be forgotten already (documented)
+            continue
+        checked += 1
+        # brute force: the other side's arrivals inside the window, minus those buffered
+        other = np.array(seen[1 - k], dtype=float)
+        inwin = int(np.count_nonzero(np.abs(other - ts[i]) <= 1.0)) if other.size else 0
+        held = core._buf[1 - k]
+        live = held.ts[:held.n][held.alive[:held.n]]
+        buffered = int(np.count_nonzero(np.abs(live - ts[i]) <= 1.0))
+        assert core.missed(1 - k, float(ts[i])) == inwin - buffered
+        seen[k].append(float(ts[i]))
+    assert checked > 300
+
+
+def test_missed_results_at_each_arrivals_own_selectivity():
+    from spark_nodes.algorithms.qjoin.statistics import IntervalStats
+
+    st = IntervalStats()
+    st.add(0, 0.0, 4, 1, missed=8)        # hit 1 in 4: 2 of its 8 missed
+    st.add(1, 0.3, 0, 0, missed=5)        # compared nothing: the interval's 2 / 6
+    st.add(1, 0.0, 2, 1)
+    assert st.missed_results() == pytest.approx(2 + 5 * 2 / 6)
+
+
+def test_period_books_follow_the_users_periods():
+    from spark_nodes.algorithms.qjoin.algorithms import QJoin
+    from spark_nodes.algorithms.qjoin.programs import QJoinNode
+    from spark_nodes.algorithms.registry import validate_params
+
+    p = validate_params(QJoin(), {"P": 4.0, "L": 1.0, "spend": "period"})
+    node = QJoinNode(("R", "S"), 1.0, "equality", None, p)
+    left = [node._book(t, 1.0, 9.0, 10.0) for t in (1.0, 2.0, 3.0, 4.0, 5.0)]
+    assert left == [3.0, 2.0, 1.0, 4.0, 3.0]       # intervals left of the next one's period
+    assert node.period.totals() == (9.0, 10.0)     # at 5: only [4, 5) of the period [4, 8)

@@ -6,7 +6,8 @@ survive; what is implemented is the reconstruction of ``docs/ALGORITHMS.md#quali
 
 - ``Q_L* = (Q_user (N_true(P-L) + N_L) - N_prod(P-L)) / N_L`` (Ji et al.'s Gamma_L),
   **[recon]**, or with a surplus spread over the coming intervals (``spread``,
-  :func:`q_target_raw`);
+  :func:`q_target_raw`), or over the user's period with a deficit spread too
+  (``period``, ``deficit_too``);
 - coarse delay ``D``: 0 for a delay in ``[0, g]``, 1 in ``(g, 2g]``, ... (the source's
   definition; ``docs/ALGORITHMS.md#qjoin`` writes ``ceil(delay / g)`` beside it, which disagrees on
   ``(0, g]`` — kept as ``coarse_delay="ceil"``);
@@ -45,7 +46,7 @@ IDEAL_RULES = ("basic", "literal")
 
 
 def q_target_raw(q_user: float, n_true_prev: float, n_prod_prev: float,
-                 n_l: float, spread: float = 1.0) -> float:
+                 n_l: float, spread: float = 1.0, deficit_too: bool = False) -> float:
     """The unclamped target recall of the next ``L``.
 
     Parameters
@@ -61,6 +62,9 @@ def q_target_raw(q_user: float, n_true_prev: float, n_prod_prev: float,
         n_true_prev``, the target is ``q_user - surplus / (spread n_l)`` when the surplus
         is positive and ``q_user - surplus / n_l`` (a deficit made up at once) when it is
         not; ``spread = 1`` is Ji et al.'s Gamma_L, which spends a surplus at once.
+    deficit_too : bool
+        Spread a deficit over ``spread`` intervals as well (``spend = "period"``:
+        ``spread`` is then the intervals left in the user's period).
 
     Returns
     -------
@@ -84,19 +88,24 @@ def q_target_raw(q_user: float, n_true_prev: float, n_prod_prev: float,
     0.8
     >>> round(q_target_raw(0.9, 900, 790, 100, spread=9), 6)
     1.1
+
+    ``spend = "period"``: a deficit of 20 with 4 intervals of the period left:
+
+    >>> round(q_target_raw(0.9, 900, 790, 100, spread=4, deficit_too=True), 6)
+    0.95
     """
     if spread < 1:
         raise ValueError(f"spread: expected >= 1 interval, got {spread!r}")
     surplus = n_prod_prev - q_user * n_true_prev
     if n_l <= 0:
         return 0.0 if q_user * n_l - surplus <= _EPS else math.inf
-    if surplus > 0:
+    if surplus > 0 or deficit_too:
         return q_user - surplus / (spread * n_l)
     return q_user - surplus / n_l
 
 
 def q_target(q_user: float, n_true_prev: float, n_prod_prev: float,
-             n_l: float, spread: float = 1.0) -> tuple[float, bool]:
+             n_l: float, spread: float = 1.0, deficit_too: bool = False) -> tuple[float, bool]:
     """``(Q_L* clamped to [0, 1], feasible)``; infeasible means "use the largest buffers".
 
     Examples
@@ -104,7 +113,7 @@ def q_target(q_user: float, n_true_prev: float, n_prod_prev: float,
     >>> q_target(0.9, 900, 820, 100)[1], q_target(0.9, 900, 790, 100)
     (True, (1.0, False))
     """
-    raw = q_target_raw(q_user, n_true_prev, n_prod_prev, n_l, spread)
+    raw = q_target_raw(q_user, n_true_prev, n_prod_prev, n_l, spread, deficit_too)
     feasible = raw <= 1.0 + _EPS
     return float(min(1.0, max(0.0, raw))), bool(feasible)
 
@@ -416,7 +425,8 @@ def algorithm1(q, target: float, dx_grid, dy_grid, v_r: float, v_s: float,
 
 
 def decide(grid, q_user: float, n_true_prev: float, n_prod_prev: float, v_r: float,
-           v_s: float, w: float, spread: float = 1.0) -> tuple[Choice, float]:
+           v_s: float, w: float, spread: float = 1.0,
+           deficit_too: bool = False) -> tuple[Choice, float]:
     """``Q_L*`` (a surplus spread over ``spread`` intervals, :func:`q_target_raw`) then
     Algorithm 1 on a :func:`quality_grid` result.
 
@@ -424,7 +434,8 @@ def decide(grid, q_user: float, n_true_prev: float, n_prod_prev: float, v_r: flo
     largest allowances (``feasible=False``).
     """
     dx_grid, dy_grid, q, n_ideal = grid
-    target, feasible = q_target(q_user, n_true_prev, n_prod_prev, n_ideal, spread)
+    target, feasible = q_target(q_user, n_true_prev, n_prod_prev, n_ideal, spread,
+                                deficit_too)
     if feasible:
         dx, dy, x, y, found = algorithm1(q, target, dx_grid, dy_grid, v_r, v_s, w)
     else:

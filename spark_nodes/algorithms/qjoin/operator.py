@@ -36,6 +36,7 @@ Examples
 """
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -110,7 +111,8 @@ class _Buffer:
         self.live += 1
         self.live_size += tup.size
 
-    def kill(self, mask_or_idx) -> None:
+    def kill(self, mask_or_idx) -> np.ndarray:
+        """Drop the given live tuples; returns their timestamps."""
         idx = np.flatnonzero(mask_or_idx) if getattr(mask_or_idx, "dtype", None) == bool \
             else np.asarray(mask_or_idx)
         if idx.size:
@@ -119,17 +121,18 @@ class _Buffer:
             self.alive[idx] = False
             self.live -= int(idx.size)
             self.live_size -= float(self.size[idx].sum())
+        return self.ts[idx]
 
-    def purge(self, horizon: float) -> None:
+    def purge(self, horizon: float) -> np.ndarray:
         n = self.n
-        self.kill(self.alive[:n] & (self.ts[:n] <= horizon))
+        return self.kill(self.alive[:n] & (self.ts[:n] <= horizon))
 
-    def evict_to(self, cap: float) -> None:
+    def evict_to(self, cap: float) -> np.ndarray:
         if self.live <= cap:
-            return
+            return self.ts[:0]
         idx = np.flatnonzero(self.alive[:self.n])
         oldest = idx[np.lexsort((self.order[idx], self.ts[idx]))]
-        self.kill(oldest[:self.live - int(cap)])
+        return self.kill(oldest[:self.live - int(cap)])
 
     def _make_room(self) -> None:
         keep = np.flatnonzero(self.alive[:self.n])
@@ -147,6 +150,36 @@ class _Buffer:
         self.n = keep.size
 
 
+class _Gone:
+    """Timestamps of one stream's tuples that arrived but are no longer buffered.
+
+    Purged, evicted or never stored (at or below the horizon on arrival): what a later
+    partner cannot find. Kept sorted; timestamps below a floor that no later probe's
+    window reaches are dropped (:meth:`forget_below`).
+
+    >>> g = _Gone()
+    >>> g.add([3.0, 1.0]); g.add([2.0])
+    >>> g.count_within(2.5, 0.5), g.count_within(2.0, 1.0)
+    (2, 3)
+    >>> g.forget_below(1.5); g.count_within(2.0, 1.0)
+    2
+    """
+
+    def __init__(self):
+        self.ts: list[float] = []
+
+    def add(self, stamps) -> None:
+        for t in np.asarray(stamps, dtype=float).tolist():
+            bisect.insort(self.ts, t)
+
+    def count_within(self, ts: float, w: float) -> int:
+        """Gone tuples with ``|u.ts - ts| <= w``."""
+        return bisect.bisect_right(self.ts, ts + w) - bisect.bisect_left(self.ts, ts - w)
+
+    def forget_below(self, floor: float) -> None:
+        del self.ts[:bisect.bisect_left(self.ts, floor)]
+
+
 class SymmetricJoin:
     """Tuple-at-a-time symmetric window join of streams 0 and 1 (see the module text).
 
@@ -160,10 +193,13 @@ class SymmetricJoin:
         Distance threshold.
     purge : {"window", "literal"}
         Horizon ``T - (w + d)`` or the source's literal ``T - d``.
+    count_missed : bool
+        Also keep the timestamps of the tuples no longer buffered, so that
+        :meth:`missed` can count the partners-in-window an arrival could not find.
     """
 
     def __init__(self, w: float, predicate: str = "equality", theta: float | None = None,
-                 purge: str = "window"):
+                 purge: str = "window", count_missed: bool = False):
         _check(w, predicate, theta, purge)
         self.w = float(w)
         self.predicate = predicate
@@ -175,6 +211,7 @@ class SymmetricJoin:
         self.max_delay = [0.0, 0.0]
         self.horizon = [-math.inf, -math.inf]
         self._buf = (_Buffer(), _Buffer())
+        self._gone = (_Gone(), _Gone()) if count_missed else None
         self._arrivals = 0
 
     def set_allowance(self, side: int, d: float | None) -> None:
@@ -184,7 +221,7 @@ class SymmetricJoin:
     def set_capacity(self, side: int, cap: float) -> None:
         """Most tuples buffer ``side`` may hold (``inf``: no limit); evicts at once."""
         self.capacity[side] = float(cap)
-        self._buf[side].evict_to(cap)
+        self._left(side, self._buf[side].evict_to(cap))
 
     def advance(self) -> None:
         """Move the purge horizons to the current ``T`` and allowances."""
@@ -197,7 +234,31 @@ class SymmetricJoin:
             h = T - d if self.purge == "literal" else T - (self.w + d)
             if h > self.horizon[side]:
                 self.horizon[side] = h
-                self._buf[side].purge(h)
+                self._left(side, self._buf[side].purge(h))
+        if self._gone is not None:
+            # a later probe reaches back to its own ts - w, and its ts is at least
+            # T - (largest delay seen): a tuple later than any yet may undercount
+            floor = T - max(self.max_delay) - self.w
+            for gone in self._gone:
+                gone.forget_below(floor)
+
+    def _left(self, side: int, stamps) -> None:
+        if self._gone is not None and len(stamps):
+            self._gone[side].add(stamps)
+
+    def missed(self, side: int, ts: float) -> int:
+        """Tuples of buffer ``side`` inside the window of ``ts`` that have left it (or
+        were never stored): the comparisons an arrival at ``ts`` probing ``side`` now
+        cannot make. Needs ``count_missed``.
+
+        >>> from spark_nodes.workload.tuples import StreamTuple
+        >>> j = SymmetricJoin(w=1.0, count_missed=True)
+        >>> for side, ts in ((0, 0.0), (1, 3.0), (1, 0.5), (0, 5.0)):
+        ...     _ = j.arrive(side, StreamTuple("RS"[side], 0, ts, 1, None, None, 0))
+        >>> j.horizon[0], j.missed(0, 0.5)   # R@0 left when T reached 3
+        (2.0, 1)
+        """
+        return self._gone[side].count_within(ts, self.w)
 
     def arrive(self, side: int, tup) -> tuple[list, int, float]:
         """Process one arrival on ``side``.
@@ -218,7 +279,9 @@ class SymmetricJoin:
         if tup.ts > self.horizon[side]:
             buf = self._buf[side]
             buf.append(tup, self._arrivals)
-            buf.evict_to(self.capacity[side])
+            self._left(side, buf.evict_to(self.capacity[side]))
+        else:
+            self._left(side, [tup.ts])
         self._arrivals += 1
         return partners, comparisons, delay
 

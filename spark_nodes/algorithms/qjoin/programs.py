@@ -189,12 +189,19 @@ class QJoinNode(JoinNode):
     the surplus of the warm-up period (largest buffers) runs down over the next period
     instead of letting the buffers collapse at once; ``at_once`` is Ji et al.'s
     ``Gamma_L``, which spends all of it in the next interval. A deficit is made up at
-    once either way.
+    once either way. ``period`` keeps the books of the user's period ``[kP, (k+1)P)``
+    instead of the last ``P - L`` and spreads a surplus or a deficit over what is left
+    of it (:meth:`_book`).
+
+    ``book_true`` says what an interval's true count is in the books: its estimate
+    ``N_L`` (``estimate``) or what it produced plus its arrivals' missed comparisons at
+    their own selectivity (``observed``; the join then counts the tuples gone from its
+    buffers, :meth:`SymmetricJoin.missed`).
 
     Every adaptation records ``dx, dy`` (allowances in force), ``x, y`` (buffer sizes
     ``(d + w) V`` they stand for), ``q_target, q_estimate, n_ideal`` (the estimated true
-    results of the closed interval), ``produced_L`` and ``feasible`` (0 while the buffers
-    are the largest).
+    results of the closed interval), ``n_true_L`` (its true count as booked),
+    ``produced_L`` and ``feasible`` (0 while the buffers are the largest).
 
     ``[trigger.qjoin] evaluate = "on_window"``: a tuple is joined only when the next
     window fires (the clock's every ``L``, or the trigger's), all the window's tuples in
@@ -225,12 +232,16 @@ class QJoinNode(JoinNode):
         self.book = CountBook()         # evaluations, ... recorded from the run's end
         self.last_adapt = 0.0
         self.w = float(w)
-        self.core = SymmetricJoin(w, predicate, theta, params["purge"])
+        self.core = SymmetricJoin(w, predicate, theta, params["purge"],
+                                  count_missed=params["book_true"] == "observed")
         self.core.set_allowance(0, None)
         self.core.set_allowance(1, None)
         self.stats = IntervalStats()
         slots = max(0, int(round(params["P"] / params["L"])) - 1)
-        self.period = PeriodCounts(slots)
+        # spend = "period": the books hold the user's current period [kP, (k+1)P) so far
+        self.by_period = params["spend"] == "period"
+        self.period = PeriodCounts(None if self.by_period else slots)
+        self.book_period = 0
         self.spread = float(max(1, slots)) if params["spend"] == "spread" \
             else 1.0
         self.produced = 0
@@ -284,7 +295,9 @@ class QJoinNode(JoinNode):
                 return fired
         partners, comparisons, delay = joined
         _emit(ctx, tup, partners)
-        self.stats.add(side, delay, comparisons, len(partners))
+        missed = self.core.missed(1 - side, tup.ts) if self.p["book_true"] == "observed" \
+            else 0
+        self.stats.add(side, delay, comparisons, len(partners), missed)
         self.produced += len(partners)
         self.interval_max[side] = max(self.interval_max[side], delay)
         late = allowance is not None and delay > allowance     # behind its allowance
@@ -367,13 +380,16 @@ class QJoinNode(JoinNode):
         r, s = self.stats.stream_stats(p["L"], max_delays)
         grid = quality_grid(r, s, self.w, p["L"], p["b"], p["g"], p["coarse_delay"],
                             p["ideal"])
-        # N_L of the next interval is estimated from this one, so the same estimate is
-        # this interval's true count in the period's book-keeping.
+        # N_L of the next interval is estimated from this one. The interval's own true
+        # count is booked as what it produced plus what its arrivals missed (observed),
+        # or as that same estimate N_L (book_true = "estimate").
         n_ideal = grid[3]
-        self.period.push(self.produced, n_ideal)
+        true_l = self.produced + self.stats.missed_results() \
+            if p["book_true"] == "observed" else n_ideal
+        spread = self._book(ctx.now, length, self.produced, true_l)
         n_prod, n_true = self.period.totals()
         choice, target = decide(grid, p["q_user"], n_true, n_prod, r.rate, s.rate, self.w,
-                                self.spread)
+                                spread, deficit_too=self.by_period)
         warm = ctx.now + _EPS >= p["P"]
         if warm and choice.feasible:
             allow = (choice.dx, choice.dy)
@@ -390,12 +406,39 @@ class QJoinNode(JoinNode):
         for metric, value in (("dx", shown[0]), ("dy", shown[1]),
                               ("x", sizes[0]), ("y", sizes[1]),
                               ("q_target", target), ("q_estimate", choice.q_estimate),
-                              ("n_ideal", n_ideal), ("produced_L", self.produced),
+                              ("n_ideal", n_ideal), ("n_true_L", true_l),
+                              ("produced_L", self.produced),
                               ("feasible", float(warm and choice.feasible))):
             ctx.record(metric, value)
         self.stats.reset()
         self.produced = 0
         self.interval_max = [0.0, 0.0]
+
+    def _book(self, now: float, length: float, produced: float, true: float) -> float:
+        """Book the interval ``[now - length, now)``; the intervals the next target
+        spreads over.
+
+        ``spend = "period"``: the books are the user's period the interval belongs to
+        (emptied when a period ends), and a surplus or a deficit is spread over what is
+        left of the period the next interval is in, counting that interval (the last
+        interval of a period makes up what remains at once). Otherwise the books are the
+        last ``P/L - 1`` intervals and the spread is fixed.
+        """
+        if not self.by_period:
+            self.period.push(produced, true)
+            return self.spread
+        P = self.p["P"]
+        closed = math.floor((now - length) / P + _EPS)
+        if closed != self.book_period:
+            self.period.clear()
+            self.book_period = closed
+        self.period.push(produced, true)
+        following = math.floor(now / P + _EPS)
+        if following != closed:
+            self.period.clear()
+            self.book_period = following
+        left = ((following + 1) * P - now) / self.p["L"]
+        return float(max(1, math.ceil(left - _EPS)))
 
     def held(self):
         n, units = self.core.memory()
