@@ -115,6 +115,7 @@ class Transport:
         # and how many of _waiting are known to wait while no transmission ends with the
         # nodes their zones cover (see _grant)
         self._bits: dict[int, int] = {}
+        self._zone_masks: dict[frozenset, int] = {}   # a zone's mask (_zone_mask)
         self._busy_mask = 0
         self._still_waiting, self._covered = 0, 0
         # shared medium, zones by links: a waiting transmission's zone and endpoints as
@@ -436,12 +437,14 @@ class Transport:
             return found
         hop = item[2]
         u, v, view = hop[1], hop[2], hop[4]
+        zone = self._zone_mask(self._zone(t, view, u))
         if v != BROADCAST:
-            zone, ends = self._zone(t, view, u) | self._zone(t, view, v), (u, v)
+            zone |= self._zone_mask(self._zone(t, view, v))
+            ends = (u, v)
         else:
-            zone = self._zone(t, view, u) | self._receivers_zone(t, hop)
+            zone |= self._zone_mask(self._receivers_zone(t, hop))
             ends = (u, *self._receivers(hop))
-        found = (self._mask(zone), self._mask(ends), ends)
+        found = (zone, self._mask(ends), ends)
         if self.radius is None:
             self._wait_zones[item[1]] = found
         return found
@@ -456,6 +459,16 @@ class Transport:
         mask = 0
         for node in nodes:
             mask |= self._bit(node)
+        return mask
+
+    def _zone_mask(self, zone: frozenset) -> int:
+        """The bit mask of a zone :meth:`_zone` keeps (the same object for an epoch and
+        node): made once, not per transmission that waits in it."""
+        mask = self._zone_masks.get(zone)
+        if mask is None:
+            if len(self._zone_masks) > 4 * len(self._bits) + 64:   # zones of old epochs
+                self._zone_masks.clear()
+            mask = self._zone_masks[zone] = self._mask(zone)
         return mask
 
     def _bit(self, node) -> int:
