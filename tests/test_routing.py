@@ -433,3 +433,46 @@ def test_the_oracle_with_reorder_gives_the_results_of_before_the_routing_layer(t
     assert out.summary["comm_cost_total"] == 78.68871966988178
     assert float(out.ledger.time.sum()) == 3863.6360030507594
     assert float(out.results.emitted_at.sum()) == 1264.0693671241315
+
+
+def test_aodv_route_to_a_neighbour_heard_is_offer_written_out():
+    """RouteTable.offer_neighbour, the per-reception shortcut, leaves a table as offer
+    with one hop and no sequence number does, from every kind of entry."""
+    import copy
+
+    from emulator.routing.aodv.rtable import RouteTable
+
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        table = RouteTable()
+        if rng.random() < 0.8:
+            table.offer(5, int(rng.integers(3, 7)), int(rng.integers(1, 4)),
+                        None if rng.random() < 0.3 else int(rng.integers(0, 3)),
+                        float(rng.uniform(0, 10)))
+            table.routes[5].valid = bool(rng.random() < 0.7)
+        other = copy.deepcopy(table)
+        lifetime = float(rng.uniform(0, 10))
+        table.offer(5, 5, 1, None, lifetime)
+        other.offer_neighbour(5, lifetime)
+        assert ({d: (r.next_hop, r.hops, r.seq, r.lifetime, r.valid)
+                 for d, r in table.routes.items()}
+                == {d: (r.next_hop, r.hops, r.seq, r.lifetime, r.valid)
+                    for d, r in other.routes.items()})
+
+
+def test_id_cache_first_is_holds_then_add():
+    """IdCache.first answers as holds did and remembers what is new, through purges."""
+    from emulator.routing.cache import IdCache
+
+    rng = np.random.default_rng(3)
+    cache, reference = IdCache(), {}
+    t = 0.0
+    for _ in range(3000):
+        t += float(rng.exponential(0.01))
+        key = int(rng.integers(0, 300))
+        until = t + float(rng.uniform(0.0, 2.0))
+        new = not (key in reference and reference[key] > t)
+        assert cache.first(key, t, until) == new
+        if new:
+            reference[key] = until
+        assert cache.holds(key, t) == (reference[key] > t)

@@ -123,6 +123,13 @@ class Protocol:
         """``node`` heard the control message ``msg`` (its payload a :class:`Control`)
         from ``msg.src``."""
 
+    def on_receive_all(self, t: float, nodes: list, msg) -> None:
+        """Each of ``nodes`` (none of them the sender) heard the broadcast ``msg`` at
+        ``t``, in this order: :meth:`on_receive` for each in turn. A protocol may do the
+        work the receivers share once (AODV: a flooded RREQ's key and lifetimes)."""
+        for node in nodes:
+            self.on_receive(t, node, msg)
+
     def next_hop(self, t: float, node: int, msg) -> int | None:
         """The neighbour ``node`` sends ``msg`` to, or None (queued, or dropped)."""
         raise NotImplementedError

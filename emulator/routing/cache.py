@@ -10,6 +10,8 @@ AODV remembers each RREQ's ``(originator, RREQ ID)`` for PATH_DISCOVERY_TIME (RF
 (True, False)
 >>> seen.holds((7, 1), 4.0)
 True
+>>> seen.first((7, 2), 4.0, until=9.0), seen.first((7, 2), 8.0, until=12.0)
+(True, False)
 """
 from __future__ import annotations
 
@@ -44,6 +46,19 @@ class IdCache:
             self._purge(t)
         until = self._until.get(key)
         return until is not None and until > t
+
+    def first(self, key, t: float, until: float) -> bool:
+        """Whether ``key`` is new at ``t`` (not held); if so it is remembered until
+        ``until``: :meth:`holds` and :meth:`add` in one call. A flood asks at every
+        reception and most receptions are duplicates, which only read."""
+        held = self._until.get(key)
+        if held is not None and held > t:
+            return False
+        self._now = t
+        self._until[key] = until
+        if len(self._until) > self._purge_at:   # only an add makes the cache grow
+            self._purge(t)
+        return True
 
     def _purge(self, t: float) -> None:
         self._until = {k: u for k, u in self._until.items() if u > t}

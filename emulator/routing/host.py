@@ -123,6 +123,7 @@ class RoutedTransport(Transport):
         # shared medium: a broadcast's receivers and the zone they cover, by epoch
         self._heard_by: dict = {}
         self._heard_zones: dict = {}
+        self._fanouts: dict = {}   # a broadcast's links, by epoch and sender (_fanout)
         nodes = network.build_view(0).nodes
         self.protocol = PROTOCOLS.get(routing)(self, nodes, routing_params, seed)
         self._started = False   # at the first advance, when the messages to route are in
@@ -182,6 +183,7 @@ class RoutedTransport(Transport):
         cal, pop = self._calendar, heapq.heappop
         sends, take = self._sends, self._sends.popleft
         network, receive = self.network, self.protocol.on_receive
+        receive_all = self.protocol.on_receive_all
         send_hop, forward = self._send_hop, self._forward
         shared = self.medium == "shared"
         instant = None   # shared medium: the instant whose events are being processed
@@ -210,12 +212,17 @@ class RoutedTransport(Transport):
                     view, v_start, v_end = network.view_span(t)
                     alive = view._alive_map
                 if type(u) is tuple:   # a broadcast heard by several (_broadcast)
-                    for i, v in enumerate(u):
-                        if alive[v]:
-                            if v != msg.src:
-                                receive(t, v, msg)
-                            else:
-                                send_hop(t, seq + i, msg, v, msg.dst, view)
+                    src = msg.src
+                    if src not in u:
+                        # the same receptions in the same order, handed over in one call
+                        receive_all(t, [v for v in u if alive[v]], msg)
+                    else:
+                        for i, v in enumerate(u):
+                            if alive[v]:
+                                if v != src:
+                                    receive(t, v, msg)
+                                else:
+                                    send_hop(t, seq + i, msg, v, msg.dst, view)
                 elif type(msg.payload) is Control and msg.kind == ROUTING:
                     if alive[u]:   # a dead node neither hears nor sends
                         if u != msg.src:
@@ -313,6 +320,7 @@ class RoutedTransport(Transport):
         self._v_start, self._v_end, self._view = math.inf, -math.inf, None
         self._heard_by.clear()
         self._heard_zones.clear()
+        self._fanouts.clear()
 
     def _in_order(self, u: int, v: int, arrive: float) -> float:
         """:meth:`Transport._in_order`, on the links' last arrivals by sender."""
@@ -329,14 +337,12 @@ class RoutedTransport(Transport):
     def _broadcast(self, start: float, hop) -> float:
         """One transmission from ``u`` heard by each neighbour with its own link's delay,
         jitter and loss; serialized at the slowest of those links."""
-        msg, u, _, links, view = hop
-        heads, costs, delays, jitters, bandwidths, losses, bers, lengths = view.hop_lists()
-        bandwidth = min((bandwidths[k] for k in links), default=math.inf)
+        msg, u = hop[0], hop[1]
+        fanout, bandwidth, cost, length = self._fanout(hop)
         done = start + (msg.size_bytes / bandwidth if bandwidth > 0 else 0.0)
         if self.ledger is not None:
             self.ledger.add(start, msg.msg_id, msg.kind, u, BROADCAST, u, BROADCAST,
-                            msg.size_units, msg.size_bytes,
-                            max((costs[k] for k in links), default=0.0), False)
+                            msg.size_units, msg.size_bytes, cost, False)
         self.hops += 1
         # What _in_order, _uniform, _alive_at and _push do, per receiver, in locals.
         # Receivers that hear it at the same time (the usual case) are one calendar
@@ -353,17 +359,15 @@ class RoutedTransport(Transport):
         if not self._v_start <= done < self._v_end:
             self._alive_at(done, u)   # the view of the arrivals, most likely
         a_start, a_end, alive = self._v_start, self._v_end, self._view._alive_map
-        for k in links:
-            v = heads[k]
-            jitter, loss = jitters[k], losses[k]
-            if bers[k] > 0:   # every bit must arrive (topologies.radio); 0: unit disk
-                loss = 1.0 - (1.0 - loss) * (1.0 - bers[k]) ** (8 * msg.size_bytes)
+        for v, delay, jitter, loss, ber in fanout:
+            if ber > 0:   # every bit must arrive (topologies.radio); 0: unit disk
+                loss = 1.0 - (1.0 - loss) * (1.0 - ber) ** (8 * msg.size_bytes)
             if jitter > 0:
                 if not uniforms:
                     uniforms = self._refill()
-                arrive = done + delays[k] + uniforms.pop() * jitter
+                arrive = done + delay + uniforms.pop() * jitter
             else:
-                arrive = done + delays[k] + 0.0
+                arrive = done + delay + 0.0
             if link_last is not None:   # frames leave a link in order
                 last = link_last.get(v, arrive)
                 if arrive < last:
@@ -390,11 +394,28 @@ class RoutedTransport(Transport):
             seq = _push_heard(cal, push, heard_at, seq, msg, heard)
         self._seq = seq
         if self.energy is not None:   # the frame must reach the farthest receiver
-            self.energy.broadcast(u, [heads[k] for k in links], msg.size_bytes,
-                                  max((lengths[k] for k in links), default=0.0))
+            self.energy.broadcast(u, [link[0] for link in fanout], msg.size_bytes, length)
         return done
 
     # -- a broadcast's receivers --------------------------------------------------------
+    def _fanout(self, hop) -> tuple:
+        """What :meth:`_broadcast` reads of a broadcast hop's links (those of its sender
+        in the view it was ready in), kept per epoch as a node broadcasts many times in
+        one: ``((receiver, delay, jitter, loss, ber) per link, the least bandwidth, the
+        greatest cost, the greatest length)``."""
+        u, links, view = hop[1], hop[3], hop[4]
+        fanouts = _per_epoch(self._fanouts, view.epoch_start)
+        found = fanouts.get(u)
+        if found is None:
+            heads, costs, delays, jitters, bandwidths, losses, bers, lengths = \
+                view.hop_lists()
+            found = fanouts[u] = (
+                tuple((heads[k], delays[k], jitters[k], losses[k], bers[k]) for k in links),
+                min((bandwidths[k] for k in links), default=math.inf),
+                max((costs[k] for k in links), default=0.0),
+                max((lengths[k] for k in links), default=0.0))
+        return found
+
     def _receivers(self, hop) -> tuple:
         """The receivers of a broadcast hop (its neighbours in the view it was ready
         in), kept per epoch: a broadcast waits for all their links, and on the shared

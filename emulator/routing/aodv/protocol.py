@@ -185,9 +185,13 @@ class Aodv(Protocol):
             node.table.offer(sender, sender, 1, body.dst_seq, t + self.hello_lifetime)
             return
         # any packet: a route to the previous hop, without a sequence number (§6.5)
-        node.table.offer(sender, sender, 1, None, t + self.active_route_timeout)
+        node.table.offer_neighbour(sender, t + self.active_route_timeout)
         if kind == "RREQ":
-            self._on_rreq(t, u, node, sender, body)
+            # §6.5: a RREQ of this node's own or already received is discarded here,
+            # after the route to the previous hop: most receptions of a flood are these
+            if body.orig != u and node.seen.first((body.orig, body.rreq_id), t,
+                                                  t + self.path_discovery_time):
+                self._on_rreq(t, u, node, sender, body)
         elif kind == "RREP":
             self._on_rrep(t, u, sender, body)
         elif kind == "RREP_ACK":
@@ -197,11 +201,31 @@ class Aodv(Protocol):
             if told:
                 self._broadcast(t, u, "RERR", Rerr(tuple(told)))
 
-    def _on_rreq(self, t: float, u: int, node: _Node, sender: int, rreq: Rreq) -> None:
-        key = (rreq.orig, rreq.rreq_id)
-        if rreq.orig == u or node.seen.holds(key, t):
+    def on_receive_all(self, t: float, nodes, msg) -> None:
+        """:meth:`on_receive` at each of ``nodes`` in turn: one broadcast heard by all
+        of them at ``t`` (the host hands a flood's receptions over so). A RREQ's steps
+        are those of :meth:`on_receive`, with what is the same for every receiver read
+        once: most of a run's events are receptions of RREQs already received."""
+        sender, (kind, body) = msg.src, msg.payload
+        if kind != "RREQ":
+            for u in nodes:
+                self.on_receive(t, u, msg)
             return
-        node.seen.add(key, t + self.path_discovery_time)
+        state, hello_on = self._state, self.hello_on
+        lifetime = t + self.active_route_timeout
+        orig, key = body.orig, (body.orig, body.rreq_id)
+        until = t + self.path_discovery_time
+        for u in nodes:
+            node = state[u]
+            if hello_on:
+                node.heard[sender] = t
+            node.table.offer_neighbour(sender, lifetime)   # §6.5, as in on_receive
+            if orig != u and node.seen.first(key, t, until):
+                self._on_rreq(t, u, node, sender, body)
+
+    def _on_rreq(self, t: float, u: int, node: _Node, sender: int, rreq: Rreq) -> None:
+        """A RREQ heard for the first time, not this node's own (:meth:`on_receive`
+        and :meth:`on_receive_all` discard the others and remember this one)."""
         hops = rreq.hops + 1
         lifetime = t + max(2 * self.net_traversal_time
                            - 2 * hops * self.params["node_traversal_time"],

@@ -76,6 +76,20 @@ class RouteTable:
             route.lifetime = lifetime
         return False
 
+    def offer_neighbour(self, neighbour: int, lifetime: float) -> None:
+        """``offer(neighbour, neighbour, 1, None, lifetime)``: the route to a neighbour
+        just heard, without a sequence number (§6.5). Every packet heard makes one, so
+        it is written out for this case: with no number and one hop, the news is
+        fresher only than an invalid route or a longer one."""
+        route = self.routes.get(neighbour)
+        if route is None:
+            self.routes[neighbour] = Route(neighbour, 1, None, lifetime)
+        elif not route.valid or route.hops > 1:
+            route.next_hop, route.hops, route.lifetime, route.valid = \
+                neighbour, 1, lifetime, True
+        elif route.next_hop == neighbour and lifetime > route.lifetime:
+            route.lifetime = lifetime
+
     def refresh(self, dst: int, until: float) -> None:
         """Extend a valid route's lifetime to at least ``until`` (it was used, §6.2)."""
         route = self.routes.get(dst)

@@ -165,13 +165,13 @@ class Olsr(Protocol):
     def _on_tc(self, t: float, u: int, v: int, tc: Tc) -> None:
         """Topology (§9.5) and the default forwarding rule (§3.4.1)."""
         node = self._state[u]
-        key = (tc.orig, tc.seq)
-        if tc.orig == u or node.seen.holds(key, t):
+        if tc.orig == u:
             return
         link = node.links.get(v)
         if link is None or link[1] <= t:
             return   # not from a symmetric neighbour: neither processed nor forwarded
-        node.seen.add(key, t + self.params["dup_hold_time"])
+        if not node.seen.first((tc.orig, tc.seq), t, t + self.params["dup_hold_time"]):
+            return   # processed already (its (originator, sequence number) is held)
         entry = node.topology.get(tc.orig)
         if entry is None or tc.ansn >= entry[0]:
             if node.learn_topology(tc.orig, tc.ansn, tc.selectors,
