@@ -179,7 +179,8 @@ class CompiledLinks:
             self._epoch = _NO_EPOCH   # the epoch's arrays must hold the new nodes
         slots = self._slots(n)
         columns, dense = self._columns, self._dense_of
-        columns.src[slots], columns.dst[slots] = dense(src), dense(dst)
+        srcs = dense(src)
+        columns.src[slots], columns.dst[slots] = srcs, dense(dst)
         columns.bytes[slots], columns.msg_id[slots] = size_bytes, msg_id
         columns.units[slots], columns.sent[slots], columns.framed[slots] = 1.0, sent_at, True
         if self.record:
@@ -188,7 +189,6 @@ class CompiledLinks:
         self._seq += n
         # as send does one by one: those earlier than the last queued wait for the heap
         late = int(np.searchsorted(sent_at, self._sends_last, side="left"))
-        srcs = columns.src[slots]
         self._late.extend(zip(sent_at[:late].tolist(), seq[:late].tolist(),
                               slots[:late].tolist(), srcs[:late].tolist()))
         if late < n:
