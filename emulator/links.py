@@ -174,13 +174,10 @@ class CompiledLinks:
         if (np.diff(sent_at) < 0).any():
             raise ValueError("send_many: sent_at must be in ascending order")
         self._framed = True
-        new_nodes = self._dense_nodes(np.column_stack([src, dst]).ravel())
-        if new_nodes:
-            self._epoch = _NO_EPOCH   # the epoch's arrays must hold the new nodes
+        srcs, dsts = self._dense_pairs(src, dst)
         slots = self._slots(n)
-        columns, dense = self._columns, self._dense_of
-        srcs = dense(src)
-        columns.src[slots], columns.dst[slots] = srcs, dense(dst)
+        columns = self._columns
+        columns.src[slots], columns.dst[slots] = srcs, dsts
         columns.bytes[slots], columns.msg_id[slots] = size_bytes, msg_id
         columns.units[slots], columns.sent[slots], columns.framed[slots] = 1.0, sent_at, True
         if self.record:
@@ -198,20 +195,20 @@ class CompiledLinks:
             sends.msg[i:j], sends.node[i:j] = slots[late:], srcs[late:]
             self._sends_end, self._sends_last = j, float(sent_at[-1])
 
-    def _dense_nodes(self, nodes: np.ndarray) -> bool:
-        """Dense indices for the nodes of ``nodes`` not seen yet, numbered in order of
-        first appearance (as :meth:`send` numbers them); whether there were any."""
-        unique, first = np.unique(nodes, return_index=True)
+    def _dense_pairs(self, src: np.ndarray, dst: np.ndarray) -> tuple:
+        """The dense indices of ``src`` and ``dst``, the nodes not seen yet numbered in
+        order of first appearance, a message's source before its destination (as
+        :meth:`send` numbers them); one sort of the nodes for both."""
+        nodes = np.column_stack([src, dst]).ravel()
+        unique, first, inverse = np.unique(nodes, return_index=True, return_inverse=True)
         unseen = [(i, u) for i, u in zip(first.tolist(), unique.tolist())
                   if u not in self._dense]
         for _, u in sorted(unseen):
             self._index(u)
-        return bool(unseen)
-
-    def _dense_of(self, nodes: np.ndarray) -> np.ndarray:
-        """The dense indices of ``nodes`` (every one seen before)."""
-        unique, inverse = np.unique(nodes, return_inverse=True)
-        return np.array([self._dense[u] for u in unique.tolist()], np.int64)[inverse]
+        if unseen:
+            self._epoch = _NO_EPOCH   # the epoch's arrays must hold the new nodes
+        dense = np.array([self._dense[u] for u in unique.tolist()], np.int64)[inverse]
+        return dense[0::2], dense[1::2]
 
     def _slots(self, n: int) -> np.ndarray:
         """``n`` slots for new messages: the free ones first, in the order :meth:`send`
