@@ -126,7 +126,7 @@ def _deliver_options() -> dict:
                 "the nodes of a link"),
         "prefetch_trees": Field(
             "bool", None, none=True,
-            doc="compute the coming epochs' least-cost trees in a second process; none: "
+            doc="compute the coming epochs' least-cost trees in worker processes; none: "
                 "when a run asks for nearly all of them"),
         "reorder": Field("bool", False, doc="let a message overtake an earlier one on "
                                             "the same link; false: links keep their order"),
@@ -288,8 +288,8 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     interference_radius : float, optional
         Shared medium: interference by distance between node positions instead of links.
     prefetch_trees : bool, optional
-        Compute every least-cost tree of the coming epochs in a second process while
-        this one moves the current epoch's hops (:class:`emulator.network.TreePrefetch`).
+        Compute every least-cost tree of the coming epochs in worker processes (one
+        per core) while this one moves the current epoch's hops (:class:`emulator.network.TreePrefetch`).
         The outputs are the same either way. None (default): prefetch when a run will
         ask for nearly every tree of every epoch — at least two epochs and at least two
         messages per node per epoch (why: :func:`_worth_prefetching`).
@@ -437,7 +437,7 @@ def _worth_prefetching(messages: int, nodes: int, epochs: int) -> bool:
     messages per node per epoch.
 
     A random destination per message then leaves under 14 % of an epoch's trees unused;
-    the second process computes an epoch's trees in about 0.7 of the time one at a time
+    a worker computes an epoch's trees in about 0.7 of the time one at a time
     costs, so with fewer messages it is not worth waiting for.
 
     >>> _worth_prefetching(10**6, 1000, 100), _worth_prefetching(10**5, 1000, 100)

@@ -8,7 +8,7 @@ all of them) and next hops from them, one tree per destination kept as a flat ta
 are built lazily from the epoch's links as arrays, and only the last few are kept, so a
 run pays only for the epochs and destinations its messages touch. A run that will ask
 for nearly every tree of every epoch can have them computed ahead, all destinations of an
-epoch at once, in a second process (:class:`TreePrefetch`): the same tables.
+epoch at once, in other processes (:class:`TreePrefetch`): the same tables.
 
 Example
 -------
@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import math
 import multiprocessing
+import os
 from collections import OrderedDict
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -113,7 +114,7 @@ class NetView:
         self._tables: dict[int, list] = {}        # next hops by destination position
         self._arrays: dict[int, np.ndarray] = {}  # the same as arrays, built first
         self._dists: dict[int, np.ndarray] = {}
-        # every destination's next hops from a second process: a Future, then its
+        # every destination's next hops from a worker process: a Future, then its
         # n x n table (None: trees are built here, one per destination asked for)
         self._prefetched = None
 
@@ -273,7 +274,7 @@ class NetView:
 
     def prefetched_routes(self) -> np.ndarray | None:
         """Every destination's next-hop table (``n x n`` int32, row ``d`` towards
-        ``nodes[d]``) if a second process computed them (:class:`TreePrefetch`), else
+        ``nodes[d]``) if a worker process computed them (:class:`TreePrefetch`), else
         None. The first call waits for that process to finish the epoch: by then most
         trees of it are wanted."""
         tables = self._prefetched
@@ -464,26 +465,33 @@ def all_next_hops(starts: np.ndarray, p: np.ndarray, w: np.ndarray) -> np.ndarra
 
 
 class TreePrefetch:
-    """Next-hop tables of the coming epochs of a :class:`Network`, computed in a second
-    process while this one runs the current epoch.
+    """Next-hop tables of the coming epochs of a :class:`Network`, computed in other
+    processes while this one runs the current epoch.
 
-    The compiled Dijkstra holds the GIL, so a thread gains nothing; a process does, on a
-    machine with a core to spare. Worth it only when a run asks for most trees of most
-    epochs (see :func:`emulator.deliver`'s rule): the second process computes all of an
-    epoch's trees, asked for or not. Epochs are submitted ``ahead`` at a time in order;
-    the first route asked of a view waits for its epoch's tables, and an epoch that time
-    skipped is cancelled if not started. The tables equal the trees built on demand, so
-    a run's outputs are the same with or without prefetching.
+    The compiled Dijkstra holds the GIL, so a thread gains nothing; processes do. Worth
+    it only when a run asks for most trees of most epochs (see :func:`emulator.deliver`'s
+    rule): a worker computes all of an epoch's trees, asked for or not. Epochs are
+    submitted ``ahead`` at a time in order; the first route asked of a view waits for its
+    epoch's tables, and an epoch that time skipped is cancelled if not started. The
+    tables equal the trees built on demand, so a run's outputs are the same with or
+    without prefetching, and whatever the number of workers.
+
+    One worker per core (``workers``, by default ``os.cpu_count()``, at most 4), not one
+    beside the caller: with 1,000 nodes an epoch's trees take longer than the hops of the
+    epoch, so the caller mostly waits for them, and its core is better spent on the next
+    epoch's trees (``benchmarks/bench_scale.py`` at 1,000 nodes: 43 s with one worker,
+    half that with two on two cores).
     """
 
-    def __init__(self, network: "Network", ahead: int = 3):
+    def __init__(self, network: "Network", ahead: int = 3, workers: int | None = None):
         self.network = network
-        self.ahead = ahead
+        workers = workers or min(4, os.cpu_count() or 1)
+        self.ahead = max(ahead, workers + 1)   # every worker busy, one epoch in hand
         # fork: starts in milliseconds and does not run the caller's __main__ again
-        # (spawn would, in any script without a main guard); the worker only computes
+        # (spawn would, in any script without a main guard); the workers only compute
         context = multiprocessing.get_context(
             "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        self._executor = ProcessPoolExecutor(1, mp_context=context)
+        self._executor = ProcessPoolExecutor(workers, mp_context=context)
         self._views: dict[int, NetView] = {}     # built to submit, not yet handed over
         self._futures: dict[int, Future] = {}
         self._submitted = -1                     # the last epoch submitted
@@ -510,7 +518,7 @@ class TreePrefetch:
         self._submitted = max(self._submitted, last)
 
     def close(self) -> None:
-        """Stop the second process (work not started is dropped)."""
+        """Stop the worker processes (work not started is dropped)."""
         self._executor.shutdown(wait=False, cancel_futures=True)
         self._futures.clear()
         self._views.clear()
@@ -524,9 +532,9 @@ class Network:
     networkx graph; any other is read through ``snapshot``. Only the ``keep`` views used
     last are kept, with their trees (``keep`` >= 2: the transport looks one epoch ahead
     for the receiver's liveness while it routes in the current one); a view dropped is
-    built again, identically, if an event of its time still asks. With ``prefetch``, a
-    second process computes every tree of the coming epochs (:class:`TreePrefetch`);
-    :meth:`close` stops it.
+    built again, identically, if an event of its time still asks. With ``prefetch``,
+    worker processes compute every tree of the coming epochs (:class:`TreePrefetch`);
+    :meth:`close` stops them.
     """
 
     def __init__(self, dynamics, keep: int = 3, prefetch: bool = False):
@@ -542,7 +550,7 @@ class Network:
         self._prefetch = None
         if prefetch:
             self._prefetch = TreePrefetch(self)
-            # started now: the second process works while the caller sets up its run
+            # started now: the workers work while the caller sets up its run
             self._prefetch.submit_until(self._prefetch.ahead - 1)
 
     def close(self) -> None:

@@ -200,7 +200,7 @@ def test_shared_medium_equals_the_literal_conflict_rule(seed, n, count, radius, 
 
 @pytest.mark.parametrize("medium", ["links", "shared"])
 def test_deliver_is_the_same_with_and_without_prefetched_trees(medium):
-    """Prefetching every tree in a second process changes no arrival, loss or hop count,
+    """Prefetching every tree in worker processes changes no arrival, loss or hop count,
     on a mobile network with a node down for a while and lossy, jittery links."""
     import topologies
 

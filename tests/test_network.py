@@ -182,7 +182,7 @@ def test_a_view_not_routed_compiled_has_no_routing_links():
 
 @pytest.mark.parametrize("seed", range(2))
 def test_prefetched_networks_route_like_lazy_ones(seed):
-    """A network prefetching its trees in a second process gives every epoch the same
+    """A network prefetching its trees in worker processes gives every epoch the same
     next hops and costs as one building them on demand, whatever order the epochs are
     visited in (skipped epochs, going back after a view was dropped)."""
     _, dyn = mobile_dynamics(seed, nodes=30, duration=8.0)
@@ -198,6 +198,6 @@ def test_prefetched_networks_route_like_lazy_ones(seed):
             prefetched += isinstance(b._prefetched, np.ndarray)
     finally:
         ahead.close()
-    # epochs 0, 1, 4, 5 and 7 come from the second process (2 and 6 were skipped and
+    # epochs 0, 1, 4, 5 and 7 come from the workers (2 and 6 were skipped and
     # cancelled or computed here, epoch 0 again after its view was dropped)
     assert prefetched >= 4
