@@ -62,7 +62,7 @@ class Ledger:
 
     def extend(self, columns: dict) -> None:
         """Record a block of hops given as one array per column of :data:`ROW` (``kind``
-        as an array of strings or objects); they count as recorded after every row
+        as an array of strings, fixed-width or objects); they count as recorded after every row
         :attr:`append` added so far.
 
         >>> led = Ledger()

@@ -32,7 +32,8 @@ def tree(d, starts, p, w, cost, table):
     neighbour), that lies on a least-cost path and leads strictly closer. One search:
     when a node is settled every node strictly closer is, so its next hop is found
     among its links as they are relaxed."""
-    _search(d, starts, p, w, cost, table)
+    done, where, heap_cost, heap_node = workspace(len(cost))
+    _search(d, starts, p, w, cost, table, done, where, heap_cost, heap_node)
 
 
 @njit(cache=True)
@@ -43,18 +44,29 @@ def all_tables(starts, p, w):
     tables = np.full((n, n), -1, np.int32)
     cost = np.empty(n)
     row = np.empty(n, np.int64)
+    done, where, heap_cost, heap_node = workspace(n)
     for d in range(n):
         cost[:] = np.inf
         row[:] = -1
-        _search(d, starts, p, w, cost, row)
+        _search(d, starts, p, w, cost, row, done, where, heap_cost, heap_node)
         tables[d, :] = row
     return tables
 
 
+@njit(cache=True)
+def workspace(n):
+    """What :func:`_search` works in, for ``n`` nodes: settled flags, heap places, and the
+    heap's keys and nodes. Allocated by the caller, so that a kernel compiled without
+    reference counting (:mod:`emulator.hop_kernel`) can search too."""
+    return (np.empty(n, np.bool_), np.empty(n, np.int64), np.empty(n),
+            np.empty(n, np.int64))
+
+
 @njit(cache=True, inline="always")
-def _search(d, starts, p, w, cost, table):
+def _search(d, starts, p, w, cost, table, done, where, heap_cost, heap_node):
     """Dijkstra from ``d`` into ``cost`` (all inf on entry); with a ``table`` (all -1,
-    as long as ``cost``), each node's next hop as it is settled.
+    as long as ``cost``), each node's next hop as it is settled. ``done`` ... ``heap_node``:
+    a :func:`workspace` as long as ``cost`` (its contents are set here).
 
     The heap holds each node at most once and lowers its key in place (``where``: its
     place in the heap, -1 when out): at most ``n`` entries against one per relaxed link
@@ -63,10 +75,8 @@ def _search(d, starts, p, w, cost, table):
     chosen among nodes strictly closer, all settled before it whatever the order."""
     n = len(cost)
     hops = len(table) > 0
-    done = np.zeros(n, np.bool_)
-    where = np.full(n, -1, np.int64)
-    heap_cost = np.empty(n)
-    heap_node = np.empty(n, np.int64)
+    done[:n] = False
+    where[:n] = -1
     size = 1
     heap_cost[0], heap_node[0], where[d] = 0.0, d, 0
     cost[d] = 0.0

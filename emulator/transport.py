@@ -252,8 +252,9 @@ class Transport:
             for code, count in zip(*np.unique(codes, return_counts=True)):
                 self.lost[hop_kernel.REASONS[code]] += int(count)
             self._frames_lost.append((ids, codes))
-        if decided.ledger and self.ledger is not None:
-            self.ledger.extend(decided.ledger)
+        if self.ledger is not None:
+            for block in decided.ledger:
+                self.ledger.extend(block)
         if decided.energy:
             hop = self.energy.hop
             for u, v, size, length, heard in decided.energy:
