@@ -205,3 +205,19 @@ def test_messages_sent_as_arrays_must_come_in_time_order():
     with pytest.raises(ValueError, match="ascending"):
         tr.send_many(np.array([1, 2]), np.array([0, 0]), np.array([4, 4]),
                      np.array([1.0, 0.5]), np.array([10, 10]))
+
+
+def test_link_numbers_follow_first_appearance_across_growth():
+    """The compiled hash table numbers links as a dictionary would, in order of first
+    appearance, through its growth and keys that collide in the low bits."""
+    from emulator.links import LinkNumbers
+    rng = np.random.default_rng(4)
+    numbers, expected = LinkNumbers(), {}
+    for batch in range(300):
+        if batch % 2:   # u * 2^32 + v keys, as the transport makes them
+            keys = (rng.integers(0, 300, 400) << 32) + rng.integers(0, 300, 400)
+        else:           # multiples of a large power of two: the same low bits
+            keys = rng.integers(0, 5000, 50) << 20
+        got = numbers.numbers(keys).tolist()
+        assert got == [expected.setdefault(key, len(expected)) for key in keys.tolist()]
+    assert numbers.count == len(expected) > 20_000

@@ -201,3 +201,23 @@ def test_prefetched_networks_route_like_lazy_ones(seed):
     # epochs 0, 1, 4, 5 and 7 come from the workers (2 and 6 were skipped and
     # cancelled or computed here, epoch 0 again after its view was dropped)
     assert prefetched >= 4
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_prefetched_tables_are_the_same_whatever_the_number_of_workers(workers):
+    """Epochs computed by one worker or spread over several give each view the tables
+    built on demand."""
+    from emulator.network import TreePrefetch
+    _, dyn = mobile_dynamics(3, nodes=25, duration=6.0)
+    lazy, network = Network(dyn), Network(dyn)
+    prefetch = TreePrefetch(network, workers=workers)
+    try:
+        assert prefetch.ahead >= workers + 1
+        for k in range(len(network.epochs)):
+            view, plain = prefetch.view(k), lazy.view(network.epochs[k])
+            tables = view.prefetched_routes()
+            assert tables is not None
+            for dst in plain.nodes:
+                assert view.route_array(dst).tolist() == plain.route_array(dst).tolist()
+    finally:
+        prefetch.close()
