@@ -465,6 +465,12 @@ def all_next_hops(starts: np.ndarray, p: np.ndarray, w: np.ndarray) -> np.ndarra
     return route_kernel.all_tables(starts, p, w)
 
 
+def prefetch_workers() -> int:
+    """How many worker processes :class:`TreePrefetch` starts by default: one per core,
+    at most 4."""
+    return min(4, os.cpu_count() or 1)
+
+
 class TreePrefetch:
     """Next-hop tables of the coming epochs of a :class:`Network`, computed in other
     processes while this one runs the current epoch.
@@ -477,7 +483,7 @@ class TreePrefetch:
     tables equal the trees built on demand, so a run's outputs are the same with or
     without prefetching, and whatever the number of workers.
 
-    One worker per core (``workers``, by default ``os.cpu_count()``, at most 4), not one
+    One worker per core (``workers``, by default :func:`prefetch_workers`), not one
     beside the caller: with 1,000 nodes an epoch's trees take longer than the hops of the
     epoch, so the caller mostly waits for them, and its core is better spent on the next
     epoch's trees (``benchmarks/bench_scale.py`` at 1,000 nodes: 43 s with one worker,
@@ -486,7 +492,7 @@ class TreePrefetch:
 
     def __init__(self, network: "Network", ahead: int = 3, workers: int | None = None):
         self.network = network
-        workers = workers or min(4, os.cpu_count() or 1)
+        workers = workers or prefetch_workers()
         self.ahead = max(ahead, workers + 1)   # every worker busy, one epoch in hand
         # fork: starts in milliseconds and does not run the caller's __main__ again
         # (spawn would, in any script without a main guard); the workers only compute
