@@ -106,12 +106,12 @@ Waiting = namedtuple("Waiting", "msg u k link v epoch cost delay jitter bandwidt
 #: free), per node ``row`` into ``starts`` (-1: a zone of itself alone), the nodes of
 #: its zone besides itself in ``members[starts[row]:starts[row + 1]]``.
 Zones = namedtuple("Zones", "key row starts members")
-#: What the kernel decided since the caller last emptied it: hops (the ledger's and the
-#: batteries' rows), deliveries and losses.
 #: Per node, how many transmissions in progress it is an endpoint of (``busy``), and a
 #: grant's scratch: whether it is covered by a waiting hop's zone, and the zone slot it
 #: was covered from (-1: none).
 Marks = namedtuple("Marks", "busy covered zone_covered")
+#: What the kernel decided since the caller last emptied it: hops (the ledger's and the
+#: batteries' rows), deliveries and losses.
 Outputs = namedtuple("Outputs", "hop_start hop_msg hop_u hop_v hop_cost hop_length "
                                 "hop_lost hop_heard arr_time arr_msg loss_time loss_msg "
                                 "loss_reason loss_node")
