@@ -476,3 +476,27 @@ def test_id_cache_first_is_holds_then_add():
         if new:
             reference[key] = until
         assert cache.holds(key, t) == (reference[key] > t)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_olsr_route_search_answers_what_the_whole_table_holds(seed):
+    """RouteSearch, searching only as far as each question needs, gives every
+    destination the next hop of compute_routes, whatever order they are asked in and
+    after the caller's topology set has changed."""
+    from emulator.routing.olsr.routes import RouteSearch, compute_routes
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        nodes = list(range(int(rng.integers(3, 40))))
+        me = int(rng.choice(nodes))
+        neighbours = {int(v) for v in rng.choice(nodes, int(rng.integers(0, 6)))}
+        if rng.random() < 0.8:
+            neighbours.discard(me)
+        two_hop = {n: tuple(int(v) for v in rng.choice(nodes, int(rng.integers(0, 5))))
+                   for n in neighbours if rng.random() < 0.8}
+        topology = {int(o): tuple(sorted({int(v) for v in rng.choice(nodes, 4)}))
+                    for o in rng.choice(nodes, int(rng.integers(0, len(nodes))))}
+        table = compute_routes(me, neighbours, two_hop, topology)
+        search = RouteSearch(me, neighbours, two_hop, topology)
+        topology.clear()   # the caller's set moves on; the table was computed before
+        asked = [int(d) for d in rng.permutation(nodes + [max(nodes) + 1])]
+        assert [search.get(d) for d in asked] == [table.get(d) for d in asked]

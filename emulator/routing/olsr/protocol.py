@@ -66,7 +66,7 @@ from __future__ import annotations
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.olsr.messages import Hello, Packet, Tc
 from emulator.routing.olsr.mpr import select_mprs
-from emulator.routing.olsr.routes import compute_routes
+from emulator.routing.olsr.routes import RouteSearch
 from emulator.routing.olsr.state import OlsrNode
 
 _HELLO, _TC, _FLUSH = "hello", "tc", "flush"
@@ -196,8 +196,8 @@ class Olsr(Protocol):
         node = self._state[u]
         if node.dirty:   # computed when next asked for after a change (§10)
             symmetric = node.symmetric(t)
-            node.routes = compute_routes(u, symmetric, node.valid_two_hop(t, symmetric),
-                                         node.valid_topology(t))
+            node.routes = RouteSearch(u, symmetric, node.valid_two_hop(t, symmetric),
+                                      node.valid_topology(t))
             node.dirty = False
         return node.routes.get(dst)
 

@@ -53,7 +53,7 @@ class OlsrNode:
         self.mprs: frozenset = frozenset()
         self.msg_seq, self.ansn = 0, 0
         self.advertised: frozenset = frozenset()   # the selectors of the last TC
-        self.routes: dict[int, int] = {}
+        self.routes = {}                 # a routes.RouteSearch once computed
         self.dirty = True                # the routes are to be computed again
         self.last_symmetric: frozenset = frozenset()
 
