@@ -26,45 +26,24 @@ from __future__ import annotations
 
 
 def compute_routes(me: int, neighbours, two_hop: dict, topology: dict) -> dict:
-    """``{destination: next hop}`` of ``me``."""
-    # Only the order of the nodes of a level decides between equally short ways: the
-    # nodes one of them reaches all take its next hop, in whatever order they are met
-    # (they are sorted with their level), so the sets are read as they are.
-    neighbours = sorted(neighbours)
-    next_hop = {n: n for n in neighbours}
-    mine = me in next_hop
-    next_hop[me] = me   # never a destination: marked as reached, removed at the end
-    level = []
-    for n in neighbours:
-        for w in two_hop.get(n, ()):
-            if w not in next_hop:
-                next_hop[w] = n
-                level.append(w)
-    while level:
-        reached = []
-        level.sort()
-        for x in level:
-            via = next_hop[x]
-            for y in topology.get(x, ()):
-                if y not in next_hop:
-                    next_hop[y] = via
-                    reached.append(y)
-        level = reached
-    if not mine:
-        del next_hop[me]
-    return next_hop
+    """``{destination: next hop}`` of ``me``: the whole table (:class:`RouteSearch` run
+    to its end)."""
+    return RouteSearch(me, neighbours, two_hop, topology).table()
 
 
 class RouteSearch:
-    """The routing table of :func:`compute_routes`, searched breadth first only as far
-    as :meth:`get` needs: a search that stops at the level of the destination asked for
-    and goes on from there for the next one. The inputs are read at construction
-    (``topology`` copied: the caller's set changes with every TC, while the table must
-    stay what it was when computed)."""
+    """The routing table of a node, searched breadth first only as far as :meth:`get`
+    needs: a search that stops at the level of the destination asked for and goes on
+    from there for the next one. The inputs are read at construction (``topology``
+    copied: the caller's set changes with every TC, while the table must stay what it
+    was when computed)."""
 
     __slots__ = ("me", "mine", "next_hop", "topology", "level", "at", "reached")
 
     def __init__(self, me: int, neighbours, two_hop: dict, topology: dict):
+        # Only the order of the nodes of a level decides between equally short ways:
+        # the nodes one of them reaches all take its next hop, in whatever order they
+        # are met (they are sorted with their level), so the sets are read as they are.
         neighbours = sorted(neighbours)
         next_hop = {n: n for n in neighbours}
         self.me, self.mine = me, me in next_hop
@@ -84,11 +63,24 @@ class RouteSearch:
         """The next hop towards ``dst``, None if there is no route."""
         if dst == self.me:
             return self.me if self.mine else None
-        next_hop = self.next_hop
-        hop = next_hop.get(dst)
-        if hop is not None or not self.level:
-            return hop
-        topology, level, at, reached = self.topology, self.level, self.at, self.reached
+        hop = self.next_hop.get(dst)
+        if hop is None and self.level:
+            self._search(dst)
+            hop = self.next_hop.get(dst)
+        return hop
+
+    def table(self) -> dict:
+        """Every destination's next hop."""
+        self._search(None)
+        table = dict(self.next_hop)
+        if not self.mine:
+            del table[self.me]
+        return table
+
+    def _search(self, dst) -> None:
+        """Go on with the search until ``dst`` is reached (None: to the end)."""
+        next_hop, topology = self.next_hop, self.topology
+        level, at, reached = self.level, self.at, self.reached
         while True:
             while at < len(level):
                 x = level[at]
@@ -100,9 +92,9 @@ class RouteSearch:
                         reached.append(y)
                 if dst in next_hop:   # the rest of the level waits for the next question
                     self.level, self.at, self.reached = level, at, reached
-                    return next_hop[dst]
+                    return
             if not reached:
                 self.level, self.at, self.reached = [], 0, []
-                return None
+                return
             level, at, reached = reached, 0, []
             level.sort()
