@@ -403,7 +403,7 @@ class CompiledLinks:
         routes = view.prefetched_routes()
         # rows of routes used; -1: the trees are the view's (networkx, zero-cost links)
         used = np.array([0 if view._compiled else -1], np.int64)
-        work = k.new_work(0)
+        work = _NO_WORK
         if routes is None:   # built one destination at a time, as hops need them
             routes = np.empty((min(n, 16), len(dense)), np.int32)
             work = k.new_work(len(dense))
@@ -566,11 +566,13 @@ _SLOT_COLUMNS = {"dst": np.int64, "src": np.int64, "bytes": np.int64, "msg_id": 
 Slots = namedtuple("Slots", list(_SLOT_COLUMNS))
 
 _EMPTY_F, _EMPTY_I = np.empty(0), np.empty(0, np.int64)
+#: An epoch's ``work`` when the kernel builds no tree in it (its trees are all at hand).
+_NO_WORK = k.new_work(0)
 #: The kernel's epoch before any is loaded: its span is empty, so it asks for one.
 _NO_EPOCH = k.Epoch(math.inf, -math.inf, np.empty(0, np.bool_), _EMPTY_I, _EMPTY_I,
                     *([_EMPTY_F] * 7), _EMPTY_I, np.empty((0, 0), np.int32), -math.inf,
                     np.empty(0, np.bool_), _EMPTY_I, np.zeros(1, np.int64), _EMPTY_I,
-                    np.array([-1], np.int64), k.new_work(0))
+                    np.array([-1], np.int64), _NO_WORK)
 
 
 class LinkNumbers:
