@@ -479,24 +479,38 @@ def test_id_cache_first_is_holds_then_add():
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_olsr_route_search_answers_what_the_whole_table_holds(seed):
-    """RouteSearch, searching only as far as each question needs, gives every
-    destination the next hop of compute_routes, whatever order they are asked in and
-    after the caller's topology set has changed."""
-    from emulator.routing.olsr.routes import RouteSearch, compute_routes
+def test_olsr_compiled_tables_are_compute_routes_of_the_entries_still_valid(seed):
+    """RouteInputs' compiled search gives every destination the next hop compute_routes
+    gives from the entries valid at the time asked (expired ones, rewritten ones and
+    node ids that are not positions included)."""
+    from emulator.routing.olsr.routes import RouteInputs, compute_routes
     rng = np.random.default_rng(seed)
-    for _ in range(50):
-        nodes = list(range(int(rng.integers(3, 40))))
-        me = int(rng.choice(nodes))
-        neighbours = {int(v) for v in rng.choice(nodes, int(rng.integers(0, 6)))}
-        if rng.random() < 0.8:
-            neighbours.discard(me)
-        two_hop = {n: tuple(int(v) for v in rng.choice(nodes, int(rng.integers(0, 5))))
-                   for n in neighbours if rng.random() < 0.8}
-        topology = {int(o): tuple(sorted({int(v) for v in rng.choice(nodes, 4)}))
-                    for o in rng.choice(nodes, int(rng.integers(0, len(nodes))))}
-        table = compute_routes(me, neighbours, two_hop, topology)
-        search = RouteSearch(me, neighbours, two_hop, topology)
-        topology.clear()   # the caller's set moves on; the table was computed before
-        asked = [int(d) for d in rng.permutation(nodes + [max(nodes) + 1])]
-        assert [search.get(d) for d in asked] == [table.get(d) for d in asked]
+    for _ in range(40):
+        ids = sorted({int(v) for v in rng.choice(200, int(rng.integers(3, 40)))})
+        inputs = RouteInputs(ids)
+        sym, two_hop, topology = {}, {}, {}   # (u, v) -> (what, until), the last written
+        for _ in range(int(rng.integers(0, 300))):
+            u, v = (int(x) for x in rng.choice(ids, 2))
+            until = float(rng.uniform(0.0, 10.0))
+            listed = tuple(int(x) for x in rng.choice(ids, int(rng.integers(0, 6))))
+            what = int(rng.integers(0, 3))
+            if what == 0:
+                inputs.link(u, v, until)
+                sym[u, v] = (None, until)
+            elif what == 1:
+                inputs.two_hop(u, v, listed, until)
+                two_hop[u, v] = (listed, until)
+            else:
+                inputs.topology(u, v, listed, until)
+                topology[u, v] = (listed, until)
+        for t in (0.0, 2.5, 5.0, 9.0):
+            for me in ids:
+                def valid(entries):
+                    return {v: what for (u, v), (what, until) in entries.items()
+                            if u == me and until > t}
+                expected = compute_routes(me, set(valid(sym)), valid(two_hop),
+                                          valid(topology))
+                table = inputs.table(t, me)
+                asked = ids + [max(ids) + 1]
+                assert {d: inputs.next_hop(table, d) for d in asked} == \
+                    {d: expected.get(d) for d in asked}

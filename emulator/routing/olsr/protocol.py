@@ -66,7 +66,7 @@ from __future__ import annotations
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.olsr.messages import Hello, Packet, Tc
 from emulator.routing.olsr.mpr import select_mprs
-from emulator.routing.olsr.routes import RouteSearch
+from emulator.routing.olsr.routes import RouteInputs
 from emulator.routing.olsr.state import OlsrNode
 
 _HELLO, _TC, _FLUSH = "hello", "tc", "flush"
@@ -82,6 +82,8 @@ class Olsr(Protocol):
     def __init__(self, host, nodes, params: dict, seed: int):
         super().__init__(host, nodes, params, seed)
         self._state = {u: OlsrNode() for u in self.nodes}
+        #: what the nodes' routing tables are computed from, written as it is learnt
+        self._inputs = RouteInputs(self.nodes)
         self.max_messages = params["max_messages_per_packet"]
         #: the messages each node has queued, and when their packet leaves
         self._queued: dict[int, list] = {u: [] for u in self.nodes}
@@ -149,10 +151,12 @@ class Olsr(Protocol):
         link[0] = hold
         if u in hello.sym or u in hello.asym:   # v hears u: the link is symmetric
             link[1] = hold
+        self._inputs.link(u, v, link[1])
         if link[1] > t:
             reach = frozenset(w for w in hello.sym if w != u)
             old = node.two_hop.get(v)
             node.two_hop[v] = (reach, hello.sym, hold)
+            self._inputs.two_hop(u, v, hello.sym, hold)
             if old is None or old[0] != reach or not was_symmetric:
                 node.dirty = True
             if u in hello.mprs:
@@ -174,8 +178,9 @@ class Olsr(Protocol):
             return   # processed already (its (originator, sequence number) is held)
         entry = node.topology.get(tc.orig)
         if entry is None or tc.ansn >= entry[0]:
-            if node.learn_topology(tc.orig, tc.ansn, tc.selectors,
-                                   t + self.params["top_hold_time"]):
+            until = t + self.params["top_hold_time"]
+            self._inputs.topology(u, tc.orig, tc.selectors, until)
+            if node.learn_topology(tc.orig, tc.ansn, tc.selectors, until):
                 node.dirty = True
         if tc.ttl > 1 and node.selectors.get(v, 0.0) > t:
             relayed = tc._replace(ttl=tc.ttl - 1, hops=tc.hops + 1)
@@ -195,11 +200,9 @@ class Olsr(Protocol):
     def route(self, t: float, u: int, dst: int) -> int | None:
         node = self._state[u]
         if node.dirty:   # computed when next asked for after a change (§10)
-            symmetric = node.symmetric(t)
-            node.routes = RouteSearch(u, symmetric, node.valid_two_hop(t, symmetric),
-                                      node.valid_topology(t))
+            node.routes = self._inputs.table(t, u)
             node.dirty = False
-        return node.routes.get(dst)
+        return self._inputs.next_hop(node.routes, dst)
 
     def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
         if self.params["link_layer_feedback"]:
@@ -207,6 +210,7 @@ class Olsr(Protocol):
             link = state.links.get(neighbour)
             if link is not None:
                 link[0] = link[1] = t
+                self._inputs.link(node, neighbour, t)
                 state.dirty = True
 
     # -- sending ------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 selectors and topology set, each entry with the time it expires.
 
 Entries are read only while valid (``until > t``); :meth:`OlsrNode.purge` drops the
-expired ones and says whether the routing table must be computed again.
+expired ones and says whether the routing table must be computed again. What the table
+is computed from is written beside them into the protocol's
+:class:`~emulator.routing.olsr.routes.RouteInputs` as it is learnt.
 
 >>> node = OlsrNode()
 >>> node.links[1] = [4.0, 4.0]          # heard and symmetric until 4.0
@@ -11,14 +13,12 @@ expired ones and says whether the routing table must be computed again.
 ([1], [1, 2], [])
 >>> node.learn_topology(5, ansn=1, selectors=(6, 7), until=10.0)    # a TC of node 5
 True
->>> node.valid_topology(9.0), node.valid_topology(10.0)
-({5: (6, 7)}, {})
 >>> node.learn_topology(5, ansn=2, selectors=(7, 6), until=12.0)    # the same set
 False
+>>> node.purge(12.0), node.topology
+(True, {})
 """
 from __future__ import annotations
-
-import math
 
 from emulator.routing.cache import IdCache
 
@@ -26,9 +26,8 @@ from emulator.routing.cache import IdCache
 class OlsrNode:
     """One node's repositories."""
 
-    __slots__ = ("links", "two_hop", "selectors", "topology", "topology_dests",
-                 "topology_scanned", "topology_stale", "seen", "mprs", "msg_seq", "ansn", "advertised",
-                 "routes", "dirty", "last_symmetric")
+    __slots__ = ("links", "two_hop", "selectors", "topology", "seen", "mprs", "msg_seq",
+                 "ansn", "advertised", "routes", "dirty", "last_symmetric")
 
     def __init__(self):
         #: neighbour -> [heard until, symmetric until] (L_ASYM_time, L_SYM_time)
@@ -41,19 +40,11 @@ class OlsrNode:
         #: TC originator -> (ANSN, the selectors it advertised, until); written by
         #: :meth:`learn_topology`
         self.topology: dict[int, tuple] = {}
-        #: TC originator -> the selectors its TC listed (:attr:`topology` without the
-        #: ANSN and expiry, kept beside it for :meth:`valid_topology`)
-        self.topology_dests: dict[int, tuple] = {}
-        #: the originators whose entry had expired when :attr:`topology` was last
-        #: scanned (not yet purged), and ``(when, a time before which no other entry
-        #: expires)``
-        self.topology_stale: set = set()
-        self.topology_scanned = (math.inf, -math.inf)
         self.seen = IdCache()            # messages processed (orig, seq)
         self.mprs: frozenset = frozenset()
         self.msg_seq, self.ansn = 0, 0
         self.advertised: frozenset = frozenset()   # the selectors of the last TC
-        self.routes = {}                 # a routes.RouteSearch once computed
+        self.routes = None               # a routes.RouteInputs.table once computed
         self.dirty = True                # the routes are to be computed again
         self.last_symmetric: frozenset = frozenset()
 
@@ -81,34 +72,7 @@ class OlsrNode:
         entry = self.topology.get(orig)
         dests = frozenset(selectors)
         self.topology[orig] = (ansn, dests, until)
-        self.topology_dests[orig] = selectors
-        self.topology_stale.discard(orig)
-        scanned, fresh_until = self.topology_scanned
-        if until < fresh_until:
-            self.topology_scanned = (scanned, until)
         return entry is None or entry[1] != dests
-
-    def valid_topology(self, t: float) -> dict:
-        """``{TC originator: the selectors it advertised (as its TC lists them)}`` at
-        ``t``: to read, not to keep.
-
-        The routes are computed again after most TCs, and a copy of the whole set
-        each time, reading every entry's expiry, was a fifth of an OLSR run: the
-        entries are scanned only once one may have expired since the last scan, and
-        while none has it is :attr:`topology_dests` itself (the TCs' own tuples,
-        shared by every node that heard them, are read faster than a set per node).
-        """
-        scanned, fresh_until = self.topology_scanned
-        if not scanned <= t < fresh_until:
-            self.topology_stale = {orig for orig, (_, _, until) in self.topology.items()
-                                   if until <= t}
-            self.topology_scanned = (t, min((until for _, _, until in self.topology.values()
-                                             if until > t), default=math.inf))
-        if not self.topology_stale:
-            return self.topology_dests
-        stale = self.topology_stale
-        return {orig: dests for orig, dests in self.topology_dests.items()
-                if orig not in stale}
 
     def purge(self, t: float) -> bool:
         """Drop expired entries; True if the routing table must be computed again."""
@@ -121,9 +85,6 @@ class OlsrNode:
             gone = [k for k, entry in table.items() if entry[-1] <= t]
             for k in gone:
                 del table[k]
-                if table is self.topology:
-                    del self.topology_dests[k]
-                    self.topology_stale.discard(k)
             changed = changed or bool(gone)
         self.selectors = {v: until for v, until in self.selectors.items() if until > t}
         self.dirty = self.dirty or changed
