@@ -166,6 +166,27 @@ class Olsr(Protocol):
         elif was_symmetric:
             node.dirty = True
 
+    def on_receive_all(self, t: float, nodes, msg) -> None:
+        """:meth:`on_receive` at each of ``nodes`` in turn, with what every receiver
+        reads of the packet taken once: most of a run's events are receptions of TCs
+        already processed, which :meth:`_on_tc` turns away after three reads."""
+        sender, messages = msg.src, msg.payload.body.messages
+        state, on_hello, on_tc = self._state, self._on_hello, self._on_tc
+        until = t + self.params["dup_hold_time"]
+        heard = [(message, None if kind == "HELLO" else (message.orig, message.seq))
+                 for kind, message in messages]
+        for u in nodes:
+            node = state[u]
+            for message, key in heard:
+                if key is None:
+                    on_hello(t, u, sender, message)
+                elif key[0] != u:
+                    # from a symmetric neighbour and not processed already: the checks
+                    # of _on_tc, made here
+                    link = node.links.get(sender)
+                    if link is not None and link[1] > t and node.seen.first(key, t, until):
+                        self._learn_tc(t, u, node, sender, message)
+
     def _on_tc(self, t: float, u: int, v: int, tc: Tc) -> None:
         """Topology (§9.5) and the default forwarding rule (§3.4.1)."""
         node = self._state[u]
@@ -176,6 +197,11 @@ class Olsr(Protocol):
             return   # not from a symmetric neighbour: neither processed nor forwarded
         if not node.seen.first((tc.orig, tc.seq), t, t + self.params["dup_hold_time"]):
             return   # processed already (its (originator, sequence number) is held)
+        self._learn_tc(t, u, node, v, tc)
+
+    def _learn_tc(self, t: float, u: int, node: OlsrNode, v: int, tc: Tc) -> None:
+        """A TC heard for the first time from the symmetric neighbour ``v``: learnt
+        (§9.5) and forwarded if ``u`` is an MPR of ``v`` (§3.4.1)."""
         entry = node.topology.get(tc.orig)
         if entry is None or tc.ansn >= entry[0]:
             until = t + self.params["top_hold_time"]

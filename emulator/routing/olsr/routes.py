@@ -94,7 +94,7 @@ class RouteInputs:
         self._members = np.zeros(8192, np.int64)
         self._count, self._used = 0, 0
         self._row = np.empty(n, np.int64)
-        self._level = np.empty(n, np.int64)
+        self._level = np.empty(n, np.bool_)
         self._reached = np.empty(n, np.int64)
 
     def link(self, u: int, v: int, until: float) -> None:
@@ -152,7 +152,9 @@ class RouteInputs:
 def _table(me, t, sym_until, two_hop_until, two_hop_list, topology_until, topology_list,
            starts, members, row, level, reached):
     """:func:`compute_routes` over :class:`RouteInputs`' arrays, at ``t``, into ``row``
-    (``level`` and ``reached``: scratch as long)."""
+    (``level``, flags, and ``reached``: scratch as long). A level's nodes are flagged
+    and taken in position order, which is the sorted order: 12 -> 7 us a table of 200
+    nodes against sorting each level."""
     n = len(row)
     row[:] = -1
     for v in range(n):   # the neighbours, in position (id) order
@@ -160,6 +162,7 @@ def _table(me, t, sym_until, two_hop_until, two_hop_list, topology_until, topolo
             row[v] = v
     mine = row[me] == me
     row[me] = me
+    level[:] = False
     size = 0
     for v in range(n):
         if sym_until[me, v] > t and two_hop_until[me, v] > t:
@@ -168,13 +171,14 @@ def _table(me, t, sym_until, two_hop_until, two_hop_list, topology_until, topolo
                 w = members[i]
                 if row[w] < 0:
                     row[w] = v
-                    level[size] = w
+                    level[w] = True
                     size += 1
     while size:
-        level[:size].sort()
         found = 0
-        for i in range(size):
-            x = level[i]
+        for x in range(n):
+            if not level[x]:
+                continue
+            level[x] = False
             if topology_until[me, x] > t:
                 k = topology_list[me, x]
                 for j in range(starts[k], starts[k + 1]):
@@ -183,7 +187,8 @@ def _table(me, t, sym_until, two_hop_until, two_hop_list, topology_until, topolo
                         row[y] = row[x]
                         reached[found] = y
                         found += 1
-        level, reached = reached, level
+        for i in range(found):
+            level[reached[i]] = True
         size = found
     if not mine:
         row[me] = -1
