@@ -153,11 +153,13 @@ class Olsr(Protocol):
             link[1] = hold
         self._inputs.link(u, v, link[1])
         if link[1] > t:
-            reach = frozenset(w for w in hello.sym if w != u)
+            listed = frozenset(hello.sym)
             old = node.two_hop.get(v)
-            node.two_hop[v] = (reach, hello.sym, hold)
+            node.two_hop[v] = (listed, hello.sym, hold)
             self._inputs.two_hop(u, v, hello.sym, hold)
-            if old is None or old[0] != reach or not was_symmetric:
+            # changed: a two-hop neighbour other than this node came or went
+            if old is None or not was_symmetric or \
+                    (old[0] != listed and old[0] ^ listed != {u}):
                 node.dirty = True
             if u in hello.mprs:
                 node.selectors[v] = hold

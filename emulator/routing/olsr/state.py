@@ -20,6 +20,8 @@ False
 """
 from __future__ import annotations
 
+import math
+
 from emulator.routing.cache import IdCache
 
 
@@ -27,19 +29,23 @@ class OlsrNode:
     """One node's repositories."""
 
     __slots__ = ("links", "two_hop", "selectors", "topology", "seen", "mprs", "msg_seq",
-                 "ansn", "advertised", "routes", "dirty", "last_symmetric")
+                 "ansn", "advertised", "routes", "dirty", "last_symmetric",
+                 "topology_expiry")
 
     def __init__(self):
         #: neighbour -> [heard until, symmetric until] (L_ASYM_time, L_SYM_time)
         self.links: dict[int, list] = {}
-        #: symmetric neighbour -> (its symmetric neighbours but this node, the same as
-        #: its HELLO listed them, until)
+        #: symmetric neighbour -> (its symmetric neighbours as a set, the same as its
+        #: HELLO listed them, until)
         self.two_hop: dict[int, tuple] = {}
         #: neighbour that chose this node as an MPR -> until
         self.selectors: dict[int, float] = {}
         #: TC originator -> (ANSN, the selectors it advertised, until); written by
         #: :meth:`learn_topology`
         self.topology: dict[int, tuple] = {}
+        #: no topology entry expires before this (a node purges at every HELLO, and
+        #: TCs keep most entries fresh: the set is scanned only from then on)
+        self.topology_expiry = math.inf
         self.seen = IdCache()            # messages processed (orig, seq)
         self.mprs: frozenset = frozenset()
         self.msg_seq, self.ansn = 0, 0
@@ -72,6 +78,8 @@ class OlsrNode:
         entry = self.topology.get(orig)
         dests = frozenset(selectors)
         self.topology[orig] = (ansn, dests, until)
+        if until < self.topology_expiry:
+            self.topology_expiry = until
         return entry is None or entry[1] != dests
 
     def purge(self, t: float) -> bool:
@@ -81,11 +89,18 @@ class OlsrNode:
         symmetric = frozenset(self.symmetric(t))
         if symmetric != self.last_symmetric:
             self.last_symmetric, changed = symmetric, True
-        for table in (self.two_hop, self.topology):
-            gone = [k for k, entry in table.items() if entry[-1] <= t]
-            for k in gone:
-                del table[k]
+        gone = [v for v, entry in self.two_hop.items() if entry[-1] <= t]
+        for v in gone:
+            del self.two_hop[v]
+        changed = changed or bool(gone)
+        if t >= self.topology_expiry:
+            topology = self.topology
+            gone = [orig for orig, entry in topology.items() if entry[-1] <= t]
+            for orig in gone:
+                del topology[orig]
             changed = changed or bool(gone)
+            self.topology_expiry = min((entry[-1] for entry in topology.values()),
+                                       default=math.inf)
         self.selectors = {v: until for v, until in self.selectors.items() if until > t}
         self.dirty = self.dirty or changed
         return changed
