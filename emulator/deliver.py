@@ -293,7 +293,8 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
         (:class:`emulator.network.TreePrefetch`). The outputs are the same either way.
         None (default): prefetch when a run will ask for most trees of most epochs —
         at least two epochs, 100 nodes and ``2 / W`` messages per node per epoch with
-        ``W`` workers (why: :func:`_worth_prefetching`).
+        ``W`` workers (why: :func:`_worth_prefetching`). Never with a routing
+        protocol or batteries.
     reorder : bool
         False (default): a message never overtakes an earlier one on the same link.
         True: jitter is drawn per hop and may reorder a link's messages.
@@ -361,9 +362,8 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
                      energy_step)
     if radio is not None:
         graph, dynamics = _with_radio(graph, dynamics, radio, seed)
-    # nodes that may die split the epochs as they go: no trees computed ahead
-    prefetch = prefetch_trees and routing == "oracle" if energy is None else False
-    network, dynamics = _network(graph, messages, dynamics, prefetch)
+    network, dynamics = _network(graph, messages, dynamics,
+                                 _trees_ahead(prefetch_trees, routing, energy))
     try:
         return _run(network, dynamics, messages, medium, seed, interference_radius,
                     reorder, routing, routing_options, energy, energy_step)
@@ -418,6 +418,22 @@ def _with_radio(graph, dynamics, table: dict, seed: int):
         attrs = dict(graph.edges[u, v]) if graph.has_edge(u, v) else dict(LINK_DEFAULTS)
         out.add_edge(u, v, **attrs, ber=ber, length_m=d * radio.meters_per_unit)
     return out, None
+
+
+def _trees_ahead(prefetch_trees: bool | None, routing: str, energy) -> bool | None:
+    """``prefetch_trees`` as :func:`_network` takes it: never with a routing protocol,
+    which chooses its own next hops and reads no tree (the rule of None once started
+    the workers for AODV and OLSR too, and their trees kept the other core busy for
+    nothing), nor with batteries (nodes that may die split the epochs as they go).
+
+    >>> _trees_ahead(None, "oracle", None), _trees_ahead(True, "oracle", None)
+    (None, True)
+    >>> _trees_ahead(None, "olsr", None), _trees_ahead(True, "aodv", None)
+    (False, False)
+    >>> _trees_ahead(None, "oracle", {"initial_joules": 1.0})
+    False
+    """
+    return prefetch_trees if routing == "oracle" and energy is None else False
 
 
 def _network(graph, messages: pd.DataFrame, dynamics, prefetch_trees: bool | None):
