@@ -219,8 +219,19 @@ class Aodv(Protocol):
             node = state[u]
             if hello_on:
                 node.heard[sender] = t
-            node.table.offer_neighbour(sender, lifetime)   # §6.5, as in on_receive
-            if orig != u and node.seen.first(key, t, until):
+            # §6.5, as in on_receive: RouteTable.offer_neighbour, with its usual case (a
+            # valid one-hop route to the sender, extended) written out
+            route = node.table.routes.get(sender)
+            if route is not None and route.valid and route.hops <= 1 and \
+                    route.next_hop == sender:
+                if lifetime > route.lifetime:
+                    route.lifetime = lifetime
+            else:
+                node.table.offer_neighbour(sender, lifetime)
+            if orig == u:
+                continue
+            held = node.seen.get(key)   # a duplicate, turned away as IdCache.first would
+            if (held is None or held <= t) and node.seen.first(key, t, until):
                 self._on_rreq(t, u, node, sender, body)
 
     def _on_rreq(self, t: float, u: int, node: _Node, sender: int, rreq: Rreq) -> None:

@@ -184,9 +184,12 @@ class Olsr(Protocol):
                     on_hello(t, u, sender, message)
                 elif key[0] != u:
                     # from a symmetric neighbour and not processed already: the checks
-                    # of _on_tc, made here
+                    # of _on_tc, made here (a duplicate turned away as IdCache.first would)
                     link = node.links.get(sender)
-                    if link is not None and link[1] > t and node.seen.first(key, t, until):
+                    if link is None or link[1] <= t:
+                        continue
+                    held = node.seen.get(key)
+                    if (held is None or held <= t) and node.seen.first(key, t, until):
                         self._learn_tc(t, u, node, sender, message)
 
     def _on_tc(self, t: float, u: int, v: int, tc: Tc) -> None:
