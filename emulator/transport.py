@@ -118,6 +118,10 @@ class Transport:
         self._zone_masks: dict[frozenset, int] = {}   # a zone's mask (_zone_mask)
         self._busy_mask = 0
         self._still_waiting, self._covered = 0, 0
+        # shared medium: how many waiting transmissions each node sends, and the mask of
+        # those that send any (_grant's early end; kept by the host that fills _waiting)
+        self._waiting_from: dict[int, int] = {}
+        self._senders_mask = 0
         # shared medium, zones by links: a waiting transmission's zone and endpoints as
         # masks, and its endpoints, fixed while it waits (its view's): from its first scan
         self._wait_zones: dict = {}
@@ -401,31 +405,69 @@ class Transport:
             zones = self._waiting_zones(t, item)[0]
             if not busy & zones:
                 self._waiting = []
-                self._start(t, item[1], item[2])
+                self._start_waiting(t, item)
             else:
                 self._still_waiting, self._covered = 1, zones
             return
         covered = self._covered if known else 0   # zones of earlier waiting ones
         everyone = len(waiting[0][2][4].nodes)
-        still = waiting[:known]
         kept = self._wait_zones
+        # A full scan of a saturated channel (a flood on it) ends once every node that
+        # sends one of the transmissions not yet scanned is covered: a sender is an
+        # endpoint of its own, so none of them can start. ``left``: how many each node
+        # sends among those, ``senders``: the nodes that send any. After every end
+        # every waiting transmission was scanned again, and their list grew with the
+        # flood: the shared medium's AODV went quadratic (NOTES.md). For the same
+        # reason the list is not copied: the few that start are deleted from it.
+        left = None if known or len(waiting) < 32 else dict(self._waiting_from)
+        senders, bit, ended, started = self._senders_mask, self._bits, False, []
         for i in range(known, len(waiting)):
             item = waiting[i]
             found = kept.get(item[1])
             zones, ends, _ = found if found is not None else self._waiting_zones(t, item)
+            if left is not None:
+                u = item[2][1]
+                n = left[u] = left[u] - 1
+                if not n:
+                    senders &= ~bit[u]
             # an endpoint in an earlier waiting one's zone, or one in progress in its own
             if covered & ends or busy & zones:
-                still.append(item)
                 covered |= zones
                 if covered.bit_count() == everyone:
-                    # every node covered: none after this one can start
-                    still.extend(waiting[i + 1:])
+                    break   # every node covered: none after this one can start
+                if left is not None and not senders & ~covered:
+                    # none after this one can start either; their zones are not in
+                    # ``covered``, so the next scan is a full one
+                    ended = True
                     break
                 continue
-            self._start(t, item[1], item[2])
+            started.append(i)
+            self._start_waiting(t, item)
             busy = self._busy_mask
-        self._waiting = still
-        self._still_waiting, self._covered = len(still), covered
+        for i in reversed(started):
+            del waiting[i]
+        self._still_waiting, self._covered = (0, 0) if ended else (len(waiting), covered)
+
+    def _wait(self, t: float, seq: int, hop) -> None:
+        """Put the transmission ``hop`` (numbered ``seq``, ready at ``t``) in the shared
+        channel's queue."""
+        self._waiting.append((t, seq, hop))
+        u = hop[1]
+        n = self._waiting_from.get(u, 0)
+        self._waiting_from[u] = n + 1
+        if not n:
+            self._senders_mask |= self._bit(u)
+
+    def _start_waiting(self, t: float, item) -> None:
+        """:meth:`_start` a transmission taken out of the queue."""
+        u = item[2][1]
+        n = self._waiting_from[u] - 1
+        if n:
+            self._waiting_from[u] = n
+        else:
+            del self._waiting_from[u]
+            self._senders_mask &= ~self._bits[u]
+        self._start(t, item[1], item[2])
 
     def _waiting_zones(self, t: float, item) -> tuple:
         """``(zone mask, endpoints mask, endpoints)`` of a waiting transmission: the

@@ -277,7 +277,7 @@ class RoutedTransport(Transport):
                 return
             hop = (msg, u, v, k, view)
         if self.medium == "shared":
-            self._waiting.append((t, seq, hop))
+            self._wait(t, seq, hop)
             return
         free = self._free_from.get(u)
         if free is None:
