@@ -461,11 +461,7 @@ class Transport:
     def _start_waiting(self, t: float, item) -> None:
         """:meth:`_start` a transmission taken out of the queue."""
         u = item[2][1]
-        n = self._waiting_from[u] - 1
-        if n:
-            self._waiting_from[u] = n
-        else:
-            del self._waiting_from[u]
+        if _count_down(self._waiting_from, u):
             self._senders_mask &= ~self._bits[u]
         self._start(t, item[1], item[2])
 
@@ -553,11 +549,7 @@ class Transport:
         """The transmission numbered ``seq`` leaves the channel."""
         self._still_waiting = 0   # it may free some of those waiting: scan them all again
         for node in self._active.pop(seq):
-            left = self._busy[node] - 1
-            if left:
-                self._busy[node] = left
-            else:
-                del self._busy[node]
+            if _count_down(self._busy, node):
                 self._busy_mask &= ~self._bits[node]
 
     def _zone(self, t: float, view, u: int) -> frozenset:
@@ -611,3 +603,20 @@ def _binned(events, interval: float) -> list[tuple]:
         sums[key] = sums.get(key, 0) + amount
     return [(t, node, "network", metric, value)
             for (t, node, metric), value in sorted(sums.items())]
+
+
+def _count_down(counts: dict, key) -> bool:
+    """Take one from ``counts[key]``; True when none is left (the entry is then gone).
+
+    >>> counts = {7: 2}
+    >>> _count_down(counts, 7), counts[7]
+    (False, 1)
+    >>> _count_down(counts, 7), counts
+    (True, {})
+    """
+    left = counts[key] - 1
+    if left:
+        counts[key] = left
+        return False
+    del counts[key]
+    return True
