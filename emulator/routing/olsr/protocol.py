@@ -173,7 +173,7 @@ class Olsr(Protocol):
         reads of the packet taken once: most of a run's events are receptions of TCs
         already processed, which :meth:`_on_tc` turns away after three reads."""
         sender, messages = msg.src, msg.payload.body.messages
-        state, on_hello, on_tc = self._state, self._on_hello, self._on_tc
+        state, on_hello = self._state, self._on_hello
         until = t + self.params["dup_hold_time"]
         heard = [(message, None if kind == "HELLO" else (message.orig, message.seq))
                  for kind, message in messages]
