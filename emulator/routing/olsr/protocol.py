@@ -136,11 +136,7 @@ class Olsr(Protocol):
 
     # -- packets heard ------------------------------------------------------------------
     def on_receive(self, t: float, u: int, msg) -> None:
-        for kind, message in msg.payload.body.messages:   # in the packet's order (§3.4)
-            if kind == "HELLO":
-                self._on_hello(t, u, msg.src, message)
-            else:
-                self._on_tc(t, u, msg.src, message)
+        self.on_receive_all(t, (u,), msg)
 
     def _on_hello(self, t: float, u: int, v: int, hello: Hello) -> None:
         """Link sensing (§7.1.1), two-hop neighbours (§8.2.1), MPR selectors (§8.4.1)."""
@@ -169,9 +165,11 @@ class Olsr(Protocol):
             node.dirty = True
 
     def on_receive_all(self, t: float, nodes, msg) -> None:
-        """:meth:`on_receive` at each of ``nodes`` in turn, with what every receiver
-        reads of the packet taken once: most of a run's events are receptions of TCs
-        already processed, which :meth:`_on_tc` turns away after three reads."""
+        """Each of ``nodes`` heard the packet ``msg``: its messages in the packet's order
+        (§3.4), a HELLO by :meth:`_on_hello`, a TC processed (:meth:`_learn_tc`) only
+        from a symmetric neighbour and once per (originator, sequence number). What
+        every receiver reads of the packet is taken once: most of a run's events are
+        receptions of TCs already processed, turned away here after three reads."""
         sender, messages = msg.src, msg.payload.body.messages
         state, on_hello = self._state, self._on_hello
         until = t + self.params["dup_hold_time"]
@@ -182,27 +180,14 @@ class Olsr(Protocol):
             for message, key in heard:
                 if key is None:
                     on_hello(t, u, sender, message)
-                elif key[0] != u:
-                    # from a symmetric neighbour and not processed already: the checks
-                    # of _on_tc, made here (a duplicate turned away as IdCache.first would)
+                elif key[0] != u:   # not this node's own TC
                     link = node.links.get(sender)
                     if link is None or link[1] <= t:
-                        continue
+                        continue   # not from a symmetric neighbour: dropped, not relayed
+                    # a duplicate is turned away with one read, as IdCache.first would
                     held = node.seen.get(key)
                     if (held is None or held <= t) and node.seen.first(key, t, until):
                         self._learn_tc(t, u, node, sender, message)
-
-    def _on_tc(self, t: float, u: int, v: int, tc: Tc) -> None:
-        """Topology (§9.5) and the default forwarding rule (§3.4.1)."""
-        node = self._state[u]
-        if tc.orig == u:
-            return
-        link = node.links.get(v)
-        if link is None or link[1] <= t:
-            return   # not from a symmetric neighbour: neither processed nor forwarded
-        if not node.seen.first((tc.orig, tc.seq), t, t + self.params["dup_hold_time"]):
-            return   # processed already (its (originator, sequence number) is held)
-        self._learn_tc(t, u, node, v, tc)
 
     def _learn_tc(self, t: float, u: int, node: OlsrNode, v: int, tc: Tc) -> None:
         """A TC heard for the first time from the symmetric neighbour ``v``: learnt
