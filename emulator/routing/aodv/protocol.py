@@ -179,6 +179,9 @@ class Aodv(Protocol):
     # -- packets heard ------------------------------------------------------------------
     def on_receive(self, t: float, u: int, msg) -> None:
         node, sender, (kind, body) = self._state[u], msg.src, msg.payload
+        if kind == "RREQ":   # as when a flood's receivers are handed over together
+            self.on_receive_all(t, (u,), msg)
+            return
         if self.hello_on:
             node.heard[sender] = t
         if kind == "HELLO":
@@ -186,13 +189,7 @@ class Aodv(Protocol):
             return
         # any packet: a route to the previous hop, without a sequence number (§6.5)
         node.table.offer_neighbour(sender, t + self.active_route_timeout)
-        if kind == "RREQ":
-            # §6.5: a RREQ of this node's own or already received is discarded here,
-            # after the route to the previous hop: most receptions of a flood are these
-            if body.orig != u and node.seen.first((body.orig, body.rreq_id), t,
-                                                  t + self.path_discovery_time):
-                self._on_rreq(t, u, node, sender, body)
-        elif kind == "RREP":
+        if kind == "RREP":
             self._on_rrep(t, u, sender, body)
         elif kind == "RREP_ACK":
             return   # no blacklist waits for it: the route to the sender is all it gives
@@ -203,9 +200,9 @@ class Aodv(Protocol):
 
     def on_receive_all(self, t: float, nodes, msg) -> None:
         """:meth:`on_receive` at each of ``nodes`` in turn: one broadcast heard by all
-        of them at ``t`` (the host hands a flood's receptions over so). A RREQ's steps
-        are those of :meth:`on_receive`, with what is the same for every receiver read
-        once: most of a run's events are receptions of RREQs already received."""
+        of them at ``t`` (the host hands a flood's receptions over so). A RREQ is
+        handled here, for one receiver too, with what is the same for every receiver
+        read once: most of a run's events are receptions of RREQs already received."""
         sender, (kind, body) = msg.src, msg.payload
         if kind != "RREQ":
             for u in nodes:
@@ -219,8 +216,8 @@ class Aodv(Protocol):
             node = state[u]
             if hello_on:
                 node.heard[sender] = t
-            # §6.5, as in on_receive: RouteTable.offer_neighbour, with its usual case (a
-            # valid one-hop route to the sender, extended) written out
+            # §6.5, any packet: a route to the previous hop (RouteTable.offer_neighbour,
+            # its usual case, a valid one-hop route to the sender extended, written out)
             route = node.table.routes.get(sender)
             if route is not None and route.valid and route.hops <= 1 and \
                     route.next_hop == sender:
@@ -228,6 +225,8 @@ class Aodv(Protocol):
                     route.lifetime = lifetime
             else:
                 node.table.offer_neighbour(sender, lifetime)
+            # §6.5: a RREQ of this node's own or already received is discarded here,
+            # after the route to the previous hop: most receptions of a flood are these
             if orig == u:
                 continue
             held = node.seen.get(key)   # a duplicate, turned away as IdCache.first would
