@@ -70,7 +70,8 @@ STEADY = 0.10
 #: Below this delivery ratio of the oracle (at the slowest speed) a load saturates the
 #: network: what the protocols do there is the medium's doing, and trends are not judged.
 SATURATED = 0.9
-DROP_REASONS = ("no_route", "link_break", "queue_full", "ttl", "dead_node", "link_loss")
+DROP_REASONS = ("no_route", "link_break", "queue_full", "queue_expired", "ttl", "dead_node",
+                "link_loss")
 
 #: (column, table header, figure label) of the per-setting means.
 METRICS = [

@@ -130,6 +130,10 @@ def _deliver_options() -> dict:
                 "when a run asks for most of them (deliver's rule)"),
         "reorder": Field("bool", False, doc="let a message overtake an earlier one on "
                                             "the same link; false: links keep their order"),
+        "queue_max_wait": Field(
+            "number", None, low=0, low_open=True, none=True,
+            doc="a hop that would wait longer than this for its link or the channel is "
+                "lost (`queue_expired`; ns-3's Wi-Fi queue: 0.5 s); none: no limit"),
         "routing": Field("choice", "oracle", choices=("oracle", "aodv", "olsr", "babel"),
                          doc="oracle: the epoch's least-cost routes, known at once; aodv, "
                              "olsr, babel: the protocols, their control packets on the "
@@ -167,7 +171,7 @@ class _Static:
 def _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder=False, routing="oracle",
                      routing_options=None, radio=None, energy=None,
-                     energy_step=0.01) -> None:
+                     energy_step=0.01, queue_max_wait=None) -> None:
     """Every argument of :func:`deliver`, before any work: a one-line ``ValueError`` for a
     value the emulator cannot run on, ``TypeError`` for an argument of the wrong kind,
     naming the argument and the attribute, edge, node or row."""
@@ -180,7 +184,7 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
                         ("prefetch_trees", prefetch_trees), ("reorder", reorder),
                         ("routing", routing), ("routing_options", routing_options),
                         ("radio", radio), ("energy", energy),
-                        ("energy_step", energy_step)):
+                        ("energy_step", energy_step), ("queue_max_wait", queue_max_wait)):
         if not (value is None and options[name].none):
             # the text "none" stands for None in spec files, not in a Python call
             check_value(name, dataclasses.replace(options[name], none=False), value)
@@ -267,7 +271,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
             prefetch_trees: bool | None = None, reorder: bool = False,
             routing: str = "oracle", routing_options: dict | None = None,
             radio: dict | None = None, energy: dict | None = None,
-            energy_step: float = 0.01) -> pd.DataFrame:
+            energy_step: float = 0.01, queue_max_wait: float | None = None) -> pd.DataFrame:
     """When each message arrives over ``graph`` (or ``dynamics``), or why it was lost.
 
     Parameters
@@ -298,6 +302,11 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     reorder : bool
         False (default): a message never overtakes an earlier one on the same link.
         True: jitter is drawn per hop and may reorder a link's messages.
+    queue_max_wait : float, optional
+        A hop that would wait longer than this for its channel is lost
+        (``"queue_expired"``): on a link as it joins the queue, on the shared medium when
+        the channel would start it, taking no airtime (ns-3's Wi-Fi queue holds a frame
+        0.5 s). None (default): queues have no limit.
     routing : {"oracle", "aodv", "olsr", "babel"}
         Who chooses next hops: the epoch's least-cost trees, known at once, or a routing
         protocol whose control packets cross the same medium
@@ -359,14 +368,14 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     """
     _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder, routing, routing_options, radio, energy,
-                     energy_step)
+                     energy_step, queue_max_wait)
     if radio is not None:
         graph, dynamics = _with_radio(graph, dynamics, radio, seed)
     network, dynamics = _network(graph, messages, dynamics,
                                  _trees_ahead(prefetch_trees, routing, energy))
     try:
         return _run(network, dynamics, messages, medium, seed, interference_radius,
-                    reorder, routing, routing_options, energy, energy_step)
+                    reorder, routing, routing_options, energy, energy_step, queue_max_wait)
     finally:
         network.close()
 
@@ -478,7 +487,7 @@ def _worth_prefetching(messages: int, nodes: int, epochs: int,
 def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
          interference_radius: float | None, reorder: bool, routing: str,
          routing_options: dict | None, energy: dict | None = None,
-         energy_step: float = 0.01) -> pd.DataFrame:
+         energy_step: float = 0.01, queue_max_wait: float | None = None) -> pd.DataFrame:
     """:func:`deliver` once its arguments are checked and its network is built."""
     from emulator.routing.host import open_transport
 
@@ -496,7 +505,8 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
 
         params = resolve(routing, routing_options, "routing_options")
     transport = open_transport(network, None, seed, medium, interference_radius, positions,
-                               reorder=reorder, routing=routing, routing_params=params)
+                               reorder=reorder, max_wait=queue_max_wait, routing=routing,
+                               routing_params=params)
     book = None
     if energy is not None:
         from emulator.energy import Energy, EnergyBook

@@ -44,7 +44,7 @@ table towards node 2; given both, it runs to the end.
 ...               new_work(0))
 >>> out = new_outputs(8)
 >>> run(np.inf, cal, *sends, state, clock, np.array([2]), np.array([50]), epoch,
-...     new_link_times(4), new_link_times(4), False, np.empty(0), out) == DONE
+...     new_link_times(4), new_link_times(4), False, np.empty(0), out, np.inf) == DONE
 True
 >>> int(state[N_HOPS]), float(out.arr_time[0]), out.hop_v[:2].tolist()
 (2, 0.2, [1, 2])
@@ -62,8 +62,8 @@ from emulator.route_kernel import _search, workspace
 DONE, NEED_EPOCH, NEED_ROUTE, NEED_UNIFORMS, NEED_ALIVE, FULL, NEED_ZONES = range(7)
 
 # -- loss reasons, as :attr:`emulator.transport.Transport.lost` names them -----------------
-DEAD_NODE, NO_ROUTE, LINK_LOSS = range(3)
-REASONS = ("dead_node", "no_route", "link_loss")
+DEAD_NODE, NO_ROUTE, LINK_LOSS, QUEUE_EXPIRED = range(4)
+REASONS = ("dead_node", "no_route", "link_loss", "queue_expired")
 
 # -- the kernel's integer state (one int64 array, kept between calls) ---------------------
 (HEAP_SIZE, SENDS_TAKEN, SENDS_END, SEQ, UNIFORMS_TAKEN, N_HOPS, N_ARRIVALS, N_LOSSES,
@@ -99,9 +99,9 @@ Epoch = namedtuple("Epoch", "start end alive pos head cost delay jitter bandwidt
                             "starts head_pos trees work")
 #: The shared medium's hops waiting for the channel, in the order they became ready:
 #: message, sender, link (in its epoch, and its number for the run), receiver, the
-#: start of the epoch it was ready in, and its link's attributes.
+#: start of the epoch it was ready in, its link's attributes, and when it became ready.
 Waiting = namedtuple("Waiting", "msg u k link v epoch cost delay jitter bandwidth loss ber "
-                                "length")
+                                "length ready")
 #: Interference zones of a few epochs, one slot each: ``key`` the epoch's start (nan:
 #: free), per node ``row`` into ``starts`` (-1: a zone of itself alone), the nodes of
 #: its zone besides itself in ``members[starts[row]:starts[row + 1]]``.
@@ -142,7 +142,7 @@ def new_waiting(capacity: int) -> Waiting:
     """Room for ``capacity`` hops waiting for the shared channel."""
     i, f = np.int64, np.float64
     return Waiting(*(np.empty(capacity, dtype) for dtype in (i, i, i, i, i, f, f, f, f, f,
-                                                              f, f, f)))
+                                                              f, f, f, f)))
 
 
 def grown_waiting(waiting: Waiting, size: int) -> Waiting:
@@ -278,13 +278,15 @@ def _calendar_pop(cal, state):
 
 @njit(cache=True, _nrt=False)
 def run(until, cal, send_time, send_seq, send_msg, send_node, state, clock, msg_dst,
-        msg_bytes, epoch, link_free, link_last, reorder, uniforms, out):
+        msg_bytes, epoch, link_free, link_last, reorder, uniforms, out, max_wait):
     """Process every hop ready before ``until`` in ``(time, seq)`` order; returns why it
     stopped (:data:`DONE` when nothing is left before ``until``).
 
     The hop's steps and draws are those of the module docstring of
     :mod:`emulator.transport`, in its order: wait for the link, serialize, propagate with
-    a jitter draw, a loss draw, and the receiver's liveness at the arrival.
+    a jitter draw, a loss draw, and the receiver's liveness at the arrival. A hop that
+    would wait longer than ``max_wait`` for its link is lost as it joins the queue
+    (:data:`QUEUE_EXPIRED`; the queue is first in first out, so its wait is known then).
     """
     while True:
         found, from_sends, t, _, m, u = _peek(cal, send_time, send_seq, send_msg,
@@ -303,6 +305,10 @@ def run(until, cal, send_time, send_seq, send_msg, send_node, state, clock, msg_
         start = link_free[link]
         if start < t:
             start = t
+        elif start - t > max_wait:   # it would leave the queue too late: refused
+            _take(cal, state, from_sends)
+            _lose(out, state, t, m, QUEUE_EXPIRED, u)
+            continue
         reason, done = _transmit(start, m, u, k, epoch.link[k], epoch.head[k],
                                  epoch.cost[k], epoch.delay[k], epoch.jitter[k],
                                  epoch.bandwidth[k], epoch.loss[k], epoch.ber[k],
@@ -316,7 +322,7 @@ def run(until, cal, send_time, send_seq, send_msg, send_node, state, clock, msg_
 @njit(cache=True, _nrt=False)
 def run_shared(until, cal, send_time, send_seq, send_msg, send_node, state, clock, msg_dst,
                msg_bytes, epoch, link_last, reorder, uniforms, out, waiting, zones,
-               by_radius, marks):
+               by_radius, marks, max_wait):
     """:func:`run` on the shared medium: every event of an instant (transmissions
     ending first, then hops ready, which join the waiting ones), then the channel
     granted (:func:`_grant`) if a transmission waits; returns why it stopped.
@@ -325,7 +331,9 @@ def run_shared(until, cal, send_time, send_seq, send_msg, send_node, state, cloc
     (``state[WAITING]`` of them), each with its link's attributes and the epoch whose
     neighbours make its zones; ``zones`` the zones of a few epochs (one per epoch the
     waiting hops came from, or with ``by_radius`` the epoch of the grant); ``marks`` per
-    node the transmissions in progress it is an endpoint of (:class:`Marks`).
+    node the transmissions in progress it is an endpoint of (:class:`Marks`); a hop
+    that has waited longer than ``max_wait`` when the channel would start it is lost
+    instead (:func:`_grant`).
     """
     while True:
         found, from_sends, t, key, m, u = _peek(cal, send_time, send_seq, send_msg,
@@ -336,7 +344,7 @@ def run_shared(until, cal, send_time, send_seq, send_msg, send_node, state, cloc
                 if state[WAITING]:
                     reason = _grant(instant, cal, state, clock, msg_dst, msg_bytes, epoch,
                                     link_last, reorder, uniforms, out, waiting, zones,
-                                    by_radius, marks)
+                                    by_radius, marks, max_wait)
                     if reason != DONE:
                         return reason
                 state[INSTANT_OPEN] = 0
@@ -369,16 +377,19 @@ def run_shared(until, cal, send_time, send_seq, send_msg, send_node, state, cloc
                                                                 epoch.jitter[k])
         waiting.bandwidth[i], waiting.loss[i], waiting.ber[i], waiting.length[i] = (
             epoch.bandwidth[k], epoch.loss[k], epoch.ber[k], epoch.length[k])
+        waiting.ready[i] = t
         state[WAITING] = i + 1
 
 
 @njit(cache=True, _nrt=False)
 def _grant(t, cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, uniforms,
-           out, waiting, zones, by_radius, marks):
+           out, waiting, zones, by_radius, marks, max_wait):
     """Start every waiting transmission the conflict rule allows at ``t`` (the rule of
     :meth:`emulator.transport.Transport._grant`): in ready order, u -> v starts unless
     a transmission in progress has an endpoint in the zone of u or of v, or u or v lies
-    in the zone of an earlier one still waiting.
+    in the zone of an earlier one still waiting. One allowed to start after waiting
+    longer than ``max_wait`` is lost instead (:data:`QUEUE_EXPIRED`), and takes no
+    airtime: as a Wi-Fi MAC drops an expired frame when it gets the channel.
 
     A stop (zones, draws, a liveness, room) leaves the ones not yet judged waiting;
     called again, the scan starts over, and decides as the whole scan would have: those
@@ -420,6 +431,12 @@ def _grant(t, cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, 
         if not _room(out, state, cal, 1):
             reason = FULL
             break
+        if t - waiting.ready[i] > max_wait:
+            _lose(out, state, t, waiting.msg[i], QUEUE_EXPIRED, u)
+            waiting.msg[i] = -1
+            gone += 1
+            i += 1
+            continue
         reason, done = _transmit(t, waiting.msg[i], u, waiting.k[i], waiting.link[i], v,
                                  waiting.cost[i], waiting.delay[i], waiting.jitter[i],
                                  waiting.bandwidth[i], waiting.loss[i], waiting.ber[i],
@@ -489,6 +506,7 @@ def _move(waiting, i, j):
                                                           w.jitter[i])
         w.bandwidth[j], w.loss[j], w.ber[j], w.length[j] = (w.bandwidth[i], w.loss[i],
                                                             w.ber[i], w.length[i])
+        w.ready[j] = w.ready[i]
 
 
 @njit(cache=True, inline="always")

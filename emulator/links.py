@@ -79,12 +79,15 @@ class CompiledLinks:
     ``reorder=False`` keeps every link's order; ``record`` keeps the hops' ledger
     columns; ``energy`` (set later, as the transport's is) keeps each hop's charge. On
     the shared medium, zones are the epoch's neighbours, or with ``radius`` the nodes
-    within it by ``positions(t)`` (``{node: (x, y)}``).
+    within it by ``positions(t)`` (``{node: (x, y)}``). A hop that would wait longer
+    than ``max_wait`` for its link or the channel is lost (``queue_expired``).
     """
 
     def __init__(self, network, rng: np.random.Generator, reorder: bool, record: bool,
-                 medium: str = "links", radius: float | None = None, positions=None):
+                 medium: str = "links", radius: float | None = None, positions=None,
+                 max_wait: float = math.inf):
         self.network = network
+        self.max_wait = float(max_wait)
         self.medium = medium
         self.radius = radius
         self.positions = positions
@@ -335,13 +338,13 @@ class CompiledLinks:
             if self.medium == "links":
                 reason = k.run(float(until), self._cal, *self._sends, state, clock, dsts,
                                sizes, self._epoch, self._link_free, self._link_last,
-                               self.reorder, self._uniforms, self._out)
+                               self.reorder, self._uniforms, self._out, self.max_wait)
             else:
                 reason = k.run_shared(float(until), self._cal, *self._sends, state, clock,
                                       dsts, sizes, self._epoch, self._link_last,
                                       self.reorder, self._uniforms, self._out,
                                       self._waiting, self._zones, self.radius is not None,
-                                      self._marks)
+                                      self._marks, self.max_wait)
             self._hand_over(decided, parts)
             if reason == k.DONE:
                 break

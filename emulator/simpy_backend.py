@@ -63,9 +63,10 @@ class SimpyBackend:
 
     def __init__(self, dynamics, seed: int, bytes_per_unit: int, header_bytes: int,
                  medium: str = "links", interference_radius: float | None = None, *,
-                 reorder: bool = False, routing: str = "oracle",
-                 routing_params: dict | None = None, horizon: float | None = None,
-                 energy: Energy | None = None, mains=(), sample_interval: float = 1.0):
+                 reorder: bool = False, queue_max_wait: float | None = None,
+                 routing: str = "oracle", routing_params: dict | None = None,
+                 horizon: float | None = None, energy: Energy | None = None, mains=(),
+                 sample_interval: float = 1.0):
         # The clock and the calendar of node events: SimPy's own semantics (see _run)
         # on a heap of (key, filing order, node, event), which costs a tenth of a SimPy
         # timeout and its callback per event.
@@ -75,8 +76,9 @@ class SimpyBackend:
         self.ledger = Ledger()
         self.transport = open_transport(self.network, self.ledger, seed, medium,
                                         interference_radius, self._positions,
-                                        reorder=reorder, routing=routing,
-                                        routing_params=routing_params, horizon=horizon,
+                                        reorder=reorder, max_wait=queue_max_wait,
+                                        routing=routing, routing_params=routing_params,
+                                        horizon=horizon,
                                         bytes_per_unit=bytes_per_unit)
         self._window_start, self._first_collect = 0.0, True
         self.horizon = horizon
@@ -104,8 +106,9 @@ class SimpyBackend:
     @classmethod
     def from_plan(cls, plan: Plan) -> "SimpyBackend":
         """The backend for a run's plan (``[network]``: medium, interference radius,
-        reorder, routing; ``[routing]``: the protocol's parameters). A protocol's
-        periodic timers run until the run's end (:func:`emulator.driver.run_end`)."""
+        reorder, queue_max_wait, routing; ``[routing]``: the protocol's parameters). A
+        protocol's periodic timers run until the run's end
+        (:func:`emulator.driver.run_end`)."""
         from emulator.driver import run_end
         from emulator.routing.params import resolve
 
@@ -119,7 +122,8 @@ class SimpyBackend:
             mains += [s.node for s in plan.streams] if energy.sources_mains else []
         return cls(plan.dynamics, plan.seed, plan.bytes_per_unit, plan.header_bytes,
                    network.get("medium", "links"), network.get("interference_radius"),
-                   reorder=network.get("reorder", False), routing=routing,
+                   reorder=network.get("reorder", False),
+                   queue_max_wait=network.get("queue_max_wait"), routing=routing,
                    routing_params=params,
                    horizon=run_end(plan, plan.spec.get("run", {}).get("drain")),
                    energy=energy, mains=mains, sample_interval=plan.memory_interval)

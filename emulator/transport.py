@@ -79,6 +79,13 @@ class Transport:
     before one sent earlier on the same directed link (a radio sends its frames in
     order; jitter then delays the later one).
 
+    ``max_wait`` (None: no limit) bounds a hop's wait for its channel: on a link, a
+    hop that would start more than ``max_wait`` after it is ready is lost as it comes
+    (``"queue_expired"``; the link's queue is first in first out, so the wait is known
+    then); on the shared medium, a hop the grant would start after waiting longer is
+    lost then instead, taking no airtime (a Wi-Fi MAC's queue drops a frame whose
+    lifetime is over when it gets the channel: ns-3's ``WifiMacQueue`` ``MaxDelay``).
+
     Next hops come from the epoch's least-cost trees: the oracle. The calendar and the
     hop loop are compiled (:class:`emulator.links.CompiledLinks`). A routing protocol
     runs in
@@ -92,9 +99,10 @@ class Transport:
 
     def __init__(self, network, ledger: Ledger | None, seed: int, medium: str = "links",
                  interference_radius: float | None = None, positions=None, *,
-                 reorder: bool = False):
+                 reorder: bool = False, max_wait: float | None = None):
         check_medium(medium, interference_radius)
         self.network = network
+        self.max_wait = math.inf if max_wait is None else float(max_wait)
         self.ledger = ledger
         self.medium = medium
         self.radius = interference_radius
@@ -150,7 +158,7 @@ class Transport:
         self._frames_lost: list = []
         # the links medium's calendar and hop loop, compiled (None: the calendar here)
         self._links = CompiledLinks(network, self.rng, reorder, ledger is not None, medium,
-                                    interference_radius, positions) \
+                                    interference_radius, positions, self.max_wait) \
             if self.compiled_links else None
 
     # -- the calendar -------------------------------------------------------------------
@@ -405,7 +413,7 @@ class Transport:
             zones = self._waiting_zones(t, item)[0]
             if not busy & zones:
                 self._waiting = []
-                self._start_waiting(t, item)
+                self._start_waiting(t, item)   # or lose it, if it waited too long
             else:
                 self._still_waiting, self._covered = 1, zones
             return
@@ -459,11 +467,21 @@ class Transport:
             self._senders_mask |= self._bit(u)
 
     def _start_waiting(self, t: float, item) -> None:
-        """:meth:`_start` a transmission taken out of the queue."""
+        """:meth:`_start` a transmission taken out of the queue, or lose it if it waited
+        longer than :attr:`max_wait` (:meth:`_expire`)."""
         u = item[2][1]
         if _count_down(self._waiting_from, u):
             self._senders_mask &= ~self._bits[u]
-        self._start(t, item[1], item[2])
+        if t - item[0] > self.max_wait:
+            self._wait_zones.pop(item[1], None)
+            self._expire(t, item[2])
+        else:
+            self._start(t, item[1], item[2])
+
+    def _expire(self, t: float, hop) -> None:
+        """The hop ``hop`` waited too long for its channel: its message is lost at its
+        sender (a routing protocol's host drops it there, :meth:`RoutedTransport.drop`)."""
+        self._lose(t, hop[0], "queue_expired", hop[1])
 
     def _waiting_zones(self, t: float, item) -> tuple:
         """``(zone mask, endpoints mask, endpoints)`` of a waiting transmission: the

@@ -103,6 +103,11 @@ SCHEMA = {
         "reorder": Field("bool", False, doc="let a message overtake an earlier one on the "
                                             "same link (jitter drawn per hop); false: "
                                             "every link keeps its order"),
+        "queue_max_wait": Field("number", None, low=0, low_open=True, none=True,
+                                doc="a hop that would wait longer than this for its link "
+                                    "or the channel is lost (`queue_expired`; ns-3's "
+                                    "Wi-Fi queue: 0.5 s); none: queues have no limit "
+                                    "(simpy)"),
     },
     # Batteries and what the nodes spend (emulator.energy): the first-order radio model.
     "energy": ENERGY_SCHEMA,
@@ -235,6 +240,10 @@ def check_consistency(spec: dict, source: str = "<spec>") -> None:
         raise SpecError(source, "radio.model", f"\"log_distance\" runs on the simpy backend "
                         f"only (run.backend = {run['backend']!r}: its links lose packets "
                         "whatever their size)")
+    if spec["network"]["queue_max_wait"] is not None and run["backend"] != "simpy":
+        raise SpecError(source, "network.queue_max_wait", f"runs on the simpy backend only "
+                        f"(run.backend = {run['backend']!r}: Mininet's queues are the "
+                        "kernel's)")
     if spec["energy"]["model"] != "none" and run["backend"] != "simpy":
         raise SpecError(source, "energy.model", f"{spec['energy']['model']!r} runs on the "
                         f"simpy backend only (run.backend = {run['backend']!r}): batteries "
@@ -319,7 +328,7 @@ def section_keys(section: str) -> set[str] | None:
     variant tables are named by the user).
 
     >>> sorted(section_keys("network"))
-    ['interference_radius', 'medium', 'reorder', 'routing']
+    ['interference_radius', 'medium', 'queue_max_wait', 'reorder', 'routing']
     """
     if section in SCHEMA:
         return set(SCHEMA[section])

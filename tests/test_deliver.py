@@ -1,4 +1,5 @@
 """emulator.deliver: causal queueing, the shared medium, and bad input."""
+import json
 import math
 
 import networkx as nx
@@ -62,6 +63,42 @@ def test_losses_are_named():
     assert lossy["loss_reason"].tolist() == ["link_loss"]
 
 
+def test_a_hop_that_would_wait_too_long_for_its_link_is_lost_as_it_comes():
+    # four 50-byte frames at once on a 100 B/unit link start at 0, 0.5, 1.0 and 1.5:
+    # with a wait of at most 0.7 the last two are refused at 0, the link never busy
+    msgs = messages(*[(i, 0, 2, 0.0, 50) for i in range(4)])
+    unbounded = deliver(line(3), msgs)
+    assert unbounded["arrived_at"].round(9).tolist() == [1.2, 1.7, 2.2, 2.7]
+    out = deliver(line(3), msgs, queue_max_wait=0.7)
+    assert out["arrived_at"].round(9).tolist()[:2] == [1.2, 1.7]
+    assert out["loss_reason"].tolist() == ["", "", "queue_expired", "queue_expired"]
+    assert out.attrs["hops"] == 4
+
+
+def test_the_shared_channel_drops_an_expired_frame_without_airtime():
+    # in ready order, node 1's second hop of message 0 (ready at 0.6) waits behind node
+    # 0's frames queued at 0; expired at the grant, frames 2 and 3 take no airtime, so
+    # message 0 moves on a second earlier than with no limit
+    msgs = messages(*[(i, 0, 2, 0.0, 50) for i in range(4)])
+    unbounded = deliver(line(3), msgs, medium="shared")
+    assert unbounded["arrived_at"].round(9).tolist() == [2.6, 3.1, 3.6, 4.1]
+    out = deliver(line(3), msgs, medium="shared", queue_max_wait=0.7)
+    assert out["arrived_at"].round(9).tolist()[:2] == [1.6, 2.1]
+    assert out["loss_reason"].tolist() == ["", "", "queue_expired", "queue_expired"]
+
+
+@pytest.mark.parametrize("medium", ["links", "shared"])
+def test_a_routing_protocol_drops_expired_frames_at_their_sender(medium):
+    msgs = messages(*[(i, 0, 2, 0.0, 50) for i in range(4)])
+    out = deliver(line(3), msgs, medium=medium, routing="aodv", queue_max_wait=0.7)
+    reasons = out["loss_reason"].tolist()
+    assert reasons.count("queue_expired") >= 2 and reasons.count("") >= 1
+    drops = out.attrs["routing"]["drops_by_reason"]
+    assert drops["queue_expired"] == reasons.count("queue_expired")
+    unbounded = deliver(line(3), msgs, medium=medium, routing="aodv")
+    assert "queue_expired" not in unbounded["loss_reason"].tolist()
+
+
 def test_same_seed_same_arrivals_with_jitter():
     g = line(5, jitter=0.05)
     msgs = messages(*[(i, i % 5, (i + 2) % 5, i * 0.01, 20) for i in range(50)])
@@ -73,6 +110,7 @@ def test_same_seed_same_arrivals_with_jitter():
 @pytest.mark.parametrize("kwargs, field", [
     ({"medium": "air"}, "medium"),
     ({"medium": "shared", "interference_radius": 0.0}, "interference_radius"),
+    ({"queue_max_wait": 0.0}, "queue_max_wait"),
 ])
 def test_bad_options_name_the_field(kwargs, field):
     with pytest.raises(ValueError, match=rf"^{field}: expected"):
@@ -223,3 +261,19 @@ def test_deliver_is_the_same_with_and_without_prefetched_trees(medium):
         pd.testing.assert_frame_equal(out, runs[0])
         assert out.attrs["hops"] == runs[0].attrs["hops"]
     assert (~runs[0]["lost"]).sum() > n // 2
+
+
+def test_a_run_honours_the_specs_queue_max_wait(tmp_path):
+    from experiments.runner import run
+
+    spec = {"run": {"name": "q", "duration": 6.0, "step": 0.1, "seed": 3},
+            "topology": {"generator": "random_geometric", "nodes": 16, "radius": 0.4,
+                         "delay": 0.1, "bandwidth": 300.0, "link_cost": "distance"},
+            "streams": {"count": 2, "rate": 8.0, "key_domain": 5},
+            "query": {"node": 0, "window": 1.0},
+            "network": {"medium": "shared"}}
+    unbounded = run(spec, out=tmp_path / "a").summary
+    spec["network"]["queue_max_wait"] = 0.3
+    bounded = run(spec, out=tmp_path / "b").summary
+    assert unbounded["drops_by_reason"] == "{}"
+    assert json.loads(bounded["drops_by_reason"])["queue_expired"] > 0

@@ -114,3 +114,14 @@ def test_bad_sweep_variants_are_one_line_naming_the_field(variants, field):
         specs.resolve({"sweep": {"grid": {"streams.count": [3, 4]}, "variants": variants}},
                       "s.toml")
     assert str(err.value).startswith(f"s.toml: {field}: ")
+
+
+@pytest.mark.parametrize("network, backend", [
+    ({"queue_max_wait": 0}, "simpy"),
+    ({"queue_max_wait": 0.5}, "mininet"),
+])
+def test_a_queue_limit_the_backend_cannot_honour_is_named(network, backend):
+    with pytest.raises(SpecError) as err:
+        specs.resolve({"run": {"backend": backend}, "network": network}, "s.toml")
+    assert str(err.value).startswith("s.toml: network.queue_max_wait: ")
+    assert "\n" not in str(err.value)

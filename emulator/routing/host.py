@@ -88,10 +88,11 @@ class RoutedTransport(Transport):
 
     def __init__(self, network, ledger, seed: int, medium: str = "links",
                  interference_radius: float | None = None, positions=None, *,
-                 reorder: bool = False, routing: str, routing_params: dict,
-                 horizon: float | None = None, bytes_per_unit: int = 32):
+                 reorder: bool = False, max_wait: float | None = None, routing: str,
+                 routing_params: dict, horizon: float | None = None,
+                 bytes_per_unit: int = 32):
         super().__init__(network, ledger, seed, medium, interference_radius, positions,
-                         reorder=reorder)
+                         reorder=reorder, max_wait=max_wait)
         self.routing = routing
         self.horizon = horizon
         self.bytes_per_unit = bytes_per_unit
@@ -289,6 +290,9 @@ class RoutedTransport(Transport):
                 at = free.get(w, t)
                 if at > start:
                     start = at
+            if start - t > self.max_wait:   # refused as it comes (Transport.max_wait)
+                self._expire(t, hop)
+                return
             done = self._transmit(start, hop)
             for w in receivers:
                 free[w] = done
@@ -296,6 +300,9 @@ class RoutedTransport(Transport):
             start = free.get(v, t)
             if start < t:
                 start = t
+            elif start - t > self.max_wait:
+                self._expire(t, hop)
+                return
             free[v] = self._transmit(start, hop)
 
     def _transmit(self, start: float, hop) -> float:
@@ -460,6 +467,12 @@ class RoutedTransport(Transport):
         else:
             self._push(arrive, _READY, msg, v)
 
+    def _expire(self, t: float, hop) -> None:
+        """A hop that waited too long for its channel (:attr:`max_wait`): dropped at its
+        sender, as a frame the MAC let expire (no link-layer feedback: the link is not
+        broken)."""
+        self.drop(t, hop[1], hop[0], "queue_expired")
+
     def _timer(self, t: float, node: int, tag) -> None:
         if type(tag) is not _MacFailure:
             if self.horizon is not None or self._unresolved > 0:
@@ -497,15 +510,15 @@ class RoutedTransport(Transport):
 
 def open_transport(network, ledger, seed: int, medium: str = "links",
                    interference_radius: float | None = None, positions=None, *,
-                   reorder: bool = False, routing: str = "oracle",
-                   routing_params: dict | None = None, horizon: float | None = None,
-                   bytes_per_unit: int = 32) -> Transport:
+                   reorder: bool = False, max_wait: float | None = None,
+                   routing: str = "oracle", routing_params: dict | None = None,
+                   horizon: float | None = None, bytes_per_unit: int = 32) -> Transport:
     """The transport for ``routing``: the oracle's own, or one that hosts a protocol."""
     if routing == "oracle":
         return Transport(network, ledger, seed, medium, interference_radius, positions,
-                         reorder=reorder)
+                         reorder=reorder, max_wait=max_wait)
     return RoutedTransport(network, ledger, seed, medium, interference_radius, positions,
-                           reorder=reorder, routing=routing,
+                           reorder=reorder, max_wait=max_wait, routing=routing,
                            routing_params=routing_params, horizon=horizon,
                            bytes_per_unit=bytes_per_unit)
 
