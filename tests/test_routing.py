@@ -150,6 +150,41 @@ def test_aodv_rrep_ack_is_asked_when_the_answer_is_for_a_neighbour():
         assert acks == ([(0, 30)] if ack else [])
 
 
+def test_aodv_originates_at_most_rreq_ratelimit_rreqs_a_second():
+    # node 0 looks for 13 destinations nobody can reach at once: 7 RREQs each (TTL 1, 3,
+    # 5, 7, NET_DIAMETER and 2 retries); at most 10 in the first second, the rest later
+    g = nx.Graph()
+    nx.add_path(g, [0, 1])
+    g.add_nodes_from(range(2, 15))
+    for e in g.edges:
+        g.edges[e].update(cost=1.0, delay=0.01, bandwidth=1e5)
+    msgs = messages([(i, 0, 2 + i, 0.0, 50) for i in range(13)])
+
+    def rreq_times(limit):
+        out = deliver(g, msgs, routing="aodv",
+                      routing_options={"aodv": {"rreq_ratelimit": limit}})
+        assert out.loss_reason.tolist() == ["no_route"] * 13
+        control = out.attrs["control"]
+        return control[(control.type == "RREQ") & (control.node == 0)].time
+
+    limited, free = rreq_times(10), rreq_times(1000)
+    assert len(limited) == len(free) == 13 * 7
+    assert (limited < 1.0).sum() == 10 and (free < 1.0).sum() > 10
+    assert limited[limited >= 1.0].min() == pytest.approx(1.0)   # held to the next second
+
+
+def test_aodv_sends_at_most_rerr_ratelimit_rerrs_a_second():
+    from emulator.routing.aodv.packets import Rerr
+
+    tr = RoutedTransport(Network(Epochs([0.0], [line(3)])), None, seed=1, routing="aodv",
+                         routing_params=resolve("aodv", {"aodv": {"hello": False}}),
+                         horizon=3.0)
+    for t in [0.5] * 15 + [1.2] * 5:   # 10 of the first second's 15, all 5 of the next
+        tr.protocol._send_rerr(t, 1, Rerr(((2, 1),)))
+    tr.advance()
+    assert tr.control_sent["RERR"] == 15
+
+
 # -- OLSR ---------------------------------------------------------------------------------
 def grid(side: int) -> nx.Graph:
     g = nx.convert_node_labels_to_integers(nx.grid_2d_graph(side, side))

@@ -96,10 +96,16 @@ testbed).
   `deliver(queue_max_wait=0.5)`), but the testbed's leaner channel rarely keeps one
   that long: at heavy load ns-3 drops 10-11 k frames a speed to the lifetime and more to
   collisions, the testbed 0.6-2.7 k (AODV when nodes move) or none, so its delivery stays
-  higher (0.73-0.75 against 0.37-0.47). The lifetime did bound the testbed's queues:
-  AODV's mean delay at heavy load and 5 m/s went from 1.9 s to 0.84 s (ns-3: 0.39 s), its
-  p95 from 5.7 s to 2.4 s (1.2 s); the other rows did not move. What is left of the gap
-  is the channel's cost per frame (no contention, backoff or collision here).
+  higher (0.73-0.76 against 0.37-0.47). The lifetime did bound the testbed's queues:
+  AODV's mean delay at heavy load and 5 m/s went from 1.9 s to 0.84 s (0.82 s with the
+  rate limits below; ns-3: 0.39 s), its p95 from 5.7 s to 2.4 s (1.2 s); the other rows
+  did not move. What is left of the gap is the channel's cost per frame (no contention,
+  backoff or collision here).
+- **AODV's rate limits** (RFC 3561's RREQ_RATELIMIT and RERR_RATELIMIT, 10 a second,
+  as ns-3 has them) bind only at heavy load with moving nodes, on RERRs: a node that
+  loses a busy route sends one per packet it cannot forward. At 20 m/s the testbed's
+  RERRs went from 42 to 25 a second in one seed, its control packets from 163 to 146 a
+  second (ns-3: 164), delivery 0.75 to 0.76; the light-load rows did not move.
 - **First-packet delay AODV against OLSR on still nodes** is a near tie in ns-3 (both
   about 0.06 s: one flow whose first packet is lost waits a whole packet interval), so
   its direction is noise there; once nodes move both simulators have AODV's first
@@ -118,10 +124,11 @@ testbed).
   the 36 scenarios the testbed's side then took 0.76× of its time before (median of 5
   runs paired with the code before, on a busy machine: load 3-3.5 on 2 cores); the
   heavy AODV runs are bound by the routing protocol and the shared medium's grant. The
-  testbed's rows were last run on November 26, 2026, with the MAC queue's lifetime, on
-  a quiet machine (`--rerun testbed`, 15 s in all with the import and the report):
-  11 s of scenarios; the run before, without the lifetime and with another process busy
-  on the second core, took 16 s (21.1×). ns-3's rows were run on a quiet machine.
+  testbed's rows were last run on November 26, 2026, with the MAC queue's lifetime and
+  AODV's rate limits, on a quiet machine (`--rerun testbed`, 15 s in all with the
+  import and the report): 11 s of scenarios (30.4-31.3× in two runs); the run before,
+  without them and with another process busy on the second core, took 16 s (21.1×).
+  ns-3's rows were run on a quiet machine.
 """
 
 

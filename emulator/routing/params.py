@@ -47,6 +47,14 @@ AODV = {
     "ttl_increment": _count(2, "TTL_INCREMENT: the ring grows by this many hops"),
     "ttl_threshold": _count(7, "TTL_THRESHOLD: past this TTL the RREQ covers the network"),
     "timeout_buffer": _count(2, "TIMEOUT_BUFFER: hops of slack in a ring's wait", low=0),
+    "rreq_ratelimit": _count(10, "RREQ_RATELIMIT: RREQs a node originates per "
+                                 "ratelimit_interval at most; one more waits for the "
+                                 "next (§6.3; ns-3's RreqRateLimit)"),
+    "rerr_ratelimit": _count(10, "RERR_RATELIMIT: RERRs a node sends per "
+                                 "ratelimit_interval at most; one more is not sent "
+                                 "(§6.11; ns-3's RerrRateLimit)"),
+    "ratelimit_interval": _time(1.0, "the interval the rate limits count over, from the "
+                                     "start (the RFC's second)"),
     "queue_length": _count(64, "packets a node holds while it looks for a route (ns-3's "
                                "MaxQueueLen); one more is dropped as queue_full", low=0),
     "hello": Field("bool", True, doc="neighbours detected by HELLOs (RFC 3561 §6.9)"),

@@ -19,6 +19,10 @@ What runs, by the RFC's sections:
   sequence numbers and sends a RERR to the precursors, which pass it on; a node that
   must forward a packet it has no route for drops it and sends a RERR. A node that sent
   no broadcast within HELLO_INTERVAL sends a HELLO (a RREP to itself, TTL 1).
+- **Rate limits** (§6.3, §6.11): a node originates at most RREQ_RATELIMIT RREQs and
+  sends at most RERR_RATELIMIT RERRs a second, counted over seconds from the start (as
+  ns-3's timers count them); a RREQ over the limit waits for the next second, a RERR
+  over it is not sent (ns-3 does both so).
 
 - **Optional replies** (off unless set; ns-3 has both on): with ``gratuitous_reply``
   a source's RREQs carry the G flag, and an intermediate node that answers one also
@@ -30,11 +34,13 @@ What runs, by the RFC's sections:
   (§6.7, §5.4).
 
 Left out: local repair, the blacklist of unidirectional links a missing RREP-ACK would
-fill (the ack is sent, never waited for), the RREQ and RERR rate limits, and a RERR is
-always broadcast (the RFC unicasts it to a single precursor). Routes count hops, as the
-RFC's do; the oracle's count link costs, so the two may choose different paths.
+fill (the ack is sent, never waited for), and a RERR is always broadcast (the RFC
+unicasts it to a single precursor). Routes count hops, as the RFC's do; the oracle's
+count link costs, so the two may choose different paths.
 """
 from __future__ import annotations
+
+import math
 
 from emulator.routing.aodv.packets import Rerr, Rrep, RrepAck, Rreq
 from emulator.routing.aodv.rqueue import RequestQueue
@@ -43,6 +49,7 @@ from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.cache import IdCache
 
 _HELLO = "hello"
+_RREQ_LATER = "rreq later"   # a RREQ the rate limit held back (timer tag with its dst)
 
 
 class _Node:
@@ -50,7 +57,7 @@ class _Node:
     packets, discoveries in progress, neighbours heard."""
 
     __slots__ = ("seq", "rreq_id", "table", "seen", "queue", "discovery", "heard",
-                 "last_broadcast")
+                 "last_broadcast", "rreqs", "rerrs")
 
     def __init__(self, queue_length: int):
         self.seq, self.rreq_id = 0, 0
@@ -60,6 +67,8 @@ class _Node:
         self.discovery: dict[int, list] = {}   # dst -> [ttl, retries, current RREQ ID]
         self.heard: dict[int, float] = {}      # neighbour -> when last heard
         self.last_broadcast = -float("inf")
+        # [end of the rate limit's second, RREQs originated / RERRs sent within it]
+        self.rreqs, self.rerrs = [0.0, 0], [0.0, 0]
 
 
 class Aodv(Protocol):
@@ -90,6 +99,9 @@ class Aodv(Protocol):
     def on_timer(self, t: float, node: int, tag) -> None:
         if tag == _HELLO:
             self._hello(t, node)
+        elif tag[0] == _RREQ_LATER:
+            if tag[1] in self._state[node].discovery:   # still looked for
+                self._send_rreq(t, node, tag[1])
         else:
             self._rreq_timeout(t, node, tag[1], tag[2])
 
@@ -127,7 +139,7 @@ class Aodv(Protocol):
                 self._send_rreq(t, u, dst)
         else:   # §6.11 (ii): a packet to forward and no route
             self.host.drop(t, u, msg, "no_route")
-            self._broadcast(t, u, "RERR", Rerr(((dst, node.table.known_seq(dst) or 0),)))
+            self._send_rerr(t, u, Rerr(((dst, node.table.known_seq(dst) or 0),)))
         return None
 
     def route(self, t: float, node: int, dst: int) -> int | None:
@@ -143,6 +155,10 @@ class Aodv(Protocol):
     # -- route discovery ----------------------------------------------------------------
     def _send_rreq(self, t: float, u: int, dst: int) -> None:
         node = self._state[u]
+        if not self._within_limit(t, node.rreqs, self.params["rreq_ratelimit"]):
+            # §6.3: not more than RREQ_RATELIMIT a second; sent in the next one
+            self.host.set_timer(node.rreqs[0], u, (_RREQ_LATER, dst))
+            return
         ttl, retries, _ = node.discovery[dst]
         node.seq += 1
         node.rreq_id += 1
@@ -196,7 +212,7 @@ class Aodv(Protocol):
         else:
             told = node.table.unreachable(sender, body.unreachable, t + self.delete_period)
             if told:
-                self._broadcast(t, u, "RERR", Rerr(tuple(told)))
+                self._send_rerr(t, u, Rerr(tuple(told)))
 
     def on_receive_all(self, t: float, nodes, msg) -> None:
         """:meth:`on_receive` at each of ``nodes`` in turn: one broadcast heard by all
@@ -298,7 +314,27 @@ class Aodv(Protocol):
     def _link_broken(self, t: float, u: int, v: int) -> None:
         told = self._state[u].table.break_link(v, t + self.delete_period)
         if told:
-            self._broadcast(t, u, "RERR", Rerr(tuple(told)))
+            self._send_rerr(t, u, Rerr(tuple(told)))
+
+    def _send_rerr(self, t: float, u: int, rerr: Rerr) -> None:
+        """Broadcast ``rerr`` unless ``u`` sent RERR_RATELIMIT this second (§6.11)."""
+        if self._within_limit(t, self._state[u].rerrs, self.params["rerr_ratelimit"]):
+            self._broadcast(t, u, "RERR", rerr)
+
+    def _within_limit(self, t: float, count: list, limit: int) -> bool:
+        """Count one more at ``t`` in ``count`` (``[end of its second, so far]``, the
+        second starting over at every RATELIMIT_INTERVAL from 0); False, counting
+        nothing, once ``limit`` are in."""
+        if t >= count[0]:   # a new second
+            interval = self.params["ratelimit_interval"]
+            count[0] = (math.floor(t / interval) + 1) * interval
+            if count[0] <= t:   # rounding: the next second ends after t
+                count[0] += interval
+            count[1] = 0
+        if count[1] >= limit:
+            return False
+        count[1] += 1
+        return True
 
     def _broadcast(self, t: float, u: int, kind: str, packet) -> None:
         self._state[u].last_broadcast = t
