@@ -640,9 +640,10 @@ def _trends_html(items: list[Trend]) -> str:
             + '<p class="note">Where a trend differs, one place to look is what this model '
               "leaves out against ns-3: the shared medium is a perfect scheduler "
               "(no collisions, no carrier sense, so floods never collide), its queues have "
-              "no limit (overload shows as delay, not as interface-queue drops), MAC "
-              "retries take no time, and a protocol's packets queue with the data (no "
-              "priority, no limit on their wait). * a saturated load: the oracle "
+              "no limit unless <code>network.queue_max_wait</code> sets one (without it "
+              "overload shows as delay, not as interface-queue drops), MAC retries take "
+              "no time, and a protocol's packets queue with the data (no priority). "
+              "* a saturated load: the oracle "
               f"delivers less than {SATURATED:.0%} there; not judged.</p>")
 
 
