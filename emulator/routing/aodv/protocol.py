@@ -49,7 +49,9 @@ from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.cache import IdCache
 
 _HELLO = "hello"
-_RREQ_LATER = "rreq later"   # a RREQ the rate limit held back (timer tag with its dst)
+# A RREQ the rate limit held back: its timer's tag (with the destination), and the
+# discovery's RREQ ID meanwhile (no RREQ of it is out, so no timeout of one acts)
+_RREQ_LATER = "rreq later"
 
 
 class _Node:
@@ -100,7 +102,8 @@ class Aodv(Protocol):
         if tag == _HELLO:
             self._hello(t, node)
         elif tag[0] == _RREQ_LATER:
-            if tag[1] in self._state[node].discovery:   # still looked for
+            discovery = self._state[node].discovery.get(tag[1])
+            if discovery is not None and discovery[2] is _RREQ_LATER:   # still held
                 self._send_rreq(t, node, tag[1])
         else:
             self._rreq_timeout(t, node, tag[1], tag[2])
@@ -157,7 +160,10 @@ class Aodv(Protocol):
         node = self._state[u]
         if not self._within_limit(t, node.rreqs, self.params["rreq_ratelimit"]):
             # §6.3: not more than RREQ_RATELIMIT a second; sent in the next one
-            self.host.set_timer(node.rreqs[0], u, (_RREQ_LATER, dst))
+            discovery = node.discovery[dst]
+            if discovery[2] is not _RREQ_LATER:   # one timer per held discovery
+                discovery[2] = _RREQ_LATER
+                self.host.set_timer(node.rreqs[0], u, (_RREQ_LATER, dst))
             return
         ttl, retries, _ = node.discovery[dst]
         node.seq += 1
