@@ -104,6 +104,7 @@ class Aodv(Protocol):
         elif tag[0] == _RREQ_LATER:
             discovery = self._state[node].discovery.get(tag[1])
             if discovery is not None and discovery[2] is _RREQ_LATER:   # still held
+                discovery[2] = None   # held again if this second is full already
                 self._send_rreq(t, node, tag[1])
         else:
             self._rreq_timeout(t, node, tag[1], tag[2])
