@@ -283,27 +283,19 @@ class RoutedTransport(Transport):
         free = self._free_from.get(u)
         if free is None:
             free = self._free_from[u] = {}
-        if v == BROADCAST:   # every link of u, until the slowest is free
-            receivers = self._receivers(hop)
-            start = t
-            for w in receivers:
-                at = free.get(w, t)
-                if at > start:
-                    start = at
-            if start - t > self.max_wait:   # refused as it comes (Transport.max_wait)
-                self._expire(t, hop)
-                return
-            done = self._transmit(start, hop)
-            for w in receivers:
-                free[w] = done
-        else:
-            start = free.get(v, t)
-            if start < t:
-                start = t
-            elif start - t > self.max_wait:
-                self._expire(t, hop)
-                return
-            free[v] = self._transmit(start, hop)
+        # a broadcast waits for every link of u, until the slowest is free
+        receivers = self._receivers(hop) if v == BROADCAST else (v,)
+        start = t
+        for w in receivers:
+            at = free.get(w, t)
+            if at > start:
+                start = at
+        if start - t > self.max_wait:   # refused as it comes (Transport.max_wait)
+            self._expire(t, hop)
+            return
+        done = self._transmit(start, hop)
+        for w in receivers:
+            free[w] = done
 
     def _transmit(self, start: float, hop) -> float:
         msg = hop[0]
