@@ -549,3 +549,40 @@ def test_olsr_compiled_tables_are_compute_routes_of_the_entries_still_valid(seed
                 asked = ids + [max(ids) + 1]
                 assert {d: inputs.next_hop(table, d) for d in asked} == \
                     {d: expected.get(d) for d in asked}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_olsr_compiled_mpr_selection_is_select_mprs_of_the_entries_still_valid(seed):
+    """The compiled MPR selection picks the MPRs select_mprs picks from the symmetric
+    neighbours and two-hop entries valid at the time asked (expired ones, lists that
+    hold the node itself or its neighbours, and ties, included)."""
+    from emulator.routing.olsr.mpr import select_mprs, select_mprs_compiled
+    from emulator.routing.olsr.state import Repositories
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        ids = sorted({int(v) for v in rng.choice(100, int(rng.integers(3, 30)))})
+        reps = Repositories(ids)
+        inputs = reps.inputs
+        sym, two_hop = {}, {}   # (u, v) -> (what, until), the last written
+        for _ in range(int(rng.integers(0, 200))):
+            u, v = (int(x) for x in rng.choice(ids, 2))
+            until = float(rng.uniform(0.0, 10.0))
+            if rng.random() < 0.5:
+                inputs.link(u, v, until)
+                sym[u, v] = (None, until)
+            else:
+                drawn = rng.choice(ids, int(rng.integers(0, 8)))
+                listed = tuple(sorted({int(x) for x in drawn}))
+                inputs.two_hop(u, v, listed, until)
+                two_hop[u, v] = (listed, until)
+        starts, members = inputs.lists()
+        for t in (0.0, 2.5, 5.0, 9.0):
+            for me in ids:
+                neighbours = {v for (u, v), (_, until) in sym.items()
+                              if u == me and until > t}
+                valid = {v: listed for (u, v), (listed, until) in two_hop.items()
+                         if u == me and until > t and v in neighbours}
+                flags = select_mprs_compiled(reps.pos[me], t, inputs.sym_until,
+                                             inputs.two_hop_until, inputs.two_hop_list,
+                                             starts, members)
+                assert reps.ids_of(flags) == select_mprs(me, neighbours, valid)

@@ -30,6 +30,10 @@ What runs, by the RFC's sections:
   ``QueueMessage``). With 1, every message leaves at once in a packet of its own, the
   HELLO and TC intervals less a jitter up to MAXJITTER and a relayed TC after one.
 
+What the nodes learn is kept as arrays (:mod:`.state`) and learnt compiled: the packets
+heard (:mod:`.receive`), the purges, the MPR selection and the tables. This class holds
+the timers, the queues of messages and what is sent.
+
 Left out: multiple interfaces (MID, HNA), willingness other than the default, LOST link
 codes, the immediate TC on a change of selectors and the empty TCs sent after the last
 selector leaves. Expired entries are purged at a node's HELLO ticks, so they may count
@@ -63,11 +67,13 @@ jitter (a draw up to ``maxjitter``) has not run out by 0.1, as two when it has.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.olsr.messages import Hello, Packet, Tc
-from emulator.routing.olsr.mpr import select_mprs
-from emulator.routing.olsr.routes import RouteInputs
-from emulator.routing.olsr.state import OlsrNode
+from emulator.routing.olsr.mpr import select_mprs_compiled
+from emulator.routing.olsr.receive import message_rows, receive
+from emulator.routing.olsr.state import OlsrNode, Repositories, purge
 
 _HELLO, _TC, _FLUSH = "hello", "tc", "flush"
 _TTL = 255
@@ -82,8 +88,9 @@ class Olsr(Protocol):
     def __init__(self, host, nodes, params: dict, seed: int):
         super().__init__(host, nodes, params, seed)
         self._state = {u: OlsrNode() for u in self.nodes}
-        #: what the nodes' routing tables are computed from, written as it is learnt
-        self._inputs = RouteInputs(self.nodes)
+        #: every node's repositories (and what their routing tables are computed from)
+        self._reps = Repositories(self.nodes)
+        self._inputs = self._reps.inputs
         self.max_messages = params["max_messages_per_packet"]
         #: the messages each node has queued, and when their packet leaves
         self._queued: dict[int, list] = {u: [] for u in self.nodes}
@@ -112,24 +119,26 @@ class Olsr(Protocol):
             self._send(t, u, (("TC", tag[1]),))
 
     def _hello(self, t: float, u: int) -> None:
+        reps, inputs, i = self._reps, self._inputs, self._reps.pos[u]
+        purge(i, t, *reps.purge_arrays())
+        starts, members = inputs.lists()
+        mprs = select_mprs_compiled(i, t, inputs.sym_until, inputs.two_hop_until,
+                                    inputs.two_hop_list, starts, members)
         node = self._state[u]
-        node.purge(t)
-        symmetric = node.symmetric(t)
-        node.mprs = frozenset(select_mprs(u, symmetric, node.valid_two_hop(t, symmetric)))
-        hello = Hello(tuple(sorted(symmetric)), tuple(sorted(node.heard(t) - symmetric)),
-                      tuple(sorted(node.mprs)))
+        node.mprs = reps.ids_of(mprs)
+        hello = Hello(reps.symmetric(u, t), reps.heard_only(u, t), tuple(sorted(node.mprs)))
         self._emit(t, u, "HELLO", hello)
         self.host.set_timer(t + self._jittered(self.params["hello_interval"]), u, _HELLO)
 
     def _tc(self, t: float, u: int) -> None:
         node = self._state[u]
-        selectors = frozenset(v for v, until in node.selectors.items() if until > t)
+        selectors = self._reps.selectors(u, t)
         if selectors:
             if selectors != node.advertised:
                 node.ansn += 1
                 node.advertised = selectors
             node.msg_seq += 1
-            node.seen.at(t).add((u, node.msg_seq), t + self.params["dup_hold_time"])
+            self._reps.remember(u, u, node.msg_seq, t + self.params["dup_hold_time"])
             self._emit(t, u, "TC", Tc(u, node.msg_seq, node.ansn,
                                       tuple(sorted(selectors)), _TTL, 0))
         self.host.set_timer(t + self._jittered(self.params["tc_interval"]), u, _TC)
@@ -138,73 +147,32 @@ class Olsr(Protocol):
     def on_receive(self, t: float, u: int, msg) -> None:
         self.on_receive_all(t, (u,), msg)
 
-    def _on_hello(self, t: float, u: int, v: int, hello: Hello) -> None:
-        """Link sensing (§7.1.1), two-hop neighbours (§8.2.1), MPR selectors (§8.4.1)."""
-        node = self._state[u]
-        hold = t + self.params["neighb_hold_time"]
-        link = node.links.setdefault(v, [0.0, 0.0])
-        was_symmetric = link[1] > t
-        link[0] = hold
-        if u in hello.sym or u in hello.asym:   # v hears u: the link is symmetric
-            link[1] = hold
-        self._inputs.link(u, v, link[1])
-        if link[1] > t:
-            listed = frozenset(hello.sym)
-            old = node.two_hop.get(v)
-            node.two_hop[v] = (listed, hello.sym, hold)
-            self._inputs.two_hop(u, v, hello.sym, hold)
-            # changed: a two-hop neighbour other than this node came or went
-            if old is None or not was_symmetric or \
-                    (old[0] != listed and old[0] ^ listed != {u}):
-                node.dirty = True
-            if u in hello.mprs:
-                node.selectors[v] = hold
-            else:
-                node.selectors.pop(v, None)
-        elif was_symmetric:
-            node.dirty = True
-
     def on_receive_all(self, t: float, nodes, msg) -> None:
-        """Each of ``nodes`` heard the packet ``msg``: its messages in the packet's order
-        (§3.4), a HELLO by :meth:`_on_hello`, a TC processed (:meth:`_learn_tc`) only
-        from a symmetric neighbour and once per (originator, sequence number). What
-        every receiver reads of the packet is taken once: most of a run's events are
-        receptions of TCs already processed, turned away here after three reads."""
-        sender, messages = msg.src, msg.payload.body.messages
-        state, on_hello = self._state, self._on_hello
-        until = t + self.params["dup_hold_time"]
-        heard = [(message, None if kind == "HELLO" else (message.orig, message.seq))
-                 for kind, message in messages]
-        for u in nodes:
-            node = state[u]
-            for message, key in heard:
-                if key is None:
-                    on_hello(t, u, sender, message)
-                elif key[0] != u:   # not this node's own TC
-                    link = node.links.get(sender)
-                    if link is None or link[1] <= t:
-                        continue   # not from a symmetric neighbour: dropped, not relayed
-                    # a duplicate is turned away with one read, as IdCache.first would
-                    held = node.seen.get(key)
-                    if (held is None or held <= t) and node.seen.first(key, t, until):
-                        self._learn_tc(t, u, node, sender, message)
+        """Each of ``nodes`` heard the packet ``msg``: its messages learnt in the
+        packet's order (§3.4) by :func:`~emulator.routing.olsr.receive.receive`, and
+        the TCs it says are to be relayed sent on, receiver by receiver."""
+        reps, inputs, p = self._reps, self._inputs, self.params
+        messages = msg.payload.body.messages
+        rows = message_rows(messages, reps.pos, inputs.list_number)
+        starts, members = inputs.lists()
+        receivers = np.array([reps.pos[u] for u in nodes], np.int64)
+        relays = receive(t, reps.pos[msg.src], receivers, rows, p["neighb_hold_time"],
+                         p["dup_hold_time"], p["top_hold_time"], reps.heard_until,
+                         inputs.sym_until, inputs.two_hop_until, inputs.two_hop_list,
+                         reps.selector_until, reps.topology_ansn, inputs.topology_until,
+                         inputs.topology_list, reps.topology_expiry, reps.dirty, starts,
+                         members, reps.seen, reps.seen_purge_at)
+        for a, k in relays.tolist():
+            tc = messages[k][1]
+            self._relay(t, nodes[a], tc._replace(ttl=tc.ttl - 1, hops=tc.hops + 1))
 
-    def _learn_tc(self, t: float, u: int, node: OlsrNode, v: int, tc: Tc) -> None:
-        """A TC heard for the first time from the symmetric neighbour ``v``: learnt
-        (§9.5) and forwarded if ``u`` is an MPR of ``v`` (§3.4.1)."""
-        entry = node.topology.get(tc.orig)
-        if entry is None or tc.ansn >= entry[0]:
-            until = t + self.params["top_hold_time"]
-            self._inputs.topology(u, tc.orig, tc.selectors, until)
-            if node.learn_topology(tc.orig, tc.ansn, tc.selectors, until):
-                node.dirty = True
-        if tc.ttl > 1 and node.selectors.get(v, 0.0) > t:
-            relayed = tc._replace(ttl=tc.ttl - 1, hops=tc.hops + 1)
-            if self.max_messages > 1:
-                self._emit(t, u, "TC", relayed)
-            else:
-                self.host.set_timer(t + self.uniform() * self.params["maxjitter"], u,
-                                    ("forward", relayed))
+    def _relay(self, t: float, u: int, tc: Tc) -> None:
+        """``u`` forwards ``tc``, as an MPR of the neighbour it came from (§3.4.1)."""
+        if self.max_messages > 1:
+            self._emit(t, u, "TC", tc)
+        else:
+            self.host.set_timer(t + self.uniform() * self.params["maxjitter"], u,
+                                ("forward", tc))
 
     # -- forwarding ---------------------------------------------------------------------
     def next_hop(self, t: float, u: int, msg) -> int | None:
@@ -214,20 +182,15 @@ class Olsr(Protocol):
         return v
 
     def route(self, t: float, u: int, dst: int) -> int | None:
-        node = self._state[u]
-        if node.dirty:   # computed when next asked for after a change (§10)
+        node, dirty, i = self._state[u], self._reps.dirty, self._reps.pos[u]
+        if dirty[i]:   # computed when next asked for after a change (§10)
             node.routes = self._inputs.table(t, u)
-            node.dirty = False
+            dirty[i] = False
         return self._inputs.next_hop(node.routes, dst)
 
     def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
         if self.params["link_layer_feedback"]:
-            state = self._state[node]
-            link = state.links.get(neighbour)
-            if link is not None:
-                link[0] = link[1] = t
-                self._inputs.link(node, neighbour, t)
-                state.dirty = True
+            self._reps.break_link(node, neighbour, t)
 
     # -- sending ------------------------------------------------------------------------
     def _emit(self, t: float, u: int, kind: str, message) -> None:

@@ -72,11 +72,11 @@ class RouteInputs:
     links, of its two-hop entries and of its topology entries, and the lists the HELLO
     and TC behind each entry carried (kept once each, however many nodes heard them).
 
-    An entry is valid while its expiry is later than the time asked for, as
-    :class:`~emulator.routing.olsr.state.OlsrNode` reads its own; an entry it purges
-    has expired here too, so only what it learns is written (:meth:`link`,
-    :meth:`two_hop`, :meth:`topology`). Memory: three ``n x n`` float and two int
-    arrays (40 MB at 1,000 nodes).
+    An entry is valid while its expiry is later than the time asked for; -1 marks no
+    entry (a time no run reaches). An OLSR run's
+    :class:`~emulator.routing.olsr.state.Repositories` write and purge these arrays as
+    their own; :meth:`link`, :meth:`two_hop` and :meth:`topology` write one entry.
+    Memory: three ``n x n`` float and two int arrays (40 MB at 1,000 nodes).
     """
 
     def __init__(self, nodes):
@@ -84,9 +84,9 @@ class RouteInputs:
         self.pos = {v: i for i, v in enumerate(self.ids)}
         n = len(self.ids)
         self.sym_until = np.zeros((n, n))
-        self.two_hop_until = np.zeros((n, n))
+        self.two_hop_until = np.full((n, n), -1.0)
         self.two_hop_list = np.zeros((n, n), np.int64)
-        self.topology_until = np.zeros((n, n))
+        self.topology_until = np.full((n, n), -1.0)
         self.topology_list = np.zeros((n, n), np.int64)
         # the lists, as positions: list k is members[starts[k]:starts[k + 1]]
         self._lists: dict[tuple, int] = {}
@@ -107,14 +107,14 @@ class RouteInputs:
         pos = self.pos
         i, j = pos[u], pos[v]
         self.two_hop_until[i, j] = until
-        self.two_hop_list[i, j] = self._list(listed)
+        self.two_hop_list[i, j] = self.list_number(listed)
 
     def topology(self, u: int, orig: int, selectors: tuple, until: float) -> None:
         """``u``'s topology entry of ``orig``: its TC's ``selectors``, until ``until``."""
         pos = self.pos
         i, j = pos[u], pos[orig]
         self.topology_until[i, j] = until
-        self.topology_list[i, j] = self._list(selectors)
+        self.topology_list[i, j] = self.list_number(selectors)
 
     def table(self, t: float, u: int) -> list:
         """``u``'s routing table at ``t``: the next hop's position by destination
@@ -125,14 +125,20 @@ class RouteInputs:
                row, self._level, self._reached)
         return row.tolist()
 
+    def lists(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(starts, members)``: list ``k`` is ``members[starts[k]:starts[k + 1]]``
+        (read them again after :meth:`list_number`, which may grow them)."""
+        return self._starts, self._members
+
     def next_hop(self, table: list, dst: int) -> int | None:
         """The next hop towards ``dst`` in a :meth:`table`, None if there is none."""
         j = self.pos.get(dst)
         k = -1 if j is None else table[j]
         return None if k < 0 else self.ids[k]
 
-    def _list(self, members: tuple) -> int:
-        """The number of the list ``members`` (ids), kept as positions."""
+    def list_number(self, members: tuple) -> int:
+        """The number of the list ``members`` (ids), kept as positions in
+        :meth:`lists`."""
         k = self._lists.get(members)
         if k is None:
             k = self._lists[members] = self._count

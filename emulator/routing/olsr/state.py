@@ -1,106 +1,175 @@
-"""What an OLSR node has learnt (RFC 3626 §4): its link set, two-hop neighbours, MPR
-selectors and topology set, each entry with the time it expires.
+"""What the OLSR nodes have learnt (RFC 3626 §4), as arrays over node positions: link
+sets, two-hop neighbours, MPR selectors and topology sets, each entry with the time it
+expires.
 
-Entries are read only while valid (``until > t``); :meth:`OlsrNode.purge` drops the
-expired ones and says whether the routing table must be computed again. What the table
-is computed from is written beside them into the protocol's
-:class:`~emulator.routing.olsr.routes.RouteInputs` as it is learnt.
+One ``n x n`` array per field, row ``i`` for the node at position ``i`` (positions in id
+order), column for the other node, ``ABSENT`` (-1) where a node holds no entry. An
+entry is read only while valid (``until > t``); :func:`purge` drops the expired ones at
+a node's HELLO ticks, as the RFC's repositories are purged, and says whether the
+routing table must be computed again. The arrays a table is computed from (symmetric
+links, two-hop sets, topology sets, and the lists the HELLOs and TCs carried) are those
+of :class:`~emulator.routing.olsr.routes.RouteInputs`, kept once. Memory: seven
+``n x n`` arrays, 56 MB at 1,000 nodes, and the messages seen
+(:attr:`Repositories.seen`).
 
->>> node = OlsrNode()
->>> node.links[1] = [4.0, 4.0]          # heard and symmetric until 4.0
->>> node.links[2] = [4.0, 0.0]          # heard, not symmetric
->>> sorted(node.symmetric(3.0)), sorted(node.heard(3.0)), sorted(node.symmetric(4.0))
-([1], [1, 2], [])
->>> node.learn_topology(5, ansn=1, selectors=(6, 7), until=10.0)    # a TC of node 5
-True
->>> node.learn_topology(5, ansn=2, selectors=(7, 6), until=12.0)    # the same set
-False
->>> node.purge(12.0), node.topology
-(True, {})
+Packets are learnt compiled (:mod:`.receive`): a run of ``bench_scale`` hears tens of
+thousands of packets of up to 64 messages, each by a dozen receivers.
+
+>>> reps = Repositories([3, 5, 9])
+>>> i, j = reps.pos[3], reps.pos[5]
+>>> reps.heard_until[i, j] = reps.inputs.sym_until[i, j] = 4.0     # symmetric until 4
+>>> reps.symmetric(3, 3.0), reps.symmetric(3, 4.0)
+((5,), ())
+>>> purge(i, 3.0, *reps.purge_arrays()), purge(i, 3.5, *reps.purge_arrays())
+(True, False)
+>>> purge(i, 4.0, *reps.purge_arrays()), float(reps.heard_until[i, j])   # expired: gone
+(True, -1.0)
 """
 from __future__ import annotations
 
-import math
+import numpy as np
+from numba import njit, types
+from numba.typed import Dict
 
-from emulator.routing.cache import IdCache
+from emulator.routing.olsr.routes import RouteInputs
+
+#: The expiry of an entry a node does not hold.
+ABSENT = -1.0
 
 
 class OlsrNode:
-    """One node's repositories."""
+    """What one node keeps besides its repositories: the sequence numbers it sends,
+    the selectors its last TC advertised, its MPRs and its routing table."""
 
-    __slots__ = ("links", "two_hop", "selectors", "topology", "seen", "mprs", "msg_seq",
-                 "ansn", "advertised", "routes", "dirty", "last_symmetric",
-                 "topology_expiry")
+    __slots__ = ("msg_seq", "ansn", "advertised", "mprs", "routes")
 
     def __init__(self):
-        #: neighbour -> [heard until, symmetric until] (L_ASYM_time, L_SYM_time)
-        self.links: dict[int, list] = {}
-        #: symmetric neighbour -> (its symmetric neighbours as a set, the same as its
-        #: HELLO listed them, until)
-        self.two_hop: dict[int, tuple] = {}
-        #: neighbour that chose this node as an MPR -> until
-        self.selectors: dict[int, float] = {}
-        #: TC originator -> (ANSN, the selectors it advertised, until); written by
-        #: :meth:`learn_topology`
-        self.topology: dict[int, tuple] = {}
-        #: no topology entry expires before this (a node purges at every HELLO, and
-        #: TCs keep most entries fresh: the set is scanned only from then on)
-        self.topology_expiry = math.inf
-        self.seen = IdCache()            # messages processed (orig, seq)
-        self.mprs: frozenset = frozenset()
         self.msg_seq, self.ansn = 0, 0
         self.advertised: frozenset = frozenset()   # the selectors of the last TC
+        self.mprs: frozenset = frozenset()
         self.routes = None               # a routes.RouteInputs.table once computed
-        self.dirty = True                # the routes are to be computed again
-        self.last_symmetric: frozenset = frozenset()
 
-    def symmetric(self, t: float) -> set:
-        """Neighbours with a symmetric link at ``t``."""
-        return {v for v, (_, sym) in self.links.items() if sym > t}
 
-    def heard(self, t: float) -> set:
-        """Neighbours heard (asymmetric or symmetric link) at ``t``."""
-        return {v for v, (heard, sym) in self.links.items() if heard > t or sym > t}
+class Repositories:
+    """Every node's link set, two-hop set, MPR selector set and topology set.
 
-    def valid_two_hop(self, t: float, symmetric: set | None = None) -> dict:
-        """``{symmetric neighbour: its symmetric neighbours}`` at ``t``, as its HELLO
-        listed them: this node among them (``symmetric``: :meth:`symmetric` at ``t``,
-        when the caller has it). The HELLOs' own tuples, shared by every node that
-        heard them, are read faster than a set per node: the routes are computed
-        again after most changes."""
-        sym = self.symmetric(t) if symmetric is None else symmetric
-        return {v: listed for v, (_, listed, until) in self.two_hop.items()
-                if until > t and v in sym}
+    ``heard_until[i, j]`` and ``inputs.sym_until[i, j]``: the link from ``i`` to ``j``
+    heard and symmetric until (L_ASYM_time, L_SYM_time; a link ``i`` holds has
+    ``heard_until >= 0``). ``inputs.two_hop_until``/``two_hop_list``: ``j``'s HELLO (the
+    list of its symmetric neighbours). ``selector_until``: ``j`` chose ``i`` as an MPR.
+    ``topology_ansn``/``inputs.topology_until``/``topology_list``: ``j``'s last TC (-1:
+    none). ``last_symmetric``: the symmetric links at ``i``'s last purge;
+    ``topology_expiry[i]``: no topology entry of ``i`` expires before it (the set is
+    scanned only from then on). ``dirty[i]``: ``i``'s table is to be computed again.
+    ``seen``: the messages processed, ``key(i, originator, sequence number)`` -> until.
+    """
 
-    def learn_topology(self, orig: int, ansn: int, selectors: tuple, until: float) -> bool:
-        """``orig`` advertises ``selectors`` with ``ansn``, valid until ``until``;
-        returns whether the set it advertises changed."""
-        entry = self.topology.get(orig)
-        dests = frozenset(selectors)
-        self.topology[orig] = (ansn, dests, until)
-        if until < self.topology_expiry:
-            self.topology_expiry = until
-        return entry is None or entry[1] != dests
+    def __init__(self, nodes):
+        self.inputs = RouteInputs(nodes)
+        self.ids, self.pos = self.inputs.ids, self.inputs.pos
+        n = len(self.ids)
+        self.heard_until = np.full((n, n), ABSENT)
+        self.selector_until = np.full((n, n), ABSENT)
+        self.topology_ansn = np.full((n, n), -1, np.int64)
+        self.topology_expiry = np.full(n, np.inf)
+        self.last_symmetric = np.zeros((n, n), np.bool_)
+        self.dirty = np.ones(n, np.bool_)
+        self.seen = _new_seen()
+        #: purge ``seen`` of what has expired when it holds more than this (memory only)
+        self.seen_purge_at = np.array([64], np.int64)
+        self._id_array = np.array(self.ids)
 
-    def purge(self, t: float) -> bool:
-        """Drop expired entries; True if the routing table must be computed again."""
-        changed = False
-        self.links = {v: link for v, link in self.links.items() if max(link) > t}
-        symmetric = frozenset(self.symmetric(t))
-        if symmetric != self.last_symmetric:
-            self.last_symmetric, changed = symmetric, True
-        gone = [v for v, entry in self.two_hop.items() if entry[-1] <= t]
-        for v in gone:
-            del self.two_hop[v]
-        changed = changed or bool(gone)
-        if t >= self.topology_expiry:
-            topology = self.topology
-            gone = [orig for orig, entry in topology.items() if entry[-1] <= t]
-            for orig in gone:
-                del topology[orig]
-            changed = changed or bool(gone)
-            self.topology_expiry = min((entry[-1] for entry in topology.values()),
-                                       default=math.inf)
-        self.selectors = {v: until for v, until in self.selectors.items() if until > t}
-        self.dirty = self.dirty or changed
-        return changed
+    def symmetric(self, u: int, t: float) -> tuple:
+        """``u``'s symmetric neighbours at ``t``, in id order."""
+        return tuple(self._id_array[self.inputs.sym_until[self.pos[u]] > t].tolist())
+
+    def heard_only(self, u: int, t: float) -> tuple:
+        """The neighbours ``u`` hears at ``t`` over a link not (yet) symmetric."""
+        i = self.pos[u]
+        sym = self.inputs.sym_until[i] > t
+        return tuple(self._id_array[(self.heard_until[i] > t) & ~sym].tolist())
+
+    def selectors(self, u: int, t: float) -> frozenset:
+        """The neighbours that have chosen ``u`` as an MPR, at ``t``."""
+        return frozenset(self._id_array[self.selector_until[self.pos[u]] > t].tolist())
+
+    def ids_of(self, flags: np.ndarray) -> frozenset:
+        """The ids of the positions flagged."""
+        return frozenset(self._id_array[flags].tolist())
+
+    def remember(self, u: int, orig: int, seq: int, until: float) -> None:
+        """``u`` has seen the message ``(orig, seq)`` (its own, as it sends it)."""
+        _remember(self.seen, seen_key(self.pos[u], self.pos[orig], seq, len(self.ids)),
+                  until)
+
+    def break_link(self, u: int, v: int, t: float) -> bool:
+        """``u``'s link to ``v`` is lost at ``t`` (link-layer feedback), if ``u`` holds
+        one; returns whether it did."""
+        i, j = self.pos[u], self.pos[v]
+        if self.heard_until[i, j] < 0:
+            return False
+        self.heard_until[i, j] = self.inputs.sym_until[i, j] = t
+        self.dirty[i] = True
+        return True
+
+    def purge_arrays(self) -> tuple:
+        """What :func:`purge` reads and writes, after the node and the time."""
+        inputs = self.inputs
+        return (self.heard_until, inputs.sym_until, self.last_symmetric,
+                inputs.two_hop_until, self.topology_ansn, inputs.topology_until,
+                self.topology_expiry, self.dirty)
+
+
+@njit(cache=True)
+def _new_seen():
+    """An empty ``seen``, made compiled: a typed dict made or written from Python
+    compiles its methods in every process (0.7 s), from compiled code they are cached."""
+    return Dict.empty(key_type=types.int64, value_type=types.float64)
+
+
+@njit(cache=True)
+def _remember(seen, key, until):
+    seen[key] = until
+
+
+@njit(cache=True)
+def seen_key(i, orig, seq, n):
+    """The key of the message ``(orig, seq)`` as node position ``i`` remembers it."""
+    return (i * n + orig) * 4294967296 + seq
+
+
+@njit(cache=True)
+def purge(i, t, heard_until, sym_until, last_symmetric, two_hop_until, topology_ansn,
+          topology_until, topology_expiry, dirty):
+    """Drop node ``i``'s expired entries at ``t``; True if its routing table must be
+    computed again (a symmetric link came or went, a two-hop or topology entry went),
+    which is also written into ``dirty``. Expired MPR selectors are not read as valid,
+    so they stay."""
+    n = heard_until.shape[1]
+    changed = False
+    for j in range(n):
+        heard = heard_until[i, j]
+        if heard >= 0 and max(heard, sym_until[i, j]) <= t:
+            heard_until[i, j] = ABSENT
+        symmetric = sym_until[i, j] > t
+        if symmetric != last_symmetric[i, j]:
+            last_symmetric[i, j] = symmetric
+            changed = True
+        if 0 <= two_hop_until[i, j] <= t:
+            two_hop_until[i, j] = ABSENT
+            changed = True
+    if t >= topology_expiry[i]:
+        expiry = np.inf
+        for j in range(n):
+            if topology_ansn[i, j] < 0:
+                continue
+            if topology_until[i, j] <= t:
+                topology_ansn[i, j] = -1
+                topology_until[i, j] = ABSENT
+                changed = True
+            elif topology_until[i, j] < expiry:
+                expiry = topology_until[i, j]
+        topology_expiry[i] = expiry
+    if changed:
+        dirty[i] = True
+    return changed

@@ -1,0 +1,166 @@
+"""An OLSR packet heard by its receivers, learnt compiled (RFC 3626 §3.4, §7.1.1, §8.2.1,
+§8.4.1, §9.5): what each receiver's repositories
+(:class:`~emulator.routing.olsr.state.Repositories`) take from each message, in the
+packet's order, and which TCs each receiver relays.
+
+A packet's messages come as rows of an int64 table (:func:`message_rows`): a HELLO as
+``(HELLO, its symmetric list, its heard-only list, its MPR list)``, a TC as ``(TC,
+originator, sequence number, ANSN, selector list, TTL)``, lists numbered by
+:meth:`~emulator.routing.olsr.routes.RouteInputs.list_number` and nodes as positions.
+
+- A **HELLO** from ``v``: the link is heard until NEIGHB_HOLD_TIME from now, and
+  symmetric as long if ``v`` lists the receiver; over a symmetric link, ``v``'s list is
+  its two-hop entry (the routes are computed again unless it is the same but for the
+  receiver itself) and ``v`` is a selector if it lists the receiver as an MPR; a link
+  that stops being symmetric changes the routes.
+- A **TC** not the receiver's own, heard over a symmetric link and not seen before
+  (DUP_HOLD_TIME): its selectors replace the originator's topology entry unless it holds
+  a greater ANSN (the routes are computed again if the set changed), and it is relayed
+  if TTL > 1 and the sender chose the receiver as an MPR.
+
+Most receptions of a run are of TCs already seen: each is turned away after two reads.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from emulator.routing.olsr.state import ABSENT, seen_key
+
+#: A message row's first column.
+HELLO, TC = 0, 1
+
+
+def message_rows(messages, pos: dict, list_number) -> np.ndarray:
+    """The rows of a packet's ``messages`` (``((type, message), ...)``) for
+    :func:`receive`."""
+    rows = np.zeros((len(messages), 6), np.int64)
+    for k, (kind, m) in enumerate(messages):
+        if kind == "HELLO":
+            rows[k, :4] = (HELLO, list_number(m.sym), list_number(m.asym),
+                           list_number(m.mprs))
+        else:
+            rows[k] = (TC, pos[m.orig], m.seq, m.ansn, list_number(m.selectors), m.ttl)
+    return rows
+
+
+@njit(cache=True)
+def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_until,
+            sym_until, two_hop_until, two_hop_list, selector_until, topology_ansn,
+            topology_until, topology_list, topology_expiry, dirty, starts, members, seen,
+            seen_purge_at):
+    """Every receiver (positions, in order) learns every message row from ``sender`` at
+    ``t`` (see the module docstring); returns the ``(receiver index, row)`` pairs of the
+    TCs relayed, in the order met."""
+    n = heard_until.shape[1]
+    relays = np.empty((len(receivers) * len(rows), 2), np.int64)
+    found = 0
+    for a in range(len(receivers)):
+        u = receivers[a]
+        for k in range(len(rows)):
+            if rows[k, 0] == HELLO:
+                _hello(t, u, sender, rows[k, 1], rows[k, 2], rows[k, 3], neighb_hold,
+                       heard_until, sym_until, two_hop_until, two_hop_list,
+                       selector_until, dirty, starts, members)
+                continue
+            orig = rows[k, 1]
+            if orig == u or sym_until[u, sender] <= t:
+                continue   # its own, or not from a symmetric neighbour: not relayed
+            key = seen_key(u, orig, rows[k, 2], n)
+            if seen.get(key, ABSENT) > t:
+                continue   # a duplicate
+            seen[key] = t + dup_hold
+            if len(seen) > seen_purge_at[0]:
+                _forget(seen, t, seen_purge_at)
+            ansn, listed = rows[k, 3], rows[k, 4]
+            held = topology_ansn[u, orig]
+            if ansn >= held:   # none held (-1), or not newer than this one
+                until = t + top_hold
+                if held < 0 or not _same(topology_list[u, orig], listed, starts, members):
+                    dirty[u] = True
+                topology_ansn[u, orig] = ansn
+                topology_until[u, orig] = until
+                topology_list[u, orig] = listed
+                if until < topology_expiry[u]:
+                    topology_expiry[u] = until
+            if rows[k, 5] > 1 and selector_until[u, sender] > t:
+                relays[found, 0], relays[found, 1] = a, k
+                found += 1
+    return relays[:found]
+
+
+@njit(cache=True)
+def _hello(t, u, v, sym, asym, mprs, neighb_hold, heard_until, sym_until, two_hop_until,
+           two_hop_list, selector_until, dirty, starts, members):
+    """``u`` hears the HELLO of ``v`` listing ``sym``, ``asym`` and ``mprs``."""
+    hold = t + neighb_hold
+    if heard_until[u, v] < 0:   # a new link: neither heard nor symmetric yet
+        sym_until[u, v] = 0.0
+    was_symmetric = sym_until[u, v] > t
+    heard_until[u, v] = hold
+    if _has(sym, u, starts, members) or _has(asym, u, starts, members):
+        sym_until[u, v] = hold   # v hears u: the link is symmetric
+    if sym_until[u, v] > t:
+        held, old = two_hop_until[u, v] >= 0, two_hop_list[u, v]
+        two_hop_until[u, v], two_hop_list[u, v] = hold, sym
+        # changed: a two-hop neighbour other than u came or went
+        if not held or not was_symmetric or \
+                not (_same(old, sym, starts, members)
+                     or _differ_by(old, sym, u, starts, members)):
+            dirty[u] = True
+        selector_until[u, v] = hold if _has(mprs, u, starts, members) else ABSENT
+    elif was_symmetric:
+        dirty[u] = True
+
+
+@njit(cache=True)
+def _has(k, node, starts, members):
+    """Whether list ``k`` holds ``node``."""
+    for i in range(starts[k], starts[k + 1]):
+        if members[i] == node:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _same(a, b, starts, members):
+    """Whether lists ``a`` and ``b`` hold the same nodes (lists hold a node once)."""
+    if a == b:
+        return True
+    if starts[a + 1] - starts[a] != starts[b + 1] - starts[b]:
+        return False
+    for i in range(starts[a], starts[a + 1]):
+        if not _has(b, members[i], starts, members):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _differ_by(a, b, node, starts, members):
+    """Whether ``node`` alone is in one of lists ``a`` and ``b`` and not the other."""
+    one, other = _only(a, b, node, starts, members), _only(b, a, node, starts, members)
+    return one >= 0 and other >= 0 and one + other == 1
+
+
+@njit(cache=True)
+def _only(a, b, node, starts, members):
+    """How many of list ``a`` are not in list ``b`` (0 or 1: only ``node`` may be); -1
+    if another is."""
+    count = 0
+    for i in range(starts[a], starts[a + 1]):
+        w = members[i]
+        if not _has(b, w, starts, members):
+            if w != node:
+                return -1
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def _forget(seen, t, purge_at):
+    """Drop the messages no longer remembered at ``t`` (memory only: a read compares
+    the expiry with the time); the next purge when ``seen`` has doubled."""
+    gone = [key for key, until in seen.items() if until <= t]
+    for key in gone:
+        del seen[key]
+    purge_at[0] = max(64, 2 * len(seen))
