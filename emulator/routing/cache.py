@@ -1,8 +1,9 @@
 """A set of keys that forget themselves: duplicate detection for flooded packets.
 
 AODV remembers each RREQ's ``(originator, RREQ ID)`` for PATH_DISCOVERY_TIME (RFC 3561
-§6.3), OLSR each message's ``(originator, sequence number)`` for DUP_HOLD_TIME (RFC 3626
-§3.4); a packet seen again within that time is not processed (or forwarded) twice.
+§6.3); a packet seen again within that time is not processed (or forwarded) twice.
+(OLSR keeps its messages seen by the same rule in a compiled dict,
+:attr:`emulator.routing.olsr.state.Repositories.seen`.)
 
 >>> seen = IdCache()
 >>> seen.add((7, 1), until=5.0)
