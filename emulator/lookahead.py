@@ -42,6 +42,7 @@ from collections import deque
 from contract.events import DELIVER, LOST, RELEASE, Event, window_of
 from contract.plan import Plan
 from contract.program import NodeCall, TimerBook
+from emulator import collector
 
 #: Network epochs one span may cover (the views of a span's epochs travel with it).
 SPAN_EPOCHS = 64
@@ -116,12 +117,17 @@ class Lookahead:
         end = window_of(self.epochs[end_epoch], self.step)[0] \
             if end_epoch < len(self.epochs) else math.inf
         end = max(end, window_of(t0, self.step)[1])
-        work = self._deferred_work(t0)
-        for node in sorted(self.ahead):
-            calls = self._ahead_calls(node, end)
-            if calls or self._timers[node].pending:
-                work[node] = (calls, self._timers[node], end)
-        self._run(work, t0, end, runtime, state)
+        # A span's steps, their events and outputs are made at once and kept until
+        # their windows come: the cyclic collector would scan them over and over
+        # (bench_emulator's nodes declared a pure source and sink: 0.9 -> 0.3 s of
+        # collections in a 3 s run).
+        with collector.paused():
+            work = self._deferred_work(t0)
+            for node in sorted(self.ahead):
+                calls = self._ahead_calls(node, end)
+                if calls or self._timers[node].pending:
+                    work[node] = (calls, self._timers[node], end)
+            self._run(work, t0, end, runtime, state)
         self.span_end = end
         self._next = self._earliest()
 
