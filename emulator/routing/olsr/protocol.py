@@ -67,12 +67,10 @@ jitter (a draw up to ``maxjitter``) has not run out by 0.1, as two when it has.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.olsr.messages import Hello, Packet, Tc
 from emulator.routing.olsr.mpr import select_mprs_compiled
-from emulator.routing.olsr.receive import message_rows, receive
+from emulator.routing.olsr.receive import hear
 from emulator.routing.olsr.state import OlsrNode, Repositories, purge
 
 _HELLO, _TC, _FLUSH = "hello", "tc", "flush"
@@ -149,22 +147,12 @@ class Olsr(Protocol):
 
     def on_receive_all(self, t: float, nodes, msg) -> None:
         """Each of ``nodes`` heard the packet ``msg``: its messages learnt in the
-        packet's order (§3.4) by :func:`~emulator.routing.olsr.receive.receive`, and
-        the TCs it says are to be relayed sent on, receiver by receiver."""
-        reps, inputs, p = self._reps, self._inputs, self.params
+        packet's order (§3.4, compiled: :func:`~emulator.routing.olsr.receive.hear`),
+        then the TCs to relay sent on, receiver by receiver."""
         messages = msg.payload.body.messages
-        rows = message_rows(messages, reps.pos, inputs.list_number)
-        starts, members = inputs.lists()
-        receivers = np.array([reps.pos[u] for u in nodes], np.int64)
-        relays = receive(t, reps.pos[msg.src], receivers, rows, p["neighb_hold_time"],
-                         p["dup_hold_time"], p["top_hold_time"], reps.heard_until,
-                         inputs.sym_until, inputs.two_hop_until, inputs.two_hop_list,
-                         reps.selector_until, reps.topology_ansn, inputs.topology_until,
-                         inputs.topology_list, reps.topology_expiry, reps.dirty, starts,
-                         members, reps.seen, reps.seen_purge_at)
-        for a, k in relays.tolist():
+        for u, k in hear(self._reps, t, msg.src, nodes, messages, self.params):
             tc = messages[k][1]
-            self._relay(t, nodes[a], tc._replace(ttl=tc.ttl - 1, hops=tc.hops + 1))
+            self._relay(t, u, tc._replace(ttl=tc.ttl - 1, hops=tc.hops + 1))
 
     def _relay(self, t: float, u: int, tc: Tc) -> None:
         """``u`` forwards ``tc``, as an MPR of the neighbour it came from (§3.4.1)."""

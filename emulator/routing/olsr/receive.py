@@ -19,6 +19,19 @@ originator, sequence number, ANSN, selector list, TTL)``, lists numbered by
   if TTL > 1 and the sender chose the receiver as an MPR.
 
 Most receptions of a run are of TCs already seen: each is turned away after two reads.
+
+>>> from emulator.routing.olsr.messages import Hello, Tc
+>>> from emulator.routing.olsr.state import Repositories
+>>> reps = Repositories([0, 1, 2, 3])
+>>> holds = {"neighb_hold_time": 6.0, "dup_hold_time": 30.0, "top_hold_time": 15.0}
+>>> hello = ("HELLO", Hello(sym=(1,), asym=(), mprs=(1,)))    # 0 chose 1 as its MPR
+>>> hear(reps, 1.0, 0, [1, 2], [hello], holds)
+[]
+>>> reps.symmetric(1, 1.0), reps.symmetric(2, 1.0)            # 0 lists 1, not 2
+((0,), ())
+>>> tc = ("TC", Tc(orig=3, seq=1, ansn=1, selectors=(0,), ttl=255, hops=1))
+>>> hear(reps, 1.5, 0, [1, 2], [tc, tc], holds)   # 2: no symmetric link; 1: once
+[(1, 0)]
 """
 from __future__ import annotations
 
@@ -29,6 +42,24 @@ from emulator.routing.olsr.state import ABSENT, seen_key
 
 #: A message row's first column.
 HELLO, TC = 0, 1
+
+
+def hear(reps, t: float, sender: int, receivers, messages, params: dict) -> list:
+    """``receivers`` (ids) hear the packet of ``messages`` (``((type, message),
+    ...)``) from ``sender`` at ``t``: what they learn goes into ``reps`` (a
+    :class:`~emulator.routing.olsr.state.Repositories`; ``params``: the hold times);
+    returns ``(receiver, message index)`` of each TC a receiver relays, in order."""
+    inputs, pos = reps.inputs, reps.pos
+    rows = message_rows(messages, pos, inputs.list_number)
+    starts, members = inputs.lists()
+    relays = receive(t, pos[sender], np.array([pos[u] for u in receivers], np.int64), rows,
+                     params["neighb_hold_time"], params["dup_hold_time"],
+                     params["top_hold_time"], reps.heard_until, inputs.sym_until,
+                     inputs.two_hop_until, inputs.two_hop_list, reps.selector_until,
+                     reps.topology_ansn, inputs.topology_until, inputs.topology_list,
+                     reps.topology_expiry, reps.dirty, starts, members, reps.seen,
+                     reps.seen_purge_at)
+    return [(receivers[a], k) for a, k in relays.tolist()]
 
 
 def message_rows(messages, pos: dict, list_number) -> np.ndarray:
