@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 import topologies
-from emulator import deliver
+from emulator import deliver, kernels
 
 #: What ``--routing`` may name; ``all`` is the three in turn, the oracle first.
 ROUTINGS = ("oracle", "aodv", "olsr")
@@ -92,46 +92,6 @@ def control_figures(out: pd.DataFrame, seconds: float) -> dict:
             "data_hops": out.attrs["hops"] - len(out.attrs["control"])}
 
 
-def kernels_ready(routings: list[str], media: list[str]) -> dict:
-    """Load (or compile, when numba's cache on disk is missing or stale) the compiled
-    kernels each routing and medium runs, by a ``deliver`` on a line of four nodes, so
-    that no timed run pays for them: how long it took, and whether anything compiled.
-
-    >>> ready = kernels_ready(["oracle", "olsr"], ["links"])
-    >>> sorted(ready), ready["kernel_ready_s"] > 0
-    (['kernel_compiled', 'kernel_ready_s'], True)
-    """
-    import networkx as nx
-
-    graph = nx.path_graph(4)
-    nx.set_edge_attributes(graph, 1.0, "cost")
-    nx.set_edge_attributes(graph, 0.01, "delay")
-    nx.set_edge_attributes(graph, 1e5, "bandwidth")
-    messages = pd.DataFrame({"msg_id": [0, 1], "src": [0, 3], "dst": [3, 0],
-                             "sent_at": [3.0, 4.0], "size_bytes": 56})
-    before = _numba_compilations()
-    start = time.perf_counter()
-    for medium in media:
-        for routing in routings:
-            deliver(graph, messages, medium=medium, routing=routing)
-    seconds = time.perf_counter() - start
-    return {"kernel_ready_s": round(seconds, 2),
-            "kernel_compiled": _numba_compilations() > before}
-
-
-def _numba_compilations() -> int:
-    """Compilations of the emulator's kernels in this process (numba's cache on disk
-    missed), over the compiled functions of every ``emulator`` module loaded."""
-    import sys
-
-    from numba.core.dispatcher import Dispatcher
-
-    return sum(sum(f.stats.cache_misses.values())
-               for name, module in list(sys.modules.items())
-               if name.startswith("emulator") and module is not None
-               for f in vars(module).values() if isinstance(f, Dispatcher))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=1000)
@@ -169,7 +129,7 @@ def main() -> None:
     print(f"network: {args.nodes} nodes, {len(dynamics.epochs)} epochs, "
           f"{args.messages:,} messages (set-up {time.perf_counter() - t:.1f} s)")
     options = {"seconds_per_unit": args.seconds_per_unit}
-    ready = kernels_ready(args.routing, args.media.split(","))
+    ready = kernels.ready(args.routing, args.media.split(","))
     print(f"compiled kernels ready in {ready['kernel_ready_s']:.2f} s ("
           f"{'compiled now' if ready['kernel_compiled'] else 'from the cache on disk'})",
           flush=True)
