@@ -69,9 +69,8 @@ from __future__ import annotations
 
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.olsr.messages import Hello, Packet, Tc
-from emulator.routing.olsr.mpr import select_mprs_compiled
 from emulator.routing.olsr.receive import hear
-from emulator.routing.olsr.state import OlsrNode, Repositories, purge
+from emulator.routing.olsr.state import OlsrNode, Repositories
 
 _HELLO, _TC, _FLUSH = "hello", "tc", "flush"
 _TTL = 255
@@ -117,13 +116,9 @@ class Olsr(Protocol):
             self._send(t, u, (("TC", tag[1]),))
 
     def _hello(self, t: float, u: int) -> None:
-        reps, inputs, i = self._reps, self._inputs, self._reps.pos[u]
-        purge(i, t, *reps.purge_arrays())
-        starts, members = inputs.lists()
-        mprs = select_mprs_compiled(i, t, inputs.sym_until, inputs.two_hop_until,
-                                    inputs.two_hop_list, starts, members)
-        node = self._state[u]
-        node.mprs = reps.ids_of(mprs)
+        reps, node = self._reps, self._state[u]
+        reps.purge(u, t)
+        node.mprs = reps.mprs(u, t)
         hello = Hello(reps.symmetric(u, t), reps.heard_only(u, t), tuple(sorted(node.mprs)))
         self._emit(t, u, "HELLO", hello)
         self.host.set_timer(t + self._jittered(self.params["hello_interval"]), u, _HELLO)

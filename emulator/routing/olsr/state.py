@@ -20,9 +20,9 @@ thousands of packets of up to 64 messages, each by a dozen receivers.
 >>> reps.heard_until[i, j] = reps.inputs.sym_until[i, j] = 4.0     # symmetric until 4
 >>> reps.symmetric(3, 3.0), reps.symmetric(3, 4.0)
 ((5,), ())
->>> purge(i, 3.0, *reps.purge_arrays()), purge(i, 3.5, *reps.purge_arrays())
+>>> reps.purge(3, 3.0), reps.purge(3, 3.5)      # the symmetric link came, then stayed
 (True, False)
->>> purge(i, 4.0, *reps.purge_arrays()), float(reps.heard_until[i, j])   # expired: gone
+>>> reps.purge(3, 4.0), float(reps.heard_until[i, j])      # expired: gone
 (True, -1.0)
 """
 from __future__ import annotations
@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
+from emulator.routing.olsr.mpr import select_mprs_compiled
 from emulator.routing.olsr.routes import RouteInputs
 
 #: The expiry of an entry a node does not hold.
@@ -112,12 +113,22 @@ class Repositories:
         self.dirty[i] = True
         return True
 
-    def purge_arrays(self) -> tuple:
-        """What :func:`purge` reads and writes, after the node and the time."""
+    def purge(self, u: int, t: float) -> bool:
+        """Drop ``u``'s expired entries at ``t`` (:func:`purge`); whether its routing
+        table must be computed again."""
         inputs = self.inputs
-        return (self.heard_until, inputs.sym_until, self.last_symmetric,
-                inputs.two_hop_until, self.topology_ansn, inputs.topology_until,
-                self.topology_expiry, self.dirty)
+        return purge(self.pos[u], t, self.heard_until, inputs.sym_until,
+                     self.last_symmetric, inputs.two_hop_until, self.topology_ansn,
+                     inputs.topology_until, self.topology_expiry, self.dirty)
+
+    def mprs(self, u: int, t: float) -> frozenset:
+        """The MPRs ``u`` selects at ``t`` from its symmetric neighbours and their
+        HELLOs (:func:`~emulator.routing.olsr.mpr.select_mprs_compiled`)."""
+        inputs = self.inputs
+        starts, members = inputs.lists()
+        return self.ids_of(select_mprs_compiled(self.pos[u], t, inputs.sym_until,
+                                                inputs.two_hop_until, inputs.two_hop_list,
+                                                starts, members))
 
 
 @njit(cache=True)
