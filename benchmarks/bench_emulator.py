@@ -61,15 +61,6 @@ class Sink(NodeProgram):
         self.received += 1
 
 
-def kernel_ready(medium: str) -> dict:
-    """Load the compiled kernels (numba's cache on disk, or a compilation if it is
-    missing or stale): how long it took, and whether it compiled."""
-    figures = kernels.ready(["oracle"], [medium])
-    print(f"compiled kernels ready in {figures['kernel_ready_s']:.2f} s ("
-          f"{'compiled now' if figures['kernel_compiled'] else 'from the cache on disk'})")
-    return figures
-
-
 def bare_simpy_rate(events: int) -> float:
     """Timeout events per second of a bare SimPy process loop."""
     env = simpy.Environment()
@@ -150,7 +141,8 @@ def main() -> None:
                     help="end with one JSON line: end_to_end_ratio, transport_ratio, hops_per_s")
     args = ap.parse_args()
 
-    compiled = kernel_ready(args.medium)
+    compiled = kernels.ready(["oracle"], [args.medium])
+    print(kernels.described(compiled))
     t_build = time.perf_counter()
     topo, dynamics = build_network(args, jitter=0.002)
     rng = np.random.default_rng(args.seed)

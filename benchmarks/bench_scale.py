@@ -130,9 +130,7 @@ def main() -> None:
           f"{args.messages:,} messages (set-up {time.perf_counter() - t:.1f} s)")
     options = {"seconds_per_unit": args.seconds_per_unit}
     ready = kernels.ready(args.routing, args.media.split(","))
-    print(f"compiled kernels ready in {ready['kernel_ready_s']:.2f} s ("
-          f"{'compiled now' if ready['kernel_compiled'] else 'from the cache on disk'})",
-          flush=True)
+    print(kernels.described(ready), flush=True)
     for medium in args.media.split(","):
         oracle_wall = None
         for routing in args.routing:

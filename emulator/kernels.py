@@ -43,6 +43,16 @@ def ready(routings=("oracle",), media=("links", "shared")) -> dict:
             "kernel_compiled": compilations() > before}
 
 
+def described(figures: dict) -> str:
+    """The line a benchmark prints for :func:`ready`'s figures.
+
+    >>> described({"kernel_ready_s": 0.42, "kernel_compiled": False})
+    'compiled kernels ready in 0.42 s (from the cache on disk)'
+    """
+    how = "compiled now" if figures["kernel_compiled"] else "from the cache on disk"
+    return f"compiled kernels ready in {figures['kernel_ready_s']:.2f} s ({how})"
+
+
 def compilations() -> int:
     """Compilations of the emulator's kernels in this process so far (numba's cache on
     disk missed), over the compiled functions of every ``emulator`` module loaded."""

@@ -61,10 +61,9 @@ def select_mprs_compiled(i, t, sym_until, two_hop_until, two_hop_list, starts, m
                 if w != i and not neighbour[w]:
                     covers[w] += 1
                     reach[v] += 1
-    uncovered = covers > 0
+    uncovered, only = covers > 0, covers == 1
     for v in range(n):   # the only way to some two-hop node
-        if reach[v] and _reaches(i, v, t, neighbour, covers == 1, two_hop_list, starts,
-                                 members):
+        if reach[v] and _reaches(i, v, neighbour, only, two_hop_list, starts, members):
             mpr[v] = True
     for v in range(n):
         if mpr[v]:
@@ -87,7 +86,7 @@ def select_mprs_compiled(i, t, sym_until, two_hop_until, two_hop_list, starts, m
 
 
 @njit(cache=True)
-def _reaches(i, v, t, neighbour, wanted, two_hop_list, starts, members):
+def _reaches(i, v, neighbour, wanted, two_hop_list, starts, members):
     """Whether neighbour ``v`` of ``i`` reaches a strict two-hop node flagged ``wanted``."""
     k = two_hop_list[i, v]
     for j in range(starts[k], starts[k + 1]):
