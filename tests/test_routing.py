@@ -513,15 +513,17 @@ def test_id_cache_first_is_holds_then_add():
         assert cache.holds(key, t) == (reference[key] > t)
 
 
+@pytest.mark.parametrize("most", [40, 160])
 @pytest.mark.parametrize("seed", range(4))
-def test_olsr_compiled_tables_are_compute_routes_of_the_entries_still_valid(seed):
+def test_olsr_compiled_tables_are_compute_routes_of_the_entries_still_valid(seed, most):
     """RouteInputs' compiled search gives every destination the next hop compute_routes
     gives from the entries valid at the time asked (expired ones, rewritten ones and
-    node ids that are not positions included)."""
+    node ids that are not positions included), on networks of up to ``most`` nodes (160:
+    bit sets of several words)."""
     from emulator.routing.olsr.routes import RouteInputs, compute_routes
     rng = np.random.default_rng(seed)
     for _ in range(40):
-        ids = sorted({int(v) for v in rng.choice(200, int(rng.integers(3, 40)))})
+        ids = sorted({int(v) for v in rng.choice(5 * most, int(rng.integers(3, most)))})
         inputs = RouteInputs(ids)
         sym, two_hop, topology = {}, {}, {}   # (u, v) -> (what, until), the last written
         for _ in range(int(rng.integers(0, 300))):
@@ -551,20 +553,22 @@ def test_olsr_compiled_tables_are_compute_routes_of_the_entries_still_valid(seed
                     {d: expected.get(d) for d in asked}
 
 
+@pytest.mark.parametrize("most", [30, 150])
 @pytest.mark.parametrize("seed", range(4))
-def test_olsr_compiled_mpr_selection_is_select_mprs_of_the_entries_still_valid(seed):
+def test_olsr_compiled_mpr_selection_is_select_mprs_of_the_entries_still_valid(seed, most):
     """The compiled MPR selection picks the MPRs select_mprs picks from the symmetric
     neighbours and two-hop entries valid at the time asked (expired ones, lists that
-    hold the node itself or its neighbours, and ties, included)."""
+    hold the node itself or its neighbours, and ties, included), on networks of up to
+    ``most`` nodes (150: bit sets of several words)."""
     from emulator.routing.olsr.mpr import select_mprs, select_mprs_compiled
     from emulator.routing.olsr.state import Repositories
     rng = np.random.default_rng(seed)
-    for _ in range(40):
-        ids = sorted({int(v) for v in rng.choice(100, int(rng.integers(3, 30)))})
+    for _ in range(40 if most <= 30 else 10):
+        ids = sorted({int(v) for v in rng.choice(10 * most // 3, int(rng.integers(3, most)))})
         reps = Repositories(ids)
         inputs = reps.inputs
         sym, two_hop = {}, {}   # (u, v) -> (what, until), the last written
-        for _ in range(int(rng.integers(0, 200))):
+        for _ in range(int(rng.integers(0, 2 * most * most // 9))):   # 200 at 30 nodes
             u, v = (int(x) for x in rng.choice(ids, 2))
             until = float(rng.uniform(0.0, 10.0))
             if rng.random() < 0.5:
@@ -575,7 +579,6 @@ def test_olsr_compiled_mpr_selection_is_select_mprs_of_the_entries_still_valid(s
                 listed = tuple(sorted({int(x) for x in drawn}))
                 inputs.two_hop(u, v, listed, until)
                 two_hop[u, v] = (listed, until)
-        starts, members = inputs.lists()
         for t in (0.0, 2.5, 5.0, 9.0):
             for me in ids:
                 neighbours = {v for (u, v), (_, until) in sym.items()
@@ -584,5 +587,5 @@ def test_olsr_compiled_mpr_selection_is_select_mprs_of_the_entries_still_valid(s
                          if u == me and until > t and v in neighbours}
                 flags = select_mprs_compiled(reps.pos[me], t, inputs.sym_until,
                                              inputs.two_hop_until, inputs.two_hop_list,
-                                             starts, members)
+                                             inputs.bit_sets())
                 assert reps.ids_of(flags) == select_mprs(me, neighbours, valid)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from emulator.routing.olsr.routes import _index_of
+
 
 def select_mprs(me: int, neighbours: set, two_hop: dict) -> set:
     """The MPRs of ``me`` among its symmetric ``neighbours``; ``two_hop[n]`` holds
@@ -43,64 +45,79 @@ def select_mprs(me: int, neighbours: set, two_hop: dict) -> set:
 
 
 @njit(cache=True)
-def select_mprs_compiled(i, t, sym_until, two_hop_until, two_hop_list, starts, members):
+def select_mprs_compiled(i, t, sym_until, two_hop_until, two_hop_list, bits):
     """:func:`select_mprs` of node position ``i`` at ``t`` over the repositories' arrays
     (:class:`~emulator.routing.olsr.state.Repositories`): its symmetric neighbours,
-    and the list each one's valid HELLO gave; returns the MPRs as flags by position.
-    Neighbours are taken in position (id) order, so ties go to the smaller id."""
-    n = sym_until.shape[1]
+    and the list each one's valid HELLO gave (``bits``: the lists' bit sets,
+    :meth:`~emulator.routing.olsr.routes.RouteInputs.bit_sets`); returns the MPRs as
+    flags by position. Neighbours are taken in position (id) order, so ties go to the
+    smaller id; a neighbour's strict two-hop nodes are a bit set, so what it covers of
+    those left is a count of bits."""
+    n, words, one = sym_until.shape[1], bits.shape[1], np.uint64(1)
     neighbour = sym_until[i] > t
-    mpr = np.zeros(n, np.bool_)
+    outside = np.zeros(words, np.uint64)   # i and its neighbours: not strict two-hop
+    outside[i >> 6] |= one << np.uint64(i & 63)
+    for v in range(n):
+        if neighbour[v]:
+            outside[v >> 6] |= one << np.uint64(v & 63)
+    strict = np.zeros((n, words), np.uint64)   # by neighbour, its strict two-hop nodes
     covers = np.zeros(n, np.int64)     # how many neighbours reach a strict two-hop node
     reach = np.zeros(n, np.int64)      # how many strict two-hop nodes a neighbour reaches
     for v in range(n):
         if neighbour[v] and two_hop_until[i, v] > t:
-            k = two_hop_list[i, v]
-            for j in range(starts[k], starts[k + 1]):
-                w = members[j]
-                if w != i and not neighbour[w]:
-                    covers[w] += 1
-                    reach[v] += 1
-    uncovered, only = covers > 0, covers == 1
+            listed = bits[two_hop_list[i, v]]
+            for w in range(words):
+                word = listed[w] & ~outside[w]
+                strict[v, w] = word
+                reach[v] += _bit_count(word)
+                while word:
+                    bit = word & (~word + one)
+                    word ^= bit
+                    covers[(w << 6) + _index_of(bit)] += 1
+    uncovered, only = _bit_set(covers > 0, words), _bit_set(covers == 1, words)
+    mpr = np.zeros(n, np.bool_)
     for v in range(n):   # the only way to some two-hop node
-        if reach[v] and _reaches(i, v, neighbour, only, two_hop_list, starts, members):
+        if reach[v] and _common(strict[v], only) > 0:
             mpr[v] = True
     for v in range(n):
         if mpr[v]:
-            _cover(i, v, neighbour, uncovered, two_hop_list, starts, members)
+            uncovered &= ~strict[v]
     while uncovered.any():
         best, best_new = -1, -1
         for v in range(n):   # most uncovered, then greatest reach, then smallest id
             if neighbour[v] and not mpr[v]:
-                new = 0
-                if reach[v]:
-                    k = two_hop_list[i, v]
-                    for j in range(starts[k], starts[k + 1]):
-                        if uncovered[members[j]]:
-                            new += 1
+                new = _common(strict[v], uncovered) if reach[v] else 0
                 if new > best_new or (new == best_new and reach[v] > reach[best]):
                     best, best_new = v, new
         mpr[best] = True
-        _cover(i, best, neighbour, uncovered, two_hop_list, starts, members)
+        uncovered &= ~strict[best]
     return mpr
 
 
-@njit(cache=True)
-def _reaches(i, v, neighbour, wanted, two_hop_list, starts, members):
-    """Whether neighbour ``v`` of ``i`` reaches a strict two-hop node flagged ``wanted``."""
-    k = two_hop_list[i, v]
-    for j in range(starts[k], starts[k + 1]):
-        w = members[j]
-        if w != i and not neighbour[w] and wanted[w]:
-            return True
-    return False
+@njit(cache=True, inline="always")
+def _bit_set(flags, words):
+    """The positions flagged in ``flags`` as a bit set of ``words`` words."""
+    out = np.zeros(words, np.uint64)
+    for p in range(len(flags)):
+        if flags[p]:
+            out[p >> 6] |= np.uint64(1) << np.uint64(p & 63)
+    return out
 
 
-@njit(cache=True)
-def _cover(i, v, neighbour, uncovered, two_hop_list, starts, members):
-    """The strict two-hop nodes neighbour ``v`` of ``i`` reaches are covered."""
-    k = two_hop_list[i, v]
-    for j in range(starts[k], starts[k + 1]):
-        w = members[j]
-        if w != i and not neighbour[w]:
-            uncovered[w] = False
+@njit(cache=True, inline="always")
+def _common(a, b):
+    """How many positions the bit sets ``a`` and ``b`` share."""
+    count = 0
+    for w in range(len(a)):
+        count += _bit_count(a[w] & b[w])
+    return count
+
+
+@njit(cache=True, inline="always")
+def _bit_count(x):
+    """The set bits of the uint64 ``x`` (summed in parallel within the word)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2))
+                                               & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))

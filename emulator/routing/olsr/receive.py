@@ -51,13 +51,12 @@ def hear(reps, t: float, sender: int, receivers, messages, params: dict) -> list
     returns ``(receiver, message index)`` of each TC a receiver relays, in order."""
     inputs, pos = reps.inputs, reps.pos
     rows = message_rows(messages, pos, inputs.list_number)
-    starts, members = inputs.lists()
     relays = receive(t, pos[sender], np.array([pos[u] for u in receivers], np.int64), rows,
                      params["neighb_hold_time"], params["dup_hold_time"],
                      params["top_hold_time"], reps.heard_until, inputs.sym_until,
                      inputs.two_hop_until, inputs.two_hop_list, reps.selector_until,
                      reps.topology_ansn, inputs.topology_until, inputs.topology_list,
-                     reps.topology_expiry, reps.dirty, starts, members, reps.seen,
+                     reps.topology_expiry, reps.dirty, inputs.bit_sets(), reps.seen,
                      reps.seen_purge_at)
     return [(receivers[a], k) for a, k in relays.tolist()]
 
@@ -78,7 +77,7 @@ def message_rows(messages, pos: dict, list_number) -> np.ndarray:
 @njit(cache=True)
 def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_until,
             sym_until, two_hop_until, two_hop_list, selector_until, topology_ansn,
-            topology_until, topology_list, topology_expiry, dirty, starts, members, seen,
+            topology_until, topology_list, topology_expiry, dirty, bits, seen,
             seen_purge_at):
     """Every receiver (positions, in order) learns every message row from ``sender`` at
     ``t`` (see the module docstring); returns the ``(receiver index, row)`` pairs of the
@@ -92,7 +91,7 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
             if rows[k, 0] == HELLO:
                 _hello(t, u, sender, rows[k, 1], rows[k, 2], rows[k, 3], neighb_hold,
                        heard_until, sym_until, two_hop_until, two_hop_list,
-                       selector_until, dirty, starts, members)
+                       selector_until, dirty, bits)
                 continue
             orig = rows[k, 1]
             if orig == u or sym_until[u, sender] <= t:
@@ -107,7 +106,7 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
             held = topology_ansn[u, orig]
             if ansn >= held:   # none held (-1), or not newer than this one
                 until = t + top_hold
-                if held < 0 or not _same(topology_list[u, orig], listed, starts, members):
+                if held < 0 or not _same(topology_list[u, orig], listed, bits):
                     dirty[u] = True
                 topology_ansn[u, orig] = ansn
                 topology_until[u, orig] = until
@@ -122,69 +121,56 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
 
 @njit(cache=True)
 def _hello(t, u, v, sym, asym, mprs, neighb_hold, heard_until, sym_until, two_hop_until,
-           two_hop_list, selector_until, dirty, starts, members):
+           two_hop_list, selector_until, dirty, bits):
     """``u`` hears the HELLO of ``v`` listing ``sym``, ``asym`` and ``mprs``."""
     hold = t + neighb_hold
     if heard_until[u, v] < 0:   # a new link: neither heard nor symmetric yet
         sym_until[u, v] = 0.0
     was_symmetric = sym_until[u, v] > t
     heard_until[u, v] = hold
-    if _has(sym, u, starts, members) or _has(asym, u, starts, members):
+    if _has(bits[sym], u) or _has(bits[asym], u):
         sym_until[u, v] = hold   # v hears u: the link is symmetric
     if sym_until[u, v] > t:
         held, old = two_hop_until[u, v] >= 0, two_hop_list[u, v]
         two_hop_until[u, v], two_hop_list[u, v] = hold, sym
         # changed: a two-hop neighbour other than u came or went
-        if not held or not was_symmetric or \
-                not (_same(old, sym, starts, members)
-                     or _differ_by(old, sym, u, starts, members)):
+        if not held or not was_symmetric or not _differ_at_most_by(old, sym, u, bits):
             dirty[u] = True
-        selector_until[u, v] = hold if _has(mprs, u, starts, members) else ABSENT
+        selector_until[u, v] = hold if _has(bits[mprs], u) else ABSENT
     elif was_symmetric:
         dirty[u] = True
 
 
-@njit(cache=True)
-def _has(k, node, starts, members):
-    """Whether list ``k`` holds ``node``."""
-    for i in range(starts[k], starts[k + 1]):
-        if members[i] == node:
-            return True
-    return False
+@njit(cache=True, inline="always")
+def _has(listed, node):
+    """Whether the list whose bit set is ``listed`` holds ``node``."""
+    return (listed[node >> 6] >> np.uint64(node & 63)) & np.uint64(1) != 0
 
 
 @njit(cache=True)
-def _same(a, b, starts, members):
-    """Whether lists ``a`` and ``b`` hold the same nodes (lists hold a node once)."""
+def _same(a, b, bits):
+    """Whether lists ``a`` and ``b`` hold the same nodes."""
     if a == b:
         return True
-    if starts[a + 1] - starts[a] != starts[b + 1] - starts[b]:
-        return False
-    for i in range(starts[a], starts[a + 1]):
-        if not _has(b, members[i], starts, members):
+    for w in range(bits.shape[1]):
+        if bits[a, w] != bits[b, w]:
             return False
     return True
 
 
 @njit(cache=True)
-def _differ_by(a, b, node, starts, members):
-    """Whether ``node`` alone is in one of lists ``a`` and ``b`` and not the other."""
-    one, other = _only(a, b, node, starts, members), _only(b, a, node, starts, members)
-    return one >= 0 and other >= 0 and one + other == 1
-
-
-@njit(cache=True)
-def _only(a, b, node, starts, members):
-    """How many of list ``a`` are not in list ``b`` (0 or 1: only ``node`` may be); -1
-    if another is."""
-    count = 0
-    for i in range(starts[a], starts[a + 1]):
-        w = members[i]
-        if not _has(b, w, starts, members):
-            if w != node:
-                return -1
-            count += 1
-    return count
+def _differ_at_most_by(a, b, node, bits):
+    """Whether lists ``a`` and ``b`` hold the same nodes but for ``node``, which may be
+    in one and not the other."""
+    if a == b:
+        return True
+    for w in range(bits.shape[1]):
+        differ = bits[a, w] ^ bits[b, w]
+        if w == node >> 6:
+            differ &= ~(np.uint64(1) << np.uint64(node & 63))
+        if differ:
+            return False
+    return True
 
 
 @njit(cache=True)

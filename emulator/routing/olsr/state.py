@@ -125,10 +125,9 @@ class Repositories:
         """The MPRs ``u`` selects at ``t`` from its symmetric neighbours and their
         HELLOs (:func:`~emulator.routing.olsr.mpr.select_mprs_compiled`)."""
         inputs = self.inputs
-        starts, members = inputs.lists()
         return self.ids_of(select_mprs_compiled(self.pos[u], t, inputs.sym_until,
                                                 inputs.two_hop_until, inputs.two_hop_list,
-                                                starts, members))
+                                                inputs.bit_sets()))
 
 
 @njit(cache=True)
