@@ -111,7 +111,10 @@ class Transport:
         # reorder=False: the last arrival on each directed link (u, v)
         self._link_last: dict[tuple[int, int], float] = {}
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 1013])))
-        self._uniforms: list[float] = []
+        # the uniforms drawn ahead for jitter and loss, in the stream's order, as an
+        # array (what compiled code reads) and a list (what Python reads), and how many
+        # are used: one stream whoever draws
+        self._pool, self._pool_list, self._drawn = np.empty(0), [], 0
         self._calendar: list = []
         self._sends: deque = deque()   # sends in time order, beside the calendar
         self._seq = 0
@@ -280,15 +283,18 @@ class Transport:
         if self._links is not None:
             self._links.forget_epoch()
 
-    def _refill(self) -> list:
-        # Drawn in blocks: a scalar numpy draw costs as much as a whole hop.
-        self._uniforms[:] = self.rng.random(4096).tolist()[::-1]
-        return self._uniforms
+    def _refill_pool(self) -> None:
+        """A new block of uniforms after those not used yet (drawn in blocks: a scalar
+        numpy draw costs as much as a whole hop), so the stream's order is kept."""
+        self._pool = np.concatenate([self._pool[self._drawn:], self.rng.random(4096)])
+        self._pool_list = self._pool.tolist()
+        self._drawn = 0
 
     def _uniform(self) -> float:
-        if not self._uniforms:
-            self._refill()
-        return self._uniforms.pop()
+        if self._drawn == len(self._pool_list):
+            self._refill_pool()
+        self._drawn += 1
+        return self._pool_list[self._drawn - 1]
 
     # -- one hop ------------------------------------------------------------------------
     def _transmit(self, start: float, hop) -> float:

@@ -54,9 +54,13 @@ import math
 from collections import Counter
 from typing import NamedTuple
 
+import numpy as np
+
 from contract.messages import Message
 from emulator.routing import PROTOCOLS
+from emulator.network import LINK_DEFAULTS
 from emulator.routing.base import BROADCAST, NOTICE_BYTES, Control, Notice
+from emulator.routing.fanout import ATTRS, DONE, NEED_VIEW, Fanout, hear, links_free_at
 from emulator.transport import _END, _READY, _TIMER, Transport, _binned
 
 #: The kind of every message a routing protocol sends (control packets, notices).
@@ -116,16 +120,20 @@ class RoutedTransport(Transport):
         self.control_log: list[tuple[float, int, str, int]] = []
         self._next_control_id = -1
         self._v_start, self._v_end, self._view = math.inf, -math.inf, None
-        # links' free and last-arrival times by sender: {u: {v: time}} (a broadcast
-        # reads and sets one entry per neighbour; small per-node dictionaries keyed by
-        # ids are found faster than one keyed by pairs)
-        self._free_from: dict[int, dict] = {}
-        self._last_from: dict[int, dict] = {}
+        nodes = network.build_view(0).nodes
+        # nodes by their global positions (the compiled fan-out's, :mod:`fanout`), and
+        # per directed link (u, v) by them: its last arrival ([0]), when it is free ([1])
+        self._gpos = {u: i for i, u in enumerate(nodes)}
+        self._gids = np.array(nodes, dtype=np.int64)
+        self._link_times = np.full((2, len(nodes), len(nodes)), -math.inf)
+        self._heard = Fanout(len(nodes))   # what the fan-out of a broadcast writes
+        # by epoch: a view's links as the fan-out reads them, and who is up
+        self._link_arrays: dict = {}
+        self._alive_arrays: dict = {}
         # shared medium: a broadcast's receivers and the zone they cover, by epoch
         self._heard_by: dict = {}
         self._heard_zones: dict = {}
         self._fanouts: dict = {}   # a broadcast's links, by epoch and sender (_fanout)
-        nodes = network.build_view(0).nodes
         self.protocol = PROTOCOLS.get(routing)(self, nodes, routing_params, seed)
         self._started = False   # at the first advance, when the messages to route are in
 
@@ -280,22 +288,22 @@ class RoutedTransport(Transport):
         if self.medium == "shared":
             self._wait(t, seq, hop)
             return
-        free = self._free_from.get(u)
-        if free is None:
-            free = self._free_from[u] = {}
-        # a broadcast waits for every link of u, until the slowest is free
-        receivers = self._receivers(hop) if v == BROADCAST else (v,)
-        start = t
-        for w in receivers:
-            at = free.get(w, t)
-            if at > start:
-                start = at
+        i = self._gpos[u]
+        if v == BROADCAST:   # it waits for every link of u, until the slowest is free
+            links = hop[3]
+            start = links_free_at(t, i, links.start, links.stop,
+                                  self._links_of(view)[0], self._link_times)
+        else:
+            j = self._gpos[v]
+            start = self._link_times.item(1, i, j)
+            if start < t:
+                start = t
         if start - t > self.max_wait:   # refused as it comes (Transport.max_wait)
             self._expire(t, hop)
             return
-        done = self._transmit(start, hop)
-        for w in receivers:
-            free[w] = done
+        done = self._transmit(start, hop)   # a broadcast's fan-out marks its links
+        if v != BROADCAST:
+            self._link_times[1, i, j] = done
 
     def _transmit(self, start: float, hop) -> float:
         msg = hop[0]
@@ -317,109 +325,118 @@ class RoutedTransport(Transport):
     def forget_views(self) -> None:
         super().forget_views()
         self._v_start, self._v_end, self._view = math.inf, -math.inf, None
-        self._heard_by.clear()
-        self._heard_zones.clear()
-        self._fanouts.clear()
+        for cache in (self._heard_by, self._heard_zones, self._fanouts, self._link_arrays,
+                      self._alive_arrays):
+            cache.clear()
 
     def _in_order(self, u: int, v: int, arrive: float) -> float:
-        """:meth:`Transport._in_order`, on the links' last arrivals by sender."""
+        """:meth:`Transport._in_order`, on the links' last arrivals by global position."""
         if self.reorder:
             return arrive
-        last_from = self._last_from.get(u)
-        if last_from is None:
-            last_from = self._last_from[u] = {}
-        last = last_from.get(v, arrive)
-        arrive = last if arrive < last else arrive
-        last_from[v] = arrive
+        i, j = self._gpos[u], self._gpos[v]
+        last = self._link_times.item(0, i, j)
+        if arrive < last:
+            arrive = last
+        self._link_times[0, i, j] = arrive
         return arrive
 
     def _broadcast(self, start: float, hop) -> float:
         """One transmission from ``u`` heard by each neighbour with its own link's delay,
-        jitter and loss; serialized at the slowest of those links."""
-        msg, u = hop[0], hop[1]
-        fanout, bandwidth, cost, length = self._fanout(hop)
+        jitter and loss, serialized at the slowest of those links: the walk over the
+        receivers is compiled (:func:`emulator.routing.fanout.hear`). Receivers that
+        hear it at the same time (the usual case) are one calendar entry, ``(arrive,
+        _READY, number, msg, (v, w, ...))``, holding the numbers of as many:
+        consecutive entries of one time and rank come out together, and what a
+        reception adds comes after them, so the order is the same as one entry each,
+        with a tenth of the heap's work (a flood is most of a run)."""
+        msg, u, links, view = hop[0], hop[1], hop[3], hop[4]
+        bandwidth, cost, length = self._fanout(hop)
         done = start + (msg.size_bytes / bandwidth if bandwidth > 0 else 0.0)
         if self.ledger is not None:
             self.ledger.add(start, msg.msg_id, msg.kind, u, BROADCAST, u, BROADCAST,
                             msg.size_units, msg.size_bytes, cost, False)
         self.hops += 1
-        # What _in_order, _uniform, _alive_at and _push do, per receiver, in locals.
-        # Receivers that hear it at the same time (the usual case) are one calendar
-        # entry, ``(arrive, _READY, number, msg, (v, w, ...))``, holding the numbers
-        # of as many: consecutive entries of one time and rank come out together, and
-        # what a reception adds comes after them, so the order is the same as one
-        # entry each, with a tenth of the heap's work (a flood is most of a run).
-        link_last = None if self.reorder else self._last_from.get(u)
-        if link_last is None and not self.reorder:
-            link_last = self._last_from[u] = {}
-        uniforms, lost = self._uniforms, self.control_lost
-        cal, push, seq = self._calendar, heapq.heappush, self._seq
-        heard, heard_at = [], None
         if not self._v_start <= done < self._v_end:
             self._alive_at(done, u)   # the view of the arrivals, most likely
-        a_start, a_end, alive = self._v_start, self._v_end, self._view._alive_map
-        for v, delay, jitter, loss, ber in fanout:
-            if ber > 0:   # every bit must arrive (topologies.radio); 0: unit disk
-                loss = 1.0 - (1.0 - loss) * (1.0 - ber) ** (8 * msg.size_bytes)
-            if jitter > 0:
-                if not uniforms:
-                    uniforms = self._refill()
-                arrive = done + delay + uniforms.pop() * jitter
+        heard = self._heard
+        head, attrs = self._links_of(view)
+        resume = False
+        while True:
+            need, taken, lost, dead, groups, count, arrive = hear(
+                done, self._gpos[u], links.start, links.stop, msg.size_bytes, self._drawn,
+                resume, self.medium != "shared", self.reorder, self._v_start, self._v_end,
+                head, attrs, self._link_times, self._pool, self._alive_array(),
+                self._gids, heard.ints, heard.floats)
+            if need == DONE:
+                break
+            resume = True
+            if need == NEED_VIEW:   # an arrival in another epoch: who is up then
+                self._alive_at(heard.ask_time(), u)
             else:
-                arrive = done + delay + 0.0
-            if link_last is not None:   # frames leave a link in order
-                last = link_last.get(v, arrive)
-                if arrive < last:
-                    arrive = last
-                link_last[v] = arrive
-            if loss > 0:
-                if not uniforms:
-                    uniforms = self._refill()
-                if uniforms.pop() < loss:
-                    lost["link_loss"] += 1
-                    continue
-            if not a_start <= arrive < a_end:
-                self._alive_at(arrive, v)
-                a_start, a_end, alive = self._v_start, self._v_end, self._view._alive_map
-            if not alive[v]:
-                lost["dead_node"] += 1
-            elif arrive == heard_at:
-                heard.append(v)
-            else:
-                if heard:
-                    seq = _push_heard(cal, push, heard_at, seq, msg, heard)
-                heard, heard_at = [v], arrive
-        if heard:
-            seq = _push_heard(cal, push, heard_at, seq, msg, heard)
+                self._drawn = heard.taken()
+                self._refill_pool()
+                heard.restart_pool()
+        self._drawn = taken
+        if lost:
+            self.control_lost["link_loss"] += lost
+        if dead:
+            self.control_lost["dead_node"] += dead
+        cal, push, seq = self._calendar, heapq.heappush, self._seq
+        for arrive, nodes in ([(arrive, heard.heard_ids[:count].tolist())] if groups == 1
+                              else heard.groups()):
+            push(cal, (arrive, _READY, seq + 1, msg, nodes[0] if len(nodes) == 1
+                       else tuple(nodes)))
+            seq += len(nodes)
         self._seq = seq
         if self.energy is not None:   # the frame must reach the farthest receiver
-            self.energy.broadcast(u, [link[0] for link in fanout], msg.size_bytes, length)
+            self.energy.broadcast(u, view.hop_lists()[0][links.start:links.stop],
+                                  msg.size_bytes, length)
         return done
 
     # -- a broadcast's receivers --------------------------------------------------------
     def _fanout(self, hop) -> tuple:
         """What :meth:`_broadcast` reads of a broadcast hop's links (those of its sender
-        in the view it was ready in), kept per epoch as a node broadcasts many times in
-        one: ``((receiver, delay, jitter, loss, ber) per link, the least bandwidth, the
-        greatest cost, the greatest length)``."""
+        in the view it was ready in) beside their arrays, kept per epoch as a node
+        broadcasts many times in one: ``(the least bandwidth, the greatest cost, the
+        greatest length)``."""
         u, links, view = hop[1], hop[3], hop[4]
         fanouts = _per_epoch(self._fanouts, view.epoch_start)
         found = fanouts.get(u)
         if found is None:
-            heads, costs, delays, jitters, bandwidths, losses, bers, lengths = \
-                view.hop_lists()
-            found = fanouts[u] = (
-                tuple((heads[k], delays[k], jitters[k], losses[k], bers[k]) for k in links),
-                min((bandwidths[k] for k in links), default=math.inf),
-                max((costs[k] for k in links), default=0.0),
-                max((lengths[k] for k in links), default=0.0))
+            _, costs, _, _, bandwidths, _, _, lengths = view.hop_lists()
+            found = fanouts[u] = (min((bandwidths[k] for k in links), default=math.inf),
+                                  max((costs[k] for k in links), default=0.0),
+                                  max((lengths[k] for k in links), default=0.0))
+        return found
+
+    def _links_of(self, view) -> tuple:
+        """A view's directed links as the fan-out reads them, kept per epoch: ``(the
+        receiver's global position, fanout.ATTRS)``, by link."""
+        found = self._link_arrays.get(view.epoch_start)
+        if found is None:
+            head, attrs = view.hop_arrays()
+            local = np.array([self._gpos[v] for v in view.nodes], dtype=np.int64)
+            columns = dict(zip(LINK_DEFAULTS, attrs))
+            found = (local[head], np.array([columns[name] for name in ATTRS], dtype=float))
+            _keep_few(self._link_arrays)
+            self._link_arrays[view.epoch_start] = found
+        return found
+
+    def _alive_array(self) -> np.ndarray:
+        """Who is up in the view in force (:meth:`_alive_at`'s), by global position."""
+        view = self._view
+        found = self._alive_arrays.get(view.epoch_start)
+        if found is None:
+            alive = view._alive_map
+            found = np.array([alive.get(v, False) for v in self._gids.tolist()], np.bool_)
+            _keep_few(self._alive_arrays)
+            self._alive_arrays[view.epoch_start] = found
         return found
 
     def _receivers(self, hop) -> tuple:
         """The receivers of a broadcast hop (its neighbours in the view it was ready
-        in), kept per epoch: a broadcast waits for all their links, and on the shared
-        medium :meth:`Transport._grant` asks at every scan of the waiting
-        transmissions, of which a flood keeps hundreds."""
+        in), kept per epoch: on the shared medium :meth:`Transport._grant` asks at every
+        scan of the waiting transmissions, of which a flood keeps hundreds."""
         u, view = hop[1], hop[4]
         heard_by = _per_epoch(self._heard_by, view.epoch_start)
         receivers = heard_by.get(u)
@@ -515,19 +532,17 @@ def open_transport(network, ledger, seed: int, medium: str = "links",
                            bytes_per_unit=bytes_per_unit)
 
 
-def _push_heard(cal: list, push, arrive: float, seq: int, msg, heard: list) -> int:
-    """Put the reception of ``msg`` by ``heard`` at ``arrive`` on the calendar after
-    the number ``seq`` (one entry, numbered as if one each); returns the last number."""
-    push(cal, (arrive, _READY, seq + 1, msg, heard[0] if len(heard) == 1 else tuple(heard)))
-    return seq + len(heard)
-
-
 def _per_epoch(cache: dict, epoch) -> dict:
     """``cache[epoch]``, a new dict if absent; only the last few epochs are kept (a
     hop of an older epoch, rare, has its entry found again)."""
     entries = cache.get(epoch)
     if entries is None:
+        _keep_few(cache)
         entries = cache[epoch] = {}
-        if len(cache) > 3:
-            del cache[next(iter(cache))]
     return entries
+
+
+def _keep_few(cache: dict) -> None:
+    """Make room in a cache by epoch for one more: the last three are kept."""
+    if len(cache) > 2:
+        del cache[next(iter(cache))]

@@ -1,0 +1,198 @@
+"""A routing protocol's broadcast heard by its sender's neighbours, compiled.
+
+A control packet broadcast by ``u`` is one transmission that every neighbour hears
+with its own link's delay, jitter and loss
+(:class:`~emulator.routing.host.RoutedTransport`). Floods make these most of a routed run's events (a RREQ or a TC is heard by every
+neighbour of every node that sends it: 20 a broadcast at 200 nodes), so the walk over
+the receivers runs here, over arrays, and does exactly what the host's Python loop did,
+draw for draw:
+
+- a receiver's arrival is the end of the transmission plus its link's delay and a
+  jitter draw (when the link has jitter), no earlier than the last arrival on that
+  link unless the run reorders;
+- then a loss draw (when the link has loss or bit errors) may lose it;
+- then it is heard if it is up at its arrival (``alive`` holds for ``[a_start,
+  a_end)``: for an arrival outside, the kernel stops and the host hands it who is up
+  in the arrival's epoch, :data:`NEED_VIEW`);
+- the receivers that hear it at one time, in link order, are one group (one calendar
+  entry of the host's).
+
+Draws come from the host's pool of uniforms in its order; when fewer than the two a
+receiver may take are left, the kernel stops (:data:`NEED_UNIFORMS`) and the host puts
+a new block after the ones not taken (the stream's order is kept).
+
+Nodes are *global positions* (those of the protocol's nodes); a view's links are
+arrays by directed link, a sender's ``first`` to ``last`` - 1. A compiled call from
+Python costs about 0.1 us an array argument and 0.05 us a number before it starts
+(numba checks each one's type), so what a broadcast needs comes in a few arrays:
+``attrs`` stacks the links' delay, jitter, loss and ber; ``links`` the last arrival
+and the time free of every link ``(u, v)``; :class:`Fanout` what the walk writes.
+
+>>> import numpy as np
+>>> head, ids = np.array([1, 2, 3]), np.array([10, 11, 12, 13])
+>>> attrs = np.zeros((4, 3)); attrs[0] = [0.5, 0.5, 0.25]     # delays; no jitter, loss
+>>> links = np.full((2, 4, 4), -np.inf)
+>>> pool, alive = np.random.default_rng(1).random(8), np.ones(4, np.bool_)
+>>> out = Fanout(4)
+>>> hear(1.0, 0, 0, 3, 40, 0, False, True, False, 0.0, 10.0, head, attrs, links, pool,
+...      alive, ids, out.ints, out.floats)       # done, 0 uniforms used, 0 lost, 0 dead
+(0, 0, 0, 0, 2, 3, 1.5)
+>>> out.groups()                     # in link order: 11 and 12 together, then 13 (sooner)
+[(1.5, [11, 12]), (1.25, [13])]
+>>> links[1, 0, 1:].tolist()         # the sender's links are busy until the end
+[1.0, 1.0, 1.0]
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: What :func:`hear` returns first: every receiver done; who is up at
+#: ``Fanout.ask_time`` wanted; more uniforms wanted.
+DONE, NEED_VIEW, NEED_UNIFORMS = 0, 1, 2
+
+# a receiver's fate
+_HEARD, _LOST, _DEAD = 0, 1, 2
+
+# Fanout.ints' rows: each receiver's node and fate; the ids heard, group by group; where
+# each group starts among them; the walk's state
+_NODE, _FATE, _HEARD_IDS, _GROUP_START, _STATE = range(5)
+# Fanout.floats' rows: each receiver's arrival; each group's; the time asked about
+_TIME, _GROUP_TIME, _ASK = range(3)
+# the state's fields: the next link, uniforms taken, receivers written, whether the
+# last written waits for who is up, then (once DONE) groups, losses, dead receivers
+_NEXT, _TAKEN, _WRITTEN, _PENDING, _GROUPS, _LOST_COUNT, _DEAD_COUNT = range(7)
+#: The link arrays' rows (``hear``'s ``attrs``): delay, jitter, loss, ber.
+ATTRS = ("delay", "jitter", "loss", "ber")
+
+
+class Fanout:
+    """What :func:`hear` writes for a broadcast of up to ``n`` receivers, one at a time:
+    ``ints`` and ``floats``, read through the methods."""
+
+    def __init__(self, n: int):
+        width = max(n + 1, 8)
+        self.ints = np.zeros((5, width), np.int64)
+        self.floats = np.zeros((3, width))
+        self.heard_ids = self.ints[_HEARD_IDS]   # a view: sliced for every broadcast
+
+    def taken(self) -> int:
+        """The uniforms of the pool used so far."""
+        return int(self.ints[_STATE, _TAKEN])
+
+
+    def restart_pool(self) -> None:
+        """The pool was refilled with the uniforms not taken first."""
+        self.ints[_STATE, _TAKEN] = 0
+
+    def ask_time(self) -> float:
+        """The arrival whose epoch :data:`NEED_VIEW` asks about."""
+        return float(self.floats[_ASK, 0])
+
+    def groups(self) -> list[tuple[float, list]]:
+        """``(arrival, ids)`` of each group heard, in order."""
+        count = int(self.ints[_STATE, _GROUPS])
+        starts = self.ints[_GROUP_START, :count + 1].tolist()
+        heard = self.ints[_HEARD_IDS, :starts[-1]].tolist()
+        return [(time, heard[starts[g]:starts[g + 1]])
+                for g, time in enumerate(self.floats[_GROUP_TIME, :count].tolist())]
+
+
+@njit(cache=True)
+def hear(done, sender, first, last, size_bytes, taken, resume, set_free, reorder, a_start,
+         a_end, head, attrs, links, pool, alive, ids, ints, floats):
+    """Walk the receivers of the broadcast of ``size_bytes`` bytes by ``sender`` ending
+    at ``done``, on its links ``first`` to ``last`` - 1 (``head``: their receivers,
+    ``attrs``: their :data:`ATTRS`), as the module docstring says, from uniform
+    ``taken`` of ``pool`` on. Returns ``(DONE, uniforms used, lost on the air, dead at
+    the arrival, groups, receivers heard, the first group's arrival)``, or what it
+    needs to go on first (the rest 0): call again with ``resume`` (``first`` and
+    ``taken`` are then read from the state). Most broadcasts are one group: its ids
+    are ``Fanout.heard_ids[:receivers heard]``, read without another numpy call.
+    ``links``: per link ``(sender, receiver)``, its last arrival and, with
+    ``set_free``, when it is free (``done``). ``ids``: node ids by global position, what
+    the groups hold; ``ints``/``floats``: a :class:`Fanout`'s."""
+    state = ints[_STATE]
+    if resume:
+        i, taken, written = state[_NEXT], state[_TAKEN], state[_WRITTEN]
+    else:
+        i, written = first, 0
+        state[_PENDING] = 0
+    if state[_PENDING]:   # the receiver written last waited for who is up in its epoch
+        state[_PENDING] = 0
+        ints[_FATE, written - 1] = _HEARD if alive[ints[_NODE, written - 1]] else _DEAD
+    bits = 8 * size_bytes
+    while i < last:
+        if len(pool) - taken < 2:
+            state[_NEXT], state[_TAKEN], state[_WRITTEN] = i, taken, written
+            return NEED_UNIFORMS, 0, 0, 0, 0, 0, 0.0
+        v = head[i]
+        if set_free:
+            links[1, sender, v] = done
+        lost = attrs[2, i]
+        if attrs[3, i] > 0:   # every bit must arrive (topologies.radio); 0: unit disk
+            lost = 1.0 - (1.0 - lost) * (1.0 - attrs[3, i]) ** bits
+        arrive = done + attrs[0, i]
+        if attrs[1, i] > 0:
+            arrive += pool[taken] * attrs[1, i]
+            taken += 1
+        else:
+            arrive += 0.0
+        if not reorder:   # frames leave a link in order
+            if arrive < links[0, sender, v]:
+                arrive = links[0, sender, v]
+            links[0, sender, v] = arrive
+        ints[_NODE, written], floats[_TIME, written] = v, arrive
+        i += 1
+        written += 1
+        if lost > 0:
+            taken += 1
+            if pool[taken - 1] < lost:
+                ints[_FATE, written - 1] = _LOST
+                continue
+        if not a_start <= arrive < a_end:
+            state[_NEXT], state[_TAKEN], state[_WRITTEN] = i, taken, written
+            state[_PENDING] = 1
+            floats[_ASK, 0] = arrive
+            return NEED_VIEW, 0, 0, 0, 0, 0, 0.0
+        ints[_FATE, written - 1] = _HEARD if alive[v] else _DEAD
+    state[_NEXT], state[_TAKEN], state[_WRITTEN] = i, taken, written
+    groups, heard, lost, dead = _group(ids, ints, floats, written)
+    return DONE, taken, lost, dead, groups, heard, floats[_GROUP_TIME, 0]
+
+
+@njit(cache=True)
+def _group(ids, ints, floats, written):
+    """The receivers heard, in groups of consecutive ones (those lost or dead between
+    them aside) that hear at one time; the losses and the dead counted."""
+    groups, heard, lost, dead = 0, 0, 0, 0
+    at = np.nan
+    for j in range(written):
+        fate = ints[_FATE, j]
+        if fate == _LOST:
+            lost += 1
+        elif fate == _DEAD:
+            dead += 1
+        else:
+            if groups == 0 or floats[_TIME, j] != at:
+                at = floats[_TIME, j]
+                ints[_GROUP_START, groups], floats[_GROUP_TIME, groups] = heard, at
+                groups += 1
+            ints[_HEARD_IDS, heard] = ids[ints[_NODE, j]]
+            heard += 1
+    ints[_GROUP_START, groups] = heard
+    state = ints[_STATE]
+    state[_GROUPS], state[_LOST_COUNT], state[_DEAD_COUNT] = groups, lost, dead
+    return groups, heard, lost, dead
+
+
+@njit(cache=True)
+def links_free_at(t, sender, first, last, head, links):
+    """When the links ``first`` to ``last`` - 1 of ``sender`` are all free (``links[1]``),
+    ``t`` at the earliest: a broadcast on the links medium waits for the slowest."""
+    start = t
+    for i in range(first, last):
+        at = links[1, sender, head[i]]
+        if at > start:
+            start = at
+    return start
