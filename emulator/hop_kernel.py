@@ -598,7 +598,8 @@ def _transmit(start, m, u, k, link, v, cost, delay, jitter, bandwidth, loss, ber
     size = msg_bytes[m]
     done = start + (size / bandwidth if bandwidth > 0 else 0.0)
     if ber > 0:   # every bit must arrive (topologies.radio); 0: unit disk
-        loss = 1.0 - (1.0 - loss) * (1.0 - ber) ** (8 * size)
+        # a float power, as Python takes it: numba's power of an int rounds otherwise
+        loss = 1.0 - (1.0 - loss) * (1.0 - ber) ** float(8 * size)
     drawn = state[UNIFORMS_TAKEN]
     if jitter > 0:
         if drawn >= len(uniforms):

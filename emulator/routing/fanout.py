@@ -121,7 +121,8 @@ def hear(done, sender, first, last, size_bytes, taken, resume, set_free, reorder
     if state[_PENDING]:   # the receiver written last waited for who is up in its epoch
         state[_PENDING] = 0
         ints[_FATE, written - 1] = _HEARD if alive[ints[_NODE, written - 1]] else _DEAD
-    bits = 8 * size_bytes
+    # a float power, as Python takes it: numba's power of an int rounds otherwise
+    bits = float(8 * size_bytes)
     while i < last:
         if len(pool) - taken < 2:
             state[_NEXT], state[_TAKEN], state[_WRITTEN] = i, taken, written
