@@ -589,3 +589,21 @@ def test_olsr_compiled_mpr_selection_is_select_mprs_of_the_entries_still_valid(s
                                              inputs.two_hop_until, inputs.two_hop_list,
                                              inputs.bit_sets())
                 assert reps.ids_of(flags) == select_mprs(me, neighbours, valid)
+
+
+@pytest.mark.parametrize("size_bytes", [40, 333, 1500])
+def test_broadcast_fanout_loses_a_frame_to_bit_errors_exactly_as_python_computes_it(size_bytes):
+    """The compiled fan-out's loss probability with bit errors is Python's float for
+    float: a draw equal to it is heard, the float just below it is lost (numba's power
+    of an integer exponent differs in the last bits, which moves such a draw)."""
+    from emulator.routing.fanout import DONE, Fanout, hear
+    ber, loss = 3.7e-5, 0.01
+    expected = 1.0 - (1.0 - loss) * (1.0 - ber) ** (8 * size_bytes)
+    for draw, lost in ((expected, 0), (np.nextafter(expected, 0.0), 1)):
+        attrs = np.array([[0.5], [0.0], [loss], [ber]])   # delay, jitter, loss, ber
+        pool = np.array([draw, 0.5, 0.5])
+        out = Fanout(2)
+        result = hear(1.0, 0, 0, 1, size_bytes, 0, False, True, False, 0.0, 10.0,
+                      np.array([1]), attrs, np.full((2, 2, 2), -np.inf), pool,
+                      np.ones(2, np.bool_), np.array([7, 8]), out.ints, out.floats)
+        assert result[0] == DONE and result[2] == lost and result[4] == 1 - lost
