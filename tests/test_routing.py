@@ -564,7 +564,8 @@ def test_olsr_compiled_mpr_selection_is_select_mprs_of_the_entries_still_valid(s
     from emulator.routing.olsr.state import Repositories
     rng = np.random.default_rng(seed)
     for _ in range(40 if most <= 30 else 10):
-        ids = sorted({int(v) for v in rng.choice(10 * most // 3, int(rng.integers(3, most)))})
+        drawn = rng.choice(10 * most // 3, int(rng.integers(3, most)))
+        ids = sorted({int(v) for v in drawn})
         reps = Repositories(ids)
         inputs = reps.inputs
         sym, two_hop = {}, {}   # (u, v) -> (what, until), the last written
@@ -592,7 +593,7 @@ def test_olsr_compiled_mpr_selection_is_select_mprs_of_the_entries_still_valid(s
 
 
 @pytest.mark.parametrize("size_bytes", [40, 333, 1500])
-def test_broadcast_fanout_loses_a_frame_to_bit_errors_exactly_as_python_computes_it(size_bytes):
+def test_broadcast_fanout_loses_to_bit_errors_exactly_as_python_computes_it(size_bytes):
     """The compiled fan-out's loss probability with bit errors is Python's float for
     float: a draw equal to it is heard, the float just below it is lost (numba's power
     of an integer exponent differs in the last bits, which moves such a draw)."""
