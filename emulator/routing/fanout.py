@@ -80,7 +80,6 @@ class Fanout:
         """The uniforms of the pool used so far."""
         return int(self.ints[_STATE, _TAKEN])
 
-
     def restart_pool(self) -> None:
         """The pool was refilled with the uniforms not taken first."""
         self.ints[_STATE, _TAKEN] = 0

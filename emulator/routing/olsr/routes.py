@@ -182,9 +182,9 @@ def _table(me, t, sym_until, two_hop_until, two_hop_list, topology_until, topolo
     (``scratch``: three bit sets' words). The nodes reached so far, a level and the
     next are bit sets, and a list's nodes not reached yet are its bit set less the
     reached one, a word at a time: a level's nodes are taken in position order, which
-    is the sorted order, and the nodes one of them reaches first take its next hop.
-    12 -> 6 us a table of 200 nodes against a scan of flags (three times sorting each
-    level)."""
+    is the sorted order, and the nodes one of them reaches first take its next hop:
+    12.3 -> 5.8 us a table on a real node's arrays (200 nodes) against a scan of flags
+    per level."""
     n, one = len(row), np.uint64(1)
     reached, level, coming = scratch[0], scratch[1], scratch[2]
     reached[:] = 0
