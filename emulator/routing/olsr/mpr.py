@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from emulator.routing.olsr.routes import _index_of
+from emulator.routing.olsr.routes import bit_index
 
 
 def select_mprs(me: int, neighbours: set, two_hop: dict) -> set:
@@ -73,7 +73,7 @@ def select_mprs_compiled(i, t, sym_until, two_hop_until, two_hop_list, bits):
                 while word:
                     bit = word & (~word + one)
                     word ^= bit
-                    covers[(w << 6) + _index_of(bit)] += 1
+                    covers[(w << 6) + bit_index(bit)] += 1
     uncovered, only = _bit_set(covers > 0, words), _bit_set(covers == 1, words)
     mpr = np.zeros(n, np.bool_)
     for v in range(n):   # the only way to some two-hop node

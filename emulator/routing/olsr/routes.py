@@ -161,17 +161,20 @@ def _set_bits(words, positions):
 
 
 #: ``_LOWEST[(b * _DE_BRUIJN) >> 58]`` is the index of ``b``'s bit, for ``b`` a single
-#: set bit of a word: a multiplication and a read, where a loop of halvings branches
-#: unpredictably (the table search takes a set bit out of a word for every node reached).
+#: set bit of a word (the 64 products' top six bits are all different): a multiplication
+#: and a read, where a loop of halvings branches unpredictably (the table search takes
+#: a set bit out of a word for every node reached).
 _DE_BRUIJN = 0x03F79D71B4CB0A89
-_LOWEST = np.zeros(64, np.int64)
-for _i in range(64):
-    _LOWEST[((1 << _i) * _DE_BRUIJN & (2 ** 64 - 1)) >> 58] = _i
+_LOWEST = np.argsort([((1 << i) * _DE_BRUIJN % 2 ** 64) >> 58 for i in range(64)])
 
 
 @njit(cache=True, inline="always")
-def _index_of(bit):
-    """The index of the single set bit of ``bit`` (a uint64)."""
+def bit_index(bit):
+    """The index of the single set bit of ``bit`` (a uint64).
+
+    >>> [bit_index(np.uint64(1) << np.uint64(i)) for i in (0, 5, 63)]
+    [0, 5, 63]
+    """
     return _LOWEST[(bit * np.uint64(_DE_BRUIJN)) >> np.uint64(58)]
 
 
@@ -212,7 +215,7 @@ def _table(me, t, sym_until, two_hop_until, two_hop_list, topology_until, topolo
             while word:
                 bit = word & (~word + one)
                 word ^= bit
-                x = (w << 6) + _index_of(bit)
+                x = (w << 6) + bit_index(bit)
                 if top_until[x] > t:
                     found |= _take(bits[top_list[x]], reached, coming, row, row[x])
         level[:] = coming
@@ -235,5 +238,5 @@ def _take(listed, reached, into, row, hop):
             while new:
                 bit = new & (~new + one)
                 new ^= bit
-                row[(w << 6) + _index_of(bit)] = hop
+                row[(w << 6) + bit_index(bit)] = hop
     return any_new
