@@ -2,10 +2,10 @@
 
 A control packet broadcast by ``u`` is one transmission that every neighbour hears
 with its own link's delay, jitter and loss
-(:class:`~emulator.routing.host.RoutedTransport`). Floods make these most of a routed run's events (a RREQ or a TC is heard by every
-neighbour of every node that sends it: 20 a broadcast at 200 nodes), so the walk over
-the receivers runs here, over arrays, and does exactly what the host's Python loop did,
-draw for draw:
+(:class:`~emulator.routing.host.RoutedTransport`). Floods make these most of a routed
+run's events (a RREQ or a TC is heard by every neighbour of every node that sends it:
+20 a broadcast at 200 nodes), so the walk over the receivers runs here, over arrays,
+and does exactly what the host's Python loop did, draw for draw:
 
 - a receiver's arrival is the end of the transmission plus its link's delay and a
   jitter draw (when the link has jitter), no earlier than the last arrival on that
