@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from emulator.routing.olsr.routes import bit_index
+from emulator.routing.olsr import bits as bitset
 
 
 def select_mprs(me: int, neighbours: set, two_hop: dict) -> set:
@@ -53,13 +53,10 @@ def select_mprs_compiled(i, t, sym_until, two_hop_until, two_hop_list, bits):
     flags by position. Neighbours are taken in position (id) order, so ties go to the
     smaller id; a neighbour's strict two-hop nodes are a bit set, so what it covers of
     those left is a count of bits."""
-    n, words, one = sym_until.shape[1], bits.shape[1], np.uint64(1)
+    n, words = sym_until.shape[1], bits.shape[1]
     neighbour = sym_until[i] > t
-    outside = np.zeros(words, np.uint64)   # i and its neighbours: not strict two-hop
-    outside[i >> 6] |= one << np.uint64(i & 63)
-    for v in range(n):
-        if neighbour[v]:
-            outside[v >> 6] |= one << np.uint64(v & 63)
+    outside = bitset.of_flags(neighbour, words)   # i and its neighbours: not strict
+    bitset.add(outside, i)                        # two-hop nodes
     strict = np.zeros((n, words), np.uint64)   # by neighbour, its strict two-hop nodes
     covers = np.zeros(n, np.int64)     # how many neighbours reach a strict two-hop node
     reach = np.zeros(n, np.int64)      # how many strict two-hop nodes a neighbour reaches
@@ -69,15 +66,15 @@ def select_mprs_compiled(i, t, sym_until, two_hop_until, two_hop_list, bits):
             for w in range(words):
                 word = listed[w] & ~outside[w]
                 strict[v, w] = word
-                reach[v] += _bit_count(word)
+                reach[v] += bitset.count(word)
                 while word:
-                    bit = word & (~word + one)
-                    word ^= bit
-                    covers[(w << 6) + bit_index(bit)] += 1
-    uncovered, only = _bit_set(covers > 0, words), _bit_set(covers == 1, words)
+                    j, word = bitset.lowest(word)
+                    covers[(w << 6) + j] += 1
+    uncovered = bitset.of_flags(covers > 0, words)
+    only = bitset.of_flags(covers == 1, words)
     mpr = np.zeros(n, np.bool_)
     for v in range(n):   # the only way to some two-hop node
-        if reach[v] and _common(strict[v], only) > 0:
+        if reach[v] and bitset.common(strict[v], only) > 0:
             mpr[v] = True
     for v in range(n):
         if mpr[v]:
@@ -86,38 +83,9 @@ def select_mprs_compiled(i, t, sym_until, two_hop_until, two_hop_list, bits):
         best, best_new = -1, -1
         for v in range(n):   # most uncovered, then greatest reach, then smallest id
             if neighbour[v] and not mpr[v]:
-                new = _common(strict[v], uncovered) if reach[v] else 0
+                new = bitset.common(strict[v], uncovered) if reach[v] else 0
                 if new > best_new or (new == best_new and reach[v] > reach[best]):
                     best, best_new = v, new
         mpr[best] = True
         uncovered &= ~strict[best]
     return mpr
-
-
-@njit(cache=True, inline="always")
-def _bit_set(flags, words):
-    """The positions flagged in ``flags`` as a bit set of ``words`` words."""
-    out = np.zeros(words, np.uint64)
-    for p in range(len(flags)):
-        if flags[p]:
-            out[p >> 6] |= np.uint64(1) << np.uint64(p & 63)
-    return out
-
-
-@njit(cache=True, inline="always")
-def _common(a, b):
-    """How many positions the bit sets ``a`` and ``b`` share."""
-    count = 0
-    for w in range(len(a)):
-        count += _bit_count(a[w] & b[w])
-    return count
-
-
-@njit(cache=True, inline="always")
-def _bit_count(x):
-    """The set bits of the uint64 ``x`` (summed in parallel within the word)."""
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2))
-                                               & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))

@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from emulator.routing.olsr import bits as bitset
 from emulator.routing.olsr.state import ABSENT, seen_key
 
 #: A message row's first column.
@@ -128,46 +129,29 @@ def _hello(t, u, v, sym, asym, mprs, neighb_hold, heard_until, sym_until, two_ho
         sym_until[u, v] = 0.0
     was_symmetric = sym_until[u, v] > t
     heard_until[u, v] = hold
-    if _has(bits[sym], u) or _has(bits[asym], u):
+    if bitset.has(bits[sym], u) or bitset.has(bits[asym], u):
         sym_until[u, v] = hold   # v hears u: the link is symmetric
     if sym_until[u, v] > t:
         held, old = two_hop_until[u, v] >= 0, two_hop_list[u, v]
         two_hop_until[u, v], two_hop_list[u, v] = hold, sym
         # changed: a two-hop neighbour other than u came or went
-        if not held or not was_symmetric or not _differ_at_most_by(old, sym, u, bits):
+        if not held or not was_symmetric or not _same(old, sym, bits, u):
             dirty[u] = True
-        selector_until[u, v] = hold if _has(bits[mprs], u) else ABSENT
+        selector_until[u, v] = hold if bitset.has(bits[mprs], u) else ABSENT
     elif was_symmetric:
         dirty[u] = True
 
 
-@njit(cache=True, inline="always")
-def _has(listed, node):
-    """Whether the list whose bit set is ``listed`` holds ``node``."""
-    return (listed[node >> 6] >> np.uint64(node & 63)) & np.uint64(1) != 0
-
-
 @njit(cache=True)
-def _same(a, b, bits):
-    """Whether lists ``a`` and ``b`` hold the same nodes."""
-    if a == b:
-        return True
-    for w in range(bits.shape[1]):
-        if bits[a, w] != bits[b, w]:
-            return False
-    return True
-
-
-@njit(cache=True)
-def _differ_at_most_by(a, b, node, bits):
-    """Whether lists ``a`` and ``b`` hold the same nodes but for ``node``, which may be
-    in one and not the other."""
+def _same(a, b, bits, but=-1):
+    """Whether lists ``a`` and ``b`` hold the same nodes, but for the node ``but`` (-1:
+    none), which may be in one and not the other."""
     if a == b:
         return True
     for w in range(bits.shape[1]):
         differ = bits[a, w] ^ bits[b, w]
-        if w == node >> 6:
-            differ &= ~(np.uint64(1) << np.uint64(node & 63))
+        if w == but >> 6:
+            differ &= ~(np.uint64(1) << np.uint64(but & 63))
         if differ:
             return False
     return True

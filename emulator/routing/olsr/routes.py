@@ -35,6 +35,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from emulator.routing.olsr import bits
+
 
 def compute_routes(me: int, neighbours, two_hop: dict, topology: dict) -> dict:
     """``{destination: next hop}`` of ``me`` from its symmetric ``neighbours``, its
@@ -92,9 +94,9 @@ class RouteInputs:
         self.topology_list = np.zeros((n, n), np.int64)
         # the lists by their members (ids), numbered; row k of _bits: list k's bit set
         self._lists: dict[tuple, int] = {}
-        self._bits = np.zeros((1024, _words(n)), np.uint64)
+        self._bits = np.zeros((1024, bits.words(n)), np.uint64)
         self._row = np.empty(n, np.int64)
-        self._scratch = np.empty((3, _words(n)), np.uint64)   # reached, this level, next
+        self._scratch = np.empty((3, bits.words(n)), np.uint64)   # reached, this level, next
 
     def link(self, u: int, v: int, until: float) -> None:
         """``u``'s link to ``v`` is symmetric until ``until``."""
@@ -144,51 +146,21 @@ class RouteInputs:
             if k == len(self._bits):
                 self._bits = np.concatenate([self._bits, np.zeros_like(self._bits)])
             pos = self.pos
-            _set_bits(self._bits[k], np.array([pos[v] for v in members], np.int64))
+            bits.fill(self._bits[k], np.array([pos[v] for v in members], np.int64))
         return k
-
-
-def _words(n: int) -> int:
-    """The 64-bit words of a bit set of ``n`` node positions."""
-    return max(1, (n + 63) // 64)
-
-
-@njit(cache=True)
-def _set_bits(words, positions):
-    """The bit set of ``positions`` into ``words`` (all zero on entry)."""
-    for p in positions:
-        words[p >> 6] |= np.uint64(1) << np.uint64(p & 63)
-
-
-#: ``_LOWEST[(b * _DE_BRUIJN) >> 58]`` is the index of ``b``'s bit, for ``b`` a single
-#: set bit of a word (the 64 products' top six bits are all different): a multiplication
-#: and a read, where a loop of halvings branches unpredictably (the table search takes
-#: a set bit out of a word for every node reached).
-_DE_BRUIJN = 0x03F79D71B4CB0A89
-_LOWEST = np.argsort([((1 << i) * _DE_BRUIJN % 2 ** 64) >> 58 for i in range(64)])
-
-
-@njit(cache=True, inline="always")
-def bit_index(bit):
-    """The index of the single set bit of ``bit`` (a uint64).
-
-    >>> [bit_index(np.uint64(1) << np.uint64(i)) for i in (0, 5, 63)]
-    [0, 5, 63]
-    """
-    return _LOWEST[(bit * np.uint64(_DE_BRUIJN)) >> np.uint64(58)]
 
 
 @njit(cache=True)
 def _table(me, t, sym_until, two_hop_until, two_hop_list, topology_until, topology_list,
-           bits, row, scratch):
+           lists, row, scratch):
     """:func:`compute_routes` over :class:`RouteInputs`' arrays, at ``t``, into ``row``
-    (``scratch``: three bit sets' words). The nodes reached so far, a level and the
+    (``lists``: the lists' bit sets; ``scratch``: three bit sets' words). The nodes reached so far, a level and the
     next are bit sets, and a list's nodes not reached yet are its bit set less the
     reached one, a word at a time: a level's nodes are taken in position order, which
     is the sorted order, and the nodes one of them reaches first take its next hop:
     12.3 -> 5.8 us a table on a real node's arrays (200 nodes) against a scan of flags
     per level."""
-    n, one = len(row), np.uint64(1)
+    n = len(row)
     reached, level, coming = scratch[0], scratch[1], scratch[2]
     reached[:] = 0
     level[:] = 0
@@ -198,26 +170,25 @@ def _table(me, t, sym_until, two_hop_until, two_hop_list, topology_until, topolo
     for v in range(n):   # the neighbours, in position (id) order
         if sym[v] > t:
             row[v] = v
-            reached[v >> 6] |= one << np.uint64(v & 63)
+            bits.add(reached, v)
         else:
             row[v] = -1
     mine = row[me] == me
     row[me] = me
-    reached[me >> 6] |= one << np.uint64(me & 63)
+    bits.add(reached, me)
     found = False
     for v in range(n):
         if sym[v] > t and two_until[v] > t:
-            found |= _take(bits[two_list[v]], reached, level, row, v)
+            found |= _take(lists[two_list[v]], reached, level, row, v)
     while found:
         found = False
         for w in range(len(level)):
             word = level[w]
             while word:
-                bit = word & (~word + one)
-                word ^= bit
-                x = (w << 6) + bit_index(bit)
+                j, word = bits.lowest(word)
+                x = (w << 6) + j
                 if top_until[x] > t:
-                    found |= _take(bits[top_list[x]], reached, coming, row, row[x])
+                    found |= _take(lists[top_list[x]], reached, coming, row, row[x])
         level[:] = coming
         coming[:] = 0
     if not mine:
@@ -228,7 +199,7 @@ def _table(me, t, sym_until, two_hop_until, two_hop_list, topology_until, topolo
 def _take(listed, reached, into, row, hop):
     """The nodes of the bit set ``listed`` not in ``reached`` yet: into ``reached`` and
     ``into``, with ``hop`` as their next hop in ``row``; whether there was any."""
-    one, any_new = np.uint64(1), False
+    any_new = False
     for w in range(len(listed)):
         new = listed[w] & ~reached[w]
         if new:
@@ -236,7 +207,6 @@ def _take(listed, reached, into, row, hop):
             reached[w] |= new
             into[w] |= new
             while new:
-                bit = new & (~new + one)
-                new ^= bit
-                row[(w << 6) + bit_index(bit)] = hop
+                j, new = bits.lowest(new)
+                row[(w << 6) + j] = hop
     return any_new
