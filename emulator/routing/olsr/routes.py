@@ -96,7 +96,8 @@ class RouteInputs:
         self._lists: dict[tuple, int] = {}
         self._bits = np.zeros((1024, bits.words(n)), np.uint64)
         self._row = np.empty(n, np.int64)
-        self._scratch = np.empty((3, bits.words(n)), np.uint64)   # reached, this level, next
+        # the search's sets: reached, this level, the next
+        self._scratch = np.empty((3, bits.words(n)), np.uint64)
 
     def link(self, u: int, v: int, until: float) -> None:
         """``u``'s link to ``v`` is symmetric until ``until``."""
@@ -154,12 +155,12 @@ class RouteInputs:
 def _table(me, t, sym_until, two_hop_until, two_hop_list, topology_until, topology_list,
            lists, row, scratch):
     """:func:`compute_routes` over :class:`RouteInputs`' arrays, at ``t``, into ``row``
-    (``lists``: the lists' bit sets; ``scratch``: three bit sets' words). The nodes reached so far, a level and the
-    next are bit sets, and a list's nodes not reached yet are its bit set less the
-    reached one, a word at a time: a level's nodes are taken in position order, which
-    is the sorted order, and the nodes one of them reaches first take its next hop:
-    12.3 -> 5.8 us a table on a real node's arrays (200 nodes) against a scan of flags
-    per level."""
+    (``lists``: the lists' bit sets; ``scratch``: three bit sets' words). The nodes
+    reached so far, a level and the next are bit sets, and a list's nodes not reached
+    yet are its bit set less the reached one, a word at a time: a level's nodes are
+    taken in position order, which is the sorted order, and the nodes one of them
+    reaches first take its next hop: 12.3 -> 5.8 us a table on a real node's arrays (200
+    nodes) against a scan of flags per level."""
     n = len(row)
     reached, level, coming = scratch[0], scratch[1], scratch[2]
     reached[:] = 0
