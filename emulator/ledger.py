@@ -11,30 +11,35 @@ Communication cost is ``size_units x link_cost`` summed over hops (the SMJ defin
 """
 from __future__ import annotations
 
-from operator import itemgetter
-
 import numpy as np
 import pandas as pd
 
 #: Ledger columns, in order (docs/DESIGN.md).
 COLUMNS = ("time", "msg_id", "kind", "src", "dst", "hop_u", "hop_v", "size_units",
            "size_bytes", "link_cost", "cost", "lost")
-_DTYPES = {"time": "float64", "msg_id": "int64", "kind": "string", "src": "int64",
-           "dst": "int64", "hop_u": "int64", "hop_v": "int64", "size_units": "float64",
-           "size_bytes": "int64", "link_cost": "float64", "cost": "float64", "lost": "bool"}
-
 
 #: The columns a row holds; ``cost`` is derived from them when the frame is built.
 ROW = tuple(c for c in COLUMNS if c != "cost")
+#: How the columns are kept: the float ones, and the others as int64 (``kind`` as a
+#: code, :attr:`Ledger.kinds`; ``lost`` as 0 or 1).
+FLOATS = ("time", "size_units", "link_cost")
+INTS = ("msg_id", "kind", "src", "dst", "hop_u", "hop_v", "size_bytes", "lost")
 
 
 class Ledger:
-    """Append-only store of hop rows: one tuple per hop (the cheapest append in the hot
-    path); columns are built once, at the end, ``cost`` among them.
+    """Append-only store of hop rows, kept as columns in the order recorded; ``cost``
+    is derived when the frame is built.
 
-    A transport's hop loop appends through :attr:`append` (one tuple in :data:`ROW`
-    order) rather than :meth:`add`: a method call with eleven arguments costs a tenth of a
-    hop.
+    Two ways in, for the two kinds of hop loop:
+
+    - a Python loop appends one tuple per hop through :attr:`append` (in :data:`ROW`
+      order: the cheapest append in a hot path; a method call with eleven arguments
+      costs a tenth of a hop). The tuples are moved into the columns before anything
+      else is recorded, so they keep their place;
+    - a compiled loop writes its hops straight into the columns: :meth:`reserve` gives
+      it the rows (``kind`` as a code of :meth:`kind_code`). Blocks of columns handed
+      over per driver step and joined at the end cost more than the hops (ten
+      thousand small blocks: 0.3 s of a 2.4 s run).
 
     >>> led = Ledger()
     >>> led.append((0.5, 1, "data", 0, 2, 0, 1, 2.0, 88, 3.0, False))
@@ -44,9 +49,11 @@ class Ledger:
 
     def __init__(self):
         self._rows: list[tuple] = []
-        # hops recorded in blocks of columns (the compiled hop loop, emulator.links)
-        self._blocks: list[dict] = []
-        self._block_rows = 0
+        #: Message kind -> the code the columns hold for it.
+        self.kinds: dict[str, int] = {}
+        self._floats = np.empty((len(FLOATS), 0))
+        self._ints = np.empty((len(INTS), 0), np.int64)
+        self._count = 0
 
     @property
     def append(self):
@@ -60,10 +67,39 @@ class Ledger:
         self.append((time, msg_id, kind, src, dst, hop_u, hop_v, size_units, size_bytes,
                      link_cost, lost))
 
+    def kind_code(self, kind: str) -> int:
+        """The code of message kind ``kind`` in the columns (a new one if unseen)."""
+        code = self.kinds.get(kind)
+        if code is None:
+            code = self.kinds[kind] = len(self.kinds)
+        return code
+
+    def reserve(self, n: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """The next ``n`` rows, to be written in place: ``(floats, ints, at)``, rows
+        ``at .. at + n`` of the columns :data:`FLOATS` (``floats[i]`` is column
+        ``FLOATS[i]``) and :data:`INTS` (``lost`` as 0 or 1). They count as recorded
+        from now on, after every row appended so far.
+
+        >>> led = Ledger()
+        >>> floats, ints, at = led.reserve(1)
+        >>> floats[:, at] = (0.5, 2.0, 3.0)
+        >>> ints[:, at] = (1, led.kind_code("data"), 0, 2, 0, 1, 88, 0)
+        >>> led.frame()[["kind", "hop_v", "cost"]].values.tolist()
+        [['data', 1, 6.0]]
+        """
+        if self._rows:
+            self._move_rows()
+        at = self._count
+        if at + n > self._floats.shape[1]:
+            size = max(4096, 2 * (at + n))
+            self._floats = _grown(self._floats, size)
+            self._ints = _grown(self._ints, size)
+        self._count = at + n
+        return self._floats, self._ints, at
+
     def extend(self, columns: dict) -> None:
         """Record a block of hops given as one array per column of :data:`ROW` (``kind``
-        as an array of strings, fixed-width or objects); they count as recorded after every row
-        :attr:`append` added so far.
+        as an array of strings); they count as recorded after every row so far.
 
         >>> led = Ledger()
         >>> led.extend({"time": np.array([0.5]), "msg_id": np.array([1]),
@@ -74,25 +110,22 @@ class Ledger:
         >>> len(led), float(led.frame()["cost"].iloc[0])
         (1, 6.0)
         """
-        if self._rows:   # rows appended before the block keep their place
-            self._blocks.append(self._columns_of_rows())
-            self._rows = []
-        self._blocks.append(columns)
-        self._block_rows += len(columns["time"])
+        n = len(columns["time"])
+        floats, ints, at = self.reserve(n)
+        for i, name in enumerate(FLOATS):
+            floats[i, at:at + n] = columns[name]
+        codes = {name: self.kind_code(name) for name in set(columns["kind"])}
+        for i, name in enumerate(INTS):
+            ints[i, at:at + n] = ([codes[kind] for kind in columns["kind"]] if name == "kind"
+                                  else columns[name])
 
     def __len__(self) -> int:
-        return len(self._rows) + self._block_rows
+        return len(self._rows) + self._count
 
-    def _columns_of_rows(self) -> dict:
-        """The rows appended so far, as columns of :data:`ROW`."""
-        rows, columns = self._rows, {}
-        for i, name in enumerate(ROW):
-            values = map(itemgetter(i), rows)
-            if _DTYPES[name] == "string":
-                columns[name] = np.array(list(values), dtype=object)
-            else:
-                columns[name] = np.fromiter(values, dtype=_DTYPES[name], count=len(rows))
-        return columns
+    def _move_rows(self) -> None:
+        """The rows appended so far, into the columns."""
+        rows, self._rows = self._rows, []
+        self.extend({name: [row[i] for row in rows] for i, name in enumerate(ROW)})
 
     def frame(self) -> pd.DataFrame:
         """The ledger as a DataFrame sorted by (time, msg_id) — stable, so hops of one
@@ -101,17 +134,25 @@ class Ledger:
         Built column by column straight into typed arrays: ``DataFrame.from_records``
         goes through one object array of every cell and converts it (0.8 s for 458,000
         hops against 0.3 s)."""
-        blocks = self._blocks + [self._columns_of_rows()]
-        columns = {}
-        for name in ROW:
-            parts = [block[name] for block in blocks]
-            column = parts[0] if len(parts) == 1 else np.concatenate(parts)
-            columns[name] = (pd.array(column, dtype="string") if _DTYPES[name] == "string"
-                             else column.astype(_DTYPES[name], copy=False))
+        if self._rows:
+            self._move_rows()
+        n = self._count
+        columns = {name: self._floats[i, :n] for i, name in enumerate(FLOATS)}
+        columns.update((name, self._ints[i, :n]) for i, name in enumerate(INTS))
+        names = np.array(list(self.kinds) or [""], dtype=object)
+        columns["kind"] = pd.array(names[columns["kind"]], dtype="string")
+        columns["lost"] = columns["lost"].astype(bool)
         # the product of two float64 columns is the Python product of each row's floats
         columns["cost"] = columns["size_units"] * columns["link_cost"]
         order = np.lexsort((columns["msg_id"], columns["time"]))   # stable, last key first
         return pd.DataFrame({name: columns[name][order] for name in COLUMNS})
+
+
+def _grown(columns: np.ndarray, size: int) -> np.ndarray:
+    """``columns`` (one row per column) with room for ``size`` values each."""
+    grown = np.empty((columns.shape[0], size), columns.dtype)
+    grown[:, :columns.shape[1]] = columns
+    return grown
 
 
 def empty_frame() -> pd.DataFrame:

@@ -3,7 +3,8 @@
 :class:`CompiledLinks` holds what the kernel reads and writes as arrays and translates at
 the edges: node ids to dense indices and back, messages to numbers, the epoch in force
 to arrays, and the kernel's outputs to what :class:`emulator.transport.Transport` keeps
-(deliveries, losses, the ledger's hops in blocks of columns, the batteries' charges).
+(deliveries, losses, the batteries' charges); it writes the hops straight into the
+ledger's columns.
 It answers every stop of the kernel (:data:`emulator.hop_kernel.NEED_EPOCH` and the
 others) and calls it again until it is done.
 
@@ -18,18 +19,20 @@ unit, cost 2); the second waits for the first on link 0 -> 1.
 >>> from topologies.model import Topology
 >>> from emulator.network import Network
 >>> from contract.messages import Message
+>>> from emulator.ledger import Ledger
 >>> g = nx.path_graph(3)
 >>> nx.set_edge_attributes(g, 2.0, "cost"); nx.set_edge_attributes(g, 0.1, "delay")
 >>> nx.set_edge_attributes(g, 100.0, "bandwidth")
+>>> ledger = Ledger()
 >>> links = CompiledLinks(Network(StaticDynamics(Topology(g))), np.random.default_rng(1),
-...                       reorder=False, record=True)
+...                       reorder=False, ledger=ledger)
 >>> for i in (7, 8):
 ...     links.send(Message(i, "data", 0, 2, 0.0, 1.0, 50, None))
 >>> decided = links.advance(np.inf)
 >>> [(round(t, 6), m.msg_id) for t, m in decided.arrivals], decided.hops
 ([(1.2, 7), (1.7, 8)], 4)
->>> [block["hop_v"].tolist() for block in decided.ledger]
-[[1, 1, 2, 2]]
+>>> ledger.frame()["hop_v"].tolist()
+[1, 1, 2, 2]
 """
 from __future__ import annotations
 
@@ -38,8 +41,10 @@ from collections import namedtuple
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from emulator import collector, hop_kernel as k
+from emulator.ledger import FLOATS, INTS
 
 #: Hops (and deliveries, and losses) the kernel may decide between two hand-overs.
 BLOCK = 8192
@@ -55,10 +60,6 @@ class Decided:
     losses: list = field(default_factory=list)
     #: Hops moved.
     hops: int = 0
-    #: The hops as blocks of columns of :data:`emulator.ledger.ROW`, in order (none
-    #: unless ``record``): :meth:`emulator.ledger.Ledger.extend` takes them as they are,
-    #: and joins them once when the ledger is framed.
-    ledger: list = field(default_factory=list)
     #: ``(u, v, size_bytes, length_m, heard)`` per hop, for the batteries (only when
     #: ``energy`` is asked for).
     energy: list = field(default_factory=list)
@@ -76,14 +77,14 @@ class CompiledLinks:
     ``medium`` (``"links"`` or ``"shared"``), its uniform draws from ``rng`` (in blocks
     of 4,096, the stream :class:`emulator.transport.Transport` has always drawn).
 
-    ``reorder=False`` keeps every link's order; ``record`` keeps the hops' ledger
-    columns; ``energy`` (set later, as the transport's is) keeps each hop's charge. On
+    ``reorder=False`` keeps every link's order; the hops are written into ``ledger``
+    (an :class:`emulator.ledger.Ledger`, or None: no ledger); ``energy`` (set later, as the transport's is) keeps each hop's charge. On
     the shared medium, zones are the epoch's neighbours, or with ``radius`` the nodes
     within it by ``positions(t)`` (``{node: (x, y)}``). A hop that would wait longer
     than ``max_wait`` for its link or the channel is lost (``queue_expired``).
     """
 
-    def __init__(self, network, rng: np.random.Generator, reorder: bool, record: bool,
+    def __init__(self, network, rng: np.random.Generator, reorder: bool, ledger,
                  medium: str = "links", radius: float | None = None, positions=None,
                  max_wait: float = math.inf):
         self.network = network
@@ -93,11 +94,10 @@ class CompiledLinks:
         self.positions = positions
         self.rng = rng
         self.reorder = bool(reorder)
-        self.record = record
+        self.ledger = ledger
         self.energy = False
         self._ids = np.empty(0, np.int64)   # dense index -> node id
         self._dense: dict = {}              # node id -> dense index
-        self._kinds: dict[str, int] = {}    # message kind -> code (the ledger's)
         self._cal = k.new_calendar(1024)
         self._state, self._clock = k.new_state()
         self._out = k.new_outputs(BLOCK)
@@ -147,9 +147,9 @@ class CompiledLinks:
             self._epoch = _NO_EPOCH   # the epoch's arrays must hold the new node
         columns = self._columns
         columns.dst[slot], columns.src[slot], columns.bytes[slot] = dst, src, msg.size_bytes
-        if self.record:
+        if self.ledger is not None:
             columns.msg_id[slot], columns.units[slot] = msg.msg_id, msg.size_units
-            columns.kind[slot] = self._kinds.setdefault(msg.kind, len(self._kinds))
+            columns.kind[slot] = self.ledger.kind_code(msg.kind)
         if self._framed:
             columns.framed[slot] = False
         self._seq += 1
@@ -185,8 +185,8 @@ class CompiledLinks:
         columns.src[slots], columns.dst[slots] = srcs, dsts
         columns.bytes[slots], columns.msg_id[slots] = size_bytes, msg_id
         columns.units[slots], columns.sent[slots], columns.framed[slots] = 1.0, sent_at, True
-        if self.record:
-            columns.kind[slots] = self._kinds.setdefault("data", len(self._kinds))
+        if self.ledger is not None:
+            columns.kind[slots] = self.ledger.kind_code("data")
         seq = k.READY + self._seq + 1 + np.arange(n, dtype=np.int64)
         self._seq += n
         # as send does one by one: those earlier than the last queued wait for the heap
@@ -330,7 +330,6 @@ class CompiledLinks:
 
     def _advance(self, until: float) -> Decided:
         decided = Decided()
-        parts = decided.ledger if self.record else None   # blocks of the ledger's columns
         state, clock = self._state, self._clock
         state[k.SEQ], state[k.SENDS_END] = self._seq, self._sends_end
         dsts, sizes = self._columns.dst, self._columns.bytes
@@ -345,7 +344,7 @@ class CompiledLinks:
                                       self.reorder, self._uniforms, self._out,
                                       self._waiting, self._zones, self.radius is not None,
                                       self._marks, self.max_wait)
-            self._hand_over(decided, parts)
+            self._hand_over(decided)
             if reason == k.DONE:
                 break
             if reason == k.NEED_EPOCH:
@@ -477,17 +476,20 @@ class CompiledLinks:
         self._epoch = epoch._replace(routes=routes)
 
     # -- what the kernel wrote ------------------------------------------------------------
-    def _hand_over(self, decided: Decided, parts: list | None) -> None:
-        """Move the kernel's outputs into ``decided`` (the ledger's columns into
-        blocks onto ``parts``) and free the slots of the messages delivered or lost."""
+    def _hand_over(self, decided: Decided) -> None:
+        """Move the kernel's outputs into ``decided`` (the hops into the ledger) and
+        free the slots of the messages delivered or lost."""
         out, state, ids, msgs = self._out, self._state, self._ids, self._msgs
         hops = int(state[k.N_HOPS])
         if hops:
             decided.hops += hops
-            slots = out.hop_msg[:hops]
-            if parts is not None:
-                self._record(parts, slots, hops)
+            if self.ledger is not None:
+                c = self._columns
+                _record(hops, out.hop_start, out.hop_msg, out.hop_u, out.hop_v,
+                        out.hop_cost, out.hop_lost, c.msg_id, c.kind, c.src, c.dst,
+                        c.units, c.bytes, ids, *self.ledger.reserve(hops))
             if self.energy:
+                slots = out.hop_msg[:hops]
                 decided.energy.extend(zip(
                     ids[out.hop_u[:hops]].tolist(), ids[out.hop_v[:hops]].tolist(),
                     self._columns.bytes[slots].tolist(), out.hop_length[:hops].tolist(),
@@ -533,22 +535,6 @@ class CompiledLinks:
                                        columns.sent[mine], columns.src[mine] != columns.dst[mine]))
         self._release(mine.tolist())
         return slots[~framed], times[~framed]
-
-    def _record(self, parts: list, slots: np.ndarray, hops: int) -> None:
-        """The ledger's columns of ``hops`` hops of the messages in ``slots``, as one
-        block onto ``parts``."""
-        out, ids = self._out, self._ids
-        columns = self._columns
-        dsts, srcs, sizes, msg_ids = columns.dst, columns.src, columns.bytes, columns.msg_id
-        units, kinds = columns.units, columns.kind
-        parts.append({
-            "time": out.hop_start[:hops].copy(), "msg_id": msg_ids[slots],
-            # fixed-width strings: no object per hop to count references of
-            "kind": np.array(list(self._kinds))[kinds[slots]],
-            "src": ids[srcs[slots]], "dst": ids[dsts[slots]],
-            "hop_u": ids[out.hop_u[:hops]], "hop_v": ids[out.hop_v[:hops]],
-            "size_units": units[slots], "size_bytes": sizes[slots],
-            "link_cost": out.hop_cost[:hops].copy(), "lost": out.hop_lost[:hops].copy()})
 
     def _release(self, slots: list) -> None:
         """The messages in ``slots`` left the network: their slots are free."""
@@ -632,6 +618,39 @@ def _grown(times: np.ndarray, size: int) -> np.ndarray:
     grown = k.new_link_times(size)
     grown[:len(times)] = times
     return grown
+
+
+@njit(cache=True, _nrt=False)
+def _record(hops, start, msg, u, v, cost, lost, msg_id, kind, src, dst, units, size_bytes,
+            ids, floats, ints, at):
+    """The kernel's first ``hops`` hops (their ``start`` .. ``lost``, the message's
+    slot in ``msg``) into the ledger's columns from row ``at``
+    (:meth:`emulator.ledger.Ledger.reserve`), with what the slot holds of the message
+    (``msg_id`` .. ``size_bytes``; node ids through ``ids``). One call per hand-over,
+    where a dict of eleven arrays gathered by numpy cost 20-30 us; its arrays are
+    passed one by one, since numba checks a named tuple's arrays as slowly as
+    arguments and more (8 us a call with the kernel's two named tuples).
+
+    The rows are written in the order of ``FLOATS`` and ``INTS``, which the module
+    checks when loaded (numba's cache on disk would not see them change)."""
+    for h in range(hops):
+        slot, row = msg[h], at + h
+        floats[0, row] = start[h]
+        floats[1, row] = units[slot]
+        floats[2, row] = cost[h]
+        ints[0, row] = msg_id[slot]
+        ints[1, row] = kind[slot]
+        ints[2, row] = ids[src[slot]]
+        ints[3, row] = ids[dst[slot]]
+        ints[4, row] = ids[u[h]]
+        ints[5, row] = ids[v[h]]
+        ints[6, row] = size_bytes[slot]
+        ints[7, row] = lost[h]
+
+
+assert FLOATS == ("time", "size_units", "link_cost") and INTS == (
+    "msg_id", "kind", "src", "dst", "hop_u", "hop_v", "size_bytes", "lost"), \
+    "emulator.links._record writes the ledger's columns in their old order"
 
 
 def warm_up() -> None:

@@ -160,7 +160,7 @@ class Transport:
         self._frames_arrived: list = []
         self._frames_lost: list = []
         # the links medium's calendar and hop loop, compiled (None: the calendar here)
-        self._links = CompiledLinks(network, self.rng, reorder, ledger is not None, medium,
+        self._links = CompiledLinks(network, self.rng, reorder, ledger, medium,
                                     interference_radius, positions, self.max_wait) \
             if self.compiled_links else None
 
@@ -267,9 +267,6 @@ class Transport:
             for code, count in zip(*np.unique(codes, return_counts=True)):
                 self.lost[hop_kernel.REASONS[code]] += int(count)
             self._frames_lost.append((ids, codes))
-        if self.ledger is not None:
-            for block in decided.ledger:
-                self.ledger.extend(block)
         if decided.energy:
             hop = self.energy.hop
             for u, v, size, length, heard in decided.energy:
