@@ -304,12 +304,14 @@ class CompiledLinks:
     # -- the calendar ---------------------------------------------------------------------
     def next_time(self) -> float:
         """When the next hop is due (inf if none)."""
-        taken = self._state[k.SENDS_TAKEN]
-        times = [self._sends.time[taken]] if taken < self._sends_end else []
-        if self._state[k.HEAP_SIZE]:
-            times.append(self._cal.time[0])
-        times += [t for t, _, _, _ in self._late]
-        return float(min(times, default=math.inf))
+        state = self._state
+        taken = state[k.SENDS_TAKEN]
+        first = self._sends.time[taken] if taken < self._sends_end else math.inf
+        if state[k.HEAP_SIZE]:
+            first = min(first, self._cal.time[0])
+        for late in self._late:
+            first = min(first, late[0])
+        return float(first)
 
     def forget_epoch(self) -> None:
         """The network's epochs changed (nodes died): load the epoch in force again (and
