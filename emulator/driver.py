@@ -57,6 +57,7 @@ import logging
 import math
 from collections import Counter
 from dataclasses import dataclass
+from operator import attrgetter
 
 from tqdm import tqdm
 
@@ -197,6 +198,10 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
                      results_frame(state.results), info, state.traces)
 
 
+#: The order the network takes a step's messages in.
+_SENDING_ORDER = attrgetter("sent_at", "src", "local_id")
+
+
 class _RunState:
     """Results, metric rows, dropped events and memory bookkeeping of one run."""
 
@@ -282,7 +287,7 @@ class _RunState:
                     backend.schedule(at, node, TIMER, tag)
             outgoing.extend(out.messages)
             entry.outputs[node] = out
-        outgoing.sort(key=lambda m: (m.sent_at, m.src, m.local_id))
+        outgoing.sort(key=_SENDING_ORDER)
         backend.inject(outgoing)
         self.replay()
 

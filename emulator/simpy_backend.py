@@ -286,19 +286,17 @@ class SimpyBackend:
     def inject(self, outgoing) -> list[int]:
         """Transport the programs' :class:`~contract.program.Outgoing` messages in the
         given order; returns their message ids."""
-        ids = []
-        for out in outgoing:
-            msg = Message(self._next_msg_id, out.kind, out.src, out.dst, out.sent_at,
-                          out.size_units,
-                          wire_bytes(out.size_units, self.bytes_per_unit, self.header_bytes),
-                          out.payload)
-            self._next_msg_id += 1
-            ids.append(msg.msg_id)
+        first = self._next_msg_id
+        per_unit, header, send = self.bytes_per_unit, self.header_bytes, self.transport.send
+        for msg_id, out in enumerate(outgoing, first):
+            msg = Message(msg_id, out.kind, out.src, out.dst, out.sent_at, out.size_units,
+                          wire_bytes(out.size_units, per_unit, header), out.payload)
             if out.free:        # a free signal: at once, outside the network
                 self.schedule(out.sent_at, out.dst, DELIVER, msg)
             else:
-                self.transport.send(msg)
-        return ids
+                send(msg)
+        self._next_msg_id = first + len(outgoing)
+        return list(range(first, self._next_msg_id))
 
     def view(self, t: float):
         """The routing view in force at ``t``."""
