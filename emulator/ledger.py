@@ -114,7 +114,7 @@ class Ledger:
         floats, ints, at = self.reserve(n)
         for i, name in enumerate(FLOATS):
             floats[i, at:at + n] = columns[name]
-        codes = {name: self.kind_code(name) for name in set(columns["kind"])}
+        codes = {kind: self.kind_code(kind) for kind in set(columns["kind"])}
         for i, name in enumerate(INTS):
             ints[i, at:at + n] = ([codes[kind] for kind in columns["kind"]] if name == "kind"
                                   else columns[name])

@@ -78,10 +78,11 @@ class CompiledLinks:
     of 4,096, the stream :class:`emulator.transport.Transport` has always drawn).
 
     ``reorder=False`` keeps every link's order; the hops are written into ``ledger``
-    (an :class:`emulator.ledger.Ledger`, or None: no ledger); ``energy`` (set later, as the transport's is) keeps each hop's charge. On
-    the shared medium, zones are the epoch's neighbours, or with ``radius`` the nodes
-    within it by ``positions(t)`` (``{node: (x, y)}``). A hop that would wait longer
-    than ``max_wait`` for its link or the channel is lost (``queue_expired``).
+    (an :class:`emulator.ledger.Ledger`, or None: no ledger); ``energy`` (set later, as
+    the transport's is) keeps each hop's charge. On the shared medium, zones are the
+    epoch's neighbours, or with ``radius`` the nodes within it by ``positions(t)``
+    (``{node: (x, y)}``). A hop that would wait longer than ``max_wait`` for its link
+    or the channel is lost (``queue_expired``).
     """
 
     def __init__(self, network, rng: np.random.Generator, reorder: bool, ledger,
