@@ -17,13 +17,17 @@ SimPy (:func:`emulator.reference.simpy_reference`: a process per message, a
 ``simpy.Resource`` per link) on the same network and messages with jitter off, checks
 that both give the same arrivals, and prints their hops per second.
 
+``--repeat N`` runs it all N times, in turn, and prints the medians (each run's ratios
+are taken against the SimPy loop timed in the same minute; ``--json`` lists them too).
+
 Run: ``python benchmarks/bench_emulator.py [--duration 100] [--nodes 200] [--medium shared]
-[--reference] [--json]``
+[--reference] [--repeat 1] [--json]``
 """
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 
 import numpy as np
@@ -117,6 +121,27 @@ def reference_rates(args, sink, tuples) -> dict:
             "same": bool(same)}
 
 
+def timed_run(args, dynamics, tuples: dict, sink: int, origins) -> dict:
+    """One emulation of the benchmark's programs (fresh ones), then in the same minute
+    the bare SimPy loop and the transport alone: each run's figures and ratios."""
+    programs = {int(o): Source(sink) for o in origins}
+    programs[sink] = Sink()
+    plan = make_plan(dynamics=dynamics, seed=args.seed, duration=args.duration, step=0.01,
+                     name="bench", algorithm="bench",
+                     spec={"network": {"medium": args.medium}})
+    start = time.perf_counter()
+    out = execute(plan, programs, tuples, InprocRuntime(), progress=True)
+    wall = time.perf_counter() - start
+    hops = out.info["hops"]
+    simpy_rate = bare_simpy_rate(1_000_000)
+    alone = transport_rate(dynamics, tuples, sink, args.seed, args.medium)
+    return {"wall_s": wall, "hops": hops, "messages": out.info["messages"],
+            "delivered": programs[sink].received, "lost": out.info["lost"],
+            "hops_per_s": hops / wall, "simpy_timeouts_per_s": simpy_rate,
+            "transport_hops_per_s": alone, "end_to_end_ratio": hops / wall / simpy_rate,
+            "transport_ratio": alone / simpy_rate}
+
+
 def build_network(args, jitter: float):
     topo = topologies.topology_from_spec(
         {"generator": "random_geometric", "nodes": args.nodes, "radius": 0.13,
@@ -137,6 +162,9 @@ def main() -> None:
     ap.add_argument("--medium", choices=("links", "shared"), default="links")
     ap.add_argument("--reference", action="store_true",
                     help="also time the links medium against a process-per-message SimPy model")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs (each with its own SimPy yardstick and transport-alone run, "
+                         "in turn); figures are their medians")
     ap.add_argument("--json", action="store_true",
                     help="end with one JSON line: end_to_end_ratio, transport_ratio, hops_per_s")
     args = ap.parse_args()
@@ -155,35 +183,35 @@ def main() -> None:
         ts = np.sort(rng.uniform(0, args.duration, n))
         tuples[f"R{i}"] = [StreamTuple(f"R{i}", k, float(t), 0, None, None, int(origin), 1.0,
                                        float(t)) for k, t in enumerate(ts)]
-    programs = {int(o): Source(sink) for o in origins}
-    programs[sink] = Sink()
-    plan = make_plan(dynamics=dynamics, seed=args.seed, duration=args.duration, step=0.01,
-                     name="bench", algorithm="bench",
-                     spec={"network": {"medium": args.medium}})
     build = time.perf_counter() - t_build
 
-    start = time.perf_counter()
-    out = execute(plan, programs, tuples, InprocRuntime(), progress=True)
-    wall = time.perf_counter() - start
-    hops = out.info["hops"]
-    delivered = programs[sink].received
-    hop_rate = hops / wall
-    simpy_rate = bare_simpy_rate(1_000_000)
-    alone = transport_rate(dynamics, tuples, sink, args.seed, args.medium)
+    runs = [timed_run(args, dynamics, tuples, sink, origins) for _ in range(args.repeat)]
+    first = runs[0]
+    if any(run["hops"] != first["hops"] for run in runs):
+        raise SystemExit("bench_emulator: the runs moved different hops (not deterministic)")
+    wall = statistics.median(run["wall_s"] for run in runs)
+    hops = first["hops"]
     print(f"network: {args.nodes} nodes, {len(dynamics.epochs)} epochs, "
           f"{sum(len(v) for v in tuples.values())} tuples from {args.sources} sources "
           f"(set-up {build:.1f} s)")
-    print(f"messages: {out.info['messages']}, delivered {delivered}, lost {out.info['lost']}, "
-          f"hops {hops}, mean hops/message {hops / max(1, out.info['messages']):.2f}")
-    print(f"emulation wall time: {wall:.2f} s")
-    print(f"hop-deliveries per second:     {hop_rate:12,.0f}")
-    print(f"bare SimPy timeouts per second: {simpy_rate:12,.0f}")
-    print(f"ratio (target >= 0.5):          {hop_rate / simpy_rate:12.2f}")
-    print(f"transport alone, hops per second: {alone:10,.0f}  (ratio {alone / simpy_rate:.2f})")
-    figures = {"medium": args.medium, "end_to_end_ratio": hop_rate / simpy_rate,
-               "transport_ratio": alone / simpy_rate, "hops_per_s": hop_rate,
-               "transport_hops_per_s": alone, "simpy_timeouts_per_s": simpy_rate,
-               "hops": hops, "messages": out.info["messages"], "wall_s": wall, **compiled}
+    print(f"messages: {first['messages']}, delivered {first['delivered']}, "
+          f"lost {first['lost']}, hops {hops}, mean hops/message "
+          f"{hops / max(1, first['messages']):.2f}")
+    median = {key: statistics.median(run[key] for run in runs)
+              for key in ("hops_per_s", "simpy_timeouts_per_s", "transport_hops_per_s",
+                          "end_to_end_ratio", "transport_ratio")}
+    of = f" (median of {len(runs)})" if len(runs) > 1 else ""
+    print(f"emulation wall time{of}: {wall:.2f} s")
+    print(f"hop-deliveries per second:     {median['hops_per_s']:12,.0f}")
+    print(f"bare SimPy timeouts per second: {median['simpy_timeouts_per_s']:12,.0f}")
+    print(f"ratio (target >= 0.5):          {median['end_to_end_ratio']:12.2f}")
+    print(f"transport alone, hops per second: {median['transport_hops_per_s']:10,.0f}  "
+          f"(ratio {median['transport_ratio']:.2f})")
+    figures = {"medium": args.medium, **median, "hops": hops, "messages": first["messages"],
+               "wall_s": wall, "runs": len(runs),
+               "end_to_end_ratios": [round(run["end_to_end_ratio"], 4) for run in runs],
+               "transport_ratios": [round(run["transport_ratio"], 4) for run in runs],
+               **compiled}
     if args.reference:
         ref = reference_rates(args, sink, tuples)
         print(f"links medium, no jitter, {ref['hops']:,} hops: deliver {ref['deliver_s']:.2f} s "
