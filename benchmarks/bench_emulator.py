@@ -188,7 +188,8 @@ def main() -> None:
     runs = [timed_run(args, dynamics, tuples, sink, origins) for _ in range(args.repeat)]
     first = runs[0]
     if any(run["hops"] != first["hops"] for run in runs):
-        raise SystemExit("bench_emulator: the runs moved different hops (not deterministic)")
+        raise SystemExit("bench_emulator: the runs moved different hops "
+                         "(not deterministic)")
     wall = statistics.median(run["wall_s"] for run in runs)
     hops = first["hops"]
     print(f"network: {args.nodes} nodes, {len(dynamics.epochs)} epochs, "
