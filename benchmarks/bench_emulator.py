@@ -168,6 +168,8 @@ def main() -> None:
     ap.add_argument("--json", action="store_true",
                     help="end with one JSON line: end_to_end_ratio, transport_ratio, hops_per_s")
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error(f"--repeat: expected at least 1 run, got {args.repeat}")
 
     compiled = kernels.ready(["oracle"], [args.medium])
     print(kernels.described(compiled))

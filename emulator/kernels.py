@@ -5,8 +5,8 @@ its cache on disk the first time they run, and loaded from it afterwards (under 
 second). A benchmark that timed its first run would time that too: :func:`ready` runs
 :func:`emulator.deliver` once on a line of four nodes for each routing and medium
 asked (and with the oracle, :func:`emulator.links.warm_up`: a transport that keeps a
-ledger, which ``deliver`` does not), and says how long it took and whether anything compiled (the cache missing, or
-stale after the code changed).
+ledger, which ``deliver`` does not), and says how long it took and whether anything
+compiled (the cache missing, or stale after the code changed).
 
 >>> figures = ready(["oracle", "olsr"], ["links"])
 >>> sorted(figures), figures["kernel_ready_s"] >= 0
