@@ -116,8 +116,8 @@ class Ledger:
             floats[i, at:at + n] = columns[name]
         codes = {kind: self.kind_code(kind) for kind in set(columns["kind"])}
         for i, name in enumerate(INTS):
-            ints[i, at:at + n] = ([codes[kind] for kind in columns["kind"]] if name == "kind"
-                                  else columns[name])
+            ints[i, at:at + n] = ([codes[kind] for kind in columns["kind"]]
+                                  if name == "kind" else columns[name])
 
     def __len__(self) -> int:
         return len(self._rows) + self._count
