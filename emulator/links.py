@@ -72,6 +72,18 @@ class Decided:
     frame_losses: list = field(default_factory=list)
 
 
+def refilled(pool: np.ndarray, taken: int, rng: np.random.Generator) -> np.ndarray:
+    """The uniforms of ``pool`` not taken yet, then a new block of 4,096 from ``rng``:
+    the stream is drawn in blocks (a scalar numpy draw costs as much as a hop) and in
+    order, whoever draws and wherever a block runs out.
+
+    >>> pool = refilled(np.array([0.1, 0.2, 0.3]), 2, np.random.default_rng(1))
+    >>> len(pool), float(pool[0])
+    (4097, 0.3)
+    """
+    return np.concatenate([pool[taken:], rng.random(4096)])
+
+
 class CompiledLinks:
     """The event calendar over ``network`` (an :class:`emulator.network.Network`) on
     ``medium`` (``"links"`` or ``"shared"``), its uniform draws from ``rng`` (in blocks
@@ -357,9 +369,7 @@ class CompiledLinks:
             elif reason == k.NEED_ROUTE:
                 self._load_route(int(state[k.ASK_NODE]))
             elif reason == k.NEED_UNIFORMS:
-                # the draws not taken yet stay first: the stream is drawn in order
-                self._uniforms = np.concatenate([self._uniforms[state[k.UNIFORMS_TAKEN]:],
-                                                 self.rng.random(4096)])
+                self._uniforms = refilled(self._uniforms, state[k.UNIFORMS_TAKEN], self.rng)
                 state[k.UNIFORMS_TAKEN] = 0
             elif reason == k.NEED_ALIVE:
                 v, t = int(state[k.ASK_NODE]), float(clock[k.ASK_TIME])

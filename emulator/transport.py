@@ -51,7 +51,7 @@ import numpy as np
 
 from emulator import hop_kernel
 from emulator.ledger import Ledger
-from emulator.links import CompiledLinks
+from emulator.links import CompiledLinks, refilled
 from emulator.routing.base import BROADCAST
 
 #: The channel models.
@@ -281,9 +281,8 @@ class Transport:
             self._links.forget_epoch()
 
     def _refill_pool(self) -> None:
-        """A new block of uniforms after those not used yet (drawn in blocks: a scalar
-        numpy draw costs as much as a whole hop), so the stream's order is kept."""
-        self._pool = np.concatenate([self._pool[self._drawn:], self.rng.random(4096)])
+        """A new block of uniforms after those not used yet (:func:`links.refilled`)."""
+        self._pool = refilled(self._pool, self._drawn, self.rng)
         self._pool_list = self._pool.tolist()
         self._drawn = 0
 
