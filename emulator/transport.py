@@ -119,14 +119,13 @@ class Transport:
         self._sends: deque = deque()   # sends in time order, beside the calendar
         self._seq = 0
         self._waiting: list = []      # shared medium: (ready time, seq, hop) in ready order
-        self._active: dict[int, tuple] = {}   # shared medium: seq -> (u, v, end)
-        self._busy: dict[int, int] = {}       # shared medium: node -> transmissions it is in
+        self._active: dict[int, int] = {}   # shared medium: seq -> its endpoints' mask
         # The grant's node sets are bit masks (a bit per node, _bits), which an AND
         # tests at a fraction of a set's cost: the nodes in a transmission in progress,
         # and how many of _waiting are known to wait while no transmission ends with the
         # nodes their zones cover (see _grant)
         self._bits: dict[int, int] = {}
-        self._zone_masks: dict[frozenset, int] = {}   # a zone's mask (_zone_mask)
+        self._zone_masks: dict = {}   # epoch -> {node: its zone's mask} (_zone_mask)
         self._busy_mask = 0
         self._still_waiting, self._covered = 0, 0
         # shared medium: how many waiting transmissions each node sends, and the mask of
@@ -277,6 +276,7 @@ class Transport:
         """Drop what was kept per epoch: nodes died (:meth:`Network.kill`), so the
         network's epochs are split and its views rebuilt."""
         self._zones.clear()
+        self._zone_masks.clear()
         if self._links is not None:
             self._links.forget_epoch()
 
@@ -434,7 +434,7 @@ class Transport:
         for i in range(known, len(waiting)):
             item = waiting[i]
             found = kept.get(item[1])
-            zones, ends, _ = found if found is not None else self._waiting_zones(t, item)
+            zones, ends = found if found is not None else self._waiting_zones(t, item)
             if left is not None:
                 u = item[2][1]
                 n = left[u] = left[u] - 1
@@ -486,8 +486,8 @@ class Transport:
         self._lose(t, hop[0], "queue_expired", hop[1])
 
     def _waiting_zones(self, t: float, item) -> tuple:
-        """``(zone mask, endpoints mask, endpoints)`` of a waiting transmission: the
-        nodes its sender and receivers interfere with, and its sender and receivers (a
+        """``(zone mask, endpoints mask)`` of a waiting transmission: the nodes its
+        sender and receivers interfere with, and its sender and receivers (a
         broadcast's are its neighbours). Kept while it waits when zones follow links
         (they are its view's); under an interference radius they follow the epoch of
         ``t``."""
@@ -496,14 +496,16 @@ class Transport:
             return found
         hop = item[2]
         u, v, view = hop[1], hop[2], hop[4]
-        zone = self._zone_mask(self._zone(t, view, u))
+        zone_mask = self._zone_mask
         if v != BROADCAST:
-            zone |= self._zone_mask(self._zone(t, view, v))
+            zone = zone_mask(t, view, u) | zone_mask(t, view, v)
             ends = (u, v)
-        else:
-            zone |= self._zone_mask(self._receivers_zone(t, hop))
+        else:   # the zones of its receivers too (a mask of a union is the masks' OR)
+            zone = 0
             ends = (u, *self._receivers(hop))
-        found = (zone, self._mask(ends), ends)
+            for w in ends:
+                zone |= zone_mask(t, view, w)
+        found = (zone, self._mask(ends))
         if self.radius is None:
             self._wait_zones[item[1]] = found
         return found
@@ -520,14 +522,13 @@ class Transport:
             mask |= self._bit(node)
         return mask
 
-    def _zone_mask(self, zone: frozenset) -> int:
-        """The bit mask of a zone :meth:`_zone` keeps (the same object for an epoch and
-        node): made once, not per transmission that waits in it."""
-        mask = self._zone_masks.get(zone)
+    def _zone_mask(self, t: float, view, u: int) -> int:
+        """The bit mask of :meth:`_zone` ``(t, view, u)``, kept as the zone is: made
+        once, not per transmission that waits in it."""
+        masks = _per_epoch(self._zone_masks, self._zone_epoch(t, view))
+        mask = masks.get(u)
         if mask is None:
-            if len(self._zone_masks) > 4 * len(self._bits) + 64:   # zones of old epochs
-                self._zone_masks.clear()
-            mask = self._zone_masks[zone] = self._mask(zone)
+            mask = masks[u] = self._mask(self._zone(t, view, u))
         return mask
 
     def _bit(self, node) -> int:
@@ -543,14 +544,10 @@ class Transport:
         done = self._transmit(t, hop)
         # u != v: a hop crosses a link; a broadcast's receivers are its neighbours
         kept = self._wait_zones.pop(seq, None)
-        ends = self._active[seq] = kept[2] if kept is not None else \
-            (u, v) if v != BROADCAST else (u, *self._receivers(hop))
-        counts = self._busy
-        for node in ends:
-            n = counts.get(node, 0)
-            counts[node] = n + 1
-            if not n:
-                self._busy_mask |= self._bit(node)
+        ends = kept[1] if kept is not None else \
+            self._mask((u, v) if v != BROADCAST else (u, *self._receivers(hop)))
+        self._active[seq] = ends
+        self._busy_mask |= ends
         self._push(done, _END, seq)
 
     def _receivers(self, hop) -> list:
@@ -558,30 +555,18 @@ class Transport:
         heads = hop[4].hop_lists()[0]
         return [heads[k] for k in hop[3]]
 
-    def _receivers_zone(self, t: float, hop) -> frozenset:
-        """The nodes a broadcast's receivers interfere with."""
-        zone = frozenset((hop[1],))
-        for v in self._receivers(hop):
-            zone = zone | self._zone(t, hop[4], v)
-        return zone
-
     def _end(self, seq: int) -> None:
         """The transmission numbered ``seq`` leaves the channel."""
         self._still_waiting = 0   # it may free some of those waiting: scan them all again
-        for node in self._active.pop(seq):
-            if _count_down(self._busy, node):
-                self._busy_mask &= ~self._bits[node]
+        # Transmissions in progress have no endpoint in common: one starts only if no
+        # endpoint of those in progress is in its zone, which holds its own endpoints
+        self._busy_mask &= ~self._active.pop(seq)
 
     def _zone(self, t: float, view, u: int) -> frozenset:
-        """``u`` and the nodes it interferes with at ``t`` (kept for the last epochs)."""
-        epoch = view.epoch_start if self.radius is None else self.network.epoch_index(t)
-        zones = self._zones.get(epoch)
-        if zones is None:
-            # by epoch, not by view, and only the last few: holding views would hold
-            # their trees (4 GiB on bench_scale's shared medium before this bound)
-            zones = self._zones[epoch] = {}
-            if len(self._zones) > 3:
-                del self._zones[next(iter(self._zones))]
+        """``u`` and the nodes it interferes with at ``t`` (kept for the last epochs:
+        by epoch, not by view, as holding views would hold their trees, 4 GiB on
+        bench_scale's shared medium before this bound)."""
+        zones = _per_epoch(self._zones, self._zone_epoch(t, view))
         zone = zones.get(u)
         if zone is None:
             if self.radius is None:
@@ -593,6 +578,11 @@ class Transport:
                                  if math.hypot(a - x, b - y) <= self.radius)
             zones[u] = zone
         return zone
+
+    def _zone_epoch(self, t: float, view):
+        """What zones are kept by: the view's epoch (zones by links), or the epoch of
+        ``t`` (by radius: the positions then)."""
+        return view.epoch_start if self.radius is None else self.network.epoch_index(t)
 
 
 def check_medium(medium: str, interference_radius: float | None) -> None:
@@ -640,3 +630,19 @@ def _count_down(counts: dict, key) -> bool:
         return False
     del counts[key]
     return True
+
+
+def _per_epoch(cache: dict, epoch) -> dict:
+    """``cache[epoch]``, a new dict if absent; only the last few epochs are kept (a
+    hop of an older epoch, rare, has its entry made again)."""
+    entries = cache.get(epoch)
+    if entries is None:
+        _keep_few(cache)
+        entries = cache[epoch] = {}
+    return entries
+
+
+def _keep_few(cache: dict) -> None:
+    """Make room in a cache by epoch for one more: the last three are kept."""
+    if len(cache) > 2:
+        del cache[next(iter(cache))]

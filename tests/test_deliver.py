@@ -1,4 +1,5 @@
 """emulator.deliver: causal queueing, the shared medium, and bad input."""
+import importlib
 import json
 import math
 
@@ -156,16 +157,51 @@ def test_equals_a_per_hop_simpy_reference(seed, n, count):
     assert ours == pytest.approx(simpy_reference(dynamics, msgs), abs=1e-9, nan_ok=True)
 
 
+def literal_conflict_rule(transport):
+    """``transport`` with the shared medium's conflict rule read literally, with sets:
+    at an instant every waiting transmission, in ready order, starts unless an endpoint
+    of one in progress lies in its zone or one of its endpoints lies in the zone of an
+    earlier one still waiting (a broadcast's endpoints: its sender and its receivers; a
+    transmission's zone: its endpoints' zones); one that passes after waiting longer
+    than ``max_wait`` is lost instead."""
+    from emulator.routing.base import BROADCAST
+    from emulator.transport import _END
+
+    class Literal(transport):
+        def _grant(self, t):
+            blocked, still = [], []
+            for ready, seq, hop in self._waiting:
+                _, u, v, _, view = hop
+                ends = {u, v} if v != BROADCAST else {u, *self._receivers(hop)}
+                zone = set().union(*(self._zone(t, view, w) for w in ends))
+                if any(zone & busy for busy in self._active.values()) \
+                        or any(ends & z for z in blocked):
+                    still.append((ready, seq, hop))
+                    blocked.append(zone)
+                    continue
+                if t - ready > self.max_wait:
+                    self._expire(t, hop)
+                    continue
+                done = self._transmit(t, hop)
+                self._active[seq] = ends
+                self._push(done, _END, seq)
+            self._waiting = still
+
+        def _end(self, seq):
+            del self._active[seq]
+
+    return Literal
+
+
 class NaiveSharedTransport:
-    """The shared medium's conflict rule read literally, in Python (the transport's own
-    loop is compiled): every event of an instant, then every waiting transmission
-    checked against each transmission in progress and each earlier waiting one."""
+    """The oracle's shared medium by the literal conflict rule, in Python (the
+    transport's own loop is compiled): every event of an instant, then the rule."""
 
     @staticmethod
     def make():
         from emulator.transport import _END, Transport
 
-        class Naive(Transport):
+        class Naive(literal_conflict_rule(Transport)):
             compiled_links = False   # the Python calendar of the transport
 
             def advance(self, until=math.inf):
@@ -191,24 +227,6 @@ class NaiveSharedTransport:
                 else:
                     self._waiting.append((t, seq, (msg, u, view.hop_lists()[0][k], k, view)))
 
-            def _grant(self, t):
-                blocked, still = [], []
-                for ready, seq, hop in self._waiting:
-                    msg, u, v, _, view = hop
-                    zone = self._zone(t, view, u) | self._zone(t, view, v)
-                    if any(a in zone or b in zone for a, b, _ in self._active.values()) \
-                            or any(u in z or v in z for z in blocked):
-                        still.append((ready, seq, hop))
-                        blocked.append(zone)
-                        continue
-                    done = self._transmit(t, hop)
-                    self._active[seq] = (u, v, done)
-                    self._push(done, _END, seq)
-                self._waiting = still
-
-            def _end(self, seq):
-                del self._active[seq]
-
         return Naive
 
 
@@ -216,9 +234,7 @@ class NaiveSharedTransport:
 @given(seed=st.integers(0, 10_000), n=st.integers(3, 12), count=st.integers(1, 60),
        radius=st.sampled_from([None, 0.3, 0.6]))
 def test_shared_medium_equals_the_literal_conflict_rule(seed, n, count, radius, monkeypatch):
-    import sys
-
-    host = sys.modules["emulator.routing.host"]   # deliver opens its transport there
+    host = importlib.import_module("emulator.routing.host")   # deliver opens its transport
     rng = np.random.default_rng(seed)
     g = nx.connected_watts_strogatz_graph(n, 2, 0.5, seed=seed) if n > 3 else nx.path_graph(n)
     for e in g.edges:
@@ -234,6 +250,50 @@ def test_shared_medium_equals_the_literal_conflict_rule(seed, n, count, radius, 
         patch.setattr(host, "Transport", NaiveSharedTransport.make())
         literal = deliver(g, msgs, medium="shared", seed=seed, interference_radius=radius)
     assert ours.equals(literal)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 10_000), n=st.integers(3, 10), count=st.integers(1, 30),
+       routing=st.sampled_from(["aodv", "olsr", "babel"]),
+       radius=st.sampled_from([None, 0.3, 0.6]), max_wait=st.sampled_from([None, 0.2]))
+def test_a_routed_shared_medium_equals_the_literal_conflict_rule(seed, n, count, routing,
+                                                                radius, max_wait,
+                                                                monkeypatch):
+    """A routing protocol's host grants the channel by its own masks, kept per epoch
+    and hop; its broadcasts (a flood's), its data and the protocol's packets come out as
+    the literal rule lets them, over a link that breaks at the second epoch."""
+    host = importlib.import_module("emulator.routing.host")   # deliver opens its transport
+    rng = np.random.default_rng(seed)
+    g0 = nx.connected_watts_strogatz_graph(n, 2, 0.5, seed=seed) if n > 3 else nx.path_graph(n)
+    for e in g0.edges:
+        g0.edges[e].update(cost=1.0, delay=float(rng.uniform(0.01, 0.05)),
+                           bandwidth=float(rng.uniform(2000, 20000)), jitter=0.005,
+                           loss=0.02)
+    for u in g0.nodes:
+        g0.nodes[u]["pos"] = (float(rng.random()), float(rng.random()))
+    g1 = g0.copy()
+    g1.remove_edge(*list(g1.edges)[int(rng.integers(g1.number_of_edges()))])
+    dynamics = TwoEpochs(g0, g1, switch=float(rng.uniform(1.0, 3.0)))
+    src = rng.integers(n, size=count)
+    dst = (src + rng.integers(1, n, size=count)) % n   # none to itself: each waits for a route
+    msgs = messages(*[(i, int(src[i]), int(dst[i]), float(rng.uniform(0.5, 3.0)),
+                       int(rng.integers(10, 200))) for i in range(count)])
+    # a unit is 10 s: HELLOs every 0.1-0.2 units, heard before the first message
+    options = {"seconds_per_unit": 10.0}
+
+    def run():
+        return deliver(g0, msgs, medium="shared", seed=seed, dynamics=dynamics,
+                       interference_radius=radius, routing=routing,
+                       routing_options=options, queue_max_wait=max_wait)
+
+    ours = run()
+    with monkeypatch.context() as patch:
+        patch.setattr(host, "RoutedTransport", literal_conflict_rule(host.RoutedTransport))
+        literal = run()
+    assert ours.equals(literal)
+    assert ours.attrs["hops"] == literal.attrs["hops"]
+    assert ours.attrs["routing"] == literal.attrs["routing"]
+    assert sum(ours.attrs["routing"]["control_sent"].values()) > 0
 
 
 @pytest.mark.parametrize("medium", ["links", "shared"])

@@ -61,7 +61,8 @@ from emulator.routing import PROTOCOLS
 from emulator.network import LINK_DEFAULTS
 from emulator.routing.base import BROADCAST, NOTICE_BYTES, Control, Notice
 from emulator.routing.fanout import ATTRS, DONE, NEED_VIEW, Fanout, hear, links_free_at
-from emulator.transport import _END, _READY, _TIMER, Transport, _binned
+from emulator.transport import (_END, _READY, _TIMER, Transport, _binned, _keep_few,
+                                 _per_epoch)
 
 #: The kind of every message a routing protocol sends (control packets, notices).
 ROUTING = "routing"
@@ -130,9 +131,10 @@ class RoutedTransport(Transport):
         # by epoch: a view's links as the fan-out reads them, and who is up
         self._link_arrays: dict = {}
         self._alive_arrays: dict = {}
-        # shared medium: a broadcast's receivers and the zone they cover, by epoch
+        # shared medium, by epoch: a broadcast's receivers by sender, and the masks of
+        # a hop's zone and endpoints by sender (and receiver) (_waiting_zones)
         self._heard_by: dict = {}
-        self._heard_zones: dict = {}
+        self._hop_zones: dict = {}
         self._fanouts: dict = {}   # a broadcast's links, by epoch and sender (_fanout)
         self.protocol = PROTOCOLS.get(routing)(self, nodes, routing_params, seed)
         self._started = False   # at the first advance, when the messages to route are in
@@ -325,8 +327,8 @@ class RoutedTransport(Transport):
     def forget_views(self) -> None:
         super().forget_views()
         self._v_start, self._v_end, self._view = math.inf, -math.inf, None
-        for cache in (self._heard_by, self._heard_zones, self._fanouts, self._link_arrays,
-                      self._alive_arrays):
+        for cache in (self._heard_by, self._hop_zones, self._fanouts,
+                      self._link_arrays, self._alive_arrays):
             cache.clear()
 
     def _in_order(self, u: int, v: int, arrive: float) -> float:
@@ -445,19 +447,22 @@ class RoutedTransport(Transport):
             receivers = heard_by[u] = tuple(heads[k] for k in hop[3])
         return receivers
 
-    def _receivers_zone(self, t: float, hop) -> frozenset:
-        """The nodes a broadcast's receivers interfere with (as
-        :meth:`Transport._receivers_zone` finds them), kept per epoch: with links they
-        follow the view the hop was ready in, with a radius also the positions at
-        ``t``."""
-        u, view = hop[1], hop[4]
-        epoch = view.epoch_start if self.radius is None else \
-            (view.epoch_start, self.network.epoch_index(t))
-        zones = _per_epoch(self._heard_zones, epoch)
-        zone = zones.get(u)
-        if zone is None:
-            zone = zones[u] = super()._receivers_zone(t, hop)
-        return zone
+    def _waiting_zones(self, t: float, item) -> tuple:
+        """:meth:`Transport._waiting_zones`, kept per epoch and hop (its sender, and its
+        receiver if it has one; with a radius, per epoch of the view and of ``t``): a
+        flood on the shared medium has every node broadcast in the same epoch, and the
+        masks of a broadcast's zone (its sender's and twenty-odd receivers' zones) and
+        endpoints were made again for each; a unicast's, for each hop of a route."""
+        hop = item[2]
+        view = hop[4]
+        zones = _per_epoch(self._hop_zones, (view.epoch_start, self._zone_epoch(t, view)))
+        key = hop[1] if hop[2] == BROADCAST else (hop[1], hop[2])
+        found = zones.get(key)
+        if found is None:
+            found = zones[key] = super()._waiting_zones(t, item)
+        elif self.radius is None:   # kept while it waits, as Transport keeps it
+            self._wait_zones[item[1]] = found
+        return found
 
     def _after_hop(self, arrive: float, msg, u: int, v: int, dropped: bool,
                    reached: bool) -> None:
@@ -531,18 +536,3 @@ def open_transport(network, ledger, seed: int, medium: str = "links",
                            routing_params=routing_params, horizon=horizon,
                            bytes_per_unit=bytes_per_unit)
 
-
-def _per_epoch(cache: dict, epoch) -> dict:
-    """``cache[epoch]``, a new dict if absent; only the last few epochs are kept (a
-    hop of an older epoch, rare, has its entry found again)."""
-    entries = cache.get(epoch)
-    if entries is None:
-        _keep_few(cache)
-        entries = cache[epoch] = {}
-    return entries
-
-
-def _keep_few(cache: dict) -> None:
-    """Make room in a cache by epoch for one more: the last three are kept."""
-    if len(cache) > 2:
-        del cache[next(iter(cache))]
