@@ -59,7 +59,7 @@ class Lookahead:
         ``{node: NodeProgram}``.
     backend
         The backend; it offers ``always_up(nodes)``, ``epochs``, ``views(starts)`` and
-        ``schedule``.
+        ``schedule_all``.
     """
 
     def __init__(self, plan: Plan, programs: dict, backend):
@@ -181,11 +181,16 @@ class Lookahead:
         if math.isinf(first):
             first = 0.0
         done = runtime.run_calls(work, self._nets(first, end), self.step, self.limit)
+        releases = []
         for node, steps in done.items():
             if node in self.ahead:
-                self._file_releases(node, steps)
+                releases += self._releases(node, steps)
             else:
                 self._settle(node, steps, state)
+        # filed at once, in the order they were made: kept sorted beside the calendar's
+        # heap, not pushed onto it one by one (a span's releases are tens of thousands,
+        # and every pop and push of the heap would pay for them)
+        self.backend.schedule_all(releases)
 
     def _ahead_calls(self, node: int, end: float) -> list:
         """The node's seeded events before ``end``, grouped by grid window."""
@@ -202,11 +207,15 @@ class Lookahead:
         del seeded[:taken]
         return calls
 
-    def _file_releases(self, node: int, steps) -> None:
+    def _releases(self, node: int, steps) -> list:
+        """A release event ``(time, node, kind, payload)`` to file for each run-ahead
+        step of ``node``, its output kept until the event comes."""
+        releases = []
         for _, _, first, out in steps:
             self._release_id += 1
             self._released[node][self._release_id] = out
-            self.backend.schedule(first, node, RELEASE, self._release_id)
+            releases.append((first, node, RELEASE, self._release_id))
+        return releases
 
     def _settle(self, node: int, steps, state) -> None:
         calls = self._calls[node]
