@@ -189,8 +189,11 @@ class Lookahead:
                 self._settle(node, steps, state)
         # filed at once, in the order they were made: kept sorted beside the calendar's
         # heap, not pushed onto it one by one (a span's releases are tens of thousands,
-        # and every pop and push of the heap would pay for them)
-        self.backend.schedule_all(releases)
+        # and every pop and push of the heap would pay for them). A filing merges them
+        # with every event kept so: once a span, and not for none (the deferred's call
+        # at the end of the run)
+        if releases:
+            self.backend.schedule_all(releases)
 
     def _ahead_calls(self, node: int, end: float) -> list:
         """The node's seeded events before ``end``, grouped by grid window."""
