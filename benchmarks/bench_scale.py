@@ -88,7 +88,8 @@ def tree_bound(dynamics, epochs: int = 3) -> dict:
     epochs, best of them), the CPU seconds of every tree of every epoch, and that over
     :func:`~emulator.network.prefetch_workers` workers: the least wall time of a run that
     asks for most trees of most epochs (10^6 messages on 1,000 nodes does), however fast
-    its hops. Assumes the epochs alike; a view that cannot be routed compiled is skipped.
+    its hops. Assumes the epochs alike; a view that cannot be routed compiled is skipped,
+    and with none that can (zero-cost links) there is no bound: ``{}``.
 
     >>> topo, dynamics = mobile_network(30, 3.0, seed=1)
     >>> bound = tree_bound(dynamics, epochs=1)
@@ -105,6 +106,8 @@ def tree_bound(dynamics, epochs: int = 3) -> dict:
         start = time.perf_counter()
         all_next_hops(*links)
         best = min(best, (time.perf_counter() - start) / nodes)
+    if not nodes:
+        return {}
     trees = nodes * len(network.epochs)
     workers = prefetch_workers()
     return {"tree_us": round(best * 1e6, 1), "trees": trees,

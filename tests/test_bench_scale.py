@@ -4,9 +4,12 @@ workers)."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from benchmarks import bench_scale
 from emulator.network import prefetch_workers
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_tree_bound_counts_every_tree_of_every_epoch():
@@ -23,9 +26,9 @@ def test_the_tree_bound_counts_every_tree_of_every_epoch():
 
 def test_a_small_run_prints_figures_that_add_up():
     out = subprocess.run(
-        [sys.executable, "benchmarks/bench_scale.py", "--nodes", "40", "--messages", "400",
-         "--duration", "5", "--media", "links", "--routing", "oracle,olsr"],
-        capture_output=True, text=True, check=True).stdout
+        [sys.executable, str(ROOT / "benchmarks" / "bench_scale.py"), "--nodes", "40",
+         "--messages", "400", "--duration", "5", "--media", "links", "--routing",
+         "oracle,olsr"], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     oracle, olsr = lines
     assert "trees: " in out and f"{oracle['trees']:,}" in out
