@@ -67,7 +67,10 @@ REASONS = ("dead_node", "no_route", "link_loss", "queue_expired")
 
 # -- the kernel's integer state (one int64 array, kept between calls) ---------------------
 (HEAP_SIZE, SENDS_TAKEN, SENDS_END, SEQ, UNIFORMS_TAKEN, N_HOPS, N_ARRIVALS, N_LOSSES,
- ASK_NODE, HINT_NODE, HINT_ALIVE, WAITING, INSTANT_OPEN) = range(13)
+ ASK_NODE, HINT_NODE, HINT_ALIVE, WAITING, INSTANT_OPEN, GRANT_FROM, GRANT_GONE) = range(15)
+# (GRANT_FROM: the waiting hops the last grant judged, all of them held back, and that
+# are held back still until a transmission ends; -1 when they must be judged again.
+# GRANT_GONE: how many of them are marked as gone, see _grant.)
 # ... and its float state (one float64 array): the time of a question (an epoch, a
 # liveness, zones), the time the answer given to NEED_ALIVE holds for, and the instant
 # whose events the shared medium is processing
@@ -133,8 +136,8 @@ def grown_calendar(cal: Calendar, size: int) -> Calendar:
 
 def new_state() -> tuple[np.ndarray, np.ndarray]:
     """The kernel's integer and float state: all zero, and no NEED_ALIVE answer given."""
-    state = np.zeros(13, np.int64)
-    state[HINT_NODE] = -1
+    state = np.zeros(15, np.int64)
+    state[HINT_NODE] = state[GRANT_FROM] = -1
     return state, np.zeros(3)
 
 
@@ -359,6 +362,7 @@ def run_shared(until, cal, send_time, send_seq, send_msg, send_node, state, cloc
             _take(cal, state, from_sends)
             marks.busy[m] -= 1
             marks.busy[u] -= 1
+            state[GRANT_FROM] = -1   # what it held back may start now: judge all again
             continue
         if state[WAITING] == len(waiting.msg):
             return FULL
@@ -396,18 +400,28 @@ def _grant(t, cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, 
     started since are in progress, so whatever held a transmission before still holds
     it. A hop started is marked (``msg`` -1) where it stands; the list is compacted once
     half of it is marked.
+
+    A whole scan leaves every hop it judged held back, and until a transmission ends
+    they stay so: the transmissions in progress only grow, and the earlier hops whose
+    zones hold them back are still waiting. So the next grant judges only the hops that
+    became ready since (``state[GRANT_FROM]`` on), with the zones the held ones covered
+    kept in ``marks``; an end, a stop, or the caller loading an epoch or zones (which
+    sets ``GRANT_FROM`` to -1) makes the next grant judge them all again.
     """
     if by_radius and not epoch.start <= t < epoch.end:
         clock[ASK_TIME] = t   # radius zones follow the epoch of the grant
+        state[GRANT_FROM] = -1
         return NEED_EPOCH
     n = state[WAITING]
     busy, covered = marks.busy, marks.covered
-    covered[:] = False
     # per node, the zone slot whose zone of it is covered already (-1: none): the hops
     # queued at one sender, most of a long queue, cover the same zones
     zone_covered = marks.zone_covered
-    zone_covered[:] = -1
-    gone, i, reason = 0, 0, DONE
+    i, gone, reason = state[GRANT_FROM], state[GRANT_GONE], DONE
+    if i < 0:
+        covered[:] = False
+        zone_covered[:] = -1
+        i, gone = 0, 0
     while i < n:
         if waiting.msg[i] < 0:   # started at an earlier grant (left in place, below)
             gone += 1
@@ -454,13 +468,18 @@ def _grant(t, cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, 
         waiting.msg[i] = -1
         gone += 1
         i += 1
-    if i == n and 2 * gone > n:   # (after a stop the scan starts over anyway)
+    if reason != DONE:   # after a stop the scan starts over
+        state[GRANT_FROM] = -1
+        return reason
+    if 2 * gone > n:
         kept = 0
         for j in range(n):
             if waiting.msg[j] >= 0:
                 _move(waiting, j, kept)
                 kept += 1
-        state[WAITING] = kept
+        state[WAITING] = n = kept
+        gone = 0
+    state[GRANT_FROM], state[GRANT_GONE] = n, gone
     return reason
 
 

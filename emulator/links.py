@@ -331,6 +331,7 @@ class CompiledLinks:
         the zones of the epochs the waiting hops came from)."""
         self._epoch = _NO_EPOCH
         self._zones.key[:] = np.nan
+        self._state[k.GRANT_FROM] = -1   # the zones the held hops covered are gone
 
     def advance(self, until: float) -> Decided:
         """Run the kernel on every hop ready before ``until``; what it decided."""
@@ -389,6 +390,9 @@ class CompiledLinks:
         next one."""
         view, start, end = self.network.view_span(t)
         dense = self._indices(view.nodes)
+        # the shared medium's next grant judges every waiting hop again (new zones or
+        # marks may come with the epoch)
+        self._state[k.GRANT_FROM] = -1
         after, next_end = None, -math.inf
         if end < math.inf:
             after, _, next_end = self.network.view_span(end)
@@ -441,6 +445,7 @@ class CompiledLinks:
         else:
             nodes, starts, members = self._radius_zones(key)
         n = len(self._dense)
+        self._state[k.GRANT_FROM] = -1   # a slot may be given to other zones
         zones, needed = self._zones, {float(self._epoch.start)}
         needed.update(self._waiting.epoch[:self._state[k.WAITING]].tolist())
         free = [z for z, held in enumerate(zones.key.tolist())
