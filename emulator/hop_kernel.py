@@ -409,9 +409,8 @@ def _grant(t, cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, 
     sets ``GRANT_FROM`` to -1) makes the next grant judge them all again.
     """
     if by_radius and not epoch.start <= t < epoch.end:
-        clock[ASK_TIME] = t   # radius zones follow the epoch of the grant
-        state[GRANT_FROM] = -1
-        return NEED_EPOCH
+        clock[ASK_TIME] = t   # radius zones follow the epoch of the grant (its loading
+        return NEED_EPOCH     # makes the next grant judge every waiting hop)
     n = state[WAITING]
     busy, covered = marks.busy, marks.covered
     # per node, the zone slot whose zone of it is covered already (-1: none): the hops
@@ -472,15 +471,22 @@ def _grant(t, cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, 
         state[GRANT_FROM] = -1
         return reason
     if 2 * gone > n:
-        kept = 0
-        for j in range(n):
-            if waiting.msg[j] >= 0:
-                _move(waiting, j, kept)
-                kept += 1
-        state[WAITING] = n = kept
+        state[WAITING] = n = _compact(waiting, n)
         gone = 0
     state[GRANT_FROM], state[GRANT_GONE] = n, gone
     return reason
+
+
+@njit(cache=True, inline="always")
+def _compact(waiting, n):
+    """Move the first ``n`` waiting hops not marked gone (``msg`` -1) to the front, in
+    order; how many there are."""
+    kept = 0
+    for j in range(n):
+        if waiting.msg[j] >= 0:
+            _move(waiting, j, kept)
+            kept += 1
+    return kept
 
 
 @njit(cache=True, inline="always")
