@@ -247,7 +247,7 @@ def test_olsr_messages_queued_within_the_jitter_leave_in_one_packet():
 
     def run(params, at=(0.0, 0.1, 0.2)):
         host = Recorder()
-        olsr = Olsr(host, [0], {"maxjitter": 0.5, **params}, seed=1)
+        olsr = Olsr(host, [0, 1, 2, 3], {"maxjitter": 0.5, **params}, seed=1)
         for t, (kind, message) in zip(at, [("HELLO", hello), ("TC", tc), ("TC", tc)]):
             host.fire(olsr, t)
             olsr._emit(t, 0, kind, message)
@@ -513,6 +513,37 @@ def test_id_cache_first_is_holds_then_add():
         assert cache.holds(key, t) == (reference[key] > t)
 
 
+def _olsr_route_inputs(rng, most: int):
+    """A RouteInputs of up to ``most`` random node ids with random entries written (and
+    rewritten), and ``expected(t, me)``: compute_routes of ``me``'s entries valid at
+    ``t``."""
+    from emulator.routing.olsr.routes import RouteInputs, compute_routes
+    ids = sorted({int(v) for v in rng.choice(5 * most, int(rng.integers(3, most)))})
+    inputs = RouteInputs(ids)
+    sym, two_hop, topology = {}, {}, {}   # (u, v) -> (what, until), the last written
+    for _ in range(int(rng.integers(0, 300))):
+        u, v = (int(x) for x in rng.choice(ids, 2))
+        until = float(rng.uniform(0.0, 10.0))
+        listed = tuple(int(x) for x in rng.choice(ids, int(rng.integers(0, 6))))
+        what = int(rng.integers(0, 3))
+        if what == 0:
+            inputs.link(u, v, until)
+            sym[u, v] = (None, until)
+        elif what == 1:
+            inputs.two_hop(u, v, listed, until)
+            two_hop[u, v] = (listed, until)
+        else:
+            inputs.topology(u, v, listed, until)
+            topology[u, v] = (listed, until)
+
+    def expected(t: float, me: int) -> dict:
+        def valid(entries):
+            return {v: what for (u, v), (what, until) in entries.items()
+                    if u == me and until > t}
+        return compute_routes(me, set(valid(sym)), valid(two_hop), valid(topology))
+    return ids, inputs, expected
+
+
 @pytest.mark.parametrize("most", [40, 160])
 @pytest.mark.parametrize("seed", range(4))
 def test_olsr_compiled_tables_are_compute_routes_of_the_entries_still_valid(seed, most):
@@ -520,37 +551,38 @@ def test_olsr_compiled_tables_are_compute_routes_of_the_entries_still_valid(seed
     gives from the entries valid at the time asked (expired ones, rewritten ones and
     node ids that are not positions included), on networks of up to ``most`` nodes (160:
     bit sets of several words)."""
-    from emulator.routing.olsr.routes import RouteInputs, compute_routes
     rng = np.random.default_rng(seed)
     for _ in range(40):
-        ids = sorted({int(v) for v in rng.choice(5 * most, int(rng.integers(3, most)))})
-        inputs = RouteInputs(ids)
-        sym, two_hop, topology = {}, {}, {}   # (u, v) -> (what, until), the last written
-        for _ in range(int(rng.integers(0, 300))):
-            u, v = (int(x) for x in rng.choice(ids, 2))
-            until = float(rng.uniform(0.0, 10.0))
-            listed = tuple(int(x) for x in rng.choice(ids, int(rng.integers(0, 6))))
-            what = int(rng.integers(0, 3))
-            if what == 0:
-                inputs.link(u, v, until)
-                sym[u, v] = (None, until)
-            elif what == 1:
-                inputs.two_hop(u, v, listed, until)
-                two_hop[u, v] = (listed, until)
-            else:
-                inputs.topology(u, v, listed, until)
-                topology[u, v] = (listed, until)
+        ids, inputs, expected_at = _olsr_route_inputs(rng, most)
         for t in (0.0, 2.5, 5.0, 9.0):
             for me in ids:
-                def valid(entries):
-                    return {v: what for (u, v), (what, until) in entries.items()
-                            if u == me and until > t}
-                expected = compute_routes(me, set(valid(sym)), valid(two_hop),
-                                          valid(topology))
+                expected = expected_at(t, me)
                 table = inputs.table(t, me)
                 asked = ids + [max(ids) + 1]
                 assert {d: inputs.next_hop(table, d) for d in asked} == \
                     {d: expected.get(d) for d in asked}
+
+
+@pytest.mark.parametrize("most", [40, 160])
+@pytest.mark.parametrize("seed", range(4))
+def test_olsr_routes_asked_one_at_a_time_are_the_table_of_the_first_query(seed, most):
+    """RouteInputs.route searches a table only as deep as the destinations asked for
+    need, and goes on from there for the next ones: asked in any order, and again later,
+    each destination gets the next hop of the whole table at the time of the first
+    query after the table went stale (not at the time asked)."""
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(40):
+        ids, inputs, expected_at = _olsr_route_inputs(rng, most)
+        for t in (0.0, 2.5, 5.0, 9.0):
+            inputs.stale[:] = True
+            for me in ids:
+                expected = expected_at(t, me)
+                asked = ids + [max(ids) + 1]
+                first = [asked[k] for k in rng.permutation(len(asked))[:1 + len(asked) // 3]]
+                for later, order in ((t, first), (t + 3.0, asked)):   # then searched on
+                    order = [order[k] for k in rng.permutation(len(order))]
+                    assert {d: inputs.route(later, me, d) for d in order} == \
+                        {d: expected.get(d) for d in order}
 
 
 @pytest.mark.parametrize("most", [30, 150])

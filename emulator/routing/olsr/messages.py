@@ -21,11 +21,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from emulator.routing.base import IP_UDP_BYTES
 
 #: IPv4 + UDP and OLSR's packet header: paid once per packet, whatever it carries.
 _PACKET = IP_UDP_BYTES + 4
 _HEADERS = _PACKET + 12
+
+#: A message row's first column (:func:`message_rows`).
+HELLO, TC = 0, 1
 
 
 class Hello(NamedTuple):
@@ -58,9 +63,12 @@ class Tc(NamedTuple):
 
 class Packet(NamedTuple):
     """One OLSR packet (§3.3): ``messages`` as ``((type, message), ...)``, in the order
-    they were queued; :attr:`types` is what the host counts as messages sent."""
+    they were queued; :attr:`types` is what the host counts as messages sent. ``rows``:
+    the messages as its receivers learn them (the sender's
+    :meth:`~emulator.routing.olsr.state.Repositories.rows`, made once per packet)."""
 
     messages: tuple
+    rows: object = None
 
     @property
     def types(self) -> tuple:
@@ -68,3 +76,16 @@ class Packet(NamedTuple):
 
     def bytes(self) -> int:
         return _PACKET + sum(m.bytes() - _PACKET for _, m in self.messages)
+
+
+def message_rows(messages, pos: dict, list_number) -> np.ndarray:
+    """The rows of a packet's ``messages`` (``((type, message), ...)``) for
+    :func:`~emulator.routing.olsr.receive.receive`."""
+    rows = np.zeros((len(messages), 6), np.int64)
+    for k, (kind, m) in enumerate(messages):
+        if kind == "HELLO":
+            rows[k, :4] = (HELLO, list_number(m.sym), list_number(m.asym),
+                           list_number(m.mprs))
+        else:
+            rows[k] = (TC, pos[m.orig], m.seq, m.ansn, list_number(m.selectors), m.ttl)
+    return rows

@@ -50,7 +50,7 @@ jitter (a draw up to ``maxjitter``) has not run out by 0.1, as two when it has.
 ...     def set_timer(self, t, u, tag): self.timers.append((t, u, tag))
 >>> def run(maxjitter):
 ...     host = Recorder()
-...     olsr = Olsr(host, [0], {"max_messages_per_packet": 64, "maxjitter": maxjitter}, 1)
+...     olsr = Olsr(host, [0, 1], {"max_messages_per_packet": 64, "maxjitter": maxjitter}, 1)
 ...     def fire(until):
 ...         while host.timers and min(host.timers)[0] <= until:
 ...             host.timers.sort()
@@ -144,8 +144,9 @@ class Olsr(Protocol):
         """Each of ``nodes`` heard the packet ``msg``: its messages learnt in the
         packet's order (§3.4, compiled: :func:`~emulator.routing.olsr.receive.hear`),
         then the TCs to relay sent on, receiver by receiver."""
-        messages = msg.payload.body.messages
-        for u, k in hear(self._reps, t, msg.src, nodes, messages, self.params):
+        packet = msg.payload.body
+        messages = packet.messages
+        for u, k in hear(self._reps, t, msg.src, nodes, packet.rows, self.params):
             tc = messages[k][1]
             self._relay(t, u, tc._replace(ttl=tc.ttl - 1, hops=tc.hops + 1))
 
@@ -165,11 +166,9 @@ class Olsr(Protocol):
         return v
 
     def route(self, t: float, u: int, dst: int) -> int | None:
-        node, dirty, i = self._state[u], self._reps.dirty, self._reps.pos[u]
-        if dirty[i]:   # computed when next asked for after a change (§10)
-            node.routes = self._inputs.table(t, u)
-            dirty[i] = False
-        return self._inputs.next_hop(node.routes, dst)
+        """``u``'s next hop towards ``dst`` at ``t`` (None: none), by its table as
+        computed when first asked for after a change (§10)."""
+        return self._inputs.route(t, u, dst)
 
     def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
         if self.params["link_layer_feedback"]:
@@ -200,6 +199,6 @@ class Olsr(Protocol):
     def _send(self, t: float, u: int, messages: tuple) -> None:
         """One packet of ``messages`` broadcast by ``u``; labelled, as ns-3's trace
         labels it, by its first message's type (the host counts every message too)."""
-        packet = Packet(messages)
+        packet = Packet(messages, self._reps.rows(messages))
         self.host.send_control(t, u, BROADCAST, Control(messages[0][0], packet),
                                packet.bytes())

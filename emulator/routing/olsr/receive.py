@@ -3,7 +3,8 @@
 (:class:`~emulator.routing.olsr.state.Repositories`) take from each message, in the
 packet's order, and which TCs each receiver relays.
 
-A packet's messages come as rows of an int64 table (:func:`message_rows`): a HELLO as
+A packet's messages come as rows of an int64 table (:func:`~.messages.message_rows`,
+made once by the sender): a HELLO as
 ``(HELLO, its symmetric list, its heard-only list, its MPR list)``, a TC as ``(TC,
 originator, sequence number, ANSN, selector list, TTL)``, lists numbered by
 :meth:`~emulator.routing.olsr.routes.RouteInputs.list_number` and nodes as positions.
@@ -25,12 +26,12 @@ Most receptions of a run are of TCs already seen: each is turned away after two 
 >>> reps = Repositories([0, 1, 2, 3])
 >>> holds = {"neighb_hold_time": 6.0, "dup_hold_time": 30.0, "top_hold_time": 15.0}
 >>> hello = ("HELLO", Hello(sym=(1,), asym=(), mprs=(1,)))    # 0 chose 1 as its MPR
->>> hear(reps, 1.0, 0, [1, 2], [hello], holds)
+>>> hear(reps, 1.0, 0, [1, 2], reps.rows([hello]), holds)
 []
 >>> reps.symmetric(1, 1.0), reps.symmetric(2, 1.0)            # 0 lists 1, not 2
 ((0,), ())
 >>> tc = ("TC", Tc(orig=3, seq=1, ansn=1, selectors=(0,), ttl=255, hops=1))
->>> hear(reps, 1.5, 0, [1, 2], [tc, tc], holds)   # 2: no symmetric link; 1: once
+>>> hear(reps, 1.5, 0, [1, 2], reps.rows([tc, tc]), holds)   # 2: no symmetric link; 1: once
 [(1, 0)]
 """
 from __future__ import annotations
@@ -39,46 +40,29 @@ import numpy as np
 from numba import njit
 
 from emulator.routing.olsr import bits as bitset
+from emulator.routing.olsr.messages import HELLO, TC
 from emulator.routing.olsr.state import ABSENT, seen_key
 
-#: A message row's first column.
-HELLO, TC = 0, 1
-
-
-def hear(reps, t: float, sender: int, receivers, messages, params: dict) -> list:
-    """``receivers`` (ids) hear the packet of ``messages`` (``((type, message),
-    ...)``) from ``sender`` at ``t``: what they learn goes into ``reps`` (a
-    :class:`~emulator.routing.olsr.state.Repositories`; ``params``: the hold times);
+def hear(reps, t: float, sender: int, receivers, rows: np.ndarray, params: dict) -> list:
+    """``receivers`` (ids) hear the packet whose messages are ``rows``
+    (:func:`message_rows`) from ``sender`` at ``t``: what they learn goes into ``reps``
+    (a :class:`~emulator.routing.olsr.state.Repositories`; ``params``: the hold times);
     returns ``(receiver, message index)`` of each TC a receiver relays, in order."""
     inputs, pos = reps.inputs, reps.pos
-    rows = message_rows(messages, pos, inputs.list_number)
     relays = receive(t, pos[sender], np.array([pos[u] for u in receivers], np.int64), rows,
                      params["neighb_hold_time"], params["dup_hold_time"],
                      params["top_hold_time"], reps.heard_until, inputs.sym_until,
                      inputs.two_hop_until, inputs.two_hop_list, reps.selector_until,
                      reps.topology_ansn, inputs.topology_until, inputs.topology_list,
-                     reps.topology_expiry, reps.dirty, inputs.bit_sets(), reps.seen,
+                     reps.topology_expiry, reps.stale, inputs.bit_sets(), reps.seen,
                      reps.seen_purge_at)
     return [(receivers[a], k) for a, k in relays.tolist()]
-
-
-def message_rows(messages, pos: dict, list_number) -> np.ndarray:
-    """The rows of a packet's ``messages`` (``((type, message), ...)``) for
-    :func:`receive`."""
-    rows = np.zeros((len(messages), 6), np.int64)
-    for k, (kind, m) in enumerate(messages):
-        if kind == "HELLO":
-            rows[k, :4] = (HELLO, list_number(m.sym), list_number(m.asym),
-                           list_number(m.mprs))
-        else:
-            rows[k] = (TC, pos[m.orig], m.seq, m.ansn, list_number(m.selectors), m.ttl)
-    return rows
 
 
 @njit(cache=True)
 def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_until,
             sym_until, two_hop_until, two_hop_list, selector_until, topology_ansn,
-            topology_until, topology_list, topology_expiry, dirty, bits, seen,
+            topology_until, topology_list, topology_expiry, stale, bits, seen,
             seen_purge_at):
     """Every receiver (positions, in order) learns every message row from ``sender`` at
     ``t`` (see the module docstring); returns the ``(receiver index, row)`` pairs of the
@@ -92,7 +76,7 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
             if rows[k, 0] == HELLO:
                 _hello(t, u, sender, rows[k, 1], rows[k, 2], rows[k, 3], neighb_hold,
                        heard_until, sym_until, two_hop_until, two_hop_list,
-                       selector_until, dirty, bits)
+                       selector_until, stale, bits)
                 continue
             orig = rows[k, 1]
             if orig == u or sym_until[u, sender] <= t:
@@ -108,7 +92,7 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
             if ansn >= held:   # none held (-1), or not newer than this one
                 until = t + top_hold
                 if held < 0 or not _same(topology_list[u, orig], listed, bits):
-                    dirty[u] = True
+                    stale[u] = True
                 topology_ansn[u, orig] = ansn
                 topology_until[u, orig] = until
                 topology_list[u, orig] = listed
@@ -122,7 +106,7 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
 
 @njit(cache=True)
 def _hello(t, u, v, sym, asym, mprs, neighb_hold, heard_until, sym_until, two_hop_until,
-           two_hop_list, selector_until, dirty, bits):
+           two_hop_list, selector_until, stale, bits):
     """``u`` hears the HELLO of ``v`` listing ``sym``, ``asym`` and ``mprs``."""
     hold = t + neighb_hold
     if heard_until[u, v] < 0:   # a new link: neither heard nor symmetric yet
@@ -136,10 +120,10 @@ def _hello(t, u, v, sym, asym, mprs, neighb_hold, heard_until, sym_until, two_ho
         two_hop_until[u, v], two_hop_list[u, v] = hold, sym
         # changed: a two-hop neighbour other than u came or went
         if not held or not was_symmetric or not _same(old, sym, bits, u):
-            dirty[u] = True
+            stale[u] = True
         selector_until[u, v] = hold if bitset.has(bits[mprs], u) else ABSENT
     elif was_symmetric:
-        dirty[u] = True
+        stale[u] = True
 
 
 @njit(cache=True)

@@ -17,8 +17,12 @@ short ways the one met first, in increasing id order, wins.
 (expiry times and the lists its HELLOs and TCs carried) and searches them compiled. A
 table is computed again after most changes (every HELLO that changes a two-hop set,
 every TC that changes the topology set): 140,000 times in a 200-node run of
-``bench_scale``, which took half its time in Python. The tables are the same
-(``tests/test_routing.py`` holds them to :func:`compute_routes`).
+``bench_scale`` (10^5 messages), for 286,000 queries. So :meth:`RouteInputs.route`
+searches a table only as deep as the destinations asked for need, and goes on from
+there when a farther one is asked for: 167,000 compiled calls of 5.7 us against
+140,000 whole tables of 8.6 us (and 1.6 us to turn each into a list). The tables are
+the same (``tests/test_routing.py`` holds them to :func:`compute_routes`, whole and
+asked for one destination at a time).
 
 >>> inputs = RouteInputs([0, 1, 2, 3, 4])
 >>> inputs.link(0, 1, until=9.0); inputs.link(0, 2, until=9.0)
@@ -29,6 +33,9 @@ every TC that changes the topology set): 140,000 times in a 200-node run of
 [None, 1, 2, 1, 1, None]
 >>> [inputs.next_hop(inputs.table(9.0, 0), d) for d in (1, 4)]   # all expired at 9
 [None, None]
+>>> inputs.stale[0] = True                    # a change: searched at the next query
+>>> inputs.route(1.0, 0, 4), inputs.route(5.0, 0, 7)   # both from the search at 1.0
+(1, None)
 """
 from __future__ import annotations
 
@@ -36,6 +43,9 @@ import numpy as np
 from numba import njit
 
 from emulator.routing.olsr import bits
+
+#: A next hop not known yet: the search of the node's table has not reached it.
+UNKNOWN = -2
 
 
 def compute_routes(me: int, neighbours, two_hop: dict, topology: dict) -> dict:
@@ -95,9 +105,15 @@ class RouteInputs:
         # the lists by their members (ids), numbered; row k of _bits: list k's bit set
         self._lists: dict[tuple, int] = {}
         self._bits = np.zeros((1024, bits.words(n)), np.uint64)
-        self._row = np.empty(n, np.int64)
-        # the search's sets: reached, this level, the next
-        self._scratch = np.empty((3, bits.words(n)), np.uint64)
+        #: ``stale[i]``: ``i``'s table is to be searched again (from its next query)
+        self.stale = np.ones(n, np.bool_)
+        #: ``routes[i, j]``: ``i``'s next hop's position towards ``j``, -1 for none,
+        #: UNKNOWN while ``i``'s search has not reached ``j`` yet
+        self.routes = np.full((n, n), UNKNOWN, np.int64)
+        # each node's search: the time it is made at, and its sets (reached, the level
+        # to take next, the one after)
+        self._search_t = np.zeros(n)
+        self._search = np.zeros((n, 3, bits.words(n)), np.uint64)
 
     def link(self, u: int, v: int, until: float) -> None:
         """``u``'s link to ``v`` is symmetric until ``until``."""
@@ -118,13 +134,31 @@ class RouteInputs:
         self.topology_until[i, j] = until
         self.topology_list[i, j] = self.list_number(selectors)
 
+    def route(self, t: float, u: int, dst: int) -> int | None:
+        """``u``'s next hop towards ``dst`` (None: none), from the table computed at
+        the first query after the last change (:attr:`stale`): its search goes only as
+        many levels deep as the destinations asked for so far need, since a table is
+        searched again before most of its destinations are asked for."""
+        pos = self.pos
+        i, j = pos[u], pos.get(dst)
+        if j is None:
+            return None
+        k = UNKNOWN if self.stale.item(i) else self.routes.item(i, j)
+        if k == UNKNOWN:
+            k = _route(i, j, t, self.stale, self._search_t, self.sym_until,
+                       self.two_hop_until, self.two_hop_list, self.topology_until,
+                       self.topology_list, self._bits, self.routes, self._search)
+        return None if k < 0 else self.ids[k]
+
     def table(self, t: float, u: int) -> list:
-        """``u``'s routing table at ``t``: the next hop's position by destination
-        position, -1 for none (read with :meth:`next_hop`)."""
-        row = self._row
-        _table(self.pos[u], t, self.sym_until, self.two_hop_until, self.two_hop_list,
-               self.topology_until, self.topology_list, self._bits, row, self._scratch)
-        return row.tolist()
+        """``u``'s whole routing table at ``t``, searched anew: the next hop's position
+        by destination position, -1 for none (read with :meth:`next_hop`)."""
+        i = self.pos[u]
+        self.stale[i] = True
+        _route(i, -1, t, self.stale, self._search_t, self.sym_until, self.two_hop_until,
+               self.two_hop_list, self.topology_until, self.topology_list, self._bits,
+               self.routes, self._search)
+        return self.routes[i].tolist()
 
     def bit_sets(self) -> np.ndarray:
         """The lists as bit sets: row ``k`` holds list ``k``'s positions, ``p`` as bit
@@ -152,36 +186,29 @@ class RouteInputs:
 
 
 @njit(cache=True)
-def _table(me, t, sym_until, two_hop_until, two_hop_list, topology_until, topology_list,
-           lists, row, scratch):
-    """:func:`compute_routes` over :class:`RouteInputs`' arrays, at ``t``, into ``row``
-    (``lists``: the lists' bit sets; ``scratch``: three bit sets' words). The nodes
-    reached so far, a level and the next are bit sets, and a list's nodes not reached
-    yet are its bit set less the reached one, a word at a time: a level's nodes are
-    taken in position order, which is the sorted order, and the nodes one of them
-    reaches first take its next hop: 12.3 -> 5.8 us a table on a real node's arrays (200
-    nodes) against a scan of flags per level."""
-    n = len(row)
-    reached, level, coming = scratch[0], scratch[1], scratch[2]
-    reached[:] = 0
-    level[:] = 0
-    coming[:] = 0
-    sym, two_until, two_list = sym_until[me], two_hop_until[me], two_hop_list[me]
+def _route(me, dst, t, stale, search_t, sym_until, two_hop_until, two_hop_list,
+           topology_until, topology_list, lists, routes, search):
+    """:func:`compute_routes` over :class:`RouteInputs`' arrays, for ``me`` towards
+    ``dst`` (-1: every destination): a search begun at ``t`` if ``me``'s table is
+    stale, else the one begun at its first query since, taken as many levels further
+    as ``dst`` needs; returns ``routes[me, dst]`` (-1 for none), or nothing of note
+    for -1. ``lists``: the lists' bit sets.
+
+    The nodes reached so far, a level and the next are bit sets, and a list's nodes not
+    reached yet are its bit set less the reached one, a word at a time: a level's nodes
+    are taken in position order, which is the sorted order, and the nodes one of them
+    reaches first take its next hop: 12.3 -> 5.8 us a whole table on a real node's
+    arrays (200 nodes) against a scan of flags per level. A level is taken whole, so a
+    table searched in steps is the one searched at once."""
+    row, reached, level, coming = routes[me], search[me, 0], search[me, 1], search[me, 2]
+    if stale[me]:
+        stale[me] = False
+        search_t[me] = t
+        _first_levels(me, t, sym_until[me], two_hop_until[me], two_hop_list[me], lists,
+                      row, reached, level)
+    t = search_t[me]
     top_until, top_list = topology_until[me], topology_list[me]
-    for v in range(n):   # the neighbours, in position (id) order
-        if sym[v] > t:
-            row[v] = v
-            bits.add(reached, v)
-        else:
-            row[v] = -1
-    mine = row[me] == me
-    row[me] = me
-    bits.add(reached, me)
-    found = False
-    for v in range(n):
-        if sym[v] > t and two_until[v] > t:
-            found |= _take(lists[two_list[v]], reached, level, row, v)
-    while found:
+    while dst < 0 or row[dst] == UNKNOWN:
         found = False
         for w in range(len(level)):
             word = level[w]
@@ -192,8 +219,31 @@ def _table(me, t, sym_until, two_hop_until, two_hop_list, topology_until, topolo
                     found |= _take(lists[top_list[x]], reached, coming, row, row[x])
         level[:] = coming
         coming[:] = 0
-    if not mine:
-        row[me] = -1
+        if not found:   # the search is over: who is not reached has no route
+            for v in range(len(row)):
+                if row[v] == UNKNOWN:
+                    row[v] = -1
+            break
+    return row[dst] if dst >= 0 else -1
+
+
+@njit(cache=True)
+def _first_levels(me, t, sym, two_until, two_list, lists, row, reached, level):
+    """A search begun: ``me``'s symmetric neighbours (one hop) and their two-hop
+    neighbours (two hops, the next level to take) reached, nothing else yet."""
+    row[:] = UNKNOWN
+    reached[:] = 0
+    level[:] = 0
+    for v in range(len(row)):   # the neighbours, in position (id) order
+        if sym[v] > t:
+            row[v] = v
+            bits.add(reached, v)
+    mine = row[me] == me
+    row[me] = me if mine else -1
+    bits.add(reached, me)
+    for v in range(len(row)):
+        if sym[v] > t and two_until[v] > t:
+            _take(lists[two_list[v]], reached, level, row, v)
 
 
 @njit(cache=True, inline="always")

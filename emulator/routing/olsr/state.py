@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
+from emulator.routing.olsr.messages import message_rows
 from emulator.routing.olsr.mpr import select_mprs_compiled
 from emulator.routing.olsr.routes import RouteInputs
 
@@ -40,15 +41,14 @@ ABSENT = -1.0
 
 class OlsrNode:
     """What one node keeps besides its repositories: the sequence numbers it sends,
-    the selectors its last TC advertised, its MPRs and its routing table."""
+    the selectors its last TC advertised and its MPRs."""
 
-    __slots__ = ("msg_seq", "ansn", "advertised", "mprs", "routes")
+    __slots__ = ("msg_seq", "ansn", "advertised", "mprs")
 
     def __init__(self):
         self.msg_seq, self.ansn = 0, 0
         self.advertised: frozenset = frozenset()   # the selectors of the last TC
         self.mprs: frozenset = frozenset()
-        self.routes = None               # a routes.RouteInputs.table once computed
 
 
 class Repositories:
@@ -61,7 +61,7 @@ class Repositories:
     ``topology_ansn``/``inputs.topology_until``/``topology_list``: ``j``'s last TC (-1:
     none). ``last_symmetric``: the symmetric links at ``i``'s last purge;
     ``topology_expiry[i]``: no topology entry of ``i`` expires before it (the set is
-    scanned only from then on). ``dirty[i]``: ``i``'s table is to be computed again.
+    scanned only from then on). ``stale[i]``: ``i``'s table is to be computed again.
     ``seen``: the messages processed, ``key(i, originator, sequence number)`` -> until.
     """
 
@@ -74,7 +74,7 @@ class Repositories:
         self.topology_ansn = np.full((n, n), -1, np.int64)
         self.topology_expiry = np.full(n, np.inf)
         self.last_symmetric = np.zeros((n, n), np.bool_)
-        self.dirty = np.ones(n, np.bool_)
+        self.stale = self.inputs.stale   # the tables' own flags, set as entries change
         self.seen = _new_seen()
         #: purge ``seen`` of what has expired when it holds more than this (memory only)
         self.seen_purge_at = np.array([64], np.int64)
@@ -98,6 +98,11 @@ class Repositories:
         """The ids of the positions flagged."""
         return frozenset(self._id_array[flags].tolist())
 
+    def rows(self, messages) -> np.ndarray:
+        """A packet's ``messages`` (``((type, message), ...)``) as
+        :func:`~emulator.routing.olsr.receive.receive` reads them."""
+        return message_rows(messages, self.pos, self.inputs.list_number)
+
     def remember(self, u: int, orig: int, seq: int, until: float) -> None:
         """``u`` has seen the message ``(orig, seq)`` (its own, as it sends it)."""
         _remember(self.seen, seen_key(self.pos[u], self.pos[orig], seq, len(self.ids)),
@@ -110,7 +115,7 @@ class Repositories:
         if self.heard_until[i, j] < 0:
             return False
         self.heard_until[i, j] = self.inputs.sym_until[i, j] = t
-        self.dirty[i] = True
+        self.stale[i] = True
         return True
 
     def purge(self, u: int, t: float) -> bool:
@@ -119,7 +124,7 @@ class Repositories:
         inputs = self.inputs
         return purge(self.pos[u], t, self.heard_until, inputs.sym_until,
                      self.last_symmetric, inputs.two_hop_until, self.topology_ansn,
-                     inputs.topology_until, self.topology_expiry, self.dirty)
+                     inputs.topology_until, self.topology_expiry, self.stale)
 
     def mprs(self, u: int, t: float) -> frozenset:
         """The MPRs ``u`` selects at ``t`` from its symmetric neighbours and their
@@ -150,10 +155,10 @@ def seen_key(i, orig, seq, n):
 
 @njit(cache=True)
 def purge(i, t, heard_until, sym_until, last_symmetric, two_hop_until, topology_ansn,
-          topology_until, topology_expiry, dirty):
+          topology_until, topology_expiry, stale):
     """Drop node ``i``'s expired entries at ``t``; True if its routing table must be
     computed again (a symmetric link came or went, a two-hop or topology entry went),
-    which is also written into ``dirty``. Expired MPR selectors are not read as valid,
+    which is also written into ``stale``. Expired MPR selectors are not read as valid,
     so they stay."""
     n = heard_until.shape[1]
     changed = False
@@ -181,5 +186,5 @@ def purge(i, t, heard_until, sym_until, last_symmetric, two_hop_until, topology_
                 expiry = topology_until[i, j]
         topology_expiry[i] = expiry
     if changed:
-        dirty[i] = True
+        stale[i] = True
     return changed
