@@ -111,6 +111,8 @@ class NetView:
         self._attrs = {name: _column(attrs.get(name, default), m)
                        for name, default in LINK_DEFAULTS.items()}
         self._routing = None     # built by _prepare() when routing is first asked for
+        # what hop_lists() and link_indices() build from it, kept where a hop reads it
+        self._hop_lists, self._link_indices = None, None
         self._tables: dict[int, list] = {}        # next hops by destination position
         self._arrays: dict[int, np.ndarray] = {}  # the same as arrays, built first
         self._dists: dict[int, np.ndarray] = {}
@@ -122,7 +124,8 @@ class NetView:
         # Ship the links only (the Spark runtime pickles a view per node and epoch):
         # routing structures and trees are rebuilt, identically, where they are used.
         state = dict(self.__dict__)
-        state.update(_routing=None, _tables={}, _arrays={}, _dists={}, _prefetched=None)
+        state.update(_routing=None, _hop_lists=None, _link_indices=None, _tables={},
+                     _arrays={}, _dists={}, _prefetched=None)
         return state
 
     @classmethod
@@ -200,11 +203,12 @@ class NetView:
         """The per-directed-link lists the transport reads at each hop:
         ``(head id, cost, delay, jitter, bandwidth, loss, ber, length_m)``, indexed like
         the entries of :meth:`route`."""
-        r = self._prepare()
-        lists = r.get("lists")
+        lists = self._hop_lists
         if lists is None:
-            # built once: the shared medium's hop loop asks for them at every hop
-            lists = r["lists"] = (r["head"],) + tuple(a.tolist() for a in r["attr_arrays"])
+            # built once: a routed run's hop asks for them at every hop
+            r = self._prepare()
+            lists = self._hop_lists = (r["head"],) + tuple(a.tolist()
+                                                          for a in r["attr_arrays"])
         return lists
 
     def hop_arrays(self) -> tuple[np.ndarray, tuple]:
@@ -323,11 +327,12 @@ class NetView:
         >>> all(view._link_index(u, v) == k for (u, v), k in view.link_indices().items())
         True
         """
-        r = self._prepare()
-        index = r.get("index")
+        index = self._link_indices
         if index is None:
+            r = self._prepare()
             tails = r["ids"][r["u"]].tolist()
-            index = r["index"] = dict(zip(zip(tails, r["head"]), range(len(tails))))
+            index = self._link_indices = dict(zip(zip(tails, r["head"]),
+                                                  range(len(tails))))
         return index
 
     def _nx_graph(self) -> nx.Graph:

@@ -117,6 +117,8 @@ class Transport:
         self._pool, self._pool_list, self._drawn = np.empty(0), [], 0
         self._calendar: list = []
         self._sends: deque = deque()   # sends in time order, beside the calendar
+        # the view in force over [_v_start, _v_end) as _alive_at last found it
+        self._v_start, self._v_end, self._view = math.inf, -math.inf, None
         self._seq = 0
         self._waiting: list = []      # shared medium: (ready time, seq, hop) in ready order
         self._active: dict[int, int] = {}   # shared medium: seq -> its endpoints' mask
@@ -275,6 +277,7 @@ class Transport:
     def forget_views(self) -> None:
         """Drop what was kept per epoch: nodes died (:meth:`Network.kill`), so the
         network's epochs are split and its views rebuilt."""
+        self._v_start, self._v_end, self._view = math.inf, -math.inf, None
         self._zones.clear()
         self._zone_masks.clear()
         if self._links is not None:
@@ -292,6 +295,13 @@ class Transport:
         self._drawn += 1
         return self._pool_list[self._drawn - 1]
 
+    def _alive_at(self, t: float, v: int) -> bool:
+        """Whether ``v`` is up at ``t`` (the view in force kept while ``t`` stays in its
+        epoch: a hop's arrival asks, and most arrivals fall in the epoch of the last)."""
+        if not self._v_start <= t < self._v_end:
+            self._view, self._v_start, self._v_end = self.network.view_span(t)
+        return self._view._alive_map[v]
+
     # -- one hop ------------------------------------------------------------------------
     def _transmit(self, start: float, hop) -> float:
         """Start ``hop`` on its channel at ``start`` (the shared channel granted it, or
@@ -306,7 +316,7 @@ class Transport:
         arrive = self._in_order(u, v, done + delay + (self._uniform() * jitter
                                                       if jitter > 0 else 0.0))
         dropped = loss > 0 and self._uniform() < loss
-        reached = dropped or self.network.view(arrive).alive(v)
+        reached = dropped or self._alive_at(arrive, v)
         if self.energy is not None:
             self.energy.hop(u, v, msg.size_bytes, lengths[k], reached)
         if self.ledger is not None:

@@ -120,7 +120,6 @@ class RoutedTransport(Transport):
         #: ``(time, node, type, size_bytes)`` of every control transmission.
         self.control_log: list[tuple[float, int, str, int]] = []
         self._next_control_id = -1
-        self._v_start, self._v_end, self._view = math.inf, -math.inf, None
         nodes = network.build_view(0).nodes
         # nodes by their global positions (the compiled fan-out's, :mod:`fanout`), and
         # per directed link (u, v) by them: its last arrival ([0]), when it is free ([1])
@@ -247,12 +246,6 @@ class RoutedTransport(Transport):
             else:
                 self._end(msg)   # msg holds the transmission number here
 
-    def _alive_at(self, t: float, v: int) -> bool:
-        """Whether ``v`` is up at ``t``."""
-        if not self._v_start <= t < self._v_end:
-            self._view, self._v_start, self._v_end = self.network.view_span(t)
-        return self._view._alive_map[v]
-
     def _forward(self, t: float, seq: int, msg, u: int, view) -> None:
         """A data packet (or a notice) ``msg`` is at ``u`` at ``t`` (``view`` in force):
         delivered, dropped, or forwarded to the next hop the protocol chooses."""
@@ -326,7 +319,6 @@ class RoutedTransport(Transport):
 
     def forget_views(self) -> None:
         super().forget_views()
-        self._v_start, self._v_end, self._view = math.inf, -math.inf, None
         for cache in (self._heard_by, self._hop_zones, self._fanouts,
                       self._link_arrays, self._alive_arrays):
             cache.clear()

@@ -81,11 +81,7 @@ class Packet(NamedTuple):
 def message_rows(messages, pos: dict, list_number) -> np.ndarray:
     """The rows of a packet's ``messages`` (``((type, message), ...)``) for
     :func:`~emulator.routing.olsr.receive.receive`."""
-    rows = np.zeros((len(messages), 6), np.int64)
-    for k, (kind, m) in enumerate(messages):
-        if kind == "HELLO":
-            rows[k, :4] = (HELLO, list_number(m.sym), list_number(m.asym),
-                           list_number(m.mprs))
-        else:
-            rows[k] = (TC, pos[m.orig], m.seq, m.ansn, list_number(m.selectors), m.ttl)
-    return rows
+    return np.array([(HELLO, list_number(m.sym), list_number(m.asym), list_number(m.mprs),
+                      0, 0) if kind == "HELLO" else
+                     (TC, pos[m.orig], m.seq, m.ansn, list_number(m.selectors), m.ttl)
+                     for kind, m in messages], np.int64).reshape(len(messages), 6)

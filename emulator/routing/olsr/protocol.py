@@ -160,7 +160,7 @@ class Olsr(Protocol):
 
     # -- forwarding ---------------------------------------------------------------------
     def next_hop(self, t: float, u: int, msg) -> int | None:
-        v = self.route(t, u, msg.dst)
+        v = self._inputs.route(t, u, msg.dst)   # self.route's, at every data hop
         if v is None:
             self.host.drop(t, u, msg, "no_route")
         return v
