@@ -578,7 +578,8 @@ def test_olsr_routes_asked_one_at_a_time_are_the_table_of_the_first_query(seed, 
             for me in ids:
                 expected = expected_at(t, me)
                 asked = ids + [max(ids) + 1]
-                first = [asked[k] for k in rng.permutation(len(asked))[:1 + len(asked) // 3]]
+                some = rng.permutation(len(asked))[:1 + len(asked) // 3]
+                first = [asked[k] for k in some]
                 for later, order in ((t, first), (t + 3.0, asked)):   # then searched on
                     order = [order[k] for k in rng.permutation(len(order))]
                     assert {d: inputs.route(later, me, d) for d in order} == \

@@ -50,7 +50,8 @@ jitter (a draw up to ``maxjitter``) has not run out by 0.1, as two when it has.
 ...     def set_timer(self, t, u, tag): self.timers.append((t, u, tag))
 >>> def run(maxjitter):
 ...     host = Recorder()
-...     olsr = Olsr(host, [0, 1], {"max_messages_per_packet": 64, "maxjitter": maxjitter}, 1)
+...     params = {"max_messages_per_packet": 64, "maxjitter": maxjitter}
+...     olsr = Olsr(host, [0, 1], params, 1)
 ...     def fire(until):
 ...         while host.timers and min(host.timers)[0] <= until:
 ...             host.timers.sort()

@@ -43,11 +43,13 @@ from emulator.routing.olsr import bits as bitset
 from emulator.routing.olsr.messages import HELLO, TC
 from emulator.routing.olsr.state import ABSENT, seen_key
 
+
 def hear(reps, t: float, sender: int, receivers, rows: np.ndarray, params: dict) -> list:
     """``receivers`` (ids) hear the packet whose messages are ``rows``
-    (:func:`message_rows`) from ``sender`` at ``t``: what they learn goes into ``reps``
-    (a :class:`~emulator.routing.olsr.state.Repositories`; ``params``: the hold times);
-    returns ``(receiver, message index)`` of each TC a receiver relays, in order."""
+    (:func:`~.messages.message_rows`) from ``sender`` at ``t``: what they learn goes
+    into ``reps`` (a :class:`~emulator.routing.olsr.state.Repositories`; ``params``: the
+    hold times); returns ``(receiver, message index)`` of each TC a receiver relays, in
+    order."""
     inputs, pos = reps.inputs, reps.pos
     relays = receive(t, pos[sender], np.array([pos[u] for u in receivers], np.int64), rows,
                      params["neighb_hold_time"], params["dup_hold_time"],

@@ -89,8 +89,9 @@ class RouteInputs:
     entry (a time no run reaches). An OLSR run's
     :class:`~emulator.routing.olsr.state.Repositories` write and purge these arrays as
     their own; :meth:`link`, :meth:`two_hop` and :meth:`topology` write one entry.
-    Memory: three ``n x n`` float and two int arrays (40 MB at 1,000 nodes), and 8 bytes
-    per 64 nodes for each list.
+    Memory: three ``n x n`` float and three int arrays (the tables' next hops too; 48 MB
+    at 1,000 nodes), 8 bytes per 64 nodes for each list and three such sets per node
+    for the searches.
     """
 
     def __init__(self, nodes):
