@@ -81,7 +81,11 @@ class Packet(NamedTuple):
 def message_rows(messages, pos: dict, list_number) -> np.ndarray:
     """The rows of a packet's ``messages`` (``((type, message), ...)``) for
     :func:`~emulator.routing.olsr.receive.receive`."""
-    return np.array([(HELLO, list_number(m.sym), list_number(m.asym), list_number(m.mprs),
-                      0, 0) if kind == "HELLO" else
-                     (TC, pos[m.orig], m.seq, m.ansn, list_number(m.selectors), m.ttl)
-                     for kind, m in messages], np.int64).reshape(len(messages), 6)
+    flat = []   # numpy reads a flat list of ints in half the time of a list of rows
+    for kind, m in messages:
+        if kind == "HELLO":
+            flat += (HELLO, list_number(m.sym), list_number(m.asym), list_number(m.mprs),
+                     0, 0)
+        else:
+            flat += (TC, pos[m.orig], m.seq, m.ansn, list_number(m.selectors), m.ttl)
+    return np.array(flat, np.int64).reshape(len(messages), 6)
