@@ -83,7 +83,8 @@ def transport_rate(dynamics, tuples, sink, seed, medium="links") -> float:
     """Hops per second of the transport alone, routing views built beforehand: the
     messages handed over as arrays (:meth:`Transport.send_many`, as
     :func:`emulator.deliver` hands them), the ledger kept."""
-    network = Network(dynamics)
+    # every view kept (Network keeps 3 by default): those built below are the ones used
+    network = Network(dynamics, keep=len(dynamics.epochs) + 2)
     sent = sorted((t.entered_at, t.origin) for stream in tuples.values() for t in stream)
     sent_at = np.array([t for t, _ in sent])
     origin = np.array([o for _, o in sent], np.int64)
