@@ -111,8 +111,9 @@ class NetView:
         self._attrs = {name: _column(attrs.get(name, default), m)
                        for name, default in LINK_DEFAULTS.items()}
         self._routing = None     # built by _prepare() when routing is first asked for
-        # what hop_lists() and link_indices() build from it, kept where a hop reads it
-        self._hop_lists, self._link_indices = None, None
+        # what hop_lists(), link_indices() and out_extremes() build from it, kept where
+        # a hop reads it
+        self._hop_lists, self._link_indices, self._out_extremes = None, None, None
         self._tables: dict[int, list] = {}        # next hops by destination position
         self._arrays: dict[int, np.ndarray] = {}  # the same as arrays, built first
         self._dists: dict[int, np.ndarray] = {}
@@ -124,8 +125,9 @@ class NetView:
         # Ship the links only (the Spark runtime pickles a view per node and epoch):
         # routing structures and trees are rebuilt, identically, where they are used.
         state = dict(self.__dict__)
-        state.update(_routing=None, _hop_lists=None, _link_indices=None, _tables={},
-                     _arrays={}, _dists={}, _prefetched=None)
+        state.update(_routing=None, _hop_lists=None, _link_indices=None,
+                     _out_extremes=None, _tables={}, _arrays={}, _dists={},
+                     _prefetched=None)
         return state
 
     @classmethod
@@ -428,6 +430,35 @@ class NetView:
         r = self._prepare()
         i = self._pos[u]
         return range(r["starts"][i], r["starts"][i + 1])
+
+    def out_extremes(self) -> tuple[list, list, list]:
+        """By node position, over the links leaving the node: the least bandwidth, the
+        greatest cost and the greatest length (``inf``, 0 and 0 for a node with none):
+        what a broadcast is held to, built once for all nodes (a routing protocol's
+        nodes broadcast many times an epoch). The attributes are finite, or infinite
+        bandwidths, on which numpy's and Python's min and max agree.
+
+        >>> attrs = {"cost": np.array([2.0, 3.0]), "bandwidth": np.array([5.0, 9.0])}
+        >>> view = NetView(0.0, [0, 1, 2], [True, True, True], [0, 1], [1, 2], attrs)
+        >>> view.out_extremes()
+        ([5.0, 5.0, 9.0], [2.0, 3.0, 3.0], [0.0, 0.0, 0.0])
+        """
+        found = self._out_extremes
+        if found is None:
+            r = self._prepare()
+            starts = r["starts_array"]
+            columns = dict(zip(LINK_DEFAULTS, r["attr_arrays"]))
+            n = len(self.nodes)
+            bandwidth, cost, length = np.full(n, math.inf), np.zeros(n), np.zeros(n)
+            some = starts[1:] > starts[:-1]
+            if some.any():   # reduceat's slices run from one start to the next given
+                at = starts[:-1][some]
+                bandwidth[some] = np.minimum.reduceat(columns["bandwidth"], at)
+                cost[some] = np.maximum.reduceat(columns["cost"], at)
+                length[some] = np.maximum.reduceat(columns["length_m"], at)
+            found = self._out_extremes = (bandwidth.tolist(), cost.tolist(),
+                                          length.tolist())
+        return found
 
     def link(self, u: int, v: int) -> Link | None:
         """Attributes of the link ``u -> v`` if it is up in this epoch."""

@@ -134,7 +134,6 @@ class RoutedTransport(Transport):
         # a hop's zone and endpoints by sender (and receiver) (_waiting_zones)
         self._heard_by: dict = {}
         self._hop_zones: dict = {}
-        self._fanouts: dict = {}   # a broadcast's links, by epoch and sender (_fanout)
         self.protocol = PROTOCOLS.get(routing)(self, nodes, routing_params, seed)
         self._started = False   # at the first advance, when the messages to route are in
 
@@ -319,8 +318,8 @@ class RoutedTransport(Transport):
 
     def forget_views(self) -> None:
         super().forget_views()
-        for cache in (self._heard_by, self._hop_zones, self._fanouts,
-                      self._link_arrays, self._alive_arrays):
+        for cache in (self._heard_by, self._hop_zones, self._link_arrays,
+                      self._alive_arrays):
             cache.clear()
 
     def _in_order(self, u: int, v: int, arrive: float) -> float:
@@ -390,18 +389,12 @@ class RoutedTransport(Transport):
     # -- a broadcast's receivers --------------------------------------------------------
     def _fanout(self, hop) -> tuple:
         """What :meth:`_broadcast` reads of a broadcast hop's links (those of its sender
-        in the view it was ready in) beside their arrays, kept per epoch as a node
-        broadcasts many times in one: ``(the least bandwidth, the greatest cost, the
-        greatest length)``."""
-        u, links, view = hop[1], hop[3], hop[4]
-        fanouts = _per_epoch(self._fanouts, view.epoch_start)
-        found = fanouts.get(u)
-        if found is None:
-            _, costs, _, _, bandwidths, _, _, lengths = view.hop_lists()
-            found = fanouts[u] = (min((bandwidths[k] for k in links), default=math.inf),
-                                  max((costs[k] for k in links), default=0.0),
-                                  max((lengths[k] for k in links), default=0.0))
-        return found
+        in the view it was ready in) beside their arrays: ``(the least bandwidth, the
+        greatest cost, the greatest length)`` (:meth:`NetView.out_extremes`)."""
+        view = hop[4]
+        bandwidths, costs, lengths = view.out_extremes()
+        i = view._pos[hop[1]]
+        return bandwidths[i], costs[i], lengths[i]
 
     def _links_of(self, view) -> tuple:
         """A view's directed links as the fan-out reads them, kept per epoch: ``(the
