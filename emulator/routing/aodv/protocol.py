@@ -54,16 +54,28 @@ _HELLO = "hello"
 _RREQ_LATER = "rreq later"
 
 
+def rreq_key(orig: int, rreq_id: int) -> int:
+    """The key a node remembers the RREQ ``(orig, rreq_id)`` by (§6.3): an int, which a
+    dict hashes at once, where a tuple is hashed again at every look-up (a flood is
+    looked up at every reception).
+
+    >>> rreq_key(3, 7) == (3 << 32) + 7, rreq_key(3, 7) != rreq_key(7, 3)
+    (True, True)
+    """
+    return orig << 32 | rreq_id
+
+
 class _Node:
     """What one node knows: its sequence number and RREQ ID, routes, RREQs seen, held
     packets, discoveries in progress, neighbours heard."""
 
-    __slots__ = ("seq", "rreq_id", "table", "seen", "queue", "discovery", "heard",
-                 "last_broadcast", "rreqs", "rerrs")
+    __slots__ = ("seq", "rreq_id", "table", "routes", "seen", "queue", "discovery",
+                 "heard", "last_broadcast", "rreqs", "rerrs")
 
     def __init__(self, queue_length: int):
         self.seq, self.rreq_id = 0, 0
         self.table = RouteTable()
+        self.routes = self.table.routes   # read at every reception of a flood
         self.seen = IdCache()
         self.queue = RequestQueue(queue_length)
         self.discovery: dict[int, list] = {}   # dst -> [ttl, retries, current RREQ ID]
@@ -170,7 +182,7 @@ class Aodv(Protocol):
         node.seq += 1
         node.rreq_id += 1
         node.discovery[dst][2] = node.rreq_id
-        node.seen.at(t).add((u, node.rreq_id), t + self.path_discovery_time)
+        node.seen.at(t).add(rreq_key(u, node.rreq_id), t + self.path_discovery_time)
         self._broadcast(t, u, "RREQ", Rreq(u, node.seq, node.rreq_id, dst,
                                            node.table.known_seq(dst), 0, ttl,
                                            self.params["gratuitous_reply"]))
@@ -233,7 +245,7 @@ class Aodv(Protocol):
             return
         state, hello_on = self._state, self.hello_on
         lifetime = t + self.active_route_timeout
-        orig, key = body.orig, (body.orig, body.rreq_id)
+        orig, key = body.orig, rreq_key(body.orig, body.rreq_id)
         until = t + self.path_discovery_time
         for u in nodes:
             node = state[u]
@@ -241,7 +253,7 @@ class Aodv(Protocol):
                 node.heard[sender] = t
             # §6.5, any packet: a route to the previous hop (RouteTable.offer_neighbour,
             # its usual case, a valid one-hop route to the sender extended, written out)
-            route = node.table.routes.get(sender)
+            route = node.routes.get(sender)
             if route is not None and route.valid and route.hops <= 1 and \
                     route.next_hop == sender:
                 if lifetime > route.lifetime:
