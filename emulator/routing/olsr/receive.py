@@ -56,7 +56,7 @@ def hear(reps, t: float, sender: int, receivers, rows: np.ndarray, params: dict)
                      params["top_hold_time"], reps.heard_until, inputs.sym_until,
                      inputs.two_hop_until, inputs.two_hop_list, reps.selector_until,
                      reps.topology_ansn, inputs.topology_until, inputs.topology_list,
-                     reps.topology_expiry, reps.stale, inputs.bit_sets(), reps.seen,
+                     reps.topology_expiry, inputs.stale, inputs.bit_sets(), reps.seen,
                      reps.seen_purge_at)
     return [(receivers[a], k) for a, k in relays.tolist()]
 

@@ -61,8 +61,9 @@ class Repositories:
     ``topology_ansn``/``inputs.topology_until``/``topology_list``: ``j``'s last TC (-1:
     none). ``last_symmetric``: the symmetric links at ``i``'s last purge;
     ``topology_expiry[i]``: no topology entry of ``i`` expires before it (the set is
-    scanned only from then on). ``stale[i]``: ``i``'s table is to be computed again.
-    ``seen``: the messages processed, ``key(i, originator, sequence number)`` -> until.
+    scanned only from then on). ``inputs.stale[i]``: ``i``'s table is to be computed
+    again. ``seen``: the messages processed, ``key(i, originator, sequence number)`` ->
+    until.
     """
 
     def __init__(self, nodes):
@@ -74,7 +75,6 @@ class Repositories:
         self.topology_ansn = np.full((n, n), -1, np.int64)
         self.topology_expiry = np.full(n, np.inf)
         self.last_symmetric = np.zeros((n, n), np.bool_)
-        self.stale = self.inputs.stale   # the tables' own flags, set as entries change
         self.seen = _new_seen()
         #: purge ``seen`` of what has expired when it holds more than this (memory only)
         self.seen_purge_at = np.array([64], np.int64)
@@ -115,7 +115,7 @@ class Repositories:
         if self.heard_until[i, j] < 0:
             return False
         self.heard_until[i, j] = self.inputs.sym_until[i, j] = t
-        self.stale[i] = True
+        self.inputs.stale[i] = True
         return True
 
     def purge(self, u: int, t: float) -> bool:
@@ -124,7 +124,7 @@ class Repositories:
         inputs = self.inputs
         return purge(self.pos[u], t, self.heard_until, inputs.sym_until,
                      self.last_symmetric, inputs.two_hop_until, self.topology_ansn,
-                     inputs.topology_until, self.topology_expiry, self.stale)
+                     inputs.topology_until, self.topology_expiry, inputs.stale)
 
     def mprs(self, u: int, t: float) -> frozenset:
         """The MPRs ``u`` selects at ``t`` from its symmetric neighbours and their
