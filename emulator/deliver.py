@@ -535,8 +535,7 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
                         "loss_reason": pd.array(reasons, dtype="string")})
     out.attrs["hops"] = transport.hops
     if routing != "oracle":
-        out.attrs["control"] = pd.DataFrame(transport.control_log,
-                                            columns=["time", "node", "type", "size_bytes"])
+        out.attrs["control"] = transport.control_log.frame()
         out.attrs["routing"] = transport.stats()
     if book is not None:
         out.attrs["energy"] = book.summary(end)

@@ -55,6 +55,7 @@ from collections import Counter
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
 from contract.messages import Message
 from emulator.routing import PROTOCOLS
@@ -66,6 +67,46 @@ from emulator.transport import (_END, _READY, _TIMER, Transport, _binned, _keep_
 
 #: The kind of every message a routing protocol sends (control packets, notices).
 ROUTING = "routing"
+
+
+class ControlLog:
+    """Every control transmission, ``(time, node, type, size_bytes)``, kept as four
+    columns: iterating gives the rows, :meth:`frame` the table ``emulator.deliver``
+    returns. AODV at 200 nodes and 10^5 messages sends 1.6 M control packets: as a
+    tuple each they took pandas 2.5 s to turn into a frame (rows of mixed types are
+    converted one value at a time), and the cyclic collector a scan of each.
+
+    >>> log = ControlLog()
+    >>> log.append(0.5, 3, "RREQ", 24); log.append(0.75, 4, "RREP", 20)
+    >>> list(log), len(log)
+    ([(0.5, 3, 'RREQ', 24), (0.75, 4, 'RREP', 20)], 2)
+    >>> log.frame().dtypes.astype(str).tolist()
+    ['float64', 'int64', 'object', 'int64']
+    """
+
+    __slots__ = ("_time", "_node", "_type", "_size")
+
+    def __init__(self):
+        self._time, self._node, self._type, self._size = [], [], [], []
+
+    def append(self, t: float, node: int, kind: str, size_bytes: int) -> None:
+        self._time.append(t)
+        self._node.append(node)
+        self._type.append(kind)
+        self._size.append(size_bytes)
+
+    def __iter__(self):
+        return zip(self._time, self._node, self._type, self._size)
+
+    def __len__(self) -> int:
+        return len(self._time)
+
+    def frame(self) -> pd.DataFrame:
+        """The log as a frame: ``time``, ``node``, ``type``, ``size_bytes``."""
+        return pd.DataFrame({"time": np.array(self._time, float),
+                             "node": np.array(self._node, np.int64),
+                             "type": np.array(self._type, object),
+                             "size_bytes": np.array(self._size, np.int64)})
 
 
 class _MacFailure(NamedTuple):
@@ -118,7 +159,7 @@ class RoutedTransport(Transport):
         #: Control packets and notices not received, by reason.
         self.control_lost: Counter = Counter()
         #: ``(time, node, type, size_bytes)`` of every control transmission.
-        self.control_log: list[tuple[float, int, str, int]] = []
+        self.control_log = ControlLog()
         self._next_control_id = -1
         nodes = network.build_view(0).nodes
         # nodes by their global positions (the compiled fan-out's, :mod:`fanout`), and
@@ -311,7 +352,7 @@ class RoutedTransport(Transport):
             else:
                 self.control_messages.update(types)
             self.control_bytes[kind] += msg.size_bytes
-            self.control_log.append((start, hop[1], kind, msg.size_bytes))
+            self.control_log.append(start, hop[1], kind, msg.size_bytes)
         if hop[2] == BROADCAST:
             return self._broadcast(start, hop)
         return super()._transmit(start, hop)
