@@ -495,22 +495,26 @@ def test_aodv_route_to_a_neighbour_heard_is_offer_written_out():
                     for d, r in other.routes.items()})
 
 
-def test_id_cache_first_is_holds_then_add():
-    """IdCache.first answers as holds did and remembers what is new, through purges."""
-    from emulator.routing.cache import IdCache
+def test_seen_first_time_is_new_then_held_through_purges():
+    """seen.first_time answers whether a key is new (absent, or expired) and holds what
+    is new, through the purges of what expired, as a dict of expiries would."""
+    from emulator.routing.seen import first_time, new_purge_at, new_seen
 
     rng = np.random.default_rng(3)
-    cache, reference = IdCache(), {}
-    t = 0.0
+    seen, purge_at, reference = new_seen(), new_purge_at(), {}
+    t, purges = 0.0, set()
     for _ in range(3000):
         t += float(rng.exponential(0.01))
         key = int(rng.integers(0, 300))
         until = t + float(rng.uniform(0.0, 2.0))
         new = not (key in reference and reference[key] > t)
-        assert cache.first(key, t, until) == new
+        assert first_time(seen, purge_at, key, t, until) == new
         if new:
             reference[key] = until
-        assert cache.holds(key, t) == (reference[key] > t)
+        purges.add(int(purge_at[0]))
+    assert len(purges) > 1   # purged along the way, of expired keys only
+    assert ({k: v for k, v in seen.items() if v > t}
+            == {k: v for k, v in reference.items() if v > t})
 
 
 def _olsr_route_inputs(rng, most: int):

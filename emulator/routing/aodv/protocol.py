@@ -42,11 +42,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from emulator.routing.aodv.flood import FIRST, NEW_NEIGHBOUR, OFFER, hear_rreq
 from emulator.routing.aodv.packets import Rerr, Rrep, RrepAck, Rreq
 from emulator.routing.aodv.rqueue import RequestQueue
 from emulator.routing.aodv.rtable import RouteTable
 from emulator.routing.base import BROADCAST, Control, Protocol
-from emulator.routing.cache import IdCache
+from emulator.routing.seen import new_purge_at, new_seen, remember, seen_key
 
 _HELLO = "hello"
 # A RREQ the rate limit held back: its timer's tag (with the destination), and the
@@ -54,32 +57,24 @@ _HELLO = "hello"
 _RREQ_LATER = "rreq later"
 
 
-def rreq_key(orig: int, rreq_id: int) -> int:
-    """The key a node remembers the RREQ ``(orig, rreq_id)`` by (§6.3): an int, which a
-    dict hashes at once, where a tuple is hashed again at every look-up (a flood is
-    looked up at every reception).
-
-    >>> rreq_key(3, 7) == (3 << 32) + 7, rreq_key(3, 7) != rreq_key(7, 3)
-    (True, True)
-    """
-    return orig << 32 | rreq_id
-
-
 class _Node:
-    """What one node knows: its sequence number and RREQ ID, routes, RREQs seen, held
-    packets, discoveries in progress, neighbours heard."""
+    """What one node knows: its position, sequence number and RREQ ID, routes, held
+    packets, discoveries in progress, neighbours heard (the RREQs it has seen are the
+    protocol's, :attr:`Aodv.seen`)."""
 
-    __slots__ = ("seq", "rreq_id", "table", "routes", "seen", "queue", "discovery",
-                 "heard", "last_broadcast", "rreqs", "rerrs")
+    __slots__ = ("at", "seq", "rreq_id", "table", "queue", "discovery", "heard",
+                 "heard_at", "last_broadcast", "rreqs", "rerrs")
 
-    def __init__(self, queue_length: int):
+    def __init__(self, at: int, queue_length: int, table: RouteTable, heard_at):
+        self.at = at
         self.seq, self.rreq_id = 0, 0
-        self.table = RouteTable()
-        self.routes = self.table.routes   # read at every reception of a flood
-        self.seen = IdCache()
+        self.table = table
         self.queue = RequestQueue(queue_length)
         self.discovery: dict[int, list] = {}   # dst -> [ttl, retries, current RREQ ID]
-        self.heard: dict[int, float] = {}      # neighbour -> when last heard
+        # the neighbours heard, in the order first heard (a HELLO tick finds those gone
+        # in this order): neighbour -> its column of heard_at, when each was last heard
+        self.heard: dict[int, int] = {}
+        self.heard_at = heard_at
         self.last_broadcast = -float("inf")
         # [end of the rate limit's second, RREQs originated / RERRs sent within it]
         self.rreqs, self.rerrs = [0.0, 0], [0.0, 0]
@@ -102,7 +97,27 @@ class Aodv(Protocol):
         self.path_discovery_time = 2 * self.net_traversal_time
         self.my_route_timeout = 2 * p["active_route_timeout"]
         self.delete_period = 5 * max(p["active_route_timeout"], p["hello_interval"])
-        self._state = {u: _Node(p["queue_length"]) for u in self.nodes}
+        # every node's routes' lifetimes and one-hop flags, and when it last heard each
+        # neighbour, by node position (row) and the other node's (column), shared with
+        # the compiled flood (flood.hear_rreq); the RREQs every node has seen
+        n = len(self.nodes)
+        self._column = {u: i for i, u in enumerate(self.nodes)}
+        self._lifetimes = np.zeros((n, n))
+        self._one_hop = np.zeros((n, n), np.bool_)
+        self._heard_at = np.full((n, n), -math.inf)
+        self._latest = np.full((2, n, n), -1.0)
+        # a broadcast's receivers as positions, by their ids: a node's floods in one
+        # epoch are heard by the same neighbours
+        self._receivers: dict[tuple, np.ndarray] = {}
+        #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
+        self.seen, self._seen_purge_at = new_seen(), new_purge_at()
+        self._todo = np.zeros((2, n), np.int64)   # what hear_rreq leaves to Python
+        self._state = {
+            u: _Node(i, p["queue_length"],
+                     RouteTable(memoryview(self._lifetimes[i]),
+                                memoryview(self._one_hop[i]), self._column),
+                     memoryview(self._heard_at[i]))
+            for i, u in enumerate(self.nodes)}
 
     # -- timers -------------------------------------------------------------------------
     def start(self, t: float) -> None:
@@ -125,9 +140,10 @@ class Aodv(Protocol):
         """Every HELLO_INTERVAL: neighbours not heard for ALLOWED_HELLO_LOSS intervals are
         gone (§6.11); a HELLO if no broadcast went out in the last interval (§6.9)."""
         node = self._state[u]
-        gone = [v for v, last in node.heard.items() if t - last > self.hello_lifetime]
+        heard_at, lifetime = node.heard_at, self.hello_lifetime
+        gone = [v for v, at in node.heard.items() if t - heard_at[at] > lifetime]
         for v in gone:
-            del node.heard[v]
+            heard_at[node.heard.pop(v)] = -math.inf
             self._link_broken(t, u, v)
         if t - node.last_broadcast >= self.hello_interval:
             hello = Rrep(u, node.seq, u, 0, self.hello_lifetime)
@@ -165,7 +181,10 @@ class Aodv(Protocol):
 
     def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
         if self.params["link_layer_feedback"]:
-            self._state[node].heard.pop(neighbour, None)
+            state = self._state[node]
+            at = state.heard.pop(neighbour, None)
+            if at is not None:
+                state.heard_at[at] = -math.inf
             self._link_broken(t, node, neighbour)
 
     # -- route discovery ----------------------------------------------------------------
@@ -182,7 +201,8 @@ class Aodv(Protocol):
         node.seq += 1
         node.rreq_id += 1
         node.discovery[dst][2] = node.rreq_id
-        node.seen.at(t).add(rreq_key(u, node.rreq_id), t + self.path_discovery_time)
+        remember(self.seen, seen_key(node.at, node.at, node.rreq_id, len(self.nodes)),
+                 t + self.path_discovery_time)
         self._broadcast(t, u, "RREQ", Rreq(u, node.seq, node.rreq_id, dst,
                                            node.table.known_seq(dst), 0, ttl,
                                            self.params["gratuitous_reply"]))
@@ -218,7 +238,7 @@ class Aodv(Protocol):
             self.on_receive_all(t, (u,), msg)
             return
         if self.hello_on:
-            node.heard[sender] = t
+            self._hear(node, sender, t)
         if kind == "HELLO":
             node.table.offer(sender, sender, 1, body.dst_seq, t + self.hello_lifetime)
             return
@@ -236,37 +256,52 @@ class Aodv(Protocol):
     def on_receive_all(self, t: float, nodes, msg) -> None:
         """:meth:`on_receive` at each of ``nodes`` in turn: one broadcast heard by all
         of them at ``t`` (the host hands a flood's receptions over so). A RREQ is
-        handled here, for one receiver too, with what is the same for every receiver
-        read once: most of a run's events are receptions of RREQs already received."""
+        handled here, for one receiver too: most of a run's events are receptions of
+        RREQs already received, which the compiled walk over the receivers handles
+        whole (:func:`~emulator.routing.aodv.flood.hear_rreq`); the receptions that
+        need more it leaves to this loop, in order."""
         sender, (kind, body) = msg.src, msg.payload
         if kind != "RREQ":
             for u in nodes:
                 self.on_receive(t, u, msg)
             return
-        state, hello_on = self._state, self.hello_on
+        column, state = self._column, self._state
         lifetime = t + self.active_route_timeout
-        orig, key = body.orig, rreq_key(body.orig, body.rreq_id)
-        until = t + self.path_discovery_time
-        for u in nodes:
+        count = hear_rreq(
+            t, column[sender], column[body.orig], body.rreq_id, self._positions(nodes),
+            self.hello_on, lifetime, t + self.path_discovery_time, self._heard_at,
+            self._one_hop, self._lifetimes, self._latest, self.seen, self._seen_purge_at,
+            self._todo)
+        if not count:
+            return
+        todo = self._todo
+        for k, needs in zip(todo[0, :count].tolist(), todo[1, :count].tolist()):
+            u = nodes[k]
             node = state[u]
-            if hello_on:
-                node.heard[sender] = t
-            # §6.5, any packet: a route to the previous hop (RouteTable.offer_neighbour,
-            # its usual case, a valid one-hop route to the sender extended, written out)
-            route = node.routes.get(sender)
-            if route is not None and route.valid and route.hops <= 1 and \
-                    route.next_hop == sender:
-                if lifetime > route.lifetime:
-                    route.lifetime = lifetime
-            else:
+            if needs & NEW_NEIGHBOUR:
+                self._hear(node, sender, t)
+            if needs & OFFER:   # §6.5, any packet: a route to the previous hop
                 node.table.offer_neighbour(sender, lifetime)
-            # §6.5: a RREQ of this node's own or already received is discarded here,
-            # after the route to the previous hop: most receptions of a flood are these
-            if orig == u:
-                continue
-            held = node.seen.get(key)   # a duplicate, turned away as IdCache.first would
-            if (held is None or held <= t) and node.seen.first(key, t, until):
+            if needs & FIRST:
                 self._on_rreq(t, u, node, sender, body)
+
+    def _positions(self, nodes) -> np.ndarray:
+        """The positions of ``nodes`` (ids), as an array kept for the next time."""
+        key = tuple(nodes)
+        found = self._receivers.get(key)
+        if found is None:
+            if len(self._receivers) >= 4096:   # memory only: made again if asked
+                self._receivers.clear()
+            column = self._column
+            found = self._receivers[key] = np.array([column[u] for u in key], np.int64)
+        return found
+
+    def _hear(self, node: _Node, sender: int, t: float) -> None:
+        """``node`` heard ``sender`` at ``t`` (HELLO's link sensing, §6.9)."""
+        at = node.heard.get(sender)
+        if at is None:
+            at = node.heard[sender] = self._column[sender]
+        node.heard_at[at] = t
 
     def _on_rreq(self, t: float, u: int, node: _Node, sender: int, rreq: Rreq) -> None:
         """A RREQ heard for the first time, not this node's own (:meth:`on_receive`
@@ -304,8 +339,11 @@ class Aodv(Protocol):
         if rreq.ttl > 1:
             known = node.table.known_seq(rreq.dst)
             dst_seq = rreq.dst_seq if known is None else max(known, rreq.dst_seq or 0)
-            self._broadcast(t, u, "RREQ", rreq._replace(hops=hops, ttl=rreq.ttl - 1,
-                                                        dst_seq=dst_seq))
+            # rreq._replace(dst_seq=dst_seq, hops=hops, ttl=rreq.ttl - 1) in a third of
+            # the time: a run rebroadcasts a RREQ, or relays a RREP, a million times
+            self._broadcast(t, u, "RREQ", Rreq(rreq.orig, rreq.orig_seq, rreq.rreq_id,
+                                               rreq.dst, dst_seq, hops, rreq.ttl - 1,
+                                               rreq.gratuitous))
 
     def _on_rrep(self, t: float, u: int, sender: int, rrep: Rrep) -> None:
         node = self._state[u]
@@ -327,7 +365,9 @@ class Aodv(Protocol):
         forward.precursors.add(reverse.next_hop)
         reverse.precursors.add(forward.next_hop)
         reverse.lifetime = max(reverse.lifetime, t + self.active_route_timeout)
-        self._unicast(t, u, reverse.next_hop, "RREP", rrep._replace(hops=hops))
+        self._unicast(t, u, reverse.next_hop, "RREP",   # rrep._replace(hops=hops)
+                      Rrep(rrep.dst, rrep.dst_seq, rrep.orig, hops, rrep.lifetime,
+                           rrep.ack))
 
     # -- sending ------------------------------------------------------------------------
     def _link_broken(self, t: float, u: int, v: int) -> None:

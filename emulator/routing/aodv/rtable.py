@@ -21,23 +21,70 @@ True
 """
 from __future__ import annotations
 
+import numpy as np
+
 
 class Route:
-    """One destination's entry (``seq`` None: no valid sequence number known)."""
+    """One destination's entry (``seq`` None: no valid sequence number known).
 
-    __slots__ = ("next_hop", "hops", "seq", "lifetime", "valid", "precursors")
+    Its lifetime is a cell of its table's ``lifetimes`` (the compiled flood extends it
+    there, :mod:`.flood`). ``next_hop``, ``hops`` and ``valid`` are written by its
+    :class:`RouteTable` only, which keeps its one-hop flag beside them.
+    """
 
-    def __init__(self, next_hop: int, hops: int, seq: int | None, lifetime: float):
+    __slots__ = ("next_hop", "hops", "seq", "valid", "precursors", "_lifetimes", "_at")
+
+    def __init__(self, next_hop: int, hops: int, seq: int | None, lifetime: float,
+                 lifetimes, at: int):
+        self._lifetimes, self._at = lifetimes, at
         self.next_hop, self.hops, self.seq, self.lifetime = next_hop, hops, seq, lifetime
         self.valid = True
         self.precursors: set[int] = set()
 
+    @property
+    def lifetime(self) -> float:
+        return self._lifetimes[self._at]
+
+    @lifetime.setter
+    def lifetime(self, value: float) -> None:
+        self._lifetimes[self._at] = value
+
 
 class RouteTable:
-    """A node's routes by destination."""
+    """A node's routes by destination.
 
-    def __init__(self):
+    ``lifetimes`` and ``one_hop`` are the node's rows of its protocol's arrays (buffers
+    indexed by a destination's ``column``, :class:`~.protocol.Aodv`): every route's
+    lifetime, and whether the route to that destination is valid, of one hop and
+    through it (what a packet heard from it extends). Python reads a memoryview's item
+    as fast as a list's; the compiled flood writes the same memory (:mod:`.flood`). A
+    table of its own (the default) has rows for the destinations 0 to 255.
+    """
+
+    def __init__(self, lifetimes=None, one_hop=None, column=None):
+        if lifetimes is None:
+            lifetimes, one_hop = memoryview(np.zeros(256)), memoryview(np.zeros(256, bool))
+            column = range(256)   # a destination's id is its column
         self.routes: dict[int, Route] = {}
+        self._lifetimes, self._one_hop, self._column = lifetimes, one_hop, column
+
+    def __deepcopy__(self, memo) -> "RouteTable":
+        """A copy with rows of its own."""
+        lifetimes, one_hop = memoryview(np.array(self._lifetimes)), \
+            memoryview(np.array(self._one_hop))
+        other = RouteTable(lifetimes, one_hop, self._column)
+        for dst, route in self.routes.items():
+            copied = Route(route.next_hop, route.hops, route.seq, route.lifetime,
+                           lifetimes, route._at)
+            copied.valid, copied.precursors = route.valid, set(route.precursors)
+            other.routes[dst] = copied
+        return other
+
+    def _add(self, dst: int, next_hop: int, hops: int, seq: int | None,
+             lifetime: float) -> None:
+        at = self._column[dst]
+        self.routes[dst] = Route(next_hop, hops, seq, lifetime, self._lifetimes, at)
+        self._one_hop[at] = hops <= 1 and next_hop == dst
 
     def valid(self, dst: int, t: float) -> Route | None:
         """The route to ``dst`` if it is valid at ``t``."""
@@ -46,6 +93,7 @@ class RouteTable:
             return None
         if route.lifetime <= t:
             route.valid = False     # expired (§6.11: an expired route is invalid)
+            self._one_hop[route._at] = False
             return None
         return route
 
@@ -60,7 +108,7 @@ class RouteTable:
         route changed. A route kept has its lifetime extended to ``lifetime``."""
         route = self.routes.get(dst)
         if route is None:
-            self.routes[dst] = Route(next_hop, hops, seq, lifetime)
+            self._add(dst, next_hop, hops, seq, lifetime)
             return True
         if seq is None or seq == route.seq:   # no fresher number: a shorter or valid way
             fresher = not route.valid or hops < route.hops
@@ -69,6 +117,7 @@ class RouteTable:
         if fresher:
             route.next_hop, route.hops, route.lifetime, route.valid = \
                 next_hop, hops, lifetime, True
+            self._one_hop[route._at] = hops <= 1 and next_hop == dst
             if seq is not None:
                 route.seq = seq
             return True
@@ -83,10 +132,11 @@ class RouteTable:
         fresher only than an invalid route or a longer one."""
         route = self.routes.get(neighbour)
         if route is None:
-            self.routes[neighbour] = Route(neighbour, 1, None, lifetime)
+            self._add(neighbour, neighbour, 1, None, lifetime)
         elif not route.valid or route.hops > 1:
             route.next_hop, route.hops, route.lifetime, route.valid = \
                 neighbour, 1, lifetime, True
+            self._one_hop[route._at] = True
         elif route.next_hop == neighbour and lifetime > route.lifetime:
             route.lifetime = lifetime
 
@@ -104,6 +154,7 @@ class RouteTable:
         for dst, route in self.routes.items():
             if route.valid and route.next_hop == neighbour:
                 route.valid = False
+                self._one_hop[route._at] = False
                 route.seq = (route.seq or 0) + 1
                 route.lifetime = delete_at
                 if route.precursors:
@@ -118,6 +169,7 @@ class RouteTable:
             route = self.routes.get(dst)
             if route is not None and route.valid and route.next_hop == sender:
                 route.valid = False
+                self._one_hop[route._at] = False
                 route.seq = seq
                 route.lifetime = delete_at
                 if route.precursors:

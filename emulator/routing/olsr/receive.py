@@ -41,7 +41,8 @@ from numba import njit
 
 from emulator.routing.olsr import bits as bitset
 from emulator.routing.olsr.messages import HELLO, TC
-from emulator.routing.olsr.state import ABSENT, seen_key
+from emulator.routing.olsr.state import ABSENT
+from emulator.routing.seen import first_time, seen_key
 
 
 def hear(reps, t: float, sender: int, receivers, rows: np.ndarray, params: dict) -> list:
@@ -83,12 +84,9 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
             orig = rows[k, 1]
             if orig == u or sym_until[u, sender] <= t:
                 continue   # its own, or not from a symmetric neighbour: not relayed
-            key = seen_key(u, orig, rows[k, 2], n)
-            if seen.get(key, ABSENT) > t:
+            if not first_time(seen, seen_purge_at, seen_key(u, orig, rows[k, 2], n), t,
+                              t + dup_hold):
                 continue   # a duplicate
-            seen[key] = t + dup_hold
-            if len(seen) > seen_purge_at[0]:
-                _forget(seen, t, seen_purge_at)
             ansn, listed = rows[k, 3], rows[k, 4]
             held = topology_ansn[u, orig]
             if ansn >= held:   # none held (-1), or not newer than this one
@@ -141,13 +139,3 @@ def _same(a, b, bits, but=-1):
         if differ:
             return False
     return True
-
-
-@njit(cache=True)
-def _forget(seen, t, purge_at):
-    """Drop the messages no longer remembered at ``t`` (memory only: a read compares
-    the expiry with the time); the next purge when ``seen`` has doubled."""
-    gone = [key for key, until in seen.items() if until <= t]
-    for key in gone:
-        del seen[key]
-    purge_at[0] = max(64, 2 * len(seen))

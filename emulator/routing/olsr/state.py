@@ -28,12 +28,12 @@ thousands of packets of up to 64 messages, each by a dozen receivers.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.typed import Dict
+from numba import njit
 
 from emulator.routing.olsr.messages import message_rows
 from emulator.routing.olsr.mpr import select_mprs_compiled
 from emulator.routing.olsr.routes import RouteInputs
+from emulator.routing.seen import new_purge_at, new_seen, remember, seen_key
 
 #: The expiry of an entry a node does not hold.
 ABSENT = -1.0
@@ -75,9 +75,9 @@ class Repositories:
         self.topology_ansn = np.full((n, n), -1, np.int64)
         self.topology_expiry = np.full(n, np.inf)
         self.last_symmetric = np.zeros((n, n), np.bool_)
-        self.seen = _new_seen()
+        self.seen = new_seen()
         #: purge ``seen`` of what has expired when it holds more than this (memory only)
-        self.seen_purge_at = np.array([64], np.int64)
+        self.seen_purge_at = new_purge_at()
         self._id_array = np.array(self.ids)
 
     def symmetric(self, u: int, t: float) -> tuple:
@@ -105,7 +105,7 @@ class Repositories:
 
     def remember(self, u: int, orig: int, seq: int, until: float) -> None:
         """``u`` has seen the message ``(orig, seq)`` (its own, as it sends it)."""
-        _remember(self.seen, seen_key(self.pos[u], self.pos[orig], seq, len(self.ids)),
+        remember(self.seen, seen_key(self.pos[u], self.pos[orig], seq, len(self.ids)),
                   until)
 
     def break_link(self, u: int, v: int, t: float) -> bool:
@@ -133,24 +133,6 @@ class Repositories:
         return self.ids_of(select_mprs_compiled(self.pos[u], t, inputs.sym_until,
                                                 inputs.two_hop_until, inputs.two_hop_list,
                                                 inputs.bit_sets()))
-
-
-@njit(cache=True)
-def _new_seen():
-    """An empty ``seen``, made compiled: a typed dict made or written from Python
-    compiles its methods in every process (0.7 s), from compiled code they are cached."""
-    return Dict.empty(key_type=types.int64, value_type=types.float64)
-
-
-@njit(cache=True)
-def _remember(seen, key, until):
-    seen[key] = until
-
-
-@njit(cache=True)
-def seen_key(i, orig, seq, n):
-    """The key of the message ``(orig, seq)`` as node position ``i`` remembers it."""
-    return (i * n + orig) * 4294967296 + seq
 
 
 @njit(cache=True)
