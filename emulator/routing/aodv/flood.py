@@ -1,12 +1,14 @@
-"""A RREQ heard by the receivers of one transmission, compiled (RFC 3561 §6.5).
+"""A RREQ or a RERR heard by the receivers of one transmission, compiled (RFC 3561 §6.5).
 
 A flood is most of an AODV run: at 200 nodes and 10^5 messages 742 k RREQ broadcasts
 are heard about 16 M times, and nearly every reception is of a RREQ its receiver has
 processed already. Such a reception notes its sender as heard (HELLO's link sensing),
 extends the receiver's valid one-hop route to the sender (any packet heard makes or
-refreshes the route to the previous hop) and is turned away. :func:`hear_rreq` does
-this for every receiver of one transmission, over the protocol's arrays, and lists
-the receivers whose reception needs more, for Python to handle in order:
+refreshes the route to the previous hop) and is turned away. :func:`hear_broadcast`
+does this for every receiver of one transmission, over the protocol's arrays, and
+lists the receivers whose reception needs more, for Python to handle in order (a
+RERR, broadcast too, is heard the same way but for the duplicate check: Python then
+looks at each receiver's routes through the sender):
 
 - ``NEW_NEIGHBOUR``: a neighbour heard for the first time since it was last lost; its
   place in the order of the node's neighbours (the order a HELLO tick finds them
@@ -35,14 +37,14 @@ none), and ``seen`` (:mod:`emulator.routing.seen`).
 >>> heard_at[1, 0], one_hop[1, 0], lifetimes[1, 0] = 2.0, True, 5.0   # 1 knows 0
 >>> latest = np.full((2, n, n), -1.0)
 >>> seen, purge_at, todo = new_seen(), new_purge_at(), np.zeros((2, n), np.int64)
->>> count = hear_rreq(3.0, 0, 0, 1, np.array([1, 2]), True, 6.0, 8.0, heard_at,
-...                   one_hop, lifetimes, latest, seen, purge_at, todo)
+>>> count = hear_broadcast(3.0, 0, 0, 1, np.array([1, 2]), True, 6.0, 8.0, heard_at,
+...                        one_hop, lifetimes, latest, seen, purge_at, todo)
 >>> todo[:, :count].tolist()    # both hear RREQ 1 first; 2 does not know 0 yet
 [[0, 1], [4, 7]]
 >>> float(heard_at[1, 0]), float(lifetimes[1, 0])
 (3.0, 6.0)
->>> hear_rreq(3.5, 3, 0, 1, np.array([1]), True, 6.5, 8.5, heard_at, one_hop,
-...           lifetimes, latest, seen, purge_at, todo)   # a copy from 3, new to 1
+>>> hear_broadcast(3.5, 3, 0, 1, np.array([1]), True, 6.5, 8.5, heard_at, one_hop,
+...                lifetimes, latest, seen, purge_at, todo)   # a copy from 3, new to 1
 1
 >>> todo[:, :1].tolist()
 [[0], [3]]
@@ -59,13 +61,13 @@ NEW_NEIGHBOUR, OFFER, FIRST = 1, 2, 4
 
 
 @njit(cache=True)
-def hear_rreq(t, sender, orig, rreq_id, receivers, hello_on, lifetime, until, heard_at,
-              one_hop, lifetimes, latest, seen, purge_at, todo):
+def hear_broadcast(t, sender, orig, rreq_id, receivers, hello_on, lifetime, until,
+                   heard_at, one_hop, lifetimes, latest, seen, purge_at, todo):
     """``receivers`` (positions, in order) hear at ``t`` the RREQ ``rreq_id`` of
-    ``orig`` from ``sender`` (positions); a route to the sender lasts until
-    ``lifetime``, the RREQ is held until ``until``. Writes ``(index in receivers,
-    what it needs)`` of each receiver left to Python into ``todo``'s columns and
-    returns how many."""
+    ``orig`` from ``sender`` (positions; ``rreq_id`` -1: a RERR, no duplicate check);
+    a route to the sender lasts until ``lifetime``, the RREQ is held until ``until``.
+    Writes ``(index in receivers, what it needs)`` of each receiver left to Python into
+    ``todo``'s columns and returns how many."""
     n = heard_at.shape[0]
     count = 0
     for k in range(len(receivers)):
@@ -81,7 +83,8 @@ def hear_rreq(t, sender, orig, rreq_id, receivers, hello_on, lifetime, until, he
                 lifetimes[u, sender] = lifetime
         else:
             needs |= OFFER
-        if u != orig and _first(t, u, orig, rreq_id, until, latest, seen, purge_at, n):
+        if rreq_id >= 0 and u != orig and _first(t, u, orig, rreq_id, until, latest,
+                                                 seen, purge_at, n):
             needs |= FIRST
         if needs:
             todo[0, count] = k

@@ -44,7 +44,7 @@ import math
 
 import numpy as np
 
-from emulator.routing.aodv.flood import FIRST, NEW_NEIGHBOUR, OFFER, hear_rreq
+from emulator.routing.aodv.flood import FIRST, NEW_NEIGHBOUR, OFFER, hear_broadcast
 from emulator.routing.aodv.packets import Rerr, Rrep, RrepAck, Rreq
 from emulator.routing.aodv.rqueue import RequestQueue
 from emulator.routing.aodv.rtable import RouteTable
@@ -99,7 +99,8 @@ class Aodv(Protocol):
         self.delete_period = 5 * max(p["active_route_timeout"], p["hello_interval"])
         # every node's routes' lifetimes and one-hop flags, and when it last heard each
         # neighbour, by node position (row) and the other node's (column), shared with
-        # the compiled flood (flood.hear_rreq); the RREQs every node has seen
+        # the compiled walk of a broadcast's receivers (flood.hear_broadcast); the RREQs
+        # every node has seen
         n = len(self.nodes)
         self._column = {u: i for i, u in enumerate(self.nodes)}
         self._lifetimes = np.zeros((n, n))
@@ -111,7 +112,7 @@ class Aodv(Protocol):
         self._receivers: dict[tuple, np.ndarray] = {}
         #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
         self.seen, self._seen_purge_at = new_seen(), new_purge_at()
-        self._todo = np.zeros((2, n), np.int64)   # what hear_rreq leaves to Python
+        self._todo = np.zeros((2, n), np.int64)   # what hear_broadcast leaves to Python
         self._state = {
             u: _Node(i, p["queue_length"],
                      RouteTable(memoryview(self._lifetimes[i]),
@@ -234,8 +235,8 @@ class Aodv(Protocol):
     # -- packets heard ------------------------------------------------------------------
     def on_receive(self, t: float, u: int, msg) -> None:
         node, sender, (kind, body) = self._state[u], msg.src, msg.payload
-        if kind == "RREQ":   # as when a flood's receivers are handed over together
-            self.on_receive_all(t, (u,), msg)
+        if kind == "RREQ" or kind == "RERR":   # as when a broadcast's receivers are
+            self.on_receive_all(t, (u,), msg)    # handed over together
             return
         if self.hello_on:
             self._hear(node, sender, t)
@@ -246,44 +247,57 @@ class Aodv(Protocol):
         node.table.offer_neighbour(sender, t + self.active_route_timeout)
         if kind == "RREP":
             self._on_rrep(t, u, sender, body)
-        elif kind == "RREP_ACK":
-            return   # no blacklist waits for it: the route to the sender is all it gives
-        else:
-            told = node.table.unreachable(sender, body.unreachable, t + self.delete_period)
-            if told:
-                self._send_rerr(t, u, Rerr(tuple(told)))
+        # a RREP_ACK: no blacklist waits for it, the route to the sender is all it gives
 
     def on_receive_all(self, t: float, nodes, msg) -> None:
         """:meth:`on_receive` at each of ``nodes`` in turn: one broadcast heard by all
         of them at ``t`` (the host hands a flood's receptions over so). A RREQ is
         handled here, for one receiver too: most of a run's events are receptions of
         RREQs already received, which the compiled walk over the receivers handles
-        whole (:func:`~emulator.routing.aodv.flood.hear_rreq`); the receptions that
-        need more it leaves to this loop, in order."""
+        whole (:func:`~emulator.routing.aodv.flood.hear_broadcast`); the receptions
+        that need more it leaves to this loop, in order. A RERR's receivers are walked
+        so too, then each looks at its routes through the sender."""
         sender, (kind, body) = msg.src, msg.payload
-        if kind != "RREQ":
+        if kind != "RREQ" and kind != "RERR":
             for u in nodes:
                 self.on_receive(t, u, msg)
             return
-        column, state = self._column, self._state
+        column, state, todo = self._column, self._state, self._todo
         lifetime = t + self.active_route_timeout
-        count = hear_rreq(
-            t, column[sender], column[body.orig], body.rreq_id, self._positions(nodes),
-            self.hello_on, lifetime, t + self.path_discovery_time, self._heard_at,
-            self._one_hop, self._lifetimes, self._latest, self.seen, self._seen_purge_at,
-            self._todo)
-        if not count:
+        rreq = kind == "RREQ"
+        count = hear_broadcast(
+            t, column[sender], column[body.orig] if rreq else -1,
+            body.rreq_id if rreq else -1, self._positions(nodes), self.hello_on, lifetime,
+            t + self.path_discovery_time, self._heard_at, self._one_hop, self._lifetimes,
+            self._latest, self.seen, self._seen_purge_at, todo)
+        if rreq:
+            for k, needs in zip(todo[0, :count].tolist(), todo[1, :count].tolist()):
+                u = nodes[k]
+                node = state[u]
+                self._settle(node, sender, t, lifetime, needs)
+                if needs & FIRST:
+                    self._on_rreq(t, u, node, sender, body)
             return
-        todo = self._todo
-        for k, needs in zip(todo[0, :count].tolist(), todo[1, :count].tolist()):
-            u = nodes[k]
+        needs_of = dict(zip(todo[0, :count].tolist(), todo[1, :count].tolist()))
+        lost, delete_at = body.unreachable, t + self.delete_period
+        for k, u in enumerate(nodes):
             node = state[u]
-            if needs & NEW_NEIGHBOUR:
-                self._hear(node, sender, t)
-            if needs & OFFER:   # §6.5, any packet: a route to the previous hop
-                node.table.offer_neighbour(sender, lifetime)
-            if needs & FIRST:
-                self._on_rreq(t, u, node, sender, body)
+            needs = needs_of.get(k)
+            if needs:
+                self._settle(node, sender, t, lifetime, needs)
+            told = node.table.unreachable(sender, lost, delete_at)
+            if told:
+                self._send_rerr(t, u, Rerr(tuple(told)))
+
+    def _settle(self, node: _Node, sender: int, t: float, lifetime: float,
+                needs: int) -> None:
+        """What :func:`~.flood.hear_broadcast` left of ``node``'s hearing ``sender``:
+        a neighbour new to it, a route to the sender to make or change (§6.5: any
+        packet heard gives a route to the previous hop)."""
+        if needs & NEW_NEIGHBOUR:
+            self._hear(node, sender, t)
+        if needs & OFFER:
+            node.table.offer_neighbour(sender, lifetime)
 
     def _positions(self, nodes) -> np.ndarray:
         """The positions of ``nodes`` (ids), as an array kept for the next time."""
