@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
+from collections import Counter, deque
 from typing import NamedTuple
 
 import numpy as np
@@ -177,6 +177,11 @@ class RoutedTransport(Transport):
         self._hop_zones: dict = {}
         self.protocol = PROTOCOLS.get(routing)(self, nodes, routing_params, seed)
         self._started = False   # at the first advance, when the messages to route are in
+        # what is made ready at the time being processed (a control packet sent, a
+        # packet released or a notice), in the order made: beside the calendar, not in
+        # it (see _push)
+        self._now: deque = deque()
+        self._now_t = -math.inf
 
     # -- the Host contract ------------------------------------------------------------
     def send_control(self, t: float, node: int, dst: int, control: Control,
@@ -217,6 +222,19 @@ class RoutedTransport(Transport):
             self._push(t, _READY, notice, node)
 
     # -- the hop loop -----------------------------------------------------------------
+    def _push(self, t: float, rank: int, a, b=None) -> None:
+        """File an event: one made ready at the time being processed goes to the back
+        of ``_now``, the others into the calendar. ``_now`` is in (time, rank, number)
+        order as it fills (one time, one rank, numbers rising), so :meth:`advance`
+        takes the least of the three queues' heads in the order one heap would give,
+        and most events of a routed run (its control packets: 1.6 M of AODV's at 200
+        nodes and 10^5 messages) never enter the heap."""
+        self._seq += 1
+        if t == self._now_t and rank == _READY:
+            self._now.append((t, rank, self._seq, a, b))
+        else:
+            heapq.heappush(self._calendar, (t, rank, self._seq, a, b))
+
     def advance(self, until: float = math.inf) -> None:
         """Process every event before ``until``: hops ready, transmissions ending,
         the protocol's timers; on the shared medium the channel is granted after each
@@ -232,6 +250,7 @@ class RoutedTransport(Transport):
             self.protocol.start(0.0)
         cal, pop = self._calendar, heapq.heappop
         sends, take = self._sends, self._sends.popleft
+        now, take_now = self._now, self._now.popleft
         network, receive = self.network, self.protocol.on_receive
         receive_all = self.protocol.on_receive_all
         send_hop, forward = self._send_hop, self._forward
@@ -245,6 +264,8 @@ class RoutedTransport(Transport):
                 queue = cal
             else:
                 queue = None
+            if now and (queue is None or now[0] < queue[0]):
+                queue = now
             if instant is not None:
                 if queue is None or queue[0][0] != instant:
                     # the instant is over: the channel is granted (which may add events)
@@ -256,7 +277,11 @@ class RoutedTransport(Transport):
                 break
             elif shared:
                 instant = queue[0][0]
-            t, rank, seq, msg, u = take() if queue is sends else pop(cal)
+            if queue is now:
+                t, rank, seq, msg, u = take_now()
+            else:
+                t, rank, seq, msg, u = take() if queue is sends else pop(cal)
+                self._now_t = t
             if rank == _READY:
                 if not v_start <= t < v_end:
                     view, v_start, v_end = network.view_span(t)
