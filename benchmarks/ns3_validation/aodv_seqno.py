@@ -40,8 +40,7 @@ def _break_link_keeping_seq(self, neighbour: int, delete_at: float) -> list:
     told = []
     for dst, route in self.routes.items():
         if route.valid and route.next_hop == neighbour:
-            route.valid = False
-            route.lifetime = delete_at
+            self.invalidate(route, delete_at)
             if route.precursors:
                 told.append((dst, route.seq or 0))
     return told

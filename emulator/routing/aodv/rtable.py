@@ -146,6 +146,13 @@ class RouteTable:
         if route is not None and route.valid and until > route.lifetime:
             route.lifetime = until
 
+    def invalidate(self, route: Route, delete_at: float) -> None:
+        """Make ``route`` invalid, kept until ``delete_at`` (§6.11; its sequence number
+        is the caller's to set)."""
+        route.valid = False
+        self._one_hop[route._at] = False
+        route.lifetime = delete_at
+
     def break_link(self, neighbour: int, delete_at: float) -> list[tuple[int, int]]:
         """Invalidate every valid route through ``neighbour`` (§6.11): their sequence
         numbers go up by one, they are kept until ``delete_at``. Returns ``(dst, seq)``
@@ -153,10 +160,8 @@ class RouteTable:
         told = []
         for dst, route in self.routes.items():
             if route.valid and route.next_hop == neighbour:
-                route.valid = False
-                self._one_hop[route._at] = False
+                self.invalidate(route, delete_at)
                 route.seq = (route.seq or 0) + 1
-                route.lifetime = delete_at
                 if route.precursors:
                     told.append((dst, route.seq))
         return told
@@ -168,10 +173,8 @@ class RouteTable:
         for dst, seq in lost:
             route = self.routes.get(dst)
             if route is not None and route.valid and route.next_hop == sender:
-                route.valid = False
-                self._one_hop[route._at] = False
+                self.invalidate(route, delete_at)
                 route.seq = seq
-                route.lifetime = delete_at
                 if route.precursors:
                     told.append((dst, seq))
         return told
