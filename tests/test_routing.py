@@ -470,6 +470,44 @@ def test_the_oracle_with_reorder_gives_the_results_of_before_the_routing_layer(t
     assert float(out.results.emitted_at.sum()) == 1264.0693671241315
 
 
+def test_aodv_table_keeps_its_compiled_cells_with_its_routes():
+    """After any run of RouteTable's changes, the cells the compiled walk reads are
+    the routes': each route's lifetime, and the one-hop flag set exactly where the
+    route is valid, of one hop and through its destination (hear_broadcast extends a
+    route only there)."""
+    from emulator.routing.aodv.rtable import RouteTable
+
+    rng = np.random.default_rng(11)
+    flags = np.zeros(16, bool)
+    for _ in range(200):
+        lifetimes, flags = np.zeros(16), np.zeros(16, bool)
+        table = RouteTable(memoryview(lifetimes), memoryview(flags), range(16))
+        t = 0.0
+        for _ in range(int(rng.integers(1, 40))):
+            t += float(rng.exponential(0.5))
+            dst, hop = (int(x) for x in rng.integers(0, 16, 2))
+            step = rng.integers(0, 6)
+            if step == 0:
+                table.offer(dst, hop, int(rng.integers(1, 4)),
+                            None if rng.random() < 0.3 else int(rng.integers(0, 4)),
+                            t + float(rng.uniform(0, 3)))
+            elif step == 1:
+                table.offer_neighbour(dst, t + float(rng.uniform(0, 3)))
+            elif step == 2:
+                table.valid(dst, t)
+            elif step == 3:
+                table.break_link(hop, t + 5.0)
+            elif step == 4:
+                table.unreachable(hop, ((dst, int(rng.integers(0, 6))),), t + 5.0)
+            else:
+                table.refresh(dst, t + float(rng.uniform(0, 3)))
+        for dst, route in table.routes.items():
+            assert lifetimes[dst] == route.lifetime
+            assert flags[dst] == (route.valid and route.hops <= 1 and route.next_hop == dst)
+        assert not flags[[d for d in range(16) if d not in table.routes]].any()
+    assert flags.any()   # the last table, at least, has a neighbour's route
+
+
 def test_aodv_route_to_a_neighbour_heard_is_offer_written_out():
     """RouteTable.offer_neighbour, the per-reception shortcut, leaves a table as offer
     with one hop and no sequence number does, from every kind of entry."""
