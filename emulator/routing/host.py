@@ -73,8 +73,9 @@ class ControlLog:
     """Every control transmission, ``(time, node, type, size_bytes)``, kept as four
     columns: iterating gives the rows, :meth:`frame` the table ``emulator.deliver``
     returns. AODV at 200 nodes and 10^5 messages sends 1.6 M control packets: as a
-    tuple each they took pandas 2.5 s to turn into a frame (rows of mixed types are
-    converted one value at a time), and the cyclic collector a scan of each.
+    tuple each they took pandas 0.78 s to turn into a frame (rows of mixed types are
+    converted one value at a time; 0.16 s from the columns), and the cyclic collector
+    a scan of each.
 
     >>> log = ControlLog()
     >>> log.append(0.5, 3, "RREQ", 24); log.append(0.75, 4, "RREP", 20)

@@ -72,7 +72,7 @@ class _Node:
         self.queue = RequestQueue(queue_length)
         self.discovery: dict[int, list] = {}   # dst -> [ttl, retries, current RREQ ID]
         # the neighbours heard, in the order first heard (a HELLO tick finds those gone
-        # in this order): neighbour -> its column of heard_at, when each was last heard
+        # in this order), each -> its column in heard_at (when each was last heard)
         self.heard: dict[int, int] = {}
         self.heard_at = heard_at
         self.last_broadcast = -float("inf")
