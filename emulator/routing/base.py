@@ -103,9 +103,29 @@ class Protocol:
     def __init__(self, host: Host, nodes, params: dict, seed: int):
         self.host = host
         self.nodes = sorted(nodes)
+        #: A node's position (its index in ``nodes``): its row and column in the
+        #: arrays a protocol keeps for its compiled parts.
+        self.position = {u: i for i, u in enumerate(self.nodes)}
+        self._positions: dict[tuple, np.ndarray] = {}
         self.params = params
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 3561])))
         self._uniforms: list[float] = []
+
+    def positions(self, nodes) -> np.ndarray:
+        """The positions of ``nodes`` (ids) as an array, kept for the next time: a
+        node's broadcasts in one epoch are heard by the same neighbours.
+
+        >>> Protocol(None, [7, 3, 5], {}, 0).positions((5, 7)).tolist()
+        [1, 2]
+        """
+        key = tuple(nodes)
+        found = self._positions.get(key)
+        if found is None:
+            if len(self._positions) >= 4096:   # memory only: made again if asked
+                self._positions.clear()
+            position = self.position
+            found = self._positions[key] = np.array([position[u] for u in key], np.int64)
+        return found
 
     def uniform(self) -> float:
         """A draw from U(0, 1), from blocks (a scalar numpy draw costs microseconds)."""

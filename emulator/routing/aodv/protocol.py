@@ -102,21 +102,17 @@ class Aodv(Protocol):
         # the compiled walk of a broadcast's receivers (flood.hear_broadcast); the RREQs
         # every node has seen
         n = len(self.nodes)
-        self._column = {u: i for i, u in enumerate(self.nodes)}
         self._lifetimes = np.zeros((n, n))
         self._one_hop = np.zeros((n, n), np.bool_)
         self._heard_at = np.full((n, n), -math.inf)
         self._latest = np.full((2, n, n), -1.0)
-        # a broadcast's receivers as positions, by their ids: a node's floods in one
-        # epoch are heard by the same neighbours
-        self._receivers: dict[tuple, np.ndarray] = {}
         #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
         self.seen, self._seen_purge_at = new_seen(), new_purge_at()
         self._todo = np.zeros((2, n), np.int64)   # what hear_broadcast leaves to Python
         self._state = {
             u: _Node(i, p["queue_length"],
                      RouteTable(memoryview(self._lifetimes[i]),
-                                memoryview(self._one_hop[i]), self._column),
+                                memoryview(self._one_hop[i]), self.position),
                      memoryview(self._heard_at[i]))
             for i, u in enumerate(self.nodes)}
 
@@ -262,12 +258,12 @@ class Aodv(Protocol):
             for u in nodes:
                 self.on_receive(t, u, msg)
             return
-        column, state, todo = self._column, self._state, self._todo
+        column, state, todo = self.position, self._state, self._todo
         lifetime = t + self.active_route_timeout
         rreq = kind == "RREQ"
         count = hear_broadcast(
             t, column[sender], column[body.orig] if rreq else -1,
-            body.rreq_id if rreq else -1, self._positions(nodes), self.hello_on, lifetime,
+            body.rreq_id if rreq else -1, self.positions(nodes), self.hello_on, lifetime,
             t + self.path_discovery_time, self._heard_at, self._one_hop, self._lifetimes,
             self._latest, self.seen, self._seen_purge_at, todo)
         if rreq:
@@ -299,22 +295,11 @@ class Aodv(Protocol):
         if needs & OFFER:
             node.table.offer_neighbour(sender, lifetime)
 
-    def _positions(self, nodes) -> np.ndarray:
-        """The positions of ``nodes`` (ids), as an array kept for the next time."""
-        key = tuple(nodes)
-        found = self._receivers.get(key)
-        if found is None:
-            if len(self._receivers) >= 4096:   # memory only: made again if asked
-                self._receivers.clear()
-            column = self._column
-            found = self._receivers[key] = np.array([column[u] for u in key], np.int64)
-        return found
-
     def _hear(self, node: _Node, sender: int, t: float) -> None:
         """``node`` heard ``sender`` at ``t`` (HELLO's link sensing, §6.9)."""
         at = node.heard.get(sender)
         if at is None:
-            at = node.heard[sender] = self._column[sender]
+            at = node.heard[sender] = self.position[sender]
         node.heard_at[at] = t
 
     def _on_rreq(self, t: float, u: int, node: _Node, sender: int, rreq: Rreq) -> None:

@@ -147,7 +147,8 @@ class Olsr(Protocol):
         then the TCs to relay sent on, receiver by receiver."""
         packet = msg.payload.body
         messages = packet.messages
-        for u, k in hear(self._reps, t, msg.src, nodes, packet.rows, self.params):
+        for u, k in hear(self._reps, t, msg.src, nodes, self.positions(nodes), packet.rows,
+                         self.params):
             tc = messages[k][1]
             self._relay(t, u, tc._replace(ttl=tc.ttl - 1, hops=tc.hops + 1))
 

@@ -21,17 +21,19 @@ originator, sequence number, ANSN, selector list, TTL)``, lists numbered by
 
 Most receptions of a run are of TCs already seen: each is turned away after two reads.
 
+>>> import numpy as np
 >>> from emulator.routing.olsr.messages import Hello, Tc
 >>> from emulator.routing.olsr.state import Repositories
 >>> reps = Repositories([0, 1, 2, 3])
+>>> at = np.array([1, 2])                                      # receivers 1, 2's positions
 >>> holds = {"neighb_hold_time": 6.0, "dup_hold_time": 30.0, "top_hold_time": 15.0}
 >>> hello = ("HELLO", Hello(sym=(1,), asym=(), mprs=(1,)))    # 0 chose 1 as its MPR
->>> hear(reps, 1.0, 0, [1, 2], reps.rows([hello]), holds)
+>>> hear(reps, 1.0, 0, [1, 2], at, reps.rows([hello]), holds)
 []
 >>> reps.symmetric(1, 1.0), reps.symmetric(2, 1.0)            # 0 lists 1, not 2
 ((0,), ())
 >>> tc = ("TC", Tc(orig=3, seq=1, ansn=1, selectors=(0,), ttl=255, hops=1))
->>> hear(reps, 1.5, 0, [1, 2], reps.rows([tc, tc]), holds)   # 2: no symmetric link; 1: once
+>>> hear(reps, 1.5, 0, [1, 2], at, reps.rows([tc, tc]), holds)  # 2: not symmetric; 1: once
 [(1, 0)]
 """
 from __future__ import annotations
@@ -45,14 +47,15 @@ from emulator.routing.olsr.state import ABSENT
 from emulator.routing.seen import first_time, seen_key
 
 
-def hear(reps, t: float, sender: int, receivers, rows: np.ndarray, params: dict) -> list:
-    """``receivers`` (ids) hear the packet whose messages are ``rows``
-    (:func:`~.messages.message_rows`) from ``sender`` at ``t``: what they learn goes
-    into ``reps`` (a :class:`~emulator.routing.olsr.state.Repositories`; ``params``: the
-    hold times); returns ``(receiver, message index)`` of each TC a receiver relays, in
-    order."""
-    inputs, pos = reps.inputs, reps.pos
-    relays = receive(t, pos[sender], np.array([pos[u] for u in receivers], np.int64), rows,
+def hear(reps, t: float, sender: int, receivers, at: np.ndarray, rows: np.ndarray,
+         params: dict) -> list:
+    """``receivers`` (ids; ``at``: their positions) hear the packet whose messages are
+    ``rows`` (:func:`~.messages.message_rows`) from ``sender`` at ``t``: what they learn
+    goes into ``reps`` (a :class:`~emulator.routing.olsr.state.Repositories`;
+    ``params``: the hold times); returns ``(receiver, message index)`` of each TC a
+    receiver relays, in order."""
+    inputs = reps.inputs
+    relays = receive(t, reps.pos[sender], at, rows,
                      params["neighb_hold_time"], params["dup_hold_time"],
                      params["top_hold_time"], reps.heard_until, inputs.sym_until,
                      inputs.two_hop_until, inputs.two_hop_list, reps.selector_until,
