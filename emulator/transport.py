@@ -20,9 +20,9 @@ delay`` — with steps no longer than the smallest link delay, exactly those of 
 while no decision about a time >= ``t0`` is taken before the step's own messages are in.
 
 The oracle's calendar and hop loop, on both media, are compiled
-(:mod:`emulator.links`, :mod:`emulator.hop_kernel`); the Python calendar and channel
-methods here serve the routing protocols' host
-(:class:`emulator.routing.host.RoutedTransport`).
+(:mod:`emulator.links`, :mod:`emulator.hop_kernel`); the Python calendar and hop methods
+here serve the routing protocols' host (:class:`emulator.routing.host.RoutedTransport`),
+whose shared channel is :mod:`emulator.routing.channel`.
 
 Example
 -------
@@ -52,7 +52,6 @@ import numpy as np
 from emulator import hop_kernel
 from emulator.ledger import Ledger
 from emulator.links import CompiledLinks, refilled
-from emulator.routing.base import BROADCAST
 
 #: The channel models.
 MEDIA = ("links", "shared")
@@ -120,24 +119,6 @@ class Transport:
         # the view in force over [_v_start, _v_end) as _alive_at last found it
         self._v_start, self._v_end, self._view = math.inf, -math.inf, None
         self._seq = 0
-        self._waiting: list = []      # shared medium: (ready time, seq, hop) in ready order
-        self._active: dict[int, int] = {}   # shared medium: seq -> its endpoints' mask
-        # The grant's node sets are bit masks (a bit per node, _bits), which an AND
-        # tests at a fraction of a set's cost: the nodes in a transmission in progress,
-        # and how many of _waiting are known to wait while no transmission ends with the
-        # nodes their zones cover (see _grant)
-        self._bits: dict[int, int] = {}
-        self._zone_masks: dict = {}   # epoch -> {node: its zone's mask} (_zone_mask)
-        self._busy_mask = 0
-        self._still_waiting, self._covered = 0, 0
-        # shared medium: how many waiting transmissions each node sends, and the mask of
-        # those that send any (_grant's early end; kept by the host that fills _waiting)
-        self._waiting_from: dict[int, int] = {}
-        self._senders_mask = 0
-        # shared medium, zones by links: a waiting transmission's zone and endpoints as
-        # masks, and its endpoints, fixed while it waits (its view's): from its first scan
-        self._wait_zones: dict = {}
-        self._zones: dict = {}                # shared medium: epoch -> {node: zone}
         #: Messages lost, by reason: "dead_node", "no_route", "link_loss".
         self.lost: Counter = Counter()
         self.hops = 0
@@ -278,8 +259,6 @@ class Transport:
         """Drop what was kept per epoch: nodes died (:meth:`Network.kill`), so the
         network's epochs are split and its views rebuilt."""
         self._v_start, self._v_end, self._view = math.inf, -math.inf, None
-        self._zones.clear()
-        self._zone_masks.clear()
         if self._links is not None:
             self._links.forget_epoch()
 
@@ -400,200 +379,6 @@ class Transport:
         self.lost[reason] += 1
         self.losses.append((t, msg, reason, at_node))
 
-    # -- the shared medium --------------------------------------------------------------
-    def _grant(self, t: float) -> None:
-        """Start every waiting transmission the conflict rule allows at ``t``.
-
-        In ready order, a transmission u→v starts unless a transmission in progress has
-        an endpoint in the zone of u or v, or u or v lies in the zone of an earlier one
-        still waiting. Both are kept as bit masks of nodes, so a check is two ANDs, not a
-        walk over the transmissions in progress and waiting; once the waiting ones cover
-        every node, none after them can start and the scan stops.
-        """
-        waiting = self._waiting
-        if not waiting:
-            return
-        busy = self._busy_mask      # endpoints of the transmissions in progress
-        # Zones by links are fixed per transmission, so while no transmission has ended
-        # the ones left waiting by the last scan still wait: start after them, with the
-        # zones they cover (radius zones follow the epoch of t: always a full scan).
-        known = self._still_waiting if self.radius is None else 0
-        if len(waiting) == 1 and not known:
-            # the usual case below saturation, without the scan's set and list: no
-            # earlier waiting transmission, so only those in progress can hold it back
-            item = waiting[0]
-            zones = self._waiting_zones(t, item)[0]
-            if not busy & zones:
-                self._waiting = []
-                self._start_waiting(t, item)   # or lose it, if it waited too long
-            else:
-                self._still_waiting, self._covered = 1, zones
-            return
-        covered = self._covered if known else 0   # zones of earlier waiting ones
-        everyone = len(waiting[0][2][4].nodes)
-        kept = self._wait_zones
-        # A full scan of a saturated channel (a flood on it) ends once every node that
-        # sends one of the transmissions not yet scanned is covered: a sender is an
-        # endpoint of its own, so none of them can start. ``left``: how many each node
-        # sends among those, ``senders``: the nodes that send any. After every end
-        # every waiting transmission was scanned again, and their list grew with the
-        # flood: the shared medium's AODV went quadratic (NOTES.md). For the same
-        # reason the list is not copied: the few that start are deleted from it.
-        left = None if known or len(waiting) < 32 else dict(self._waiting_from)
-        senders, bit, ended, started = self._senders_mask, self._bits, False, []
-        for i in range(known, len(waiting)):
-            item = waiting[i]
-            found = kept.get(item[1])
-            zones, ends = found if found is not None else self._waiting_zones(t, item)
-            if left is not None:
-                u = item[2][1]
-                n = left[u] = left[u] - 1
-                if not n:
-                    senders &= ~bit[u]
-            # an endpoint in an earlier waiting one's zone, or one in progress in its own
-            if covered & ends or busy & zones:
-                covered |= zones
-                if covered.bit_count() == everyone:
-                    break   # every node covered: none after this one can start
-                if left is not None and not senders & ~covered:
-                    # none after this one can start either; their zones are not in
-                    # ``covered``, so the next scan is a full one
-                    ended = True
-                    break
-                continue
-            started.append(i)
-            self._start_waiting(t, item)
-            busy = self._busy_mask
-        for i in reversed(started):
-            del waiting[i]
-        self._still_waiting, self._covered = (0, 0) if ended else (len(waiting), covered)
-
-    def _wait(self, t: float, seq: int, hop) -> None:
-        """Put the transmission ``hop`` (numbered ``seq``, ready at ``t``) in the shared
-        channel's queue."""
-        self._waiting.append((t, seq, hop))
-        u = hop[1]
-        n = self._waiting_from.get(u, 0)
-        self._waiting_from[u] = n + 1
-        if not n:
-            self._senders_mask |= self._bit(u)
-
-    def _start_waiting(self, t: float, item) -> None:
-        """:meth:`_start` a transmission taken out of the queue, or lose it if it waited
-        longer than :attr:`max_wait` (:meth:`_expire`)."""
-        u = item[2][1]
-        if _count_down(self._waiting_from, u):
-            self._senders_mask &= ~self._bits[u]
-        if t - item[0] > self.max_wait:
-            self._wait_zones.pop(item[1], None)
-            self._expire(t, item[2])
-        else:
-            self._start(t, item[1], item[2])
-
-    def _expire(self, t: float, hop) -> None:
-        """The hop ``hop`` waited too long for its channel: its message is lost at its
-        sender (a routing protocol's host drops it there, :meth:`RoutedTransport.drop`)."""
-        self._lose(t, hop[0], "queue_expired", hop[1])
-
-    def _waiting_zones(self, t: float, item) -> tuple:
-        """``(zone mask, endpoints mask)`` of a waiting transmission: the nodes its
-        sender and receivers interfere with, and its sender and receivers (a
-        broadcast's are its neighbours). Kept while it waits when zones follow links
-        (they are its view's); under an interference radius they follow the epoch of
-        ``t``."""
-        found = self._wait_zones.get(item[1])
-        if found is not None:
-            return found
-        hop = item[2]
-        u, v, view = hop[1], hop[2], hop[4]
-        zone_mask = self._zone_mask
-        if v != BROADCAST:
-            zone = zone_mask(t, view, u) | zone_mask(t, view, v)
-            ends = (u, v)
-        else:   # the zones of its receivers too (a mask of a union is the masks' OR)
-            zone = 0
-            ends = (u, *self._receivers(hop))
-            for w in ends:
-                zone |= zone_mask(t, view, w)
-        found = (zone, self._mask(ends))
-        if self.radius is None:
-            self._wait_zones[item[1]] = found
-        return found
-
-    def _mask(self, nodes) -> int:
-        """The bit mask of ``nodes`` (a bit per node, given the first time it is seen).
-
-        >>> tr = Transport.__new__(Transport); tr._bits = {}
-        >>> tr._mask([7, 3]), tr._mask([3]), tr._mask([9, 7])
-        (3, 2, 5)
-        """
-        mask = 0
-        for node in nodes:
-            mask |= self._bit(node)
-        return mask
-
-    def _zone_mask(self, t: float, view, u: int) -> int:
-        """The bit mask of :meth:`_zone` ``(t, view, u)``, kept as the zone is: made
-        once, not per transmission that waits in it."""
-        masks = _per_epoch(self._zone_masks, self._zone_epoch(t, view))
-        mask = masks.get(u)
-        if mask is None:
-            mask = masks[u] = self._mask(self._zone(t, view, u))
-        return mask
-
-    def _bit(self, node) -> int:
-        """``node``'s bit (a new one the first time it is seen)."""
-        bit = self._bits.get(node)
-        if bit is None:
-            bit = self._bits[node] = 1 << len(self._bits)
-        return bit
-
-    def _start(self, t: float, seq: int, hop) -> None:
-        """Put the waiting transmission numbered ``seq`` on the channel at ``t``."""
-        u, v = hop[1], hop[2]
-        done = self._transmit(t, hop)
-        # u != v: a hop crosses a link; a broadcast's receivers are its neighbours
-        kept = self._wait_zones.pop(seq, None)
-        ends = kept[1] if kept is not None else \
-            self._mask((u, v) if v != BROADCAST else (u, *self._receivers(hop)))
-        self._active[seq] = ends
-        self._busy_mask |= ends
-        self._push(done, _END, seq)
-
-    def _receivers(self, hop) -> list:
-        """The receivers of a broadcast hop (its neighbours when it was ready)."""
-        heads = hop[4].hop_lists()[0]
-        return [heads[k] for k in hop[3]]
-
-    def _end(self, seq: int) -> None:
-        """The transmission numbered ``seq`` leaves the channel."""
-        self._still_waiting = 0   # it may free some of those waiting: scan them all again
-        # Transmissions in progress have no endpoint in common: one starts only if no
-        # endpoint of those in progress is in its zone, which holds its own endpoints
-        self._busy_mask &= ~self._active.pop(seq)
-
-    def _zone(self, t: float, view, u: int) -> frozenset:
-        """``u`` and the nodes it interferes with at ``t`` (kept for the last epochs:
-        by epoch, not by view, as holding views would hold their trees, 4 GiB on
-        bench_scale's shared medium before this bound)."""
-        zones = _per_epoch(self._zones, self._zone_epoch(t, view))
-        zone = zones.get(u)
-        if zone is None:
-            if self.radius is None:
-                zone = frozenset((u, *view.neighbors(u)))
-            else:
-                pos = self.positions(t)
-                x, y = pos[u]
-                zone = frozenset(w for w, (a, b) in pos.items()
-                                 if math.hypot(a - x, b - y) <= self.radius)
-            zones[u] = zone
-        return zone
-
-    def _zone_epoch(self, t: float, view):
-        """What zones are kept by: the view's epoch (zones by links), or the epoch of
-        ``t`` (by radius: the positions then)."""
-        return view.epoch_start if self.radius is None else self.network.epoch_index(t)
-
 
 def check_medium(medium: str, interference_radius: float | None) -> None:
     """One-line errors for a medium name or radius that cannot be used.
@@ -623,23 +408,6 @@ def _binned(events, interval: float) -> list[tuple]:
         sums[key] = sums.get(key, 0) + amount
     return [(t, node, "network", metric, value)
             for (t, node, metric), value in sorted(sums.items())]
-
-
-def _count_down(counts: dict, key) -> bool:
-    """Take one from ``counts[key]``; True when none is left (the entry is then gone).
-
-    >>> counts = {7: 2}
-    >>> _count_down(counts, 7), counts[7]
-    (False, 1)
-    >>> _count_down(counts, 7), counts
-    (True, {})
-    """
-    left = counts[key] - 1
-    if left:
-        counts[key] = left
-        return False
-    del counts[key]
-    return True
 
 
 def _per_epoch(cache: dict, epoch) -> dict:

@@ -162,19 +162,36 @@ def literal_conflict_rule(transport):
     at an instant every waiting transmission, in ready order, starts unless an endpoint
     of one in progress lies in its zone or one of its endpoints lies in the zone of an
     earlier one still waiting (a broadcast's endpoints: its sender and its receivers; a
-    transmission's zone: its endpoints' zones); one that passes after waiting longer
+    transmission's zone: its endpoints' zones, a node's zone: itself and its neighbours,
+    or every node within the interference radius); one that passes after waiting longer
     than ``max_wait`` is lost instead."""
     from emulator.routing.base import BROADCAST
     from emulator.transport import _END
 
     class Literal(transport):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._channel, self._in_progress = [], {}   # (ready, seq, hop); seq -> ends
+
+        def _wait(self, t, seq, hop):
+            self._channel.append((t, seq, hop))
+
+        def _zone_of(self, t, view, u):
+            if self.radius is None:
+                return {u, *view.neighbors(u)}
+            where = self.positions(t)
+            x, y = where[u]
+            return {w for w, (a, b) in where.items()
+                    if math.hypot(a - x, b - y) <= self.radius}
+
         def _grant(self, t):
             blocked, still = [], []
-            for ready, seq, hop in self._waiting:
-                _, u, v, _, view = hop
-                ends = {u, v} if v != BROADCAST else {u, *self._receivers(hop)}
-                zone = set().union(*(self._zone(t, view, w) for w in ends))
-                if any(zone & busy for busy in self._active.values()) \
+            for ready, seq, hop in self._channel:
+                _, u, v, links, view = hop
+                heads = view.hop_lists()[0]
+                ends = {u, v} if v != BROADCAST else {u, *(heads[k] for k in links)}
+                zone = set().union(*(self._zone_of(t, view, w) for w in ends))
+                if any(zone & busy for busy in self._in_progress.values()) \
                         or any(ends & z for z in blocked):
                     still.append((ready, seq, hop))
                     blocked.append(zone)
@@ -183,12 +200,12 @@ def literal_conflict_rule(transport):
                     self._expire(t, hop)
                     continue
                 done = self._transmit(t, hop)
-                self._active[seq] = ends
+                self._in_progress[seq] = ends
                 self._push(done, _END, seq)
-            self._waiting = still
+            self._channel = still
 
         def _end(self, seq):
-            del self._active[seq]
+            del self._in_progress[seq]
 
     return Literal
 
@@ -213,7 +230,7 @@ class NaiveSharedTransport:
                             self._end(msg)
                         else:
                             self._ready(t, seq, msg, u)
-                    if self._waiting:
+                    if self._channel:
                         self._grant(t)
 
             def _ready(self, t, seq, msg, u):
@@ -225,7 +242,10 @@ class NaiveSharedTransport:
                 elif (k := view.route(msg.dst)[view._pos[u]]) < 0:
                     self._lose(t, msg, "no_route", u)
                 else:
-                    self._waiting.append((t, seq, (msg, u, view.hop_lists()[0][k], k, view)))
+                    self._wait(t, seq, (msg, u, view.hop_lists()[0][k], k, view))
+
+            def _expire(self, t, hop):
+                self._lose(t, hop[0], "queue_expired", hop[1])
 
         return Naive
 
@@ -259,9 +279,10 @@ def test_shared_medium_equals_the_literal_conflict_rule(seed, n, count, radius, 
 def test_a_routed_shared_medium_equals_the_literal_conflict_rule(seed, n, count, routing,
                                                                 radius, max_wait,
                                                                 monkeypatch):
-    """A routing protocol's host grants the channel by its own masks, kept per epoch
-    and hop; its broadcasts (a flood's), its data and the protocol's packets come out as
-    the literal rule lets them, over a link that breaks at the second epoch."""
+    """A routing protocol's host grants the channel by its compiled scan over bit sets
+    kept per epoch and hop (emulator.routing.channel); its broadcasts (a flood's), its
+    data and the protocol's packets come out as the literal rule lets them, over a link
+    that breaks at the second epoch."""
     host = importlib.import_module("emulator.routing.host")   # deliver opens its transport
     rng = np.random.default_rng(seed)
     g0 = nx.connected_watts_strogatz_graph(n, 2, 0.5, seed=seed) if n > 3 else nx.path_graph(n)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from emulator.routing.olsr import bits as bitset
+from emulator.routing import bits as bitset
 
 
 def select_mprs(me: int, neighbours: set, two_hop: dict) -> set:

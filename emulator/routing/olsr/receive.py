@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from emulator.routing.olsr import bits as bitset
+from emulator.routing import bits as bitset
 from emulator.routing.olsr.messages import HELLO, TC
 from emulator.routing.olsr.state import ABSENT
 from emulator.routing.seen import first_time, seen_key

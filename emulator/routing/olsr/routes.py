@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from emulator.routing.olsr import bits
+from emulator.routing import bits
 
 #: A next hop not known yet: the search of the node's table has not reached it.
 UNKNOWN = -2

@@ -1,10 +1,12 @@
-"""Sets of node positions as bits, compiled: what OLSR's lists are read as.
+"""Sets of node positions as bits, compiled: what OLSR's lists and the shared channel's
+zones are read as.
 
 A set of positions of ``n`` nodes is ``words(n)`` uint64 words, position ``p`` the bit
-``p % 64`` of word ``p // 64``. The table search, a packet heard and the MPR selection
-(:mod:`~emulator.routing.olsr.routes`, :mod:`~emulator.routing.olsr.receive`,
-:mod:`~emulator.routing.olsr.mpr`) take a list's nodes a word at a time: an AND, an
-XOR or a count of bits instead of a walk over its members. The helpers are inlined
+``p % 64`` of word ``p // 64``. OLSR's table search, a packet heard and the MPR
+selection (:mod:`~emulator.routing.olsr.routes`, :mod:`~emulator.routing.olsr.receive`,
+:mod:`~emulator.routing.olsr.mpr`) take a list's nodes a word at a time, and the shared
+channel's grant (:mod:`~emulator.routing.channel`) a transmission's zone: an AND, an
+XOR or a count of bits instead of a walk over the members. The helpers are inlined
 into the kernels that call them.
 
 >>> s = np.zeros(words(70), np.uint64)

@@ -1,0 +1,224 @@
+"""The shared channel of a routed run: which waiting transmissions start, compiled.
+
+On the shared medium a transmission waits for its channel. At each instant, once its
+events are processed, every waiting transmission, in the order they became ready,
+starts unless a transmission in progress has an endpoint in its zone, or one of its
+endpoints lies in the zone of an earlier one still waiting; one that may start after
+waiting longer than ``max_wait`` is lost instead, taking no airtime. A transmission's
+endpoints are its sender and its receiver (a broadcast's: its sender and every
+neighbour that hears it); its zone, the union of its endpoints' zones (a node's zone:
+itself and its neighbours, or the nodes within the interference radius). This is the
+rule of the oracle's compiled hop loop (:func:`emulator.hop_kernel._grant`).
+
+A routed run's calendar holds Python objects (packets, timers), so its hop loop is
+Python (:class:`emulator.routing.host.RoutedTransport`); the grant is this module's:
+the waiting transmissions as rows of arrays (when each became ready, its sender, its
+zone and endpoints as bit sets of node positions, :mod:`.bits`) beside their hops, and
+one compiled :func:`scan` per instant that lists the transmissions to start or lose, in
+ready order, for the host to start. Two things keep a scan short, as the Python loop's
+did:
+
+- until a transmission ends, the ones a scan held back stay held (those in progress only
+  grow, and the earlier ones that held them still wait), so the next scan judges only
+  those after them, with the zones the held ones cover kept in ``covered``;
+- a full scan stops once every node is covered, or once every node that sends one of
+  the transmissions not yet judged is covered (a sender is an endpoint of its own):
+  none after can start. The next scan goes on from there.
+
+Taken rows are marked (sender -1), and the arrays and the list of hops are compacted
+when half their rows are taken: taking a row out of a long queue moved every row after
+it (a flood on a saturated channel keeps thousands waiting behind the few that start).
+The oldest rows are taken first, mostly: a scan starts at the first row not taken.
+
+>>> import numpy as np
+>>> channel = SharedChannel(3)
+>>> one, two = np.array([0b011], np.uint64), np.array([0b110], np.uint64)
+>>> channel.add(0.0, 1, "0 -> 1", 0, one, one, ~one)   # zones: the endpoints' neighbours
+>>> channel.add(0.0, 2, "1 -> 2", 1, two, two, ~two)   # shares node 1 with the first
+>>> taken = channel.grant(0.0, np.inf, True)
+>>> [(item[2], started) for item, started in taken]
+[('0 -> 1', True)]
+>>> len(channel), channel.grant(0.5, np.inf, False)   # nothing ended: still held
+(1, [])
+>>> channel.end(taken[0][0][3])                     # the first ends at 1.0
+>>> [(item[2], started) for item, started in channel.grant(1.0, 0.5, True)]
+[('1 -> 2', False)]
+
+The second had waited 1.0, longer than 0.5: it is lost, not started.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from emulator.routing import bits
+
+#: The cells of a channel's ``state``: rows in use (taken ones too), rows taken, the
+#: rows before it known to be held until a transmission ends, and the first row not
+#: taken.
+ROWS, TAKEN, HELD, FRONT = 0, 1, 2, 3
+
+
+class SharedChannel:
+    """The transmissions waiting for a routed run's shared channel (see the module
+    docstring), and the endpoints of those in progress (``busy``), over ``nodes`` node
+    positions."""
+
+    def __init__(self, nodes: int, capacity: int = 256):
+        size = bits.words(nodes)
+        #: ``(ready time, number, hop, endpoints' complement)`` by row; None once taken.
+        self.items: list = []
+        self.ready = np.empty(capacity)
+        self.sender = np.empty(capacity, np.int64)
+        self.zone = np.zeros((capacity, size), np.uint64)
+        self.ends = np.zeros((capacity, size), np.uint64)
+        self.busy = np.zeros(size, np.uint64)
+        self.covered = np.zeros(size, np.uint64)
+        self.everyone = np.zeros(size, np.uint64)
+        bits.fill(self.everyone, np.arange(nodes))
+        self.from_count = np.zeros(nodes, np.int64)   # rows waiting, by sender
+        self.state = np.zeros(4, np.int64)
+        self.taken = np.empty((2, capacity), np.int64)
+        self._count = 0   # waiting (asked after every instant: a Python int)
+        self._added = False   # since the last grant
+
+    def __len__(self) -> int:
+        return self._count
+
+    def add(self, ready: float, number: int, hop, sender: int, zone: np.ndarray,
+            ends: np.ndarray, free: np.ndarray) -> None:
+        """Queue the transmission ``hop`` (numbered ``number``, ready at ``ready``) from
+        the node at position ``sender``, with its zone and endpoints as bit sets, and
+        the complement of its endpoints (what :meth:`end` takes when it ends)."""
+        i = int(self.state[ROWS])
+        if i == len(self.ready):
+            self._grow()
+        self.items.append((ready, number, hop, free))
+        self.ready[i], self.sender[i] = ready, sender
+        self.zone[i], self.ends[i] = zone, ends
+        self.from_count[sender] += 1
+        self.state[ROWS] = i + 1
+        self._count += 1
+        self._added = True
+
+    def grant(self, t: float, max_wait: float, full: bool) -> list:
+        """The transmissions to take at ``t``, in ready order: ``(item, True)`` to start
+        (their endpoints are busy from now on), ``(item, False)`` to lose (they waited
+        longer than ``max_wait``). ``full``: judge them all again (a transmission has
+        ended, or the zones have changed)."""
+        if not (full or self._added):   # those judged held are held still: no scan
+            return []
+        self._added = False
+        count = scan(t, max_wait, full, self.state, self.ready, self.sender, self.zone,
+                     self.ends, self.busy, self.covered, self.from_count, self.everyone,
+                     self.taken)
+        if not count:
+            return []
+        self._count -= count
+        items, taken = self.items, []
+        rows, started = self.taken[:, :count].tolist()
+        for row, start in zip(rows, started):
+            taken.append((items[row], start == 1))
+            items[row] = None
+        if self.state[ROWS] < len(items):   # the scan compacted the rows
+            self.items = [item for item in items if item is not None]
+        return taken
+
+    def end(self, complement: np.ndarray) -> None:
+        """A transmission in progress ends: its endpoints (given by their complement,
+        the item's last field) are free."""
+        np.bitwise_and(self.busy, complement, out=self.busy)
+
+    def rezone(self, zone_of) -> None:
+        """Give every waiting transmission the zone ``zone_of(item)`` (zones by an
+        interference radius follow the epoch of the grant)."""
+        for row, item in enumerate(self.items):
+            if item is not None:
+                self.zone[row] = zone_of(item)
+
+    def _grow(self) -> None:
+        size = 2 * len(self.ready)
+        self.ready = np.resize(self.ready, size)
+        self.sender = np.resize(self.sender, size)
+        self.zone = np.concatenate([self.zone, np.zeros_like(self.zone)])
+        self.ends = np.concatenate([self.ends, np.zeros_like(self.ends)])
+        self.taken = np.empty((2, size), np.int64)
+
+
+@njit(cache=True)
+def scan(t, max_wait, full, state, ready, sender, zone, ends, busy, covered, from_count,
+         everyone, taken):
+    """Judge the waiting transmissions at ``t`` (all of them with ``full``, else those
+    after the ones known held): write ``(row, 1: start / 0: lose)`` of each one taken
+    into ``taken``'s columns, in ready order, mark the endpoints of those started busy,
+    and return how many. Compacts the rows once half of them are taken."""
+    rows, gone, front = state[ROWS], state[TAKEN], state[FRONT]
+    size = busy.shape[0]
+    i = 0 if full else state[HELD]
+    if i == 0:
+        covered[:] = 0
+    whole = i == 0
+    if i < front:   # the rows before it are all taken
+        i = front
+    # a full scan of a long queue: the senders of the transmissions not judged yet, and
+    # how many each (a short one is judged whole sooner than these are counted)
+    left = from_count.copy() if whole and rows - gone >= 32 else from_count[:0]
+    senders = np.zeros(size, np.uint64)
+    for u in range(len(left)):
+        if left[u]:
+            bits.add(senders, u)
+    count = 0
+    while i < rows:
+        u = sender[i]
+        if u < 0:   # taken at an earlier scan
+            i += 1
+            continue
+        if len(left):
+            left[u] -= 1
+            if left[u] == 0:
+                senders[u >> 6] &= ~(np.uint64(1) << np.uint64(u & 63))
+        held = False
+        for w in range(size):
+            if covered[w] & ends[i, w] or busy[w] & zone[i, w]:
+                held = True
+                break
+        i += 1
+        if held:
+            everyone_covered, senders_covered = True, True
+            for w in range(size):
+                covered[w] |= zone[i - 1, w]
+                if covered[w] & everyone[w] != everyone[w]:
+                    everyone_covered = False
+                if senders[w] & ~covered[w]:
+                    senders_covered = False
+            if everyone_covered or (len(left) and senders_covered):
+                break   # none after this one can start
+            continue
+        taken[0, count] = i - 1
+        if t - ready[i - 1] > max_wait:
+            taken[1, count] = 0
+        else:
+            taken[1, count] = 1
+            for w in range(size):
+                busy[w] |= ends[i - 1, w]
+        count += 1
+        from_count[u] -= 1
+        sender[i - 1] = -1
+        gone += 1
+        if i - 1 == front:
+            while front < rows and sender[front] < 0:
+                front += 1
+    held_rows = i
+    if 2 * gone > rows:
+        kept, held_rows = 0, 0
+        for j in range(rows):
+            if sender[j] >= 0:
+                ready[kept], sender[kept] = ready[j], sender[j]
+                zone[kept, :] = zone[j, :]
+                ends[kept, :] = ends[j, :]
+                kept += 1
+                if j < i:
+                    held_rows += 1
+        rows, gone, front = kept, 0, 0
+    state[ROWS], state[TAKEN], state[HELD], state[FRONT] = rows, gone, held_rows, front
+    return count
