@@ -107,7 +107,9 @@ SCHEMA = {
                                 doc="a hop that would wait longer than this for its link "
                                     "or the channel is lost (`queue_expired`; ns-3's "
                                     "Wi-Fi queue: 0.5 s); none: queues have no limit "
-                                    "(simpy)"),
+                                    "(simpy; a routed run whose shared channel "
+                                    "saturates then never drains, and logs a warning "
+                                    "once 100,000 transmissions wait)"),
     },
     # Batteries and what the nodes spend (emulator.energy): the first-order radio model.
     "energy": ENERGY_SCHEMA,

@@ -41,8 +41,8 @@ def test_the_channel_grants_as_the_literal_rule(seed, nodes, max_wait):
     ended): the compiled grant takes the same ones, in the same order, as the rule."""
     rng = np.random.default_rng(seed)
     channel = SharedChannel(nodes, capacity=2)
-    waiting, in_progress, complements = [], {}, {}
-    t, seq, ended = 0.0, 0, True
+    waiting, in_progress, slots = [], {}, {}
+    t, seq = 0.0, 0
     for _ in range(int(rng.integers(1, 80))):
         t += float(rng.exponential(0.1))
         for _ in range(int(rng.integers(0, 6))):
@@ -50,21 +50,19 @@ def test_the_channel_grants_as_the_literal_rule(seed, nodes, max_wait):
             sender = int(rng.integers(nodes))
             ends = {sender, *rng.integers(nodes, size=int(rng.integers(1, 4))).tolist()}
             zone = ends | set(rng.integers(nodes, size=int(rng.integers(0, 6))).tolist())
-            ends_set = as_set(ends, nodes)
-            channel.add(t, seq, None, sender, as_set(zone, nodes), ends_set, ~ends_set)
+            channel.add(t, seq, None, sender, as_set(zone, nodes), as_set(ends, nodes))
             waiting.append((t, seq, zone, ends))
         for done in [s for s in list(in_progress) if rng.random() < 0.4]:
             del in_progress[done]
-            channel.end(complements.pop(done))
-            ended = True
+            channel.end(slots.pop(done))
         expected = literal_grant(waiting, in_progress, t, max_wait)
-        got = channel.grant(t, max_wait, ended)
-        assert [(item[1], started) for item, started in got] == expected
-        for item, started in got:
-            if started:
-                complements[item[1]] = item[3]
+        got = channel.grant(t, max_wait)
+        assert [(item[1], slot >= 0) for item, slot in got] == expected
+        for item, slot in got:
+            if slot >= 0:
+                assert slot not in slots.values()   # a slot is one transmission's
+                slots[item[1]] = slot
         assert len(channel) == len(waiting)
-        ended = False
 
 
 def test_a_saturated_channel_says_so(monkeypatch, caplog):

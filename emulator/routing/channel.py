@@ -33,18 +33,18 @@ The oldest rows are taken first, mostly: a scan starts at the first row not take
 >>> import numpy as np
 >>> channel = SharedChannel(3)
 >>> one, two = np.array([0b011], np.uint64), np.array([0b110], np.uint64)
->>> channel.add(0.0, 1, "0 -> 1", 0, one, one, ~one)   # zones: the endpoints' neighbours
->>> channel.add(0.0, 2, "1 -> 2", 1, two, two, ~two)   # shares node 1 with the first
->>> taken = channel.grant(0.0, np.inf, True)
->>> [(item[2], started) for item, started in taken]
-[('0 -> 1', True)]
->>> len(channel), channel.grant(0.5, np.inf, False)   # nothing ended: still held
+>>> channel.add(0.0, 1, "0 -> 1", 0, one, one)   # zones: the endpoints' neighbours
+>>> channel.add(0.0, 2, "1 -> 2", 1, two, two)   # shares node 1 with the first
+>>> taken = channel.grant(0.0, np.inf)
+>>> [(item[2], slot) for item, slot in taken]     # started, in progress in slot 0
+[('0 -> 1', 0)]
+>>> len(channel), channel.grant(0.5, np.inf)      # nothing ended: still held
 (1, [])
->>> channel.end(taken[0][0][3])                     # the first ends at 1.0
->>> [(item[2], started) for item, started in channel.grant(1.0, 0.5, True)]
-[('1 -> 2', False)]
+>>> channel.end(0)                                # the first ends at 1.0
+>>> [(item[2], slot) for item, slot in channel.grant(1.0, 0.5)]
+[('1 -> 2', -1)]
 
-The second had waited 1.0, longer than 0.5: it is lost, not started.
+The second had waited 1.0, longer than 0.5: it is lost (slot -1), not started.
 """
 from __future__ import annotations
 
@@ -61,18 +61,25 @@ ROWS, TAKEN, HELD, FRONT = 0, 1, 2, 3
 
 class SharedChannel:
     """The transmissions waiting for a routed run's shared channel (see the module
-    docstring), and the endpoints of those in progress (``busy``), over ``nodes`` node
-    positions."""
+    docstring), and those in progress, over ``nodes`` node positions.
+
+    A transmission started holds a slot until it ends: its endpoints in ``active``'s
+    row, ``live`` set. Transmissions in progress have no endpoint in common (one starts
+    only if its zone, which holds its own endpoints, has none of theirs), so ``nodes``
+    slots are enough; ``busy`` is their union, made again from the live slots when a
+    scan judges every waiting transmission again (after an end)."""
 
     def __init__(self, nodes: int, capacity: int = 256):
         size = bits.words(nodes)
-        #: ``(ready time, number, hop, endpoints' complement)`` by row; None once taken.
+        #: ``(ready time, number, hop)`` by row; None once taken.
         self.items: list = []
         self.ready = np.empty(capacity)
         self.sender = np.empty(capacity, np.int64)
         self.zone = np.zeros((capacity, size), np.uint64)
         self.ends = np.zeros((capacity, size), np.uint64)
         self.busy = np.zeros(size, np.uint64)
+        self.active = np.zeros((nodes, size), np.uint64)
+        self.live = np.zeros(nodes, np.bool_)
         self.covered = np.zeros(size, np.uint64)
         self.everyone = np.zeros(size, np.uint64)
         bits.fill(self.everyone, np.arange(nodes))
@@ -80,20 +87,19 @@ class SharedChannel:
         self.state = np.zeros(4, np.int64)
         self.taken = np.empty((2, capacity), np.int64)
         self._count = 0   # waiting (asked after every instant: a Python int)
-        self._added = False   # since the last grant
+        self._added = self._ended = False   # since the last grant
 
     def __len__(self) -> int:
         return self._count
 
     def add(self, ready: float, number: int, hop, sender: int, zone: np.ndarray,
-            ends: np.ndarray, free: np.ndarray) -> None:
+            ends: np.ndarray) -> None:
         """Queue the transmission ``hop`` (numbered ``number``, ready at ``ready``) from
-        the node at position ``sender``, with its zone and endpoints as bit sets, and
-        the complement of its endpoints (what :meth:`end` takes when it ends)."""
+        the node at position ``sender``, with its zone and endpoints as bit sets."""
         i = int(self.state[ROWS])
         if i == len(self.ready):
             self._grow()
-        self.items.append((ready, number, hop, free))
+        self.items.append((ready, number, hop))
         self.ready[i], self.sender[i] = ready, sender
         self.zone[i], self.ends[i] = zone, ends
         self.from_count[sender] += 1
@@ -101,33 +107,36 @@ class SharedChannel:
         self._count += 1
         self._added = True
 
-    def grant(self, t: float, max_wait: float, full: bool) -> list:
-        """The transmissions to take at ``t``, in ready order: ``(item, True)`` to start
-        (their endpoints are busy from now on), ``(item, False)`` to lose (they waited
-        longer than ``max_wait``). ``full``: judge them all again (a transmission has
-        ended, or the zones have changed)."""
+    def grant(self, t: float, max_wait: float, rezoned: bool = False) -> list:
+        """The transmissions to take at ``t``, in ready order: ``(item, slot)``, to start
+        in ``slot`` (their endpoints are busy until :meth:`end` frees it), or with slot
+        -1 to lose (they waited longer than ``max_wait``). All are judged again when a
+        transmission has ended since the last grant, or with ``rezoned`` (their zones
+        have changed); else those after the ones held then."""
+        full = rezoned or self._ended
         if not (full or self._added):   # those judged held are held still: no scan
             return []
-        self._added = False
+        self._added = self._ended = False
         count = scan(t, max_wait, full, self.state, self.ready, self.sender, self.zone,
-                     self.ends, self.busy, self.covered, self.from_count, self.everyone,
-                     self.taken)
+                     self.ends, self.busy, self.active, self.live, self.covered,
+                     self.from_count, self.everyone, self.taken)
         if not count:
             return []
         self._count -= count
         items, taken = self.items, []
-        rows, started = self.taken[:, :count].tolist()
-        for row, start in zip(rows, started):
-            taken.append((items[row], start == 1))
+        rows, slots = self.taken[:, :count].tolist()
+        for row, slot in zip(rows, slots):
+            taken.append((items[row], slot))
             items[row] = None
         if self.state[ROWS] < len(items):   # the scan compacted the rows
             self.items = [item for item in items if item is not None]
         return taken
 
-    def end(self, complement: np.ndarray) -> None:
-        """A transmission in progress ends: its endpoints (given by their complement,
-        the item's last field) are free."""
-        np.bitwise_and(self.busy, complement, out=self.busy)
+    def end(self, slot: int) -> None:
+        """The transmission in progress in ``slot`` ends: its endpoints are free (for
+        the next scan, which judges every waiting transmission again)."""
+        self.live[slot] = False
+        self._ended = True
 
     def rezone(self, zone_of) -> None:
         """Give every waiting transmission the zone ``zone_of(item)`` (zones by an
@@ -146,14 +155,21 @@ class SharedChannel:
 
 
 @njit(cache=True)
-def scan(t, max_wait, full, state, ready, sender, zone, ends, busy, covered, from_count,
-         everyone, taken):
+def scan(t, max_wait, full, state, ready, sender, zone, ends, busy, active, live, covered,
+         from_count, everyone, taken):
     """Judge the waiting transmissions at ``t`` (all of them with ``full``, else those
-    after the ones known held): write ``(row, 1: start / 0: lose)`` of each one taken
-    into ``taken``'s columns, in ready order, mark the endpoints of those started busy,
-    and return how many. Compacts the rows once half of them are taken."""
+    after the ones known held): write ``(row, its slot / -1: lose)`` of each one taken
+    into ``taken``'s columns, in ready order, put the endpoints of those started in a
+    free slot of ``active`` (and into ``busy``), and return how many. Compacts the rows
+    once half of them are taken."""
     rows, gone, front = state[ROWS], state[TAKEN], state[FRONT]
     size = busy.shape[0]
+    if full:   # transmissions ended since the last scan: busy is what is still live
+        busy[:] = 0
+        for slot in range(len(live)):
+            if live[slot]:
+                for w in range(size):
+                    busy[w] |= active[slot, w]
     i = 0 if full else state[HELD]
     if i == 0:
         covered[:] = 0
@@ -196,10 +212,15 @@ def scan(t, max_wait, full, state, ready, sender, zone, ends, busy, covered, fro
             continue
         taken[0, count] = i - 1
         if t - ready[i - 1] > max_wait:
-            taken[1, count] = 0
+            taken[1, count] = -1
         else:
-            taken[1, count] = 1
+            slot = 0
+            while live[slot]:
+                slot += 1
+            live[slot] = True
+            taken[1, count] = slot
             for w in range(size):
+                active[slot, w] = ends[i - 1, w]
                 busy[w] |= ends[i - 1, w]
         count += 1
         from_count[u] -= 1

@@ -182,15 +182,13 @@ class RoutedTransport(Transport):
         # by epoch: a view's links as the fan-out reads them, and who is up
         self._link_arrays: dict = {}
         self._alive_arrays: dict = {}
-        # shared medium: the transmissions waiting for the channel and the endpoints of
-        # those in progress (by transmission number, the complement of their bit set);
-        # whether one ended since the last grant (the next judges every waiting one
-        # again); the zones' epoch under a radius (their rows follow it)
+        # shared medium: the transmissions waiting for the channel and in progress (their
+        # channel slots by transmission number); the zones' epoch under a radius (their
+        # rows follow it)
         self._channel = SharedChannel(len(nodes))
-        self._everyone = (1 << len(nodes)) - 1   # every position's bit
         self._row_bytes = 8 * len(self._channel.busy)
-        self._active: dict[int, np.ndarray] = {}
-        self._ended, self._zones_of = False, None
+        self._active: dict[int, int] = {}
+        self._zones_of = None
         # shared medium, by epoch: a node's zone, and a hop's zone and endpoints, as bit
         # sets (the latter by sender, and receiver) (_hop_sets)
         self._zones: dict = {}
@@ -517,8 +515,8 @@ class RoutedTransport(Transport):
     def _wait(self, t: float, seq: int, hop) -> None:
         """Put the transmission ``hop`` (numbered ``seq``, ready at ``t``) in the shared
         channel's queue, with its zone and endpoints (:mod:`.channel`)."""
-        zone, ends, free = self._hop_sets(t, hop)
-        self._channel.add(t, seq, hop, self._gpos[hop[1]], zone, ends, free)
+        zone, ends = self._hop_sets(t, hop)
+        self._channel.add(t, seq, hop, self._gpos[hop[1]], zone, ends)
         if len(self._channel) == SATURATED:
             log.warning("shared channel saturated: %d transmissions waiting at t=%.4g "
                         "(%s); [network] queue_max_wait bounds how long one may wait",
@@ -528,18 +526,16 @@ class RoutedTransport(Transport):
         """Start every waiting transmission the channel's rule allows at ``t``, in ready
         order, and lose those that waited longer than :attr:`max_wait`
         (:func:`.channel.scan` judges them)."""
-        full = self._ended
-        if self.radius is not None:   # zones follow the epoch of t: every one judged
-            full = True
+        rezoned = self.radius is not None   # zones follow the epoch of t
+        if rezoned:
             epoch = self.network.epoch_index(t)
             if epoch != self._zones_of:
                 self._channel.rezone(lambda item: self._hop_sets(t, item[2])[0])
                 self._zones_of = epoch
-        self._ended = False
-        for (_, seq, hop, free), started in self._channel.grant(t, self.max_wait, full):
-            if started:
+        for (_, seq, hop), slot in self._channel.grant(t, self.max_wait, rezoned):
+            if slot >= 0:
                 done = self._transmit(t, hop)
-                self._active[seq] = free
+                self._active[seq] = slot
                 self._push(done, _END, seq)
             else:
                 self._expire(t, hop)
@@ -548,17 +544,15 @@ class RoutedTransport(Transport):
         """The transmission numbered ``seq`` leaves the channel: its endpoints are free,
         and the next grant judges every waiting transmission again."""
         self._channel.end(self._active.pop(seq))
-        self._ended = True
 
     def _hop_sets(self, t: float, hop) -> tuple:
-        """``(zone, endpoints, endpoints' complement)`` of a hop as bit sets of node
-        positions (:mod:`.channel`'s rows): its endpoints (its sender and receiver; a
+        """``(zone, endpoints)`` of a hop as bit sets of node positions (:mod:`.channel`'s rows): its endpoints (its sender and receiver; a
         broadcast's receivers are its neighbours in the view it was ready in) and the
         union of their zones. Kept per epoch and hop (its sender, and its receiver if
         it has one; with a radius, per epoch of the view and of ``t``): a flood on the
         shared medium has every node broadcast in the same epoch, and a unicast route
         the same hops. Made as Python ints (an OR of two zones: 60 ns, of two arrays:
-        0.6 us), then read as words."""
+        0.6 µs), then read as words."""
         u, v, view = hop[1], hop[2], hop[4]
         zone_epoch = self._zone_epoch(t, view)
         kept = _per_epoch(self._hop_zones, (view.epoch_start, zone_epoch))
@@ -570,8 +564,7 @@ class RoutedTransport(Transport):
             for w in ends:
                 zone |= self._zone(t, view, w, zone_epoch)
                 members |= 1 << gpos[w]
-            found = kept[key] = (self._words(zone), self._words(members),
-                                 self._words(~members & self._everyone))
+            found = kept[key] = (self._words(zone), self._words(members))
         return found
 
     def _words(self, mask: int) -> np.ndarray:
