@@ -546,13 +546,13 @@ class RoutedTransport(Transport):
         self._channel.end(self._active.pop(seq))
 
     def _hop_sets(self, t: float, hop) -> tuple:
-        """``(zone, endpoints)`` of a hop as bit sets of node positions (:mod:`.channel`'s rows): its endpoints (its sender and receiver; a
-        broadcast's receivers are its neighbours in the view it was ready in) and the
-        union of their zones. Kept per epoch and hop (its sender, and its receiver if
-        it has one; with a radius, per epoch of the view and of ``t``): a flood on the
-        shared medium has every node broadcast in the same epoch, and a unicast route
-        the same hops. Made as Python ints (an OR of two zones: 60 ns, of two arrays:
-        0.6 µs), then read as words."""
+        """``(zone, endpoints)`` of a hop as bit sets of node positions (:mod:`.channel`'s
+        rows): its endpoints (its sender and receiver; a broadcast's receivers are its
+        neighbours in the view it was ready in) and the union of their zones. Kept per
+        epoch and hop (its sender, and its receiver if it has one; with a radius, per
+        epoch of the view and of ``t``): a flood on the shared medium has every node
+        broadcast in the same epoch, and a unicast route the same hops. Made as Python
+        ints (an OR of two zones: 60 ns, of two arrays: 0.6 µs), then read as words."""
         u, v, view = hop[1], hop[2], hop[4]
         zone_epoch = self._zone_epoch(t, view)
         kept = _per_epoch(self._hop_zones, (view.epoch_start, zone_epoch))
