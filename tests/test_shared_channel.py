@@ -1,9 +1,12 @@
 """The routed shared channel's compiled grant against the conflict rule read literally."""
+import networkx as nx
 import numpy as np
+import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emulator.routing import bits
+from emulator import deliver
+from emulator.routing import bits, host
 from emulator.routing.channel import SharedChannel
 
 
@@ -68,12 +71,6 @@ def test_the_channel_grants_as_the_literal_rule(seed, nodes, max_wait):
 def test_a_saturated_channel_says_so(monkeypatch, caplog):
     """A run whose shared channel queues past ``SATURATED`` transmissions logs it once,
     naming the setting that bounds the queues."""
-    import networkx as nx
-    import pandas as pd
-
-    from emulator import deliver
-    from emulator.routing import host
-
     monkeypatch.setattr(host, "SATURATED", 12)
     graph = nx.complete_graph(6)   # everyone in everyone's zone: one at a time
     nx.set_edge_attributes(graph, 1.0, "cost")
