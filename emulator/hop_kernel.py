@@ -388,12 +388,13 @@ def run_shared(until, cal, send_time, send_seq, send_msg, send_node, state, cloc
 @njit(cache=True, _nrt=False)
 def _grant(t, cal, state, clock, msg_dst, msg_bytes, epoch, link_last, reorder, uniforms,
            out, waiting, zones, by_radius, marks, max_wait):
-    """Start every waiting transmission the conflict rule allows at ``t`` (the rule of
-    :meth:`emulator.transport.Transport._grant`): in ready order, u -> v starts unless
-    a transmission in progress has an endpoint in the zone of u or of v, or u or v lies
-    in the zone of an earlier one still waiting. One allowed to start after waiting
-    longer than ``max_wait`` is lost instead (:data:`QUEUE_EXPIRED`), and takes no
-    airtime: as a Wi-Fi MAC drops an expired frame when it gets the channel.
+    """Start every waiting transmission the conflict rule allows at ``t`` (the rule a
+    routed run's channel applies too, :func:`emulator.routing.channel.scan`): in ready
+    order, u -> v starts unless a transmission in progress has an endpoint in the zone
+    of u or of v, or u or v lies in the zone of an earlier one still waiting. One
+    allowed to start after waiting longer than ``max_wait`` is lost instead
+    (:data:`QUEUE_EXPIRED`), and takes no airtime: as a Wi-Fi MAC drops an expired
+    frame when it gets the channel.
 
     A stop (zones, draws, a liveness, room) leaves the ones not yet judged waiting;
     called again, the scan starts over, and decides as the whole scan would have: those
