@@ -169,11 +169,7 @@ def scan(t, max_wait, full, state, ready, sender, zone, ends, busy, active, live
     rows, gone, front = state[ROWS], state[TAKEN], state[FRONT]
     size = busy.shape[0]
     if full:   # transmissions ended since the last scan: busy is what is still live
-        busy[:] = 0
-        for slot in range(len(live)):
-            if live[slot]:
-                for w in range(size):
-                    busy[w] |= active[slot, w]
+        _rebuild_busy(busy, active, live)
     i = 0 if full else state[HELD]
     if i == 0:
         covered[:] = 0
@@ -235,15 +231,33 @@ def scan(t, max_wait, full, state, ready, sender, zone, ends, busy, active, live
                 front += 1
     held_rows = i
     if 2 * gone > rows:
-        kept, held_rows = 0, 0
-        for j in range(rows):
-            if sender[j] >= 0:
-                ready[kept], sender[kept] = ready[j], sender[j]
-                zone[kept, :] = zone[j, :]
-                ends[kept, :] = ends[j, :]
-                kept += 1
-                if j < i:
-                    held_rows += 1
-        rows, gone, front = kept, 0, 0
+        rows, held_rows = _compact(rows, i, ready, sender, zone, ends)
+        gone, front = 0, 0
     state[ROWS], state[TAKEN], state[HELD], state[FRONT] = rows, gone, held_rows, front
     return count
+
+
+@njit(cache=True, inline="always")
+def _rebuild_busy(busy, active, live):
+    """``busy``: the union of the endpoints of the transmissions in live slots."""
+    busy[:] = 0
+    for slot in range(len(live)):
+        if live[slot]:
+            for w in range(busy.shape[0]):
+                busy[w] |= active[slot, w]
+
+
+@njit(cache=True, inline="always")
+def _compact(rows, judged, ready, sender, zone, ends):
+    """Move the first ``rows`` rows not taken (sender -1) to the front, in order:
+    ``(how many there are, how many of them were among the first judged)``."""
+    kept, held = 0, 0
+    for j in range(rows):
+        if sender[j] >= 0:
+            ready[kept], sender[kept] = ready[j], sender[j]
+            zone[kept, :] = zone[j, :]
+            ends[kept, :] = ends[j, :]
+            kept += 1
+            if j < judged:
+                held += 1
+    return kept, held
