@@ -17,6 +17,9 @@ into the kernels that call them.
 >>> j, rest = lowest(s[1])           # 64 is bit 0 of word 1, taken out first
 >>> j, count(rest)
 (0, 1)
+>>> remove(s, 69)
+>>> has(s, 69), count(s[1])
+(False, 1)
 """
 from __future__ import annotations
 
@@ -42,6 +45,12 @@ def words(n: int) -> int:
 def add(s, p):
     """Put position ``p`` into the set ``s``."""
     s[p >> 6] |= _ONE << np.uint64(p & 63)
+
+
+@njit(cache=True, inline="always")
+def remove(s, p):
+    """Take position ``p`` out of the set ``s``."""
+    s[p >> 6] &= ~(_ONE << np.uint64(p & 63))
 
 
 @njit(cache=True, inline="always")

@@ -192,7 +192,7 @@ def scan(t, max_wait, full, state, ready, sender, zone, ends, busy, active, live
         if len(left):
             left[u] -= 1
             if left[u] == 0:
-                senders[u >> 6] &= ~(np.uint64(1) << np.uint64(u & 63))
+                bits.remove(senders, u)
         held = False
         for w in range(size):
             if covered[w] & ends[i, w] or busy[w] & zone[i, w]:
