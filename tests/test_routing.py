@@ -470,42 +470,111 @@ def test_the_oracle_with_reorder_gives_the_results_of_before_the_routing_layer(t
     assert float(out.results.emitted_at.sum()) == 1264.0693671241315
 
 
-def test_aodv_table_keeps_its_compiled_cells_with_its_routes():
-    """After any run of RouteTable's changes, the cells the compiled walk reads are
-    the routes': each route's lifetime, and the one-hop flag set exactly where the
-    route is valid, of one hop and through its destination (hear_broadcast extends a
-    route only there)."""
+class _LiteralRoutes:
+    """RFC 3561 §6.2 and §6.11 read literally, as a dict of a node's routes (the rules
+    the compiled table keeps: :mod:`emulator.routing.aodv.rtable`)."""
+
+    def __init__(self):
+        # dst -> [next_hop, hops, seq (None), lifetime, valid, precursors]
+        self.routes = {}
+
+    def offer(self, dst, next_hop, hops, seq, lifetime):
+        route = self.routes.get(dst)
+        if route is None:
+            self.routes[dst] = [next_hop, hops, seq, lifetime, True, False]
+            return True
+        if seq is None or seq == route[2]:
+            fresher = not route[4] or hops < route[1]
+        else:
+            fresher = route[2] is None or seq > route[2]
+        if fresher:
+            route[:2], route[3], route[4] = [next_hop, hops], lifetime, True
+            if seq is not None:
+                route[2] = seq
+        elif route[4] and route[0] == next_hop and lifetime > route[3]:
+            route[3] = lifetime
+        return fresher
+
+    def valid(self, dst, t):
+        route = self.routes.get(dst)
+        if route is None or not route[4]:
+            return False
+        if route[3] <= t:
+            route[4] = False
+            return False
+        return True
+
+    def refresh(self, dst, until):
+        route = self.routes.get(dst)
+        if route is not None and route[4]:
+            route[3] = max(route[3], until)
+
+    def break_link(self, neighbour, delete_at):
+        told = []
+        for dst, route in sorted(self.routes.items()):
+            if route[4] and route[0] == neighbour:
+                route[3], route[4] = delete_at, False
+                route[2] = (route[2] or 0) + 1
+                if route[5]:
+                    told.append((dst, route[2]))
+        return told
+
+    def unreachable(self, sender, lost, delete_at):
+        told = []
+        for dst, seq in lost:
+            route = self.routes.get(dst)
+            if route is not None and route[4] and route[0] == sender:
+                route[2], route[3], route[4] = seq, delete_at, False
+                if route[5]:
+                    told.append((dst, seq))
+        return told
+
+
+def test_aodv_table_follows_the_rfc_rules_read_literally():
+    """Through random runs of a table's changes (news offered, a neighbour heard,
+    routes used, checked, broken, reported unreachable, given precursors), the compiled
+    table answers and holds what the rules read literally do, route by route."""
     from emulator.routing.aodv.rtable import RouteTable
 
     rng = np.random.default_rng(11)
-    flags = np.zeros(16, bool)
-    for _ in range(200):
-        lifetimes, flags = np.zeros(16), np.zeros(16, bool)
-        table = RouteTable(memoryview(lifetimes), memoryview(flags), range(16))
+    changed = 0
+    for _ in range(300):
+        table, literal = RouteTable(), _LiteralRoutes()
         t = 0.0
-        for _ in range(int(rng.integers(1, 40))):
+        for _ in range(int(rng.integers(1, 60))):
             t += float(rng.exponential(0.5))
-            dst, hop = (int(x) for x in rng.integers(0, 16, 2))
-            step = rng.integers(0, 6)
+            dst, hop = (int(x) for x in rng.integers(0, 12, 2))
+            step = int(rng.integers(0, 7))
             if step == 0:
-                table.offer(dst, hop, int(rng.integers(1, 4)),
-                            None if rng.random() < 0.3 else int(rng.integers(0, 4)),
-                            t + float(rng.uniform(0, 3)))
+                news = (dst, hop, int(rng.integers(1, 4)),
+                        None if rng.random() < 0.3 else int(rng.integers(0, 4)),
+                        t + float(rng.uniform(0, 3)))
+                assert table.offer(*news) == literal.offer(*news)
             elif step == 1:
-                table.offer_neighbour(dst, t + float(rng.uniform(0, 3)))
+                lifetime = t + float(rng.uniform(0, 3))
+                table.offer_neighbour(dst, lifetime)
+                literal.offer(dst, dst, 1, None, lifetime)
             elif step == 2:
-                table.valid(dst, t)
+                assert (table.valid(dst, t) is not None) == literal.valid(dst, t)
             elif step == 3:
-                table.break_link(hop, t + 5.0)
+                assert table.break_link(hop, t + 5.0) == literal.break_link(hop, t + 5.0)
             elif step == 4:
-                table.unreachable(hop, ((dst, int(rng.integers(0, 6))),), t + 5.0)
-            else:
-                table.refresh(dst, t + float(rng.uniform(0, 3)))
-        for dst, route in table.routes.items():
-            assert lifetimes[dst] == route.lifetime
-            assert flags[dst] == (route.valid and route.hops <= 1 and route.next_hop == dst)
-        assert not flags[[d for d in range(16) if d not in table.routes]].any()
-    assert flags.any()   # the last table, at least, has a neighbour's route
+                dsts = rng.choice(12, int(rng.integers(1, 4)), replace=False)
+                lost = tuple((int(d), int(rng.integers(0, 6))) for d in dsts)
+                assert table.unreachable(hop, lost, t + 5.0) == \
+                    literal.unreachable(hop, lost, t + 5.0)
+            elif step == 5:
+                until = t + float(rng.uniform(0, 3))
+                table.refresh(dst, until)
+                literal.refresh(dst, until)
+            elif dst in literal.routes:
+                table.add_precursor(dst)
+                literal.routes[dst][5] = True
+            held = {d: [r.next_hop, r.hops, r.seq, r.lifetime, r.valid, r.precursors]
+                    for d in range(12) if (r := table.entry(d)) is not None}
+            assert held == literal.routes
+            changed += sum(not r[4] for r in held.values())
+    assert changed > 0   # invalid routes were held and compared too
 
 
 def test_aodv_route_to_a_neighbour_heard_is_offer_written_out():
@@ -513,7 +582,7 @@ def test_aodv_route_to_a_neighbour_heard_is_offer_written_out():
     with one hop and no sequence number does, from every kind of entry."""
     import copy
 
-    from emulator.routing.aodv.rtable import RouteTable
+    from emulator.routing.aodv.rtable import VALID, RouteTable
 
     rng = np.random.default_rng(7)
     for _ in range(500):
@@ -522,15 +591,12 @@ def test_aodv_route_to_a_neighbour_heard_is_offer_written_out():
             table.offer(5, int(rng.integers(3, 7)), int(rng.integers(1, 4)),
                         None if rng.random() < 0.3 else int(rng.integers(0, 3)),
                         float(rng.uniform(0, 10)))
-            table.routes[5].valid = bool(rng.random() < 0.7)
+            table.routes[VALID, table.row, 5] = rng.random() < 0.7
         other = copy.deepcopy(table)
         lifetime = float(rng.uniform(0, 10))
         table.offer(5, 5, 1, None, lifetime)
         other.offer_neighbour(5, lifetime)
-        assert ({d: (r.next_hop, r.hops, r.seq, r.lifetime, r.valid)
-                 for d, r in table.routes.items()}
-                == {d: (r.next_hop, r.hops, r.seq, r.lifetime, r.valid)
-                    for d, r in other.routes.items()})
+        assert [table.entry(d) for d in range(8)] == [other.entry(d) for d in range(8)]
 
 
 def test_seen_first_time_is_new_then_held_through_purges():

@@ -18,13 +18,13 @@ Run: ``.venv/bin/python -m benchmarks.ns3_validation.aodv_seqno`` (AODV, light l
 >>> table = RouteTable()
 >>> table.offer(3, next_hop=1, hops=2, seq=5, lifetime=10.0)
 True
->>> table.routes[3].precursors.add(0)
+>>> table.add_precursor(3)
 >>> with ns3_seqno_rule():
 ...     table.break_link(1, 2.0)
 [(3, 5)]
 >>> table.offer(4, next_hop=1, hops=1, seq=7, lifetime=10.0)
 True
->>> table.routes[4].precursors.add(0)
+>>> table.add_precursor(4)
 >>> table.break_link(1, 2.0)       # the RFC's rule again: 7 raised to 8
 [(4, 8)]
 """
@@ -34,29 +34,24 @@ import contextlib
 import statistics
 import sys
 
+from emulator.routing.aodv.rtable import RouteTable
+
+_rfc_break_link = RouteTable.break_link
+
 
 def _break_link_keeping_seq(self, neighbour: int, delete_at: float) -> list:
     """:meth:`RouteTable.break_link` without raising the sequence numbers (ns-3)."""
-    told = []
-    for dst, route in self.routes.items():
-        if route.valid and route.next_hop == neighbour:
-            self.invalidate(route, delete_at)
-            if route.precursors:
-                told.append((dst, route.seq or 0))
-    return told
+    return _rfc_break_link(self, neighbour, delete_at, raise_seq=False)
 
 
 @contextlib.contextmanager
 def ns3_seqno_rule():
     """Within the block, a broken link leaves its routes' sequence numbers as they were."""
-    from emulator.routing.aodv.rtable import RouteTable
-
-    rfc = RouteTable.break_link
     RouteTable.break_link = _break_link_keeping_seq
     try:
         yield
     finally:
-        RouteTable.break_link = rfc
+        RouteTable.break_link = _rfc_break_link
 
 
 def compare(speeds=(5.0, 20.0), duration: float = 60.0) -> list[dict]:

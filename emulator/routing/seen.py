@@ -6,7 +6,7 @@ expires (AODV's RREQ for PATH_DISCOVERY_TIME, RFC 3561 §6.3; OLSR's messages fo
 DUP_HOLD_TIME, RFC 3626 §3.4) and turns away the copies heard meanwhile. Every node's
 keys are in one compiled dict, ``seen_key(node, originator, number) -> until`` (node
 positions), so the compiled loops that hear a flood check it themselves
-(:mod:`emulator.routing.aodv.flood`, :mod:`emulator.routing.olsr.receive`): most
+(:mod:`emulator.routing.aodv.receive`, :mod:`emulator.routing.olsr.receive`): most
 receptions of a flood are copies.
 
 A read compares a key's expiry with the time, so when the expired keys are dropped

@@ -44,10 +44,12 @@ import math
 
 import numpy as np
 
-from emulator.routing.aodv.flood import FIRST, NEW_NEIGHBOUR, OFFER, hear_broadcast
+from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, NEW_NEIGHBOUR,
+                                           REBROADCAST, REVERSE, hear_rerr, hear_rrep,
+                                           hear_rreq)
 from emulator.routing.aodv.packets import Rerr, Rrep, RrepAck, Rreq
 from emulator.routing.aodv.rqueue import RequestQueue
-from emulator.routing.aodv.rtable import RouteTable
+from emulator.routing.aodv.rtable import NEXT, VALID, RouteTable, new_routes, use
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.seen import new_purge_at, new_seen, remember, seen_key
 
@@ -97,22 +99,20 @@ class Aodv(Protocol):
         self.path_discovery_time = 2 * self.net_traversal_time
         self.my_route_timeout = 2 * p["active_route_timeout"]
         self.delete_period = 5 * max(p["active_route_timeout"], p["hello_interval"])
-        # every node's routes' lifetimes and one-hop flags, and when it last heard each
-        # neighbour, by node position (row) and the other node's (column), shared with
-        # the compiled walk of a broadcast's receivers (flood.hear_broadcast); the RREQs
-        # every node has seen
+        # every node's routes (rtable) and when it last heard each neighbour, by node
+        # position (row) and the other node's (column), shared with the compiled walks
+        # of what a node hears (receive); the RREQs every node has seen
         n = len(self.nodes)
-        self._lifetimes = np.zeros((n, n))
-        self._one_hop = np.zeros((n, n), np.bool_)
+        self._lifetimes, self._routes = new_routes(n)
         self._heard_at = np.full((n, n), -math.inf)
         self._latest = np.full((2, n, n), -1.0)
         #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
         self.seen, self._seen_purge_at = new_seen(), new_purge_at()
-        self._todo = np.zeros((2, n), np.int64)   # what hear_broadcast leaves to Python
+        self._todo = np.zeros((3, n), np.int64)   # what the walks leave to Python
         self._state = {
             u: _Node(i, p["queue_length"],
-                     RouteTable(memoryview(self._lifetimes[i]),
-                                memoryview(self._one_hop[i]), self.position),
+                     RouteTable(self._lifetimes, self._routes, i, self.position,
+                                self.nodes),
                      memoryview(self._heard_at[i]))
             for i, u in enumerate(self.nodes)}
 
@@ -151,13 +151,12 @@ class Aodv(Protocol):
     def next_hop(self, t: float, u: int, msg) -> int | None:
         node = self._state[u]
         dst = msg.dst
-        route = node.table.valid(dst, t)
-        if route is not None:
-            until = t + self.active_route_timeout   # routes in use stay active (§6.2)
-            route.lifetime = max(route.lifetime, until)
-            node.table.refresh(route.next_hop, until)
-            node.table.refresh(msg.src, until)
-            return route.next_hop
+        column = self.position
+        # routes in use stay active (§6.2)
+        nxt = use(self._routes, self._lifetimes, node.at, column[dst], column[msg.src], t,
+                  t + self.active_route_timeout)
+        if nxt >= 0:
+            return self.nodes[nxt]
         if msg.kind == "routing":   # a notice never waits for a route
             self.host.drop(t, u, msg, "no_route")
         elif u == msg.src:
@@ -172,9 +171,10 @@ class Aodv(Protocol):
         return None
 
     def route(self, t: float, node: int, dst: int) -> int | None:
-        route = self._state[node].table.routes.get(dst)
-        return route.next_hop if route is not None and route.valid \
-            and route.lifetime > t else None
+        i, c = self.position[node], self.position[dst]
+        if self._routes.item(VALID, i, c) and self._lifetimes.item(i, c) > t:
+            return self.nodes[self._routes.item(NEXT, i, c)]
+        return None
 
     def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
         if self.params["link_layer_feedback"]:
@@ -238,62 +238,100 @@ class Aodv(Protocol):
             self._hear(node, sender, t)
         if kind == "HELLO":
             node.table.offer(sender, sender, 1, body.dst_seq, t + self.hello_lifetime)
-            return
-        # any packet: a route to the previous hop, without a sequence number (§6.5)
-        node.table.offer_neighbour(sender, t + self.active_route_timeout)
-        if kind == "RREP":
-            self._on_rrep(t, u, sender, body)
-        # a RREP_ACK: no blacklist waits for it, the route to the sender is all it gives
+        elif kind == "RREP":
+            self._on_rrep(t, u, node, sender, body)
+        else:   # a RREP_ACK: no blacklist waits for it, the route to the sender is all
+            # it gives (any packet heard gives one, without a sequence number: §6.5)
+            node.table.offer_neighbour(sender, t + self.active_route_timeout)
 
     def on_receive_all(self, t: float, nodes, msg) -> None:
         """:meth:`on_receive` at each of ``nodes`` in turn: one broadcast heard by all
-        of them at ``t`` (the host hands a flood's receptions over so). A RREQ is
-        handled here, for one receiver too: most of a run's events are receptions of
-        RREQs already received, which the compiled walk over the receivers handles
-        whole (:func:`~emulator.routing.aodv.flood.hear_broadcast`); the receptions
-        that need more it leaves to this loop, in order. A RERR's receivers are walked
-        so too, then each looks at its routes through the sender."""
-        sender, (kind, body) = msg.src, msg.payload
-        if kind != "RREQ" and kind != "RERR":
+        of them at ``t`` (the host hands a flood's receptions over so). A RREQ or a
+        RERR is handled here, for one receiver too: most of a run's events are
+        receptions of RREQs already received, which the compiled walks over the
+        receivers handle whole, with a first reception's work on the routes
+        (:mod:`~emulator.routing.aodv.receive`); what they leave (a new neighbour, a
+        packet to send) is done here, in order."""
+        kind = msg.payload.type
+        if kind == "RREQ":
+            self._hear_rreq(t, nodes, msg.src, msg.payload.body)
+        elif kind == "RERR":
+            self._hear_rerr(t, nodes, msg.src, msg.payload.body)
+        else:
             for u in nodes:
                 self.on_receive(t, u, msg)
-            return
-        column, state, todo = self.position, self._state, self._todo
-        lifetime = t + self.active_route_timeout
-        rreq = kind == "RREQ"
-        count = hear_broadcast(
-            t, column[sender], column[body.orig] if rreq else -1,
-            body.rreq_id if rreq else -1, self.positions(nodes), self.hello_on, lifetime,
-            t + self.path_discovery_time, self._heard_at, self._one_hop, self._lifetimes,
-            self._latest, self.seen, self._seen_purge_at, todo)
-        if rreq:
-            for k, needs in zip(todo[0, :count].tolist(), todo[1, :count].tolist()):
-                u = nodes[k]
-                node = state[u]
-                self._settle(node, sender, t, lifetime, needs)
-                if needs & FIRST:
-                    self._on_rreq(t, u, node, sender, body)
-            return
-        needs_of = dict(zip(todo[0, :count].tolist(), todo[1, :count].tolist()))
-        lost, delete_at = body.unreachable, t + self.delete_period
-        for k, u in enumerate(nodes):
-            node = state[u]
-            needs = needs_of.get(k)
-            if needs:
-                self._settle(node, sender, t, lifetime, needs)
-            told = node.table.unreachable(sender, lost, delete_at)
-            if told:
-                self._send_rerr(t, u, Rerr(tuple(told)))
 
-    def _settle(self, node: _Node, sender: int, t: float, lifetime: float,
-                needs: int) -> None:
-        """What :func:`~.flood.hear_broadcast` left of ``node``'s hearing ``sender``:
-        a neighbour new to it, a route to the sender to make or change (§6.5: any
-        packet heard gives a route to the previous hop)."""
-        if needs & NEW_NEIGHBOUR:
-            self._hear(node, sender, t)
-        if needs & OFFER:
-            node.table.offer_neighbour(sender, lifetime)
+    def _hear_rreq(self, t: float, nodes, sender: int, rreq: Rreq) -> None:
+        """``nodes`` hear ``rreq`` from ``sender`` (:func:`~.receive.hear_rreq`); those
+        it is new to and not for answer, rebroadcast or let it go (§6.5–6.6)."""
+        column, state, todo = self.position, self._state, self._todo
+        hops = rreq.hops + 1
+        reverse_lifetime = t + max(2 * self.net_traversal_time
+                                   - 2 * hops * self.params["node_traversal_time"],
+                                   self.params["node_traversal_time"])
+        count = hear_rreq(
+            t, column[sender], self.positions(nodes), self.hello_on,
+            t + self.active_route_timeout, t + self.path_discovery_time, self._heard_at,
+            self._lifetimes, self._routes, self._latest, self.seen, self._seen_purge_at,
+            todo, column[rreq.orig], rreq.orig_seq, rreq.rreq_id, column[rreq.dst],
+            -1 if rreq.dst_seq is None else rreq.dst_seq, hops, rreq.ttl,
+            reverse_lifetime)
+        for k, needs, dst_seq in zip(*todo[:, :count].tolist()):
+            u = nodes[k]
+            node = state[u]
+            if needs & NEW_NEIGHBOUR:
+                self._hear(node, sender, t)
+            if needs & REBROADCAST:
+                # rreq._replace(dst_seq=..., hops=hops, ttl=rreq.ttl - 1) in a third of
+                # the time: a run rebroadcasts a RREQ, or relays a RREP, a million times
+                self._broadcast(t, u, "RREQ", Rreq(
+                    rreq.orig, rreq.orig_seq, rreq.rreq_id, rreq.dst,
+                    None if dst_seq < 0 else dst_seq, hops, rreq.ttl - 1, rreq.gratuitous))
+            elif needs & DEST:   # §6.6.1: with a fresh sequence number
+                node.seq = max(node.seq, rreq.dst_seq or 0)
+                self._unicast(t, u, sender, "RREP",
+                              Rrep(u, node.seq, rreq.orig, 0, self.my_route_timeout))
+            elif needs & ANSWER:
+                self._answer(t, u, node, sender, rreq, bool(needs & REVERSE))
+
+    def _answer(self, t: float, u: int, node: _Node, sender: int, rreq: Rreq,
+                reverse: bool) -> None:
+        """§6.6.2: ``u`` answers ``rreq`` from its own route to the destination (the
+        walk made the precursors); with the G flag and a valid route back (``reverse``)
+        it tells the destination the way to the originator too (§6.6.3)."""
+        route = node.table.entry(rreq.dst)
+        # a destination that is a neighbour may hear us but not be heard: ask the
+        # node the RREP goes to for an acknowledgement (ns-3's rule)
+        ack = self.params["rrep_ack"] and route.hops == 1
+        self._unicast(t, u, sender, "RREP", Rrep(rreq.dst, route.seq, rreq.orig,
+                                                 route.hops, route.lifetime - t, ack))
+        if rreq.gratuitous and reverse:
+            # the destination will send the originator packets it would otherwise have
+            # to discover a route for
+            back = node.table.entry(rreq.orig)
+            self._unicast(t, u, route.next_hop, "RREP",
+                          Rrep(rreq.orig, back.seq, rreq.dst, back.hops,
+                               back.lifetime - t))
+
+    def _hear_rerr(self, t: float, nodes, sender: int, rerr: Rerr) -> None:
+        """``nodes`` hear ``rerr`` from ``sender`` (:func:`~.receive.hear_rerr`); those
+        that invalidated routes with precursors pass the news on (§6.11)."""
+        column, state, todo = self.position, self._state, self._todo
+        lost = rerr.unreachable
+        cells = np.array([[column[dst] for dst, _ in lost], [seq for _, seq in lost]],
+                         np.int64)
+        told = np.empty(len(nodes) * len(lost), np.int64)
+        count = hear_rerr(t, column[sender], self.positions(nodes), self.hello_on,
+                          t + self.active_route_timeout, self._heard_at, self._lifetimes,
+                          self._routes, todo, cells, t + self.delete_period, told)
+        told, at = told.tolist(), 0
+        for k, needs, many in zip(*todo[:, :count].tolist()):
+            u = nodes[k]
+            if needs & NEW_NEIGHBOUR:
+                self._hear(state[u], sender, t)
+            if many:
+                self._send_rerr(t, u, Rerr(tuple(lost[j] for j in told[at:at + many])))
+                at += many
 
     def _hear(self, node: _Node, sender: int, t: float) -> None:
         """``node`` heard ``sender`` at ``t`` (HELLO's link sensing, §6.9)."""
@@ -302,71 +340,24 @@ class Aodv(Protocol):
             at = node.heard[sender] = self.position[sender]
         node.heard_at[at] = t
 
-    def _on_rreq(self, t: float, u: int, node: _Node, sender: int, rreq: Rreq) -> None:
-        """A RREQ heard for the first time, not this node's own (:meth:`on_receive`
-        and :meth:`on_receive_all` discard the others and remember this one)."""
-        hops = rreq.hops + 1
-        lifetime = t + max(2 * self.net_traversal_time
-                           - 2 * hops * self.params["node_traversal_time"],
-                           self.params["node_traversal_time"])
-        node.table.offer(rreq.orig, sender, hops, rreq.orig_seq, lifetime)   # reverse route
-        reverse = node.table.valid(rreq.orig, t)
-        if u == rreq.dst:   # §6.6.1: the destination answers with a fresh sequence number
-            node.seq = max(node.seq, rreq.dst_seq or 0)
-            self._unicast(t, u, sender, "RREP",
-                          Rrep(u, node.seq, rreq.orig, 0, self.my_route_timeout))
-            return
-        route = node.table.valid(rreq.dst, t)
-        if route is not None and route.seq is not None and \
-                (rreq.dst_seq is None or route.seq >= rreq.dst_seq):
-            # §6.6.2: an intermediate node with a fresh enough route answers
-            route.precursors.add(sender)
-            if reverse is not None:
-                reverse.precursors.add(route.next_hop)
-            # a destination that is a neighbour may hear us but not be heard: ask the
-            # node the RREP goes to for an acknowledgement (ns-3's rule)
-            ack = self.params["rrep_ack"] and route.hops == 1
-            self._unicast(t, u, sender, "RREP", Rrep(rreq.dst, route.seq, rreq.orig,
-                                                     route.hops, route.lifetime - t, ack))
-            if rreq.gratuitous and reverse is not None:
-                # §6.6.3: the destination learns the route back to the originator, which
-                # will send it packets it would otherwise have to discover a route for
-                self._unicast(t, u, route.next_hop, "RREP",
-                              Rrep(rreq.orig, reverse.seq, rreq.dst, reverse.hops,
-                                   reverse.lifetime - t))
-            return
-        if rreq.ttl > 1:
-            known = node.table.known_seq(rreq.dst)
-            dst_seq = rreq.dst_seq if known is None else max(known, rreq.dst_seq or 0)
-            # rreq._replace(dst_seq=dst_seq, hops=hops, ttl=rreq.ttl - 1) in a third of
-            # the time: a run rebroadcasts a RREQ, or relays a RREP, a million times
-            self._broadcast(t, u, "RREQ", Rreq(rreq.orig, rreq.orig_seq, rreq.rreq_id,
-                                               rreq.dst, dst_seq, hops, rreq.ttl - 1,
-                                               rreq.gratuitous))
-
-    def _on_rrep(self, t: float, u: int, sender: int, rrep: Rrep) -> None:
-        node = self._state[u]
+    def _on_rrep(self, t: float, u: int, node: _Node, sender: int, rrep: Rrep) -> None:
+        """``u`` hears ``rrep`` from ``sender`` (§6.7; the routes' work is
+        :func:`~.receive.hear_rrep`'s): the originator sends the packets it held for
+        the destination, a node on the way relays it back."""
         if rrep.ack:   # §6.7: acknowledged at once, and not asked of the next hop again
             self._unicast(t, u, sender, "RREP_ACK", RrepAck())
-            rrep = rrep._replace(ack=False)
-        hops = rrep.hops + 1
-        node.table.offer(rrep.dst, sender, hops, rrep.dst_seq, t + rrep.lifetime)
-        forward = node.table.valid(rrep.dst, t)
-        if u == rrep.orig:
-            if forward is not None:
-                node.discovery.pop(rrep.dst, None)
-                for msg in node.queue.take(rrep.dst):
-                    self.host.release(t, u, msg)
-            return
-        reverse = node.table.valid(rrep.orig, t)
-        if reverse is None or forward is None:
-            return   # the reverse route is gone: the reply goes no further
-        forward.precursors.add(reverse.next_hop)
-        reverse.precursors.add(forward.next_hop)
-        reverse.lifetime = max(reverse.lifetime, t + self.active_route_timeout)
-        self._unicast(t, u, reverse.next_hop, "RREP",   # rrep._replace(hops=hops)
-                      Rrep(rrep.dst, rrep.dst_seq, rrep.orig, hops, rrep.lifetime,
-                           rrep.ack))
+        column, hops = self.position, rrep.hops + 1
+        until = t + self.active_route_timeout
+        to = hear_rrep(t, node.at, column[sender], until, column[rrep.orig],
+                       column[rrep.dst], rrep.dst_seq, hops, t + rrep.lifetime, until,
+                       self._lifetimes, self._routes)
+        if to >= 0:
+            self._unicast(t, u, self.nodes[to], "RREP",   # rrep._replace(hops=hops)
+                          Rrep(rrep.dst, rrep.dst_seq, rrep.orig, hops, rrep.lifetime))
+        elif to == ARRIVED:
+            node.discovery.pop(rrep.dst, None)
+            for msg in node.queue.take(rrep.dst):
+                self.host.release(t, u, msg)
 
     # -- sending ------------------------------------------------------------------------
     def _link_broken(self, t: float, u: int, v: int) -> None:

@@ -1,10 +1,24 @@
-"""A node's AODV routes (RFC 3561 §6.1–6.2): next hop, hop count, destination sequence
-number, lifetime and precursors.
+"""AODV's routes (RFC 3561 §6.1–6.2) as arrays: next hop, hop count, destination sequence
+number, validity, precursors and lifetime of every node's route to every destination.
 
 A route is *valid* until its lifetime ends or a broken link invalidates it; an invalid
 route keeps its sequence number, so a later request asks for a fresher one. A route is
 replaced by fresher news only (§6.2): a greater sequence number, or the same one with
 fewer hops or over an invalid route, or any news where no sequence number was known.
+
+Every node's routes are cells of two arrays of its protocol's, by node position (row)
+and destination position (column): ``lifetimes`` (``n x n`` floats) and ``routes``
+(``FIELDS x n x n`` ints: :data:`NEXT`, the next hop's position, -1 where no route was
+ever known; :data:`HOPS`; :data:`SEQ`, -1 for no sequence number known;
+:data:`VALID`; :data:`PRECURSORS`, whether any neighbour routes through this node to
+the destination: a RERR is broadcast here, so who they are is never read). The rules
+are compiled functions over those arrays, so the compiled walks of a flood's receivers
+(:mod:`.receive`) and the protocol's Python change a table by the same code; Python reads
+a cell through a ``memoryview`` of the node's row, as fast as a list's item. Memory: 48
+bytes × n² (1.9 MB at 200 nodes, 48 MB at 1,000).
+
+:class:`RouteTable` is one node's table by node ids, for the protocol's Python and for
+reading:
 
 >>> table = RouteTable()
 >>> table.offer(3, next_hop=1, hops=2, seq=5, lifetime=10.0)
@@ -15,166 +29,234 @@ False
 (1, None)
 >>> table.offer(4, next_hop=1, hops=3, seq=2, lifetime=10.0)
 True
->>> table.routes[4].precursors.add(0)       # node 0 routes to 4 through this node
->>> table.break_link(1, 2.0)    # (dst, seq) to tell node 0: 4 unreachable, seq raised
+>>> table.add_precursor(4)     # a neighbour routes to 4 through this node
+>>> table.break_link(1, 2.0)   # (dst, seq) for the precursors: 4 unreachable, seq raised
 [(4, 3)]
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+from numba import njit
+
+#: The fields of ``routes`` (its first index).
+NEXT, HOPS, SEQ, VALID, PRECURSORS = range(5)
+FIELDS = 5
 
 
-class Route:
-    """One destination's entry (``seq`` None: no valid sequence number known).
+def new_routes(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(lifetimes, routes)`` of ``n`` nodes with no route known."""
+    routes = np.zeros((FIELDS, n, n), np.int64)
+    routes[NEXT] = -1
+    routes[SEQ] = -1
+    return np.zeros((n, n)), routes
 
-    Its lifetime is a cell of its table's ``lifetimes`` (the compiled flood extends it
-    there, :mod:`.flood`). ``next_hop``, ``hops`` and ``valid`` are written by its
-    :class:`RouteTable` only, which keeps its one-hop flag beside them.
-    """
 
-    __slots__ = ("next_hop", "hops", "seq", "valid", "precursors", "_lifetimes", "_at")
+@njit(cache=True)
+def offer(routes, lifetimes, i, c, next_hop, hops, seq, lifetime):
+    """Node ``i`` takes the news of a route to ``c`` through ``next_hop`` (positions) if
+    it is fresher (§6.2; ``seq`` -1: none); returns whether the route changed. A route
+    kept has its lifetime extended to ``lifetime``."""
+    known = routes[SEQ, i, c]
+    if routes[NEXT, i, c] < 0:   # no route was ever known
+        fresher = True
+    elif seq < 0 or seq == known:   # no fresher number: a shorter way, or a valid one
+        fresher = routes[VALID, i, c] == 0 or hops < routes[HOPS, i, c]
+    else:
+        fresher = known < 0 or seq > known
+    if fresher:
+        routes[NEXT, i, c] = next_hop
+        routes[HOPS, i, c] = hops
+        routes[VALID, i, c] = 1
+        lifetimes[i, c] = lifetime
+        if seq >= 0:
+            routes[SEQ, i, c] = seq
+        return True
+    if routes[VALID, i, c] != 0 and routes[NEXT, i, c] == next_hop \
+            and lifetime > lifetimes[i, c]:
+        lifetimes[i, c] = lifetime
+    return False
 
-    def __init__(self, next_hop: int, hops: int, seq: int | None, lifetime: float,
-                 lifetimes, at: int):
-        self._lifetimes, self._at = lifetimes, at
-        self.next_hop, self.hops, self.seq, self.lifetime = next_hop, hops, seq, lifetime
-        self.valid = True
-        self.precursors: set[int] = set()
 
-    @property
-    def lifetime(self) -> float:
-        return self._lifetimes[self._at]
+@njit(cache=True)
+def offer_neighbour(routes, lifetimes, i, c, lifetime):
+    """``offer(routes, lifetimes, i, c, c, 1, -1, lifetime)``: the route to a neighbour
+    just heard, without a sequence number (§6.5). Every packet heard makes one, so it
+    is written out for this case: with no number and one hop, the news is fresher only
+    than no route, an invalid one or a longer one."""
+    if routes[NEXT, i, c] < 0 or routes[VALID, i, c] == 0 or routes[HOPS, i, c] > 1:
+        routes[NEXT, i, c] = c
+        routes[HOPS, i, c] = 1
+        routes[VALID, i, c] = 1
+        lifetimes[i, c] = lifetime
+    elif routes[NEXT, i, c] == c and lifetime > lifetimes[i, c]:
+        lifetimes[i, c] = lifetime
 
-    @lifetime.setter
-    def lifetime(self, value: float) -> None:
-        self._lifetimes[self._at] = value
+
+@njit(cache=True)
+def valid(routes, lifetimes, i, c, t):
+    """Whether node ``i``'s route to ``c`` is valid at ``t``; one whose lifetime is
+    over is made invalid (§6.11: an expired route is invalid)."""
+    if routes[VALID, i, c] == 0:
+        return False
+    if lifetimes[i, c] <= t:
+        routes[VALID, i, c] = 0
+        return False
+    return True
+
+
+@njit(cache=True)
+def refresh(routes, lifetimes, i, c, until):
+    """Extend node ``i``'s valid route to ``c`` to at least ``until`` (it was used,
+    §6.2)."""
+    if routes[VALID, i, c] != 0 and until > lifetimes[i, c]:
+        lifetimes[i, c] = until
+
+
+@njit(cache=True)
+def use(routes, lifetimes, i, dst, src, t, until):
+    """A packet from ``src`` to ``dst`` at node ``i``: the next hop of ``i``'s route to
+    ``dst`` if it is valid at ``t`` (-1: none), the route and those to the next hop and
+    to ``src`` kept active until ``until`` (§6.2)."""
+    if not valid(routes, lifetimes, i, dst, t):
+        return -1
+    nxt = routes[NEXT, i, dst]
+    if until > lifetimes[i, dst]:
+        lifetimes[i, dst] = until
+    refresh(routes, lifetimes, i, nxt, until)
+    refresh(routes, lifetimes, i, src, until)
+    return nxt
+
+
+@njit(cache=True)
+def invalidate(routes, lifetimes, i, c, delete_at):
+    """Make node ``i``'s route to ``c`` invalid, kept until ``delete_at`` (§6.11; its
+    sequence number is the caller's to set)."""
+    routes[VALID, i, c] = 0
+    lifetimes[i, c] = delete_at
+
+
+@njit(cache=True)
+def break_link(routes, lifetimes, i, neighbour, delete_at, raise_seq, told):
+    """Invalidate every valid route of node ``i`` through ``neighbour`` (§6.11), kept
+    until ``delete_at``, their sequence numbers raised by one if ``raise_seq`` (the RFC;
+    ns-3 keeps them). Writes the destinations that have precursors to tell into
+    ``told``, in column order, and returns how many."""
+    count = 0
+    for c in range(routes.shape[2]):
+        if routes[VALID, i, c] != 0 and routes[NEXT, i, c] == neighbour:
+            invalidate(routes, lifetimes, i, c, delete_at)
+            if raise_seq:
+                routes[SEQ, i, c] = max(routes[SEQ, i, c], 0) + 1
+            if routes[PRECURSORS, i, c] != 0:
+                told[count] = c
+                count += 1
+    return count
+
+
+@njit(cache=True)
+def unreachable(routes, lifetimes, i, sender, lost, delete_at, told):
+    """A RERR from ``sender`` at node ``i``: invalidate the valid routes to ``lost``'s
+    destinations (``lost[0]`` their positions, ``lost[1]`` their sequence numbers) that
+    go through it. Writes the indices in ``lost`` of those with precursors to tell into
+    ``told`` and returns how many."""
+    count = 0
+    for k in range(lost.shape[1]):
+        c = lost[0, k]
+        if routes[VALID, i, c] != 0 and routes[NEXT, i, c] == sender:
+            invalidate(routes, lifetimes, i, c, delete_at)
+            routes[SEQ, i, c] = lost[1, k]
+            if routes[PRECURSORS, i, c] != 0:
+                told[count] = k
+                count += 1
+    return count
+
+
+class Route(NamedTuple):
+    """What a node's route to a destination holds, read at once (``seq`` None: no
+    sequence number known; ``precursors``: whether any neighbour routes through it)."""
+
+    next_hop: int
+    hops: int
+    seq: int | None
+    lifetime: float
+    valid: bool
+    precursors: bool
 
 
 class RouteTable:
-    """A node's routes by destination.
+    """Node ``row``'s routes by node ids (see the module docstring): ``ids`` gives a
+    position's id, ``column`` an id's position. A table of its own (the default) has
+    rows for the destinations 0 to 255, a destination's id its column."""
 
-    ``lifetimes`` and ``one_hop`` are the node's rows of its protocol's arrays (buffers
-    indexed by a destination's ``column``, :class:`~.protocol.Aodv`): every route's
-    lifetime, and whether the route to that destination is valid, of one hop and
-    through it (what a packet heard from it extends). Python reads a memoryview's item
-    as fast as a list's; the compiled flood writes the same memory (:mod:`.flood`). A
-    table of its own (the default) has rows for the destinations 0 to 255.
-    """
-
-    def __init__(self, lifetimes=None, one_hop=None, column=None):
+    def __init__(self, lifetimes=None, routes=None, row: int = 0, column=None,
+                 ids=None):
         if lifetimes is None:
-            lifetimes, one_hop = memoryview(np.zeros(256)), memoryview(np.zeros(256, bool))
-            column = range(256)   # a destination's id is its column
-        self.routes: dict[int, Route] = {}
-        self._lifetimes, self._one_hop, self._column = lifetimes, one_hop, column
-
-    def __deepcopy__(self, memo) -> "RouteTable":
-        """A copy with rows of its own."""
-        lifetimes, one_hop = memoryview(np.array(self._lifetimes)), \
-            memoryview(np.array(self._one_hop))
-        other = RouteTable(lifetimes, one_hop, self._column)
-        for dst, route in self.routes.items():
-            copied = Route(route.next_hop, route.hops, route.seq, route.lifetime,
-                           lifetimes, route._at)
-            copied.valid, copied.precursors = route.valid, set(route.precursors)
-            other.routes[dst] = copied
-        return other
-
-    def _add(self, dst: int, next_hop: int, hops: int, seq: int | None,
-             lifetime: float) -> None:
-        at = self._column[dst]
-        self.routes[dst] = Route(next_hop, hops, seq, lifetime, self._lifetimes, at)
-        self._one_hop[at] = hops <= 1 and next_hop == dst
-
-    def valid(self, dst: int, t: float) -> Route | None:
-        """The route to ``dst`` if it is valid at ``t``."""
-        route = self.routes.get(dst)
-        if route is None or not route.valid:
-            return None
-        if route.lifetime <= t:
-            route.valid = False     # expired (§6.11: an expired route is invalid)
-            self._one_hop[route._at] = False
-            return None
-        return route
-
-    def known_seq(self, dst: int) -> int | None:
-        """The last sequence number known for ``dst`` (valid route or not)."""
-        route = self.routes.get(dst)
-        return None if route is None else route.seq
+            (lifetimes, routes), row = new_routes(256), 0
+            column = ids = range(256)
+        self.lifetimes, self.routes, self.row = lifetimes, routes, row
+        self.column, self.ids = column, ids
 
     def offer(self, dst: int, next_hop: int, hops: int, seq: int | None,
               lifetime: float) -> bool:
-        """Take the news of a route to ``dst`` if it is fresher (§6.2); returns whether the
-        route changed. A route kept has its lifetime extended to ``lifetime``."""
-        route = self.routes.get(dst)
-        if route is None:
-            self._add(dst, next_hop, hops, seq, lifetime)
-            return True
-        if seq is None or seq == route.seq:   # no fresher number: a shorter or valid way
-            fresher = not route.valid or hops < route.hops
-        else:
-            fresher = route.seq is None or seq > route.seq
-        if fresher:
-            route.next_hop, route.hops, route.lifetime, route.valid = \
-                next_hop, hops, lifetime, True
-            self._one_hop[route._at] = hops <= 1 and next_hop == dst
-            if seq is not None:
-                route.seq = seq
-            return True
-        if route.valid and route.next_hop == next_hop and lifetime > route.lifetime:
-            route.lifetime = lifetime
-        return False
+        """Take the news of a route to ``dst`` if it is fresher (:func:`offer`)."""
+        return offer(self.routes, self.lifetimes, self.row, self.column[dst],
+                     self.column[next_hop], hops, -1 if seq is None else seq, lifetime)
 
     def offer_neighbour(self, neighbour: int, lifetime: float) -> None:
-        """``offer(neighbour, neighbour, 1, None, lifetime)``: the route to a neighbour
-        just heard, without a sequence number (§6.5). Every packet heard makes one, so
-        it is written out for this case: with no number and one hop, the news is
-        fresher only than an invalid route or a longer one."""
-        route = self.routes.get(neighbour)
-        if route is None:
-            self._add(neighbour, neighbour, 1, None, lifetime)
-        elif not route.valid or route.hops > 1:
-            route.next_hop, route.hops, route.lifetime, route.valid = \
-                neighbour, 1, lifetime, True
-            self._one_hop[route._at] = True
-        elif route.next_hop == neighbour and lifetime > route.lifetime:
-            route.lifetime = lifetime
+        """The route to a neighbour just heard (:func:`offer_neighbour`)."""
+        offer_neighbour(self.routes, self.lifetimes, self.row, self.column[neighbour],
+                        lifetime)
+
+    def valid(self, dst: int, t: float) -> Route | None:
+        """The route to ``dst`` if it is valid at ``t``."""
+        if not valid(self.routes, self.lifetimes, self.row, self.column[dst], t):
+            return None
+        return self.entry(dst)
+
+    def entry(self, dst: int) -> Route | None:
+        """The route to ``dst``, valid or not; None if none was ever known."""
+        i, c = self.row, self.column[dst]
+        nxt, hops, seq, is_valid, precursors = self.routes[:, i, c].tolist()
+        if nxt < 0:
+            return None
+        return Route(self.ids[nxt], hops, None if seq < 0 else seq,
+                     float(self.lifetimes[i, c]), bool(is_valid), bool(precursors))
 
     def refresh(self, dst: int, until: float) -> None:
-        """Extend a valid route's lifetime to at least ``until`` (it was used, §6.2)."""
-        route = self.routes.get(dst)
-        if route is not None and route.valid and until > route.lifetime:
-            route.lifetime = until
+        """Extend a valid route's lifetime to at least ``until`` (:func:`refresh`)."""
+        refresh(self.routes, self.lifetimes, self.row, self.column[dst], until)
 
-    def invalidate(self, route: Route, delete_at: float) -> None:
-        """Make ``route`` invalid, kept until ``delete_at`` (§6.11; its sequence number
-        is the caller's to set)."""
-        route.valid = False
-        self._one_hop[route._at] = False
-        route.lifetime = delete_at
+    def known_seq(self, dst: int) -> int | None:
+        """The last sequence number known for ``dst`` (valid route or not)."""
+        seq = int(self.routes[SEQ, self.row, self.column[dst]])
+        return None if seq < 0 else seq
 
-    def break_link(self, neighbour: int, delete_at: float) -> list[tuple[int, int]]:
-        """Invalidate every valid route through ``neighbour`` (§6.11): their sequence
-        numbers go up by one, they are kept until ``delete_at``. Returns ``(dst, seq)``
-        of those that have precursors to tell."""
-        told = []
-        for dst, route in self.routes.items():
-            if route.valid and route.next_hop == neighbour:
-                self.invalidate(route, delete_at)
-                route.seq = (route.seq or 0) + 1
-                if route.precursors:
-                    told.append((dst, route.seq))
-        return told
+    def add_precursor(self, dst: int) -> None:
+        """A neighbour routes to ``dst`` through this node (§6.2)."""
+        self.routes[PRECURSORS, self.row, self.column[dst]] = 1
+
+    def invalidate(self, dst: int, delete_at: float) -> None:
+        """Make the route to ``dst`` invalid, kept until ``delete_at``
+        (:func:`invalidate`)."""
+        invalidate(self.routes, self.lifetimes, self.row, self.column[dst], delete_at)
+
+    def break_link(self, neighbour: int, delete_at: float,
+                   raise_seq: bool = True) -> list[tuple[int, int]]:
+        """Invalidate every valid route through ``neighbour`` (:func:`break_link`);
+        returns ``(dst, seq)`` of those that have precursors to tell."""
+        told = np.empty(self.routes.shape[2], np.int64)
+        count = break_link(self.routes, self.lifetimes, self.row, self.column[neighbour],
+                           delete_at, raise_seq, told)
+        seqs = self.routes[SEQ, self.row]
+        return [(self.ids[c], max(int(seqs[c]), 0)) for c in told[:count].tolist()]
 
     def unreachable(self, sender: int, lost: tuple, delete_at: float) -> list[tuple[int, int]]:
-        """A RERR from ``sender``: invalidate the valid routes to ``lost``'s
-        destinations that go through it; returns those with precursors to tell."""
-        told = []
-        for dst, seq in lost:
-            route = self.routes.get(dst)
-            if route is not None and route.valid and route.next_hop == sender:
-                self.invalidate(route, delete_at)
-                route.seq = seq
-                if route.precursors:
-                    told.append((dst, seq))
-        return told
+        """A RERR from ``sender`` (:func:`unreachable`); returns those with precursors
+        to tell."""
+        cells = np.array([(self.column[d], s) for d, s in lost], np.int64).reshape(-1, 2).T
+        told = np.empty(len(lost), np.int64)
+        count = unreachable(self.routes, self.lifetimes, self.row, self.column[sender],
+                            np.ascontiguousarray(cells), delete_at, told)
+        return [lost[k] for k in told[:count].tolist()]
