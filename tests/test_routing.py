@@ -591,7 +591,7 @@ def test_aodv_route_to_a_neighbour_heard_is_offer_written_out():
             table.offer(5, int(rng.integers(3, 7)), int(rng.integers(1, 4)),
                         None if rng.random() < 0.3 else int(rng.integers(0, 3)),
                         float(rng.uniform(0, 10)))
-            table.routes[VALID, table.row, 5] = rng.random() < 0.7
+            table.routes[table.row, 5, VALID] = rng.random() < 0.7
         other = copy.deepcopy(table)
         lifetime = float(rng.uniform(0, 10))
         table.offer(5, 5, 1, None, lifetime)

@@ -172,8 +172,8 @@ class Aodv(Protocol):
 
     def route(self, t: float, node: int, dst: int) -> int | None:
         i, c = self.position[node], self.position[dst]
-        if self._routes.item(VALID, i, c) and self._lifetimes.item(i, c) > t:
-            return self.nodes[self._routes.item(NEXT, i, c)]
+        if self._routes.item(i, c, VALID) and self._lifetimes.item(i, c) > t:
+            return self.nodes[self._routes.item(i, c, NEXT)]
         return None
 
     def on_link_failure(self, t: float, node: int, neighbour: int) -> None:

@@ -50,7 +50,7 @@ and until when it is held; -1: none), and ``seen`` (:mod:`emulator.routing.seen`
 2
 >>> todo[:, :2].tolist()    # both go on with the RREQ; 2 had not heard 0 yet
 [[0, 1], [16, 17], [-1, -1]]
->>> float(heard_at[1, 0]), float(lifetimes[1, 0]), routes[:, 2, 0].tolist()
+>>> float(heard_at[1, 0]), float(lifetimes[1, 0]), routes[2, 0].tolist()
 (3.0, 9.0, [0, 1, 7, 1, 0])
 >>> hear_rreq(3.5, 3, np.array([1]), True, 6.5, 8.5, heard_at, lifetimes, routes,
 ...           latest, seen, purge_at, todo, *rreq)   # a copy from 3, not new to 1
@@ -90,16 +90,16 @@ def hear_rreq(t, sender, receivers, hello_on, lifetime, until, heard_at, lifetim
         if u != orig and _first(t, u, orig, rreq_id, until, latest, seen, purge_at, n):
             offer(routes, lifetimes, u, orig, sender, hops, orig_seq, reverse_lifetime)
             reverse = valid(routes, lifetimes, u, orig, t)
-            known = routes[SEQ, u, dst]
+            known = routes[u, dst, SEQ]
             if u == dst:   # §6.6.1: the destination answers
                 needs |= DEST
             elif valid(routes, lifetimes, u, dst, t) and known >= 0 and known >= dst_seq:
                 # §6.6.2: an intermediate node with a fresh enough route answers; the
                 # RREQ's sender, and the route's next hop, become precursors
                 needs |= ANSWER
-                routes[PRECURSORS, u, dst] = 1
+                routes[u, dst, PRECURSORS] = 1
                 if reverse:
-                    routes[PRECURSORS, u, orig] = 1
+                    routes[u, orig, PRECURSORS] = 1
                     needs |= REVERSE
             elif ttl > 1:
                 needs |= REBROADCAST
@@ -165,10 +165,10 @@ def hear_rrep(t, u, sender, lifetime, orig, dst, dst_seq, hops, rrep_lifetime, u
         return ARRIVED if forward else STOP
     if not valid(routes, lifetimes, u, orig, t) or not forward:
         return STOP   # the reverse route is gone: the reply goes no further
-    routes[PRECURSORS, u, dst] = 1
-    routes[PRECURSORS, u, orig] = 1
+    routes[u, dst, PRECURSORS] = 1
+    routes[u, orig, PRECURSORS] = 1
     refresh(routes, lifetimes, u, orig, until)
-    return routes[NEXT, u, orig]
+    return routes[u, orig, NEXT]
 
 
 @njit(cache=True, inline="always")

@@ -8,14 +8,13 @@ fewer hops or over an invalid route, or any news where no sequence number was kn
 
 Every node's routes are cells of two arrays of its protocol's, by node position (row)
 and destination position (column): ``lifetimes`` (``n x n`` floats) and ``routes``
-(``FIELDS x n x n`` ints: :data:`NEXT`, the next hop's position, -1 where no route was
-ever known; :data:`HOPS`; :data:`SEQ`, -1 for no sequence number known;
-:data:`VALID`; :data:`PRECURSORS`, whether any neighbour routes through this node to
-the destination: a RERR is broadcast here, so who they are is never read). The rules
-are compiled functions over those arrays, so the compiled walks of a flood's receivers
-(:mod:`.receive`) and the protocol's Python change a table by the same code; Python reads
-a cell through a ``memoryview`` of the node's row, as fast as a list's item. Memory: 48
-bytes × n² (1.9 MB at 200 nodes, 48 MB at 1,000).
+(``n x n x FIELDS`` ints, a route's fields side by side: :data:`NEXT`, the next hop's
+position, -1 where no route was ever known; :data:`HOPS`; :data:`SEQ`, -1 for no
+sequence number known; :data:`VALID`; :data:`PRECURSORS`, whether any neighbour routes
+through this node to the destination: a RERR is broadcast here, so who they are is never
+read). The rules are compiled functions over those arrays, so the compiled walks of
+what a node hears (:mod:`.receive`) and the protocol's Python change a table by the same
+code. Memory: 48 bytes × n² (1.9 MB at 200 nodes, 48 MB at 1,000).
 
 :class:`RouteTable` is one node's table by node ids, for the protocol's Python and for
 reading:
@@ -47,9 +46,9 @@ FIELDS = 5
 
 def new_routes(n: int) -> tuple[np.ndarray, np.ndarray]:
     """``(lifetimes, routes)`` of ``n`` nodes with no route known."""
-    routes = np.zeros((FIELDS, n, n), np.int64)
-    routes[NEXT] = -1
-    routes[SEQ] = -1
+    routes = np.zeros((n, n, FIELDS), np.int64)
+    routes[..., NEXT] = -1
+    routes[..., SEQ] = -1
     return np.zeros((n, n)), routes
 
 
@@ -58,22 +57,22 @@ def offer(routes, lifetimes, i, c, next_hop, hops, seq, lifetime):
     """Node ``i`` takes the news of a route to ``c`` through ``next_hop`` (positions) if
     it is fresher (§6.2; ``seq`` -1: none); returns whether the route changed. A route
     kept has its lifetime extended to ``lifetime``."""
-    known = routes[SEQ, i, c]
-    if routes[NEXT, i, c] < 0:   # no route was ever known
+    known = routes[i, c, SEQ]
+    if routes[i, c, NEXT] < 0:   # no route was ever known
         fresher = True
     elif seq < 0 or seq == known:   # no fresher number: a shorter way, or a valid one
-        fresher = routes[VALID, i, c] == 0 or hops < routes[HOPS, i, c]
+        fresher = routes[i, c, VALID] == 0 or hops < routes[i, c, HOPS]
     else:
         fresher = known < 0 or seq > known
     if fresher:
-        routes[NEXT, i, c] = next_hop
-        routes[HOPS, i, c] = hops
-        routes[VALID, i, c] = 1
+        routes[i, c, NEXT] = next_hop
+        routes[i, c, HOPS] = hops
+        routes[i, c, VALID] = 1
         lifetimes[i, c] = lifetime
         if seq >= 0:
-            routes[SEQ, i, c] = seq
+            routes[i, c, SEQ] = seq
         return True
-    if routes[VALID, i, c] != 0 and routes[NEXT, i, c] == next_hop \
+    if routes[i, c, VALID] != 0 and routes[i, c, NEXT] == next_hop \
             and lifetime > lifetimes[i, c]:
         lifetimes[i, c] = lifetime
     return False
@@ -85,12 +84,12 @@ def offer_neighbour(routes, lifetimes, i, c, lifetime):
     just heard, without a sequence number (§6.5). Every packet heard makes one, so it
     is written out for this case: with no number and one hop, the news is fresher only
     than no route, an invalid one or a longer one."""
-    if routes[NEXT, i, c] < 0 or routes[VALID, i, c] == 0 or routes[HOPS, i, c] > 1:
-        routes[NEXT, i, c] = c
-        routes[HOPS, i, c] = 1
-        routes[VALID, i, c] = 1
+    if routes[i, c, NEXT] < 0 or routes[i, c, VALID] == 0 or routes[i, c, HOPS] > 1:
+        routes[i, c, NEXT] = c
+        routes[i, c, HOPS] = 1
+        routes[i, c, VALID] = 1
         lifetimes[i, c] = lifetime
-    elif routes[NEXT, i, c] == c and lifetime > lifetimes[i, c]:
+    elif routes[i, c, NEXT] == c and lifetime > lifetimes[i, c]:
         lifetimes[i, c] = lifetime
 
 
@@ -98,10 +97,10 @@ def offer_neighbour(routes, lifetimes, i, c, lifetime):
 def valid(routes, lifetimes, i, c, t):
     """Whether node ``i``'s route to ``c`` is valid at ``t``; one whose lifetime is
     over is made invalid (§6.11: an expired route is invalid)."""
-    if routes[VALID, i, c] == 0:
+    if routes[i, c, VALID] == 0:
         return False
     if lifetimes[i, c] <= t:
-        routes[VALID, i, c] = 0
+        routes[i, c, VALID] = 0
         return False
     return True
 
@@ -110,7 +109,7 @@ def valid(routes, lifetimes, i, c, t):
 def refresh(routes, lifetimes, i, c, until):
     """Extend node ``i``'s valid route to ``c`` to at least ``until`` (it was used,
     §6.2)."""
-    if routes[VALID, i, c] != 0 and until > lifetimes[i, c]:
+    if routes[i, c, VALID] != 0 and until > lifetimes[i, c]:
         lifetimes[i, c] = until
 
 
@@ -121,7 +120,7 @@ def use(routes, lifetimes, i, dst, src, t, until):
     to ``src`` kept active until ``until`` (§6.2)."""
     if not valid(routes, lifetimes, i, dst, t):
         return -1
-    nxt = routes[NEXT, i, dst]
+    nxt = routes[i, dst, NEXT]
     if until > lifetimes[i, dst]:
         lifetimes[i, dst] = until
     refresh(routes, lifetimes, i, nxt, until)
@@ -133,7 +132,7 @@ def use(routes, lifetimes, i, dst, src, t, until):
 def invalidate(routes, lifetimes, i, c, delete_at):
     """Make node ``i``'s route to ``c`` invalid, kept until ``delete_at`` (§6.11; its
     sequence number is the caller's to set)."""
-    routes[VALID, i, c] = 0
+    routes[i, c, VALID] = 0
     lifetimes[i, c] = delete_at
 
 
@@ -144,12 +143,12 @@ def break_link(routes, lifetimes, i, neighbour, delete_at, raise_seq, told):
     ns-3 keeps them). Writes the destinations that have precursors to tell into
     ``told``, in column order, and returns how many."""
     count = 0
-    for c in range(routes.shape[2]):
-        if routes[VALID, i, c] != 0 and routes[NEXT, i, c] == neighbour:
+    for c in range(routes.shape[1]):
+        if routes[i, c, VALID] != 0 and routes[i, c, NEXT] == neighbour:
             invalidate(routes, lifetimes, i, c, delete_at)
             if raise_seq:
-                routes[SEQ, i, c] = max(routes[SEQ, i, c], 0) + 1
-            if routes[PRECURSORS, i, c] != 0:
+                routes[i, c, SEQ] = max(routes[i, c, SEQ], 0) + 1
+            if routes[i, c, PRECURSORS] != 0:
                 told[count] = c
                 count += 1
     return count
@@ -164,10 +163,10 @@ def unreachable(routes, lifetimes, i, sender, lost, delete_at, told):
     count = 0
     for k in range(lost.shape[1]):
         c = lost[0, k]
-        if routes[VALID, i, c] != 0 and routes[NEXT, i, c] == sender:
+        if routes[i, c, VALID] != 0 and routes[i, c, NEXT] == sender:
             invalidate(routes, lifetimes, i, c, delete_at)
-            routes[SEQ, i, c] = lost[1, k]
-            if routes[PRECURSORS, i, c] != 0:
+            routes[i, c, SEQ] = lost[1, k]
+            if routes[i, c, PRECURSORS] != 0:
                 told[count] = k
                 count += 1
     return count
@@ -218,7 +217,7 @@ class RouteTable:
     def entry(self, dst: int) -> Route | None:
         """The route to ``dst``, valid or not; None if none was ever known."""
         i, c = self.row, self.column[dst]
-        nxt, hops, seq, is_valid, precursors = self.routes[:, i, c].tolist()
+        nxt, hops, seq, is_valid, precursors = self.routes[i, c].tolist()
         if nxt < 0:
             return None
         return Route(self.ids[nxt], hops, None if seq < 0 else seq,
@@ -230,12 +229,12 @@ class RouteTable:
 
     def known_seq(self, dst: int) -> int | None:
         """The last sequence number known for ``dst`` (valid route or not)."""
-        seq = int(self.routes[SEQ, self.row, self.column[dst]])
+        seq = int(self.routes[self.row, self.column[dst], SEQ])
         return None if seq < 0 else seq
 
     def add_precursor(self, dst: int) -> None:
         """A neighbour routes to ``dst`` through this node (§6.2)."""
-        self.routes[PRECURSORS, self.row, self.column[dst]] = 1
+        self.routes[self.row, self.column[dst], PRECURSORS] = 1
 
     def invalidate(self, dst: int, delete_at: float) -> None:
         """Make the route to ``dst`` invalid, kept until ``delete_at``
@@ -246,10 +245,10 @@ class RouteTable:
                    raise_seq: bool = True) -> list[tuple[int, int]]:
         """Invalidate every valid route through ``neighbour`` (:func:`break_link`);
         returns ``(dst, seq)`` of those that have precursors to tell."""
-        told = np.empty(self.routes.shape[2], np.int64)
+        told = np.empty(self.routes.shape[1], np.int64)
         count = break_link(self.routes, self.lifetimes, self.row, self.column[neighbour],
                            delete_at, raise_seq, told)
-        seqs = self.routes[SEQ, self.row]
+        seqs = self.routes[self.row, :, SEQ]
         return [(self.ids[c], max(int(seqs[c]), 0)) for c in told[:count].tolist()]
 
     def unreachable(self, sender: int, lost: tuple, delete_at: float) -> list[tuple[int, int]]:
