@@ -307,8 +307,9 @@ class RoutedTransport(Transport):
                 if type(u) is tuple:   # a broadcast heard by several (_broadcast)
                     src = msg.src
                     if src not in u:
-                        # the same receptions in the same order, handed over in one call
-                        receive_all(t, [v for v in u if alive[v]], msg)
+                        # the same receptions in the same order, handed over in one
+                        # call: the fan-out grouped those up at the arrival only
+                        receive_all(t, u, msg)
                     else:
                         for i, v in enumerate(u):
                             if alive[v]:
