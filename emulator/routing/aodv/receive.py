@@ -69,6 +69,8 @@ from emulator.routing.seen import first_time, seen_key
 
 #: What a listed receiver needs (bits of ``todo[1]``; see the module docstring).
 NEW_NEIGHBOUR, DEST, ANSWER, REVERSE, REBROADCAST, TOLD = 1, 2, 4, 8, 16, 32
+# a receiver whose RREQ only ``seen`` can tell new or not (between hear_rreq's passes)
+_ASK_SEEN = 64
 
 
 @njit(cache=True)
@@ -81,31 +83,58 @@ def hear_rreq(t, sender, receivers, hello_on, lifetime, until, heard_at, lifetim
     until ``lifetime``, the reverse route until ``reverse_lifetime``, the RREQ is held
     until ``until``. Writes each receiver left to Python into ``todo``'s columns and
     returns how many (the module docstring)."""
-    n = heard_at.shape[0]
     count = 0
     for k in range(len(receivers)):
         u = receivers[k]
         needs = _hear(t, u, sender, hello_on, lifetime, heard_at, lifetimes, routes)
-        value = 0
-        if u != orig and _first(t, u, orig, rreq_id, until, latest, seen, purge_at, n):
-            offer(routes, lifetimes, u, orig, sender, hops, orig_seq, reverse_lifetime)
-            reverse = valid(routes, lifetimes, u, orig, t)
-            known = routes[u, dst, SEQ]
-            if u == dst:   # §6.6.1: the destination answers
-                needs |= DEST
-            elif valid(routes, lifetimes, u, dst, t) and known >= 0 and known >= dst_seq:
-                # §6.6.2: an intermediate node with a fresh enough route answers; the
-                # RREQ's sender, and the route's next hop, become precursors
-                needs |= ANSWER
-                routes[u, dst, PRECURSORS] = 1
-                if reverse:
-                    routes[u, orig, PRECURSORS] = 1
-                    needs |= REVERSE
-            elif ttl > 1:
-                needs |= REBROADCAST
-                value = dst_seq if known < 0 else max(known, dst_seq, 0)
-        count = _list(todo, count, k, needs, value)
-    return count
+        # the copies of a flood are mostly of the latest RREQ of orig that u heard
+        # first, held in ``latest``: a look-up in a dict of 10^5 keys misses the
+        # caches (about 90 ns)
+        if u != orig and not (latest[0, u, orig] == rreq_id and latest[1, u, orig] > t):
+            needs |= _ASK_SEEN
+        count = _list(todo, count, k, needs, 0)
+    # those listed, in order: the copies ``latest`` did not turn away are asked of
+    # ``seen``; a loop that may call into the dict costs about 60 ns a pass even when
+    # it does not (measured), so this one walks only the receivers listed
+    n, listed = heard_at.shape[0], 0
+    for j in range(count):
+        k, needs, value = todo[0, j], todo[1, j], 0
+        if needs & _ASK_SEEN:
+            needs ^= _ASK_SEEN
+            u = receivers[k]
+            if first_time(seen, purge_at, seen_key(u, orig, rreq_id, n), t, until):
+                latest[0, u, orig] = rreq_id
+                latest[1, u, orig] = until
+                first, value = _first_reception(t, u, sender, lifetimes, routes, orig,
+                                                orig_seq, dst, dst_seq, hops, ttl,
+                                                reverse_lifetime)
+                needs |= first
+        listed = _list(todo, listed, k, needs, value)
+    return listed
+
+
+@njit(cache=True, inline="always")
+def _first_reception(t, u, sender, lifetimes, routes, orig, orig_seq, dst, dst_seq, hops,
+                     ttl, reverse_lifetime):
+    """What ``u``'s first reception of a RREQ does to its routes (§6.5–6.6): the reverse
+    route offered, then ``(what u needs, the destination sequence number of a
+    rebroadcast)``."""
+    offer(routes, lifetimes, u, orig, sender, hops, orig_seq, reverse_lifetime)
+    reverse = valid(routes, lifetimes, u, orig, t)
+    known = routes[u, dst, SEQ]
+    if u == dst:   # §6.6.1: the destination answers
+        return DEST, 0
+    if valid(routes, lifetimes, u, dst, t) and known >= 0 and known >= dst_seq:
+        # §6.6.2: an intermediate node with a fresh enough route answers; the RREQ's
+        # sender, and the route's next hop, become precursors
+        routes[u, dst, PRECURSORS] = 1
+        if reverse:
+            routes[u, orig, PRECURSORS] = 1
+            return ANSWER | REVERSE, 0
+        return ANSWER, 0
+    if ttl > 1:
+        return REBROADCAST, (dst_seq if known < 0 else max(known, dst_seq, 0))
+    return 0, 0
 
 
 @njit(cache=True)
@@ -184,19 +213,3 @@ def _hear(t, u, sender, hello_on, lifetime, heard_at, lifetimes, routes):
             heard_at[u, sender] = t
     offer_neighbour(routes, lifetimes, u, sender, lifetime)
     return needs
-
-
-@njit(cache=True, inline="always")
-def _first(t, u, orig, rreq_id, until, latest, seen, purge_at, n):
-    """Whether ``u`` hears the RREQ ``(orig, rreq_id)`` first (:func:`first_time`),
-    asking ``seen`` only if it is not the latest RREQ of ``orig`` that ``u`` heard
-    first: ``latest[0, u, orig]`` its id, ``latest[1, u, orig]`` until when it is held
-    (as in ``seen``). The copies of a flood are mostly of that one; a look-up in a
-    dict of 10^5 keys misses the caches (about 90 ns)."""
-    if latest[0, u, orig] == rreq_id and latest[1, u, orig] > t:
-        return False
-    if not first_time(seen, purge_at, seen_key(u, orig, rreq_id, n), t, until):
-        return False
-    latest[0, u, orig] = rreq_id
-    latest[1, u, orig] = until
-    return True
