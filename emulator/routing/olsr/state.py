@@ -63,7 +63,9 @@ class Repositories:
     ``topology_expiry[i]``: no topology entry of ``i`` expires before it (the set is
     scanned only from then on). ``inputs.stale[i]``: ``i``'s table is to be computed
     again. ``seen``: the messages processed, ``key(i, originator, sequence number)`` ->
-    until.
+    until; ``latest[0, i, j]``: the sequence number of the last message of ``j`` that
+    ``i`` processed, ``latest[1, i, j]`` until when it is held (as in ``seen``; -1:
+    none), which turns most copies away without a look-up in ``seen``.
     """
 
     def __init__(self, nodes):
@@ -78,6 +80,7 @@ class Repositories:
         self.seen = new_seen()
         #: purge ``seen`` of what has expired when it holds more than this (memory only)
         self.seen_purge_at = new_purge_at()
+        self.latest = np.full((2, n, n), -1.0)
         self._id_array = np.array(self.ids)
 
     def symmetric(self, u: int, t: float) -> tuple:
