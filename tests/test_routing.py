@@ -599,26 +599,49 @@ def test_aodv_route_to_a_neighbour_heard_is_offer_written_out():
         assert [table.entry(d) for d in range(8)] == [other.entry(d) for d in range(8)]
 
 
-def test_seen_first_time_is_new_then_held_through_purges():
+def test_seen_first_time_is_new_then_held_through_rehashing():
     """seen.first_time answers whether a key is new (absent, or expired) and holds what
-    is new, through the purges of what expired, as a dict of expiries would."""
-    from emulator.routing.seen import first_time, new_purge_at, new_seen
+    is new, as a dict of expiries would, through the table's remaking (expired keys
+    dropped, the table doubled) as room is reserved: keys from a small range (copies,
+    expiries) and from a large one (growth), some colliding in the table."""
+    from emulator.routing.seen import SMALLEST, Seen, first_time, remember
 
     rng = np.random.default_rng(3)
-    seen, purge_at, reference = new_seen(), new_purge_at(), {}
-    t, purges = 0.0, set()
-    for _ in range(3000):
-        t += float(rng.exponential(0.01))
-        key = int(rng.integers(0, 300))
-        until = t + float(rng.uniform(0.0, 2.0))
-        new = not (key in reference and reference[key] > t)
-        assert first_time(seen, purge_at, key, t, until) == new
-        if new:
-            reference[key] = until
-        purges.add(int(purge_at[0]))
-    assert len(purges) > 1   # purged along the way, of expired keys only
-    assert ({k: v for k, v in seen.items() if v > t}
-            == {k: v for k, v in reference.items() if v > t})
+    seen, reference = Seen(), {}
+    t, sizes = 0.0, set()
+    for _ in range(20000):
+        t += float(rng.exponential(0.002))
+        batch = int(rng.integers(1, 40))
+        seen.reserve(t, batch)
+        sizes.add(len(seen.keys))
+        for _ in range(batch):
+            key = int(rng.integers(0, 300)) if rng.random() < 0.7 else \
+                int(rng.integers(0, 2**40))
+            until = t + float(rng.uniform(0.0, 2.0))
+            if rng.random() < 0.05:   # its own, held without asking
+                remember(*seen.arrays(), key, until)
+                reference[key] = until
+                continue
+            new = not (key in reference and reference[key] > t)
+            assert first_time(*seen.arrays(), key, t, until) == new
+            if new:
+                reference[key] = until
+        assert 2 * len(seen) <= len(seen.keys)   # never over half full
+    assert len(sizes) > 1 and min(sizes) == SMALLEST   # it grew along the way
+    assert seen.held(t) == {k: v for k, v in reference.items() if v > t}
+    # keys that all hash to the table's last slot: probing goes round to the first
+    last = [k for k in range(200000) if _slot_of(k, SMALLEST) == SMALLEST - 1][:4]
+    seen = Seen()
+    seen.reserve(0.0, len(last))
+    assert all(first_time(*seen.arrays(), key, 0.0, 1.0) for key in last)
+    assert not any(first_time(*seen.arrays(), key, 0.5, 1.0) for key in last)
+    assert seen.held(0.5) == dict.fromkeys(last, 1.0)
+
+
+def _slot_of(key: int, capacity: int) -> int:
+    """The slot of ``key`` in an empty table of ``capacity`` (seen's hash, read here
+    with Python's ints)."""
+    return ((key * 0x9E3779B97F4A7C15) % 2**64 >> 32) & (capacity - 1)
 
 
 def _olsr_route_inputs(rng, most: int):

@@ -51,7 +51,7 @@ from emulator.routing.aodv.packets import Rerr, Rrep, RrepAck, Rreq
 from emulator.routing.aodv.rqueue import RequestQueue
 from emulator.routing.aodv.rtable import NEXT, VALID, RouteTable, new_routes, use
 from emulator.routing.base import BROADCAST, Control, Protocol
-from emulator.routing.seen import new_purge_at, new_seen, remember, seen_key
+from emulator.routing.seen import Seen, remember, seen_key
 
 _HELLO = "hello"
 # A RREQ the rate limit held back: its timer's tag (with the destination), and the
@@ -107,7 +107,7 @@ class Aodv(Protocol):
         self._heard_at = np.full((n, n), -math.inf)
         self._latest = np.full((2, n, n), -1.0)
         #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
-        self.seen, self._seen_purge_at = new_seen(), new_purge_at()
+        self.seen = Seen()
         self._todo = np.zeros((3, n), np.int64)   # what the walks leave to Python
         self._state = {
             u: _Node(i, p["queue_length"],
@@ -198,7 +198,9 @@ class Aodv(Protocol):
         node.seq += 1
         node.rreq_id += 1
         node.discovery[dst][2] = node.rreq_id
-        remember(self.seen, seen_key(node.at, node.at, node.rreq_id, len(self.nodes)),
+        self.seen.reserve(t, 1)
+        remember(*self.seen.arrays(),
+                 seen_key(node.at, node.at, node.rreq_id, len(self.nodes)),
                  t + self.path_discovery_time)
         self._broadcast(t, u, "RREQ", Rreq(u, node.seq, node.rreq_id, dst,
                                            node.table.known_seq(dst), 0, ttl,
@@ -269,11 +271,12 @@ class Aodv(Protocol):
         reverse_lifetime = t + max(2 * self.net_traversal_time
                                    - 2 * hops * self.params["node_traversal_time"],
                                    self.params["node_traversal_time"])
+        self.seen.reserve(t, len(nodes))   # a key a receiver at most
         count = hear_rreq(
             t, column[sender], self.positions(nodes), self.hello_on,
             t + self.active_route_timeout, t + self.path_discovery_time, self._heard_at,
-            self._lifetimes, self._routes, self._latest, self.seen, self._seen_purge_at,
-            todo, column[rreq.orig], rreq.orig_seq, rreq.rreq_id, column[rreq.dst],
+            self._lifetimes, self._routes, self._latest, *self.seen.arrays(), todo,
+            column[rreq.orig], rreq.orig_seq, rreq.rreq_id, column[rreq.dst],
             -1 if rreq.dst_seq is None else rreq.dst_seq, hops, rreq.ttl,
             reverse_lifetime)
         for k, needs, dst_seq in zip(*todo[:, :count].tolist()):

@@ -38,22 +38,23 @@ and until when it is held; -1: none), and ``seen`` (:mod:`emulator.routing.seen`
 
 >>> import numpy as np
 >>> from emulator.routing.aodv.rtable import new_routes
->>> from emulator.routing.seen import new_purge_at, new_seen
+>>> from emulator.routing.seen import Seen
 >>> n = 4
 >>> heard_at, (lifetimes, routes) = np.full((n, n), -np.inf), new_routes(n)
 >>> heard_at[1, 0] = 2.0                                      # 1 has heard 0
 >>> latest = np.full((2, n, n), -1.0)
->>> seen, purge_at, todo = new_seen(), new_purge_at(), np.zeros((3, n), np.int64)
+>>> seen, todo = Seen(), np.zeros((3, n), np.int64)
+>>> seen.reserve(3.0, 4)
 >>> rreq = (0, 7, 1, 3, -1, 1, 2, 9.0)   # orig, its seq, id, dst, seq, hops, TTL, reverse
 >>> hear_rreq(3.0, 0, np.array([1, 2]), True, 6.0, 8.0, heard_at, lifetimes, routes,
-...           latest, seen, purge_at, todo, *rreq)
+...           latest, *seen.arrays(), todo, *rreq)
 2
 >>> todo[:, :2].tolist()    # both go on with the RREQ; 2 had not heard 0 yet
 [[0, 1], [16, 17], [-1, -1]]
 >>> float(heard_at[1, 0]), float(lifetimes[1, 0]), routes[2, 0].tolist()
 (3.0, 9.0, [0, 1, 7, 1, 0])
 >>> hear_rreq(3.5, 3, np.array([1]), True, 6.5, 8.5, heard_at, lifetimes, routes,
-...           latest, seen, purge_at, todo, *rreq)   # a copy from 3, not new to 1
+...           latest, *seen.arrays(), todo, *rreq)   # a copy from 3, not new to 1
 1
 >>> todo[:, :1].tolist()    # 3 is a new neighbour of 1; the copy is turned away
 [[0], [1], [0]]
@@ -69,40 +70,45 @@ from emulator.routing.seen import first_time, seen_key
 
 #: What a listed receiver needs (bits of ``todo[1]``; see the module docstring).
 NEW_NEIGHBOUR, DEST, ANSWER, REVERSE, REBROADCAST, TOLD = 1, 2, 4, 8, 16, 32
-# a receiver whose RREQ only ``seen`` can tell new or not (between hear_rreq's passes)
+# a receiver the RREQ may be new to (between hear_rreq's passes)
 _ASK_SEEN = 64
 
 
 @njit(cache=True)
 def hear_rreq(t, sender, receivers, hello_on, lifetime, until, heard_at, lifetimes,
-              routes, latest, seen, purge_at, todo, orig, orig_seq, rreq_id, dst,
-              dst_seq, hops, ttl, reverse_lifetime):
+              routes, latest, seen_keys, seen_untils, seen_count, todo, orig, orig_seq,
+              rreq_id, dst, dst_seq, hops, ttl, reverse_lifetime):
     """``receivers`` (positions, in order) hear at ``t`` from ``sender`` the RREQ
     ``rreq_id`` of ``orig`` for ``dst`` (positions; sequence numbers -1: unknown),
     ``hops`` from ``orig`` once heard, with ``ttl`` left; a route to the sender lasts
     until ``lifetime``, the reverse route until ``reverse_lifetime``, the RREQ is held
-    until ``until``. Writes each receiver left to Python into ``todo``'s columns and
-    returns how many (the module docstring)."""
+    until ``until`` (``seen_*``: :class:`~emulator.routing.seen.Seen`'s arrays, room
+    made for a key a receiver). Writes each receiver left to Python into ``todo``'s
+    columns and returns how many (the module docstring).
+
+    Two passes: every receiver hears the sender, and those the RREQ may be new to are
+    listed; then those listed are asked of ``seen`` and given a first reception's work,
+    in order (each receiver's state is its own). A loop whose body may look a key up
+    in ``seen`` cost 60–80 ns a pass even when it did not (the walk replayed alone,
+    typed dict or arrays alike), against about 19 ns for the first pass."""
     count = 0
     for k in range(len(receivers)):
         u = receivers[k]
         needs = _hear(t, u, sender, hello_on, lifetime, heard_at, lifetimes, routes)
         # the copies of a flood are mostly of the latest RREQ of orig that u heard
-        # first, held in ``latest``: a look-up in a dict of 10^5 keys misses the
-        # caches (about 90 ns)
+        # first, held in ``latest``: a look-up in a table of 10^5 keys misses the
+        # caches
         if u != orig and not (latest[0, u, orig] == rreq_id and latest[1, u, orig] > t):
             needs |= _ASK_SEEN
         count = _list(todo, count, k, needs, 0)
-    # those listed, in order: the copies ``latest`` did not turn away are asked of
-    # ``seen``; a loop that may call into the dict costs about 60 ns a pass even when
-    # it does not (measured), so this one walks only the receivers listed
     n, listed = heard_at.shape[0], 0
     for j in range(count):
         k, needs, value = todo[0, j], todo[1, j], 0
         if needs & _ASK_SEEN:
             needs ^= _ASK_SEEN
             u = receivers[k]
-            if first_time(seen, purge_at, seen_key(u, orig, rreq_id, n), t, until):
+            if first_time(seen_keys, seen_untils, seen_count,
+                          seen_key(u, orig, rreq_id, n), t, until):
                 latest[0, u, orig] = rreq_id
                 latest[1, u, orig] = until
                 first, value = _first_reception(t, u, sender, lifetimes, routes, orig,

@@ -132,7 +132,7 @@ class Olsr(Protocol):
                 node.ansn += 1
                 node.advertised = selectors
             node.msg_seq += 1
-            self._reps.remember(u, u, node.msg_seq, t + self.params["dup_hold_time"])
+            self._reps.remember(t, u, u, node.msg_seq, t + self.params["dup_hold_time"])
             self._emit(t, u, "TC", Tc(u, node.msg_seq, node.ansn,
                                       tuple(sorted(selectors)), _TTL, 0))
         self.host.set_timer(t + self._jittered(self.params["tc_interval"]), u, _TC)

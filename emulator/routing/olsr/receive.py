@@ -57,21 +57,22 @@ def hear(reps, t: float, sender: int, receivers, at: np.ndarray, rows: np.ndarra
     ``params``: the hold times); returns ``(receiver, message index)`` of each TC a
     receiver relays, in order."""
     inputs = reps.inputs
+    reps.seen.reserve(t, len(at) * len(rows))   # a key a receiver and message at most
     relays = receive(t, reps.pos[sender], at, rows,
                      params["neighb_hold_time"], params["dup_hold_time"],
                      params["top_hold_time"], reps.heard_until, inputs.sym_until,
                      inputs.two_hop_until, inputs.two_hop_list, reps.selector_until,
                      reps.topology_ansn, inputs.topology_until, inputs.topology_list,
-                     reps.topology_expiry, inputs.stale, inputs.bit_sets(), reps.seen,
-                     reps.seen_purge_at, reps.latest)
+                     reps.topology_expiry, inputs.stale, inputs.bit_sets(),
+                     *reps.seen.arrays(), reps.latest)
     return [(receivers[a], k) for a, k in relays.tolist()]
 
 
 @njit(cache=True)
 def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_until,
             sym_until, two_hop_until, two_hop_list, selector_until, topology_ansn,
-            topology_until, topology_list, topology_expiry, stale, bits, seen,
-            seen_purge_at, latest):
+            topology_until, topology_list, topology_expiry, stale, bits, seen_keys,
+            seen_untils, seen_count, latest):
     """Every receiver (positions, in order) learns every message row from ``sender`` at
     ``t`` (see the module docstring); returns the ``(receiver index, row)`` pairs of the
     TCs relayed, in the order met.
@@ -81,8 +82,9 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
     entry as it stands at its turn: a later HELLO of the packet may change it); the
     second asks ``seen`` about those, in order, and learns the new ones. A TC changes
     only topology entries, which no HELLO reads, so this is the packet's order for
-    every receiver. A loop that may call into the dict costs about 60 ns a pass even
-    when it does not (AODV's walk, measured), so the first has no such call."""
+    every receiver. A loop whose body may look a key up in ``seen`` costs 60–80 ns a
+    pass even when it does not (AODV's walk, measured), so the first has no such
+    call."""
     n = heard_until.shape[1]
     asks = np.empty((len(receivers) * len(rows), 3), np.int64)
     count = 0
@@ -107,7 +109,8 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
     for j in range(count):
         a, k = asks[j, 0], asks[j, 1]
         u, orig, seq = receivers[a], rows[k, 1], rows[k, 2]
-        if not first_time(seen, seen_purge_at, seen_key(u, orig, seq, n), t, t + dup_hold):
+        if not first_time(seen_keys, seen_untils, seen_count, seen_key(u, orig, seq, n), t,
+                          t + dup_hold):
             continue   # a duplicate
         latest[0, u, orig], latest[1, u, orig] = seq, t + dup_hold
         ansn, listed = rows[k, 3], rows[k, 4]

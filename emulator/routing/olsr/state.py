@@ -33,7 +33,7 @@ from numba import njit
 from emulator.routing.olsr.messages import message_rows
 from emulator.routing.olsr.mpr import select_mprs_compiled
 from emulator.routing.olsr.routes import RouteInputs
-from emulator.routing.seen import new_purge_at, new_seen, remember, seen_key
+from emulator.routing.seen import Seen, remember, seen_key
 
 #: The expiry of an entry a node does not hold.
 ABSENT = -1.0
@@ -77,9 +77,7 @@ class Repositories:
         self.topology_ansn = np.full((n, n), -1, np.int64)
         self.topology_expiry = np.full(n, np.inf)
         self.last_symmetric = np.zeros((n, n), np.bool_)
-        self.seen = new_seen()
-        #: purge ``seen`` of what has expired when it holds more than this (memory only)
-        self.seen_purge_at = new_purge_at()
+        self.seen = Seen()
         self.latest = np.full((2, n, n), -1.0)
         self._id_array = np.array(self.ids)
 
@@ -106,10 +104,12 @@ class Repositories:
         :func:`~emulator.routing.olsr.receive.receive` reads them."""
         return message_rows(messages, self.pos, self.inputs.list_number)
 
-    def remember(self, u: int, orig: int, seq: int, until: float) -> None:
-        """``u`` has seen the message ``(orig, seq)`` (its own, as it sends it)."""
-        remember(self.seen, seen_key(self.pos[u], self.pos[orig], seq, len(self.ids)),
-                  until)
+    def remember(self, t: float, u: int, orig: int, seq: int, until: float) -> None:
+        """``u`` has seen the message ``(orig, seq)`` at ``t`` (its own, as it sends
+        it)."""
+        self.seen.reserve(t, 1)
+        remember(*self.seen.arrays(),
+                 seen_key(self.pos[u], self.pos[orig], seq, len(self.ids)), until)
 
     def break_link(self, u: int, v: int, t: float) -> bool:
         """``u``'s link to ``v`` is lost at ``t`` (link-layer feedback), if ``u`` holds
