@@ -264,8 +264,8 @@ class Aodv(Protocol):
                 self.on_receive(t, u, msg)
 
     def _hear_rreq(self, t: float, nodes, sender: int, rreq: Rreq) -> None:
-        """``nodes`` hear ``rreq`` from ``sender`` (:func:`~.receive.hear_rreq`); those
-        it is new to and not for answer, rebroadcast or let it go (§6.5–6.6)."""
+        """``nodes`` hear ``rreq`` from ``sender`` (:func:`~.receive.hear_rreq`); each
+        it is new to answers it, rebroadcasts it or lets it go (§6.5–6.6)."""
         column, state, todo = self.position, self._state, self._todo
         hops = rreq.hops + 1
         reverse_lifetime = t + max(2 * self.net_traversal_time
