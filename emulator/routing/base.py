@@ -99,6 +99,9 @@ class Protocol:
     """
 
     name = ""
+    #: Whether a control packet's body may carry several messages (``body.types``:
+    #: OLSR's packets), which the host then counts one by one.
+    packs_messages = False
 
     def __init__(self, host: Host, nodes, params: dict, seed: int):
         self.host = host

@@ -109,6 +109,14 @@ class ControlLog:
     def __iter__(self):
         return zip(self._time, self._node, self._type, self._size)
 
+    def types(self) -> list:
+        """Every transmission's type, in order."""
+        return self._type
+
+    def sizes(self) -> list:
+        """Every transmission's size in bytes, in order."""
+        return self._size
+
     def __len__(self) -> int:
         return len(self._time)
 
@@ -159,18 +167,14 @@ class RoutedTransport(Transport):
         self._first: dict[tuple[int, int], int] = {}   # first message of each flow
         #: The first data packet of each flow (src, dst): its wait for a route.
         self.first_waits: dict[tuple[int, int], float] = {}
-        #: Control packets transmitted, by type (a packet of several messages by its
-        #: first one's, as ns-3's trace names it; a notice's hops as ``"NOTICE"``), and
-        #: their bytes.
-        self.control_sent: Counter = Counter()
-        self.control_bytes: Counter = Counter()
-        #: Messages in them, by type: a packet whose body has ``types`` (OLSR's, which
-        #: may carry several) counts each of them, any other one message.
-        self.control_messages: Counter = Counter()
         #: Control packets and notices not received, by reason.
         self.control_lost: Counter = Counter()
-        #: ``(time, node, type, size_bytes)`` of every control transmission.
+        #: ``(time, node, type, size_bytes)`` of every control transmission; what
+        #: :attr:`control_sent`, :attr:`control_bytes` and :attr:`control_messages`
+        #: count.
         self.control_log = ControlLog()
+        # the types of the messages a packet of several carried, by its row in the log
+        self._packed: dict[int, tuple] = {}
         self._next_control_id = -1
         nodes = network.build_view(0).nodes
         # nodes by their global positions (the compiled fan-out's, :mod:`fanout`), and
@@ -194,6 +198,7 @@ class RoutedTransport(Transport):
         self._zones: dict = {}
         self._hop_zones: dict = {}
         self.protocol = PROTOCOLS.get(routing)(self, nodes, routing_params, seed)
+        self._packs = self.protocol.packs_messages
         self._started = False   # at the first advance, when the messages to route are in
         # what is made ready at the time being processed (a control packet sent, a
         # packet released or a notice), in the order made: beside the calendar, not in
@@ -386,16 +391,16 @@ class RoutedTransport(Transport):
 
     def _transmit(self, start: float, hop) -> float:
         msg = hop[0]
-        if msg.kind == ROUTING:
+        if msg.kind == ROUTING:   # logged; counted from the log when asked
             payload = msg.payload
-            kind = payload.type if type(payload) is Control else "NOTICE"
-            self.control_sent[kind] += 1
-            types = getattr(payload.body, "types", None) if kind != "NOTICE" else None
-            if types is None:
-                self.control_messages[kind] += 1
+            if type(payload) is Control:
+                kind = payload.type
+                if self._packs:
+                    types = getattr(payload.body, "types", None)
+                    if types is not None:
+                        self._packed[len(self.control_log)] = types
             else:
-                self.control_messages.update(types)
-            self.control_bytes[kind] += msg.size_bytes
+                kind = "NOTICE"
             self.control_log.append(start, hop[1], kind, msg.size_bytes)
         if hop[2] == BROADCAST:
             return self._broadcast(start, hop)
@@ -634,6 +639,35 @@ class RoutedTransport(Transport):
         self.drop(t, node, tag.msg, tag.reason)
 
     # -- what the run reports ---------------------------------------------------------
+    @property
+    def control_sent(self) -> Counter:
+        """Control packets transmitted, by type (a packet of several messages by its
+        first one's, as ns-3's trace names it; a notice's hops as ``"NOTICE"``)."""
+        return Counter(self.control_log.types())
+
+    @property
+    def control_bytes(self) -> Counter:
+        """Their bytes, by type."""
+        sent: Counter = Counter()
+        for kind, size in zip(self.control_log.types(), self.control_log.sizes()):
+            sent[kind] += size
+        return sent
+
+    @property
+    def control_messages(self) -> Counter:
+        """Messages in them, by type: a packet whose body has ``types`` (OLSR's, which
+        may carry several) counts each of them, any other one message."""
+        if not self._packed:
+            return self.control_sent
+        packed, carried = self._packed, Counter()
+        for row, kind in enumerate(self.control_log.types()):
+            types = packed.get(row)
+            if types is None:
+                carried[kind] += 1
+            else:
+                carried.update(types)
+        return carried
+
     def stats(self) -> dict:
         """The protocol's figures for ``meta.json`` and the summary."""
         waits = list(self.first_waits.values())

@@ -82,6 +82,7 @@ class Olsr(Protocol):
     :data:`emulator.routing.params.OLSR`, in time units."""
 
     name = "olsr"
+    packs_messages = True
 
     def __init__(self, host, nodes, params: dict, seed: int):
         super().__init__(host, nodes, params, seed)
