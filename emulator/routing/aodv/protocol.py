@@ -49,7 +49,8 @@ from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, NEW_NEIGHBOUR,
                                            hear_rreq)
 from emulator.routing.aodv.packets import Rerr, Rrep, RrepAck, Rreq
 from emulator.routing.aodv.rqueue import RequestQueue
-from emulator.routing.aodv.rtable import NEXT, VALID, RouteTable, new_routes, use
+from emulator.routing.aodv.rtable import (NEXT, VALID, RouteTable, lost_cells, new_routes,
+                                          use)
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.seen import Seen, remember, seen_key
 
@@ -321,12 +322,11 @@ class Aodv(Protocol):
         that invalidated routes with precursors pass the news on (§6.11)."""
         column, state, todo = self.position, self._state, self._todo
         lost = rerr.unreachable
-        cells = np.array([[column[dst] for dst, _ in lost], [seq for _, seq in lost]],
-                         np.int64)
         told = np.empty(len(nodes) * len(lost), np.int64)
         count = hear_rerr(t, column[sender], self.positions(nodes), self.hello_on,
                           t + self.active_route_timeout, self._heard_at, self._lifetimes,
-                          self._routes, todo, cells, t + self.delete_period, told)
+                          self._routes, todo, lost_cells(lost, column),
+                          t + self.delete_period, told)
         told, at = told.tolist(), 0
         for k, needs, many in zip(*todo[:, :count].tolist()):
             u = nodes[k]

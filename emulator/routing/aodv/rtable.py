@@ -172,6 +172,17 @@ def unreachable(routes, lifetimes, i, sender, lost, delete_at, told):
     return count
 
 
+def lost_cells(lost: tuple, column) -> np.ndarray:
+    """A RERR's ``((dst, seq), ...)`` as :func:`unreachable` reads it: the destinations'
+    positions (``column``: by id) over their sequence numbers.
+
+    >>> lost_cells(((7, 2), (5, 4)), {5: 0, 7: 1}).tolist()
+    [[1, 0], [2, 4]]
+    """
+    return np.array([[column[dst] for dst, _ in lost], [seq for _, seq in lost]],
+                    np.int64)
+
+
 class Route(NamedTuple):
     """What a node's route to a destination holds, read at once (``seq`` None: no
     sequence number known; ``precursors``: whether any neighbour routes through it)."""
@@ -254,8 +265,7 @@ class RouteTable:
     def unreachable(self, sender: int, lost: tuple, delete_at: float) -> list[tuple[int, int]]:
         """A RERR from ``sender`` (:func:`unreachable`); returns those with precursors
         to tell."""
-        cells = np.array([(self.column[d], s) for d, s in lost], np.int64).reshape(-1, 2).T
         told = np.empty(len(lost), np.int64)
         count = unreachable(self.routes, self.lifetimes, self.row, self.column[sender],
-                            np.ascontiguousarray(cells), delete_at, told)
+                            lost_cells(lost, self.column), delete_at, told)
         return [lost[k] for k in told[:count].tolist()]
