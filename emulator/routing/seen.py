@@ -46,8 +46,9 @@ _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)   # Fibonacci hashing: 2^64 / golden
 
 
 class Seen:
-    """The keys seen: ``keys`` and ``untils`` by slot, and ``count`` (``[slots
-    taken]``), passed to the compiled functions as :meth:`arrays`."""
+    """The keys seen: ``keys`` and ``untils`` by slot (``capacity`` of them, a power of
+    two), and ``count`` (``[slots taken]``), passed to the compiled functions as
+    :meth:`arrays`."""
 
     def __init__(self, capacity: int = SMALLEST):
         self.keys = np.full(capacity, EMPTY, np.int64)

@@ -21,7 +21,7 @@ originator, sequence number, ANSN, selector list, TTL)``, lists numbered by
 
 Most receptions of a run are of TCs already seen, mostly the latest message of their
 originator that the receiver processed: each of those is turned away after a few reads,
-without a look-up in the messages seen (a dict).
+without a look-up in the table of messages seen (:mod:`emulator.routing.seen`).
 
 >>> import numpy as np
 >>> from emulator.routing.olsr.messages import Hello, Tc
