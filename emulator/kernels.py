@@ -3,10 +3,12 @@
 The hop kernel, the trees and a routing protocol's kernels are compiled by numba into
 its cache on disk the first time they run, and loaded from it afterwards (under a
 second). A benchmark that timed its first run would time that too: :func:`ready` runs
-:func:`emulator.deliver` once on a line of four nodes for each routing and medium
-asked (and with the oracle, :func:`emulator.links.warm_up`: a transport that keeps a
-ledger, which ``deliver`` does not), and says how long it took and whether anything
-compiled (the cache missing, or stale after the code changed).
+:func:`emulator.deliver` on a line of four nodes for each routing and medium asked,
+once as it is and once with a link breaking under a route (AODV's RERRs are compiled
+apart from its RREQs), grows a table of messages seen (only large runs do), and with
+the oracle runs :func:`emulator.links.warm_up` (a transport that keeps a ledger, which
+``deliver`` does not); it says how long it took and whether anything compiled (the
+cache missing, or stale after the code changed).
 
 >>> figures = ready(["oracle", "olsr"], ["links"])
 >>> sorted(figures), figures["kernel_ready_s"] >= 0
@@ -28,6 +30,7 @@ def ready(routings=("oracle",), media=("links", "shared")) -> dict:
     ``{"kernel_ready_s": seconds, "kernel_compiled": whether numba compiled}``."""
     from emulator.deliver import deliver
     from emulator.links import warm_up
+    from emulator.routing.seen import SMALLEST, Seen
 
     graph = nx.path_graph(4)
     nx.set_edge_attributes(graph, 1.0, "cost")
@@ -40,11 +43,27 @@ def ready(routings=("oracle",), media=("links", "shared")) -> dict:
     start = time.perf_counter()
     for medium in media:
         for routing in routings:
-            deliver(graph, messages, medium=medium, routing=routing)
+            for dynamics in (None, _LinkBreak(graph, (2, 3), 3.5)):
+                deliver(graph, messages, medium=medium, routing=routing,
+                        dynamics=dynamics)
+    if set(routings) - {"oracle"}:
+        Seen().reserve(0.0, SMALLEST)   # made again, larger
     if "oracle" in routings:   # a run's ledger too (deliver keeps none)
         warm_up()
     return {"kernel_ready_s": round(time.perf_counter() - start, 2),
             "kernel_compiled": compilations() > before}
+
+
+class _LinkBreak:
+    """``graph``, then from ``at`` on without the link ``edge``: the 4.0 message's route
+    breaks at its last hop (AODV tells the precursors by RERRs)."""
+
+    def __init__(self, graph, edge: tuple, at: float):
+        self.epochs = [0.0, at]
+        self._graphs = (graph, nx.restricted_view(graph, [], [edge]))
+
+    def snapshot(self, t: float):
+        return self._graphs[t >= self.epochs[1]]
 
 
 def described(figures: dict) -> str:

@@ -674,7 +674,8 @@ assert FLOATS == ("time", "size_units", "link_cost") and INTS == (
 def warm_up() -> None:
     """Compile the kernels into numba's cache on disk (``make setup`` does, so that the
     first run does not spend its seconds compiling): one message over one link on each
-    medium, and every tree of that link."""
+    medium, every tree of that link at once (what the trees' workers compute), and one
+    tree as a view builds it when asked (a run whose trees are not fetched ahead)."""
     import networkx as nx
 
     from contract.messages import Message
@@ -693,3 +694,4 @@ def warm_up() -> None:
         transport.send(Message(0, "data", 0, 1, 0.0, 1.0, 10, None))
         transport.advance()
     all_next_hops(*transport.network.view(0.0).routing_links())
+    Network(OneEpoch()).view(0.0).route_array(1)
