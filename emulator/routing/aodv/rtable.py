@@ -121,8 +121,7 @@ def use(routes, lifetimes, i, dst, src, t, until):
     if not valid(routes, lifetimes, i, dst, t):
         return -1
     nxt = routes[i, dst, NEXT]
-    if until > lifetimes[i, dst]:
-        lifetimes[i, dst] = until
+    refresh(routes, lifetimes, i, dst, until)
     refresh(routes, lifetimes, i, nxt, until)
     refresh(routes, lifetimes, i, src, until)
     return nxt
