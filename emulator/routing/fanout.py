@@ -31,7 +31,7 @@ and the time free of every link ``(u, v)``; :class:`Fanout` what the walk writes
 >>> import numpy as np
 >>> head, ids = np.array([1, 2, 3]), np.array([10, 11, 12, 13])
 >>> attrs = np.zeros((4, 3)); attrs[0] = [0.5, 0.5, 0.25]     # delays; no jitter, loss
->>> links = np.full((2, 4, 4), -np.inf)
+>>> links = np.full((4, 4, 2), -np.inf)
 >>> pool, alive = np.random.default_rng(1).random(8), np.ones(4, np.bool_)
 >>> out = Fanout(4)
 >>> hear(1.0, 0, 0, 3, 40, 0, False, True, False, 0.0, 10.0, head, attrs, links, pool,
@@ -39,7 +39,7 @@ and the time free of every link ``(u, v)``; :class:`Fanout` what the walk writes
 (0, 0, 0, 0, 2, 3, 1.5)
 >>> out.groups()                     # in link order: 11 and 12 together, then 13 (sooner)
 [(1.5, [11, 12]), (1.25, [13])]
->>> links[1, 0, 1:].tolist()         # the sender's links are busy until the end
+>>> links[0, 1:, 1].tolist()         # the sender's links are busy until the end
 [1.0, 1.0, 1.0]
 """
 from __future__ import annotations
@@ -108,8 +108,8 @@ def hear(done, sender, first, last, size_bytes, taken, resume, set_free, reorder
     needs to go on first (the rest 0): call again with ``resume`` (``first`` and
     ``taken`` are then read from the state). Most broadcasts are one group: its ids
     are ``Fanout.heard_ids[:receivers heard]``, read without another numpy call.
-    ``links``: per link ``(sender, receiver)``, its last arrival and, with
-    ``set_free``, when it is free (``done``). ``ids``: node ids by global position, what
+    ``links``: per link ``(sender, receiver)``, its last arrival (``[..., 0]``) and,
+    with ``set_free``, when it is free (``[..., 1]``, set to ``done``). ``ids``: node ids by global position, what
     the groups hold; ``ints``/``floats``: a :class:`Fanout`'s."""
     state = ints[_STATE]
     if resume:
@@ -128,7 +128,7 @@ def hear(done, sender, first, last, size_bytes, taken, resume, set_free, reorder
             return NEED_UNIFORMS, 0, 0, 0, 0, 0, 0.0
         v = head[i]
         if set_free:
-            links[1, sender, v] = done
+            links[sender, v, 1] = done
         lost = attrs[2, i]
         if attrs[3, i] > 0:   # every bit must arrive (topologies.radio); 0: unit disk
             lost = 1.0 - (1.0 - lost) * (1.0 - attrs[3, i]) ** bits
@@ -139,9 +139,9 @@ def hear(done, sender, first, last, size_bytes, taken, resume, set_free, reorder
         else:
             arrive += 0.0
         if not reorder:   # frames leave a link in order
-            if arrive < links[0, sender, v]:
-                arrive = links[0, sender, v]
-            links[0, sender, v] = arrive
+            if arrive < links[sender, v, 0]:
+                arrive = links[sender, v, 0]
+            links[sender, v, 0] = arrive
         ints[_NODE, written], floats[_TIME, written] = v, arrive
         i += 1
         written += 1
@@ -188,11 +188,12 @@ def _group(ids, ints, floats, written):
 
 @njit(cache=True)
 def links_free_at(t, sender, first, last, head, links):
-    """When the links ``first`` to ``last`` - 1 of ``sender`` are all free (``links[1]``),
-    ``t`` at the earliest: a broadcast on the links medium waits for the slowest."""
+    """When the links ``first`` to ``last`` - 1 of ``sender`` are all free (``links[...,
+    1]``), ``t`` at the earliest: a broadcast on the links medium waits for the
+    slowest."""
     start = t
     for i in range(first, last):
-        at = links[1, sender, head[i]]
+        at = links[sender, head[i], 1]
         if at > start:
             start = at
     return start

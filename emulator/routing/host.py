@@ -178,10 +178,11 @@ class RoutedTransport(Transport):
         self._next_control_id = -1
         nodes = network.build_view(0).nodes
         # nodes by their global positions (the compiled fan-out's, :mod:`fanout`), and
-        # per directed link (u, v) by them: its last arrival ([0]), when it is free ([1])
+        # per directed link (u, v) by them: its last arrival ([u, v, 0]), when it is
+        # free ([u, v, 1]), side by side (a fan-out touches both of each link)
         self._gpos = {u: i for i, u in enumerate(nodes)}
         self._gids = np.array(nodes, dtype=np.int64)
-        self._link_times = np.full((2, len(nodes), len(nodes)), -math.inf)
+        self._link_times = np.full((len(nodes), len(nodes), 2), -math.inf)
         self._heard = Fanout(len(nodes))   # what the fan-out of a broadcast writes
         # by epoch: a view's links as the fan-out reads them, and who is up
         self._link_arrays: dict = {}
@@ -379,7 +380,7 @@ class RoutedTransport(Transport):
                                   self._links_of(view)[0], self._link_times)
         else:
             j = self._gpos[v]
-            start = self._link_times.item(1, i, j)
+            start = self._link_times.item(i, j, 1)
             if start < t:
                 start = t
         if start - t > self.max_wait:   # refused as it comes (Transport.max_wait)
@@ -387,7 +388,7 @@ class RoutedTransport(Transport):
             return
         done = self._transmit(start, hop)   # a broadcast's fan-out marks its links
         if v != BROADCAST:
-            self._link_times[1, i, j] = done
+            self._link_times[i, j, 1] = done
 
     def _transmit(self, start: float, hop) -> float:
         msg = hop[0]
@@ -418,10 +419,10 @@ class RoutedTransport(Transport):
         if self.reorder:
             return arrive
         i, j = self._gpos[u], self._gpos[v]
-        last = self._link_times.item(0, i, j)
+        last = self._link_times.item(i, j, 0)
         if arrive < last:
             arrive = last
-        self._link_times[0, i, j] = arrive
+        self._link_times[i, j, 0] = arrive
         return arrive
 
     def _broadcast(self, start: float, hop) -> float:

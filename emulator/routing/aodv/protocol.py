@@ -106,7 +106,7 @@ class Aodv(Protocol):
         n = len(self.nodes)
         self._lifetimes, self._routes = new_routes(n)
         self._heard_at = np.full((n, n), -math.inf)
-        self._latest = np.full((2, n, n), -1.0)
+        self._latest = np.full((n, n, 2), -1.0)
         #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
         self.seen = Seen()
         self._todo = np.zeros((3, n), np.int64)   # what the walks leave to Python

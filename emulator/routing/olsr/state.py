@@ -63,8 +63,8 @@ class Repositories:
     ``topology_expiry[i]``: no topology entry of ``i`` expires before it (the set is
     scanned only from then on). ``inputs.stale[i]``: ``i``'s table is to be computed
     again. ``seen``: the messages processed, ``key(i, originator, sequence number)`` ->
-    until; ``latest[0, i, j]``: the sequence number of the last message of ``j`` that
-    ``i`` processed, ``latest[1, i, j]`` until when it is held (as in ``seen``; -1:
+    until; ``latest[i, j, 0]``: the sequence number of the last message of ``j`` that
+    ``i`` processed, ``latest[i, j, 1]`` until when it is held (as in ``seen``; -1:
     none), which turns most copies away without a look-up in ``seen``.
     """
 
@@ -78,7 +78,7 @@ class Repositories:
         self.topology_expiry = np.full(n, np.inf)
         self.last_symmetric = np.zeros((n, n), np.bool_)
         self.seen = Seen()
-        self.latest = np.full((2, n, n), -1.0)
+        self.latest = np.full((n, n, 2), -1.0)
         self._id_array = np.array(self.ids)
 
     def symmetric(self, u: int, t: float) -> tuple:
