@@ -86,7 +86,7 @@ def common(a, b):
     return shared
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill(s, positions):
     """Put every one of ``positions`` into the set ``s``."""
     for p in positions:

@@ -97,7 +97,7 @@ class Fanout:
                 for g, time in enumerate(self.floats[_GROUP_TIME, :count].tolist())]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def hear(done, sender, first, last, size_bytes, taken, resume, set_free, reorder, a_start,
          a_end, head, attrs, links, pool, alive, ids, ints, floats):
     """Walk the receivers of the broadcast of ``size_bytes`` bytes by ``sender`` ending
@@ -161,7 +161,7 @@ def hear(done, sender, first, last, size_bytes, taken, resume, set_free, reorder
     return DONE, taken, lost, dead, groups, heard, floats[_GROUP_TIME, 0]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _group(ids, ints, floats, written):
     """The receivers heard, in groups of consecutive ones (those lost or dead between
     them aside) that hear at one time; the losses and the dead counted."""
@@ -186,7 +186,7 @@ def _group(ids, ints, floats, written):
     return groups, heard, lost, dead
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def links_free_at(t, sender, first, last, head, links):
     """When the links ``first`` to ``last`` - 1 of ``sender`` are all free (``links[...,
     1]``), ``t`` at the earliest: a broadcast on the links medium waits for the

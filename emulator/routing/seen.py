@@ -82,7 +82,7 @@ class Seen:
         return dict(zip(self.keys[taken].tolist(), self.untils[taken].tolist()))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def seen_key(i, orig, number, n):
     """The key of the message ``number`` of ``orig`` as node ``i`` remembers it
     (positions among ``n`` nodes; a number below 2^32)."""
@@ -99,7 +99,7 @@ def _slot(keys, key):
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def remember(keys, untils, count, key, until):
     """Hold ``key`` until ``until`` (room made by :meth:`Seen.reserve`)."""
     i = _slot(keys, key)
@@ -109,7 +109,7 @@ def remember(keys, untils, count, key, until):
     untils[i] = until
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def first_time(keys, untils, count, key, t, until):
     """Whether ``key`` is new at ``t`` (not held, or expired); if so it is held until
     ``until`` (room made by :meth:`Seen.reserve`)."""
@@ -123,7 +123,7 @@ def first_time(keys, untils, count, key, t, until):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rehash(keys, untils, t, new_keys, new_untils):
     """Put the keys of ``keys`` held after ``t`` into the empty table ``new_keys``;
     returns how many."""

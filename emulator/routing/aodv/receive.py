@@ -74,7 +74,7 @@ NEW_NEIGHBOUR, DEST, ANSWER, REVERSE, REBROADCAST, TOLD = 1, 2, 4, 8, 16, 32
 _ASK_SEEN = 64
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def hear_rreq(t, sender, receivers, hello_on, lifetime, until, heard_at, lifetimes,
               routes, latest, seen_keys, seen_untils, seen_count, todo, orig, orig_seq,
               rreq_id, dst, dst_seq, hops, ttl, reverse_lifetime):
@@ -143,7 +143,7 @@ def _first_reception(t, u, sender, lifetimes, routes, orig, orig_seq, dst, dst_s
     return 0, 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def hear_rerr(t, sender, receivers, hello_on, lifetime, heard_at, lifetimes, routes,
               todo, lost, delete_at, told):
     """``receivers`` (positions, in order) hear at ``t`` from ``sender`` a RERR listing
@@ -182,7 +182,7 @@ def _list(todo, count, k, needs, value):
 STOP, ARRIVED = -1, -2
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def hear_rrep(t, u, sender, lifetime, orig, dst, dst_seq, hops, rrep_lifetime, until,
               lifetimes, routes):
     """Node ``u`` hears from ``sender`` a RREP of the route to ``dst`` for ``orig``

@@ -52,7 +52,7 @@ def new_routes(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros((n, n)), routes
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def offer(routes, lifetimes, i, c, next_hop, hops, seq, lifetime):
     """Node ``i`` takes the news of a route to ``c`` through ``next_hop`` (positions) if
     it is fresher (§6.2; ``seq`` -1: none); returns whether the route changed. A route
@@ -78,7 +78,7 @@ def offer(routes, lifetimes, i, c, next_hop, hops, seq, lifetime):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def offer_neighbour(routes, lifetimes, i, c, lifetime):
     """``offer(routes, lifetimes, i, c, c, 1, -1, lifetime)``: the route to a neighbour
     just heard, without a sequence number (§6.5). Every packet heard makes one, so it
@@ -93,7 +93,7 @@ def offer_neighbour(routes, lifetimes, i, c, lifetime):
         lifetimes[i, c] = lifetime
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def valid(routes, lifetimes, i, c, t):
     """Whether node ``i``'s route to ``c`` is valid at ``t``; one whose lifetime is
     over is made invalid (§6.11: an expired route is invalid)."""
@@ -105,7 +105,7 @@ def valid(routes, lifetimes, i, c, t):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def refresh(routes, lifetimes, i, c, until):
     """Extend node ``i``'s valid route to ``c`` to at least ``until`` (it was used,
     §6.2)."""
@@ -113,7 +113,7 @@ def refresh(routes, lifetimes, i, c, until):
         lifetimes[i, c] = until
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def use(routes, lifetimes, i, dst, src, t, until):
     """A packet from ``src`` to ``dst`` at node ``i``: the next hop of ``i``'s route to
     ``dst`` if it is valid at ``t`` (-1: none), the route and those to the next hop and
@@ -127,7 +127,7 @@ def use(routes, lifetimes, i, dst, src, t, until):
     return nxt
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def invalidate(routes, lifetimes, i, c, delete_at):
     """Make node ``i``'s route to ``c`` invalid, kept until ``delete_at`` (§6.11; its
     sequence number is the caller's to set)."""
@@ -135,7 +135,7 @@ def invalidate(routes, lifetimes, i, c, delete_at):
     lifetimes[i, c] = delete_at
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def break_link(routes, lifetimes, i, neighbour, delete_at, raise_seq, told):
     """Invalidate every valid route of node ``i`` through ``neighbour`` (§6.11), kept
     until ``delete_at``, their sequence numbers raised by one if ``raise_seq`` (the RFC;
@@ -153,7 +153,7 @@ def break_link(routes, lifetimes, i, neighbour, delete_at, raise_seq, told):
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always", _nrt=False)
 def unreachable(routes, lifetimes, i, sender, lost, delete_at, told):
     """A RERR from ``sender`` at node ``i``: invalidate the valid routes to ``lost``'s
     destinations (``lost[0]`` their positions, ``lost[1]`` their sequence numbers) that

@@ -57,25 +57,29 @@ def hear(reps, t: float, sender: int, receivers, at: np.ndarray, rows: np.ndarra
     ``params``: the hold times); returns ``(receiver, message index)`` of each TC a
     receiver relays, in order."""
     inputs = reps.inputs
-    reps.seen.reserve(t, len(at) * len(rows))   # a key a receiver and message at most
+    most = len(at) * len(rows)   # a key and a TC to ask about a receiver and message
+    reps.seen.reserve(t, most)
+    if len(reps.asks) < most:
+        reps.asks = np.empty((max(most, 2 * len(reps.asks)), 3), np.int64)
     relays = receive(t, reps.pos[sender], at, rows,
                      params["neighb_hold_time"], params["dup_hold_time"],
                      params["top_hold_time"], reps.heard_until, inputs.sym_until,
                      inputs.two_hop_until, inputs.two_hop_list, reps.selector_until,
                      reps.topology_ansn, inputs.topology_until, inputs.topology_list,
                      reps.topology_expiry, inputs.stale, inputs.bit_sets(),
-                     *reps.seen.arrays(), reps.latest)
-    return [(receivers[a], k) for a, k in relays.tolist()]
+                     *reps.seen.arrays(), reps.latest, reps.asks)
+    return [(receivers[a], k) for a, k in reps.asks[:relays, :2].tolist()]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_until,
             sym_until, two_hop_until, two_hop_list, selector_until, topology_ansn,
             topology_until, topology_list, topology_expiry, stale, bits, seen_keys,
-            seen_untils, seen_count, latest):
+            seen_untils, seen_count, latest, asks):
     """Every receiver (positions, in order) learns every message row from ``sender`` at
-    ``t`` (see the module docstring); returns the ``(receiver index, row)`` pairs of the
-    TCs relayed, in the order met.
+    ``t`` (see the module docstring); writes the ``(receiver index, row)`` pairs of the
+    TCs relayed, in the order met, into ``asks``' first rows (as many rows as receivers
+    times messages) and returns how many.
 
     Two passes: the first learns the HELLOs in order and lists the TCs that ``latest``
     does not turn away, each with whether it is relayed if new (the sender's selector
@@ -86,7 +90,6 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
     pass even when it does not (AODV's walk, measured), so the first has no such
     call."""
     n = heard_until.shape[1]
-    asks = np.empty((len(receivers) * len(rows), 3), np.int64)
     count = 0
     for a in range(len(receivers)):
         u = receivers[a]
@@ -104,10 +107,9 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
             asks[count, 0], asks[count, 1] = a, k
             asks[count, 2] = rows[k, 5] > 1 and selector_until[u, sender] > t
             count += 1
-    relays = np.empty((count, 2), np.int64)
     found = 0
     for j in range(count):
-        a, k = asks[j, 0], asks[j, 1]
+        a, k, relayed = asks[j, 0], asks[j, 1], asks[j, 2]
         u, orig, seq = receivers[a], rows[k, 1], rows[k, 2]
         if not first_time(seen_keys, seen_untils, seen_count, seen_key(u, orig, seq, n), t,
                           t + dup_hold):
@@ -124,13 +126,13 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
             topology_list[u, orig] = listed
             if until < topology_expiry[u]:
                 topology_expiry[u] = until
-        if asks[j, 2]:
-            relays[found, 0], relays[found, 1] = a, k
+        if relayed:   # written over a row read already (found <= j)
+            asks[found, 0], asks[found, 1] = a, k
             found += 1
-    return relays[:found]
+    return found
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _hello(t, u, v, sym, asym, mprs, neighb_hold, heard_until, sym_until, two_hop_until,
            two_hop_list, selector_until, stale, bits):
     """``u`` hears the HELLO of ``v`` listing ``sym``, ``asym`` and ``mprs``."""
@@ -152,7 +154,7 @@ def _hello(t, u, v, sym, asym, mprs, neighb_hold, heard_until, sym_until, two_ho
         stale[u] = True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _same(a, b, bits, but=-1):
     """Whether lists ``a`` and ``b`` hold the same nodes, but for the node ``but`` (-1:
     none), which may be in one and not the other."""

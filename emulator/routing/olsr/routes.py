@@ -186,7 +186,7 @@ class RouteInputs:
         return k
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _route(me, dst, t, stale, search_t, sym_until, two_hop_until, two_hop_list,
            topology_until, topology_list, lists, routes, search):
     """:func:`compute_routes` over :class:`RouteInputs`' arrays, for ``me`` towards
@@ -218,8 +218,9 @@ def _route(me, dst, t, stale, search_t, sym_until, two_hop_until, two_hop_list,
                 x = (w << 6) + j
                 if top_until[x] > t:
                     found |= _take(lists[top_list[x]], reached, coming, row, row[x])
-        level[:] = coming
-        coming[:] = 0
+        for w in range(len(level)):   # a slice copy would need numba's runtime
+            level[w] = coming[w]
+            coming[w] = 0
         if not found:   # the search is over: who is not reached has no route
             for v in range(len(row)):
                 if row[v] == UNKNOWN:
@@ -228,7 +229,7 @@ def _route(me, dst, t, stale, search_t, sym_until, two_hop_until, two_hop_list,
     return row[dst] if dst >= 0 else -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _first_levels(me, t, sym, two_until, two_list, lists, row, reached, level):
     """A search begun: ``me``'s symmetric neighbours (one hop) and their two-hop
     neighbours (two hops, the next level to take) reached, nothing else yet."""

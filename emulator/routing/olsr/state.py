@@ -79,6 +79,9 @@ class Repositories:
         self.last_symmetric = np.zeros((n, n), np.bool_)
         self.seen = Seen()
         self.latest = np.full((n, n, 2), -1.0)
+        #: What :func:`~.receive.receive` works in (it allocates nothing: a compiled
+        #: call with numba's reference counting costs twice as much to start).
+        self.asks = np.empty((64, 3), np.int64)
         self._id_array = np.array(self.ids)
 
     def symmetric(self, u: int, t: float) -> tuple:
@@ -138,7 +141,7 @@ class Repositories:
                                                 inputs.bit_sets()))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def purge(i, t, heard_until, sym_until, last_symmetric, two_hop_until, topology_ansn,
           topology_until, topology_expiry, stale):
     """Drop node ``i``'s expired entries at ``t``; True if its routing table must be
