@@ -88,6 +88,10 @@ class SharedChannel:
         self.everyone = np.zeros(size, np.uint64)
         bits.fill(self.everyone, np.arange(nodes))
         self.from_count = np.zeros(nodes, np.int64)   # rows waiting, by sender
+        # what scan works in (it allocates nothing: a compiled call with numba's
+        # reference counting costs twice as much to start)
+        self.left = np.zeros(nodes, np.int64)
+        self.senders = np.zeros(size, np.uint64)
         self.state = np.zeros(4, np.int64)
         self.taken = np.empty((2, capacity), np.int64)
         self._count = 0   # waiting (asked after every instant: a Python int)
@@ -123,7 +127,8 @@ class SharedChannel:
         self._added = self._ended = False
         count = scan(t, max_wait, full, self.state, self.ready, self.sender, self.zone,
                      self.ends, self.busy, self.active, self.live, self.covered,
-                     self.from_count, self.everyone, self.taken)
+                     self.from_count, self.everyone, self.taken, self.left,
+                     self.senders)
         if not count:
             return []
         self._count -= count
@@ -158,38 +163,41 @@ class SharedChannel:
         self.taken = np.empty((2, size), np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def scan(t, max_wait, full, state, ready, sender, zone, ends, busy, active, live, covered,
-         from_count, everyone, taken):
+         from_count, everyone, taken, left, senders):
     """Judge the waiting transmissions at ``t`` (all of them with ``full``, else those
     after the ones known held): write ``(row, its slot / -1: lose)`` of each one taken
     into ``taken``'s columns, in ready order, put the endpoints of those started in a
     free slot of ``active`` (and into ``busy``), and return how many. Compacts the rows
-    once half of them are taken."""
+    once half of them are taken. ``left`` and ``senders``: room to work in (by node,
+    and a bit set)."""
     rows, gone, front = state[ROWS], state[TAKEN], state[FRONT]
     size = busy.shape[0]
     if full:   # transmissions ended since the last scan: busy is what is still live
         _rebuild_busy(busy, active, live)
     i = 0 if full else state[HELD]
     if i == 0:
-        covered[:] = 0
+        _clear(covered)
     whole = i == 0
     if i < front:   # the rows before it are all taken
         i = front
     # a full scan of a long queue: the senders of the transmissions not judged yet, and
     # how many each (a short one is judged whole sooner than these are counted)
-    left = from_count.copy() if whole and rows - gone >= 32 else from_count[:0]
-    senders = np.zeros(size, np.uint64)
-    for u in range(len(left)):
-        if left[u]:
-            bits.add(senders, u)
+    counting = whole and rows - gone >= 32
+    _clear(senders)
+    if counting:
+        for u in range(len(from_count)):
+            left[u] = from_count[u]
+            if left[u]:
+                bits.add(senders, u)
     count = 0
     while i < rows:
         u = sender[i]
         if u < 0:   # taken at an earlier scan
             i += 1
             continue
-        if len(left):
+        if counting:
             left[u] -= 1
             if left[u] == 0:
                 bits.remove(senders, u)
@@ -207,7 +215,7 @@ def scan(t, max_wait, full, state, ready, sender, zone, ends, busy, active, live
                     everyone_covered = False
                 if senders[w] & ~covered[w]:
                     senders_covered = False
-            if everyone_covered or (len(left) and senders_covered):
+            if everyone_covered or (counting and senders_covered):
                 break   # none after this one can start
             continue
         taken[0, count] = i - 1
@@ -240,11 +248,18 @@ def scan(t, max_wait, full, state, ready, sender, zone, ends, busy, active, live
 @njit(cache=True, inline="always")
 def _rebuild_busy(busy, active, live):
     """``busy``: the union of the endpoints of the transmissions in live slots."""
-    busy[:] = 0
+    _clear(busy)
     for slot in range(len(live)):
         if live[slot]:
             for w in range(busy.shape[0]):
                 busy[w] |= active[slot, w]
+
+
+@njit(cache=True, inline="always")
+def _clear(words):
+    """Every word of ``words`` 0."""
+    for w in range(len(words)):
+        words[w] = 0
 
 
 @njit(cache=True, inline="always")
@@ -255,8 +270,9 @@ def _compact(rows, judged, ready, sender, zone, ends):
     for j in range(rows):
         if sender[j] >= 0:
             ready[kept], sender[kept] = ready[j], sender[j]
-            zone[kept, :] = zone[j, :]
-            ends[kept, :] = ends[j, :]
+            for w in range(zone.shape[1]):   # a slice copy needs numba's runtime
+                zone[kept, w] = zone[j, w]
+                ends[kept, w] = ends[j, w]
             kept += 1
             if j < judged:
                 held += 1
