@@ -768,7 +768,7 @@ def test_broadcast_fanout_loses_to_bit_errors_exactly_as_python_computes_it(size
         attrs = np.array([[0.5], [0.0], [loss], [ber]])   # delay, jitter, loss, ber
         pool = np.array([draw, 0.5, 0.5])
         out = Fanout(2)
-        result = hear(1.0, 0, 0, 1, size_bytes, 0, False, True, False, 0.0, 10.0,
-                      np.array([1]), attrs, np.full((2, 2, 2), -np.inf), pool,
+        result = hear(1.0, np.inf, 0.0, 0, 0, 1, size_bytes, 0, False, True, False, 0.0,
+                      10.0, np.array([1]), attrs, np.full((2, 2, 2), -np.inf), pool,
                       np.ones(2, np.bool_), np.array([7, 8]), out.ints, out.floats)
         assert result[0] == DONE and result[2] == lost and result[4] == 1 - lost

@@ -7,6 +7,9 @@ run's events (a RREQ or a TC is heard by every neighbour of every node that send
 20 a broadcast at 200 nodes), so the walk over the receivers runs here, over arrays,
 and does exactly what the host's Python loop did, draw for draw:
 
+- on the links medium the transmission starts when every link of the sender is free
+  (it must reach them all), unless that is more than ``max_wait`` after it was ready
+  (:data:`EXPIRED`: nothing is sent); it ends after its bytes at the least bandwidth;
 - a receiver's arrival is the end of the transmission plus its link's delay and a
   jitter draw (when the link has jitter), no earlier than the last arrival on that
   link unless the run reorders;
@@ -34,13 +37,20 @@ and the time free of every link ``(u, v)``; :class:`Fanout` what the walk writes
 >>> links = np.full((4, 4, 2), -np.inf)
 >>> pool, alive = np.random.default_rng(1).random(8), np.ones(4, np.bool_)
 >>> out = Fanout(4)
->>> hear(1.0, 0, 0, 3, 40, 0, False, True, False, 0.0, 10.0, head, attrs, links, pool,
-...      alive, ids, out.ints, out.floats)       # done, 0 uniforms used, 0 lost, 0 dead
-(0, 0, 0, 0, 2, 3, 1.5)
+>>> hear(1.0, np.inf, 0.0, 0, 0, 3, 40, 0, False, True, False, 0.0, 10.0, head, attrs,
+...      links, pool, alive, ids, out.ints, out.floats)  # no draw, loss or dead; 2 groups
+(0, 0, 0, 0, 2, 3, 1.5, 1.0, 1.0)
 >>> out.groups()                     # in link order: 11 and 12 together, then 13 (sooner)
 [(1.5, [11, 12]), (1.25, [13])]
 >>> links[0, 1:, 1].tolist()         # the sender's links are busy until the end
 [1.0, 1.0, 1.0]
+>>> links[0, 3, 1] = 1.75            # one link busy: the next broadcast waits for it
+>>> hear(1.0, np.inf, 80.0, 0, 0, 3, 40, 0, False, True, False, 0.0, 10.0, head, attrs,
+...      links, pool, alive, ids, out.ints, out.floats)[-2:]  # 40 B at 80 B/s
+(1.75, 2.25)
+>>> hear(1.0, 0.5, 80.0, 0, 0, 3, 40, 0, False, True, False, 0.0, 10.0, head, attrs,
+...      links, pool, alive, ids, out.ints, out.floats)[0] == EXPIRED   # waited 1.25
+True
 """
 from __future__ import annotations
 
@@ -48,8 +58,9 @@ import numpy as np
 from numba import njit
 
 #: What :func:`hear` returns first: every receiver done; who is up at
-#: ``Fanout.ask_time`` wanted; more uniforms wanted.
-DONE, NEED_VIEW, NEED_UNIFORMS = 0, 1, 2
+#: ``Fanout.ask_time`` wanted; more uniforms wanted; not sent (it would have waited
+#: longer than ``max_wait`` for its links).
+DONE, NEED_VIEW, NEED_UNIFORMS, EXPIRED = 0, 1, 2, 3
 
 # a receiver's fate
 _HEARD, _LOST, _DEAD = 0, 1, 2
@@ -57,8 +68,10 @@ _HEARD, _LOST, _DEAD = 0, 1, 2
 # Fanout.ints' rows: each receiver's node and fate; the ids heard, group by group; where
 # each group starts among them; the walk's state
 _NODE, _FATE, _HEARD_IDS, _GROUP_START, _STATE = range(5)
-# Fanout.floats' rows: each receiver's arrival; each group's; the time asked about
-_TIME, _GROUP_TIME, _ASK = range(3)
+# Fanout.floats' rows: each receiver's arrival; each group's; the walk's times (the
+# arrival asked about, the transmission's start and end)
+_TIME, _GROUP_TIME, _TIMES = range(3)
+_ASK, _START, _DONE = range(3)
 # the state's fields: the next link, uniforms taken, receivers written, whether the
 # last written waits for who is up, then (once DONE) groups, losses, dead receivers
 _NEXT, _TAKEN, _WRITTEN, _PENDING, _GROUPS, _LOST_COUNT, _DEAD_COUNT = range(7)
@@ -86,7 +99,7 @@ class Fanout:
 
     def ask_time(self) -> float:
         """The arrival whose epoch :data:`NEED_VIEW` asks about."""
-        return float(self.floats[_ASK, 0])
+        return float(self.floats[_TIMES, _ASK])
 
     def groups(self) -> list[tuple[float, list]]:
         """``(arrival, ids)`` of each group heard, in order."""
@@ -98,25 +111,39 @@ class Fanout:
 
 
 @njit(cache=True, _nrt=False)
-def hear(done, sender, first, last, size_bytes, taken, resume, set_free, reorder, a_start,
-         a_end, head, attrs, links, pool, alive, ids, ints, floats):
-    """Walk the receivers of the broadcast of ``size_bytes`` bytes by ``sender`` ending
-    at ``done``, on its links ``first`` to ``last`` - 1 (``head``: their receivers,
-    ``attrs``: their :data:`ATTRS`), as the module docstring says, from uniform
-    ``taken`` of ``pool`` on. Returns ``(DONE, uniforms used, lost on the air, dead at
-    the arrival, groups, receivers heard, the first group's arrival)``, or what it
-    needs to go on first (the rest 0): call again with ``resume`` (``first`` and
-    ``taken`` are then read from the state). Most broadcasts are one group: its ids
-    are ``Fanout.heard_ids[:receivers heard]``, read without another numpy call.
-    ``links``: per link ``(sender, receiver)``, its last arrival (``[..., 0]``) and,
-    with ``set_free``, when it is free (``[..., 1]``, set to ``done``). ``ids``: node ids by global position, what
-    the groups hold; ``ints``/``floats``: a :class:`Fanout`'s."""
-    state = ints[_STATE]
+def hear(ready, max_wait, bandwidth, sender, first, last, size_bytes, taken, resume,
+         set_free, reorder, a_start, a_end, head, attrs, links, pool, alive, ids, ints,
+         floats):
+    """Send the broadcast of ``size_bytes`` bytes by ``sender``, ready at ``ready``, on
+    its links ``first`` to ``last`` - 1 (``head``: their receivers, ``attrs``: their
+    :data:`ATTRS`; ``bandwidth``: the least of theirs, 0 for none), and walk its
+    receivers, as the module docstring says, from uniform ``taken`` of ``pool`` on.
+    Returns ``(DONE, uniforms used, lost on the air, dead at the arrival, groups,
+    receivers heard, the first group's arrival, the start, the end)``, :data:`EXPIRED`,
+    or what it needs to go on first (the rest 0): call again with ``resume`` (``first`` and ``taken`` are then read from the
+    state). Most broadcasts are one group: its ids are ``Fanout.heard_ids[:receivers
+    heard]``, read without another numpy call. ``links``: per link ``(sender,
+    receiver)``, its last arrival (``[..., 0]``) and, with ``set_free`` (the links
+    medium: else the shared channel has granted it at ``ready``), when it is free
+    (``[..., 1]``: the start waits for every one, and they are busy until the end).
+    ``ids``: node ids by global position, what the groups hold; ``ints``/``floats``:
+    a :class:`Fanout`'s."""
+    state, times = ints[_STATE], floats[_TIMES]
     if resume:
         i, taken, written = state[_NEXT], state[_TAKEN], state[_WRITTEN]
     else:
         i, written = first, 0
         state[_PENDING] = 0
+        start = ready
+        if set_free:
+            for k in range(first, last):
+                if links[sender, head[k], 1] > start:
+                    start = links[sender, head[k], 1]
+            if start - ready > max_wait:   # refused as it comes (Transport.max_wait)
+                return EXPIRED, 0, 0, 0, 0, 0, 0.0, 0.0, 0.0
+        times[_START] = start
+        times[_DONE] = start + (size_bytes / bandwidth if bandwidth > 0 else 0.0)
+    done = times[_DONE]
     if state[_PENDING]:   # the receiver written last waited for who is up in its epoch
         state[_PENDING] = 0
         ints[_FATE, written - 1] = _HEARD if alive[ints[_NODE, written - 1]] else _DEAD
@@ -125,7 +152,7 @@ def hear(done, sender, first, last, size_bytes, taken, resume, set_free, reorder
     while i < last:
         if len(pool) - taken < 2:
             state[_NEXT], state[_TAKEN], state[_WRITTEN] = i, taken, written
-            return NEED_UNIFORMS, 0, 0, 0, 0, 0, 0.0
+            return NEED_UNIFORMS, 0, 0, 0, 0, 0, 0.0, 0.0, 0.0
         v = head[i]
         if set_free:
             links[sender, v, 1] = done
@@ -153,12 +180,13 @@ def hear(done, sender, first, last, size_bytes, taken, resume, set_free, reorder
         if not a_start <= arrive < a_end:
             state[_NEXT], state[_TAKEN], state[_WRITTEN] = i, taken, written
             state[_PENDING] = 1
-            floats[_ASK, 0] = arrive
-            return NEED_VIEW, 0, 0, 0, 0, 0, 0.0
+            times[_ASK] = arrive
+            return NEED_VIEW, 0, 0, 0, 0, 0, 0.0, 0.0, 0.0
         ints[_FATE, written - 1] = _HEARD if alive[v] else _DEAD
     state[_NEXT], state[_TAKEN], state[_WRITTEN] = i, taken, written
     groups, heard, lost, dead = _group(ids, ints, floats, written)
-    return DONE, taken, lost, dead, groups, heard, floats[_GROUP_TIME, 0]
+    return (DONE, taken, lost, dead, groups, heard, floats[_GROUP_TIME, 0], times[_START],
+            done)
 
 
 @njit(cache=True, inline="always")
@@ -184,16 +212,3 @@ def _group(ids, ints, floats, written):
     state = ints[_STATE]
     state[_GROUPS], state[_LOST_COUNT], state[_DEAD_COUNT] = groups, lost, dead
     return groups, heard, lost, dead
-
-
-@njit(cache=True, _nrt=False)
-def links_free_at(t, sender, first, last, head, links):
-    """When the links ``first`` to ``last`` - 1 of ``sender`` are all free (``links[...,
-    1]``), ``t`` at the earliest: a broadcast on the links medium waits for the
-    slowest."""
-    start = t
-    for i in range(first, last):
-        at = links[sender, head[i], 1]
-        if at > start:
-            start = at
-    return start

@@ -63,7 +63,7 @@ from emulator.routing import PROTOCOLS
 from emulator.network import LINK_DEFAULTS
 from emulator.routing.base import BROADCAST, NOTICE_BYTES, Control, Notice
 from emulator.routing.channel import SharedChannel
-from emulator.routing.fanout import ATTRS, DONE, NEED_VIEW, Fanout, hear, links_free_at
+from emulator.routing.fanout import ATTRS, DONE, EXPIRED, NEED_VIEW, Fanout, hear
 from emulator.transport import (_END, _READY, _TIMER, Transport, _binned, _keep_few,
                                  _per_epoch)
 
@@ -364,48 +364,50 @@ class RoutedTransport(Transport):
         the link when it is free, or in the shared channel's queue."""
         if v == BROADCAST:
             hop = (msg, u, v, view.out_links(u), view)
-        else:
-            k = view.link_indices().get((u, v), -1)
-            if k < 0:   # out of range: the MAC gives up (its retries take no time here)
-                self._timer(t, u, _MacFailure(msg, v, "link_break"))
-                return
-            hop = (msg, u, v, k, view)
+            if self.medium == "shared":
+                self._wait(t, seq, hop)
+            else:   # when every link of u is free, unless it would wait too long
+                self._broadcast(t, hop, self.max_wait)
+            return
+        k = view.link_indices().get((u, v), -1)
+        if k < 0:   # out of range: the MAC gives up (its retries take no time here)
+            self._timer(t, u, _MacFailure(msg, v, "link_break"))
+            return
+        hop = (msg, u, v, k, view)
         if self.medium == "shared":
             self._wait(t, seq, hop)
             return
-        i = self._gpos[u]
-        if v == BROADCAST:   # it waits for every link of u, until the slowest is free
-            links = hop[3]
-            start = links_free_at(t, i, links.start, links.stop,
-                                  self._links_of(view)[0], self._link_times)
-        else:
-            j = self._gpos[v]
-            start = self._link_times.item(i, j, 1)
-            if start < t:
-                start = t
+        i, j = self._gpos[u], self._gpos[v]
+        start = self._link_times.item(i, j, 1)
+        if start < t:
+            start = t
         if start - t > self.max_wait:   # refused as it comes (Transport.max_wait)
             self._expire(t, hop)
             return
-        done = self._transmit(start, hop)   # a broadcast's fan-out marks its links
-        if v != BROADCAST:
-            self._link_times[i, j, 1] = done
+        self._link_times[i, j, 1] = self._transmit(start, hop)
 
     def _transmit(self, start: float, hop) -> float:
-        msg = hop[0]
-        if msg.kind == ROUTING:   # logged; counted from the log when asked
-            payload = msg.payload
-            if type(payload) is Control:
-                kind = payload.type
-                if self._packs:
-                    types = getattr(payload.body, "types", None)
-                    if types is not None:
-                        self._packed[len(self.control_log)] = types
-            else:
-                kind = "NOTICE"
-            self.control_log.append(start, hop[1], kind, msg.size_bytes)
         if hop[2] == BROADCAST:
             return self._broadcast(start, hop)
+        self._log(start, hop)
         return super()._transmit(start, hop)
+
+    def _log(self, start: float, hop) -> None:
+        """A routing message's transmission goes into the control log (counted from it
+        when asked)."""
+        msg = hop[0]
+        if msg.kind != ROUTING:
+            return
+        payload = msg.payload
+        if type(payload) is Control:
+            kind = payload.type
+            if self._packs:
+                types = getattr(payload.body, "types", None)
+                if types is not None:
+                    self._packed[len(self.control_log)] = types
+        else:
+            kind = "NOTICE"
+        self.control_log.append(start, hop[1], kind, msg.size_bytes)
 
     def forget_views(self) -> None:
         super().forget_views()
@@ -425,10 +427,12 @@ class RoutedTransport(Transport):
         self._link_times[i, j, 0] = arrive
         return arrive
 
-    def _broadcast(self, start: float, hop) -> float:
-        """One transmission from ``u`` heard by each neighbour with its own link's delay,
-        jitter and loss, serialized at the slowest of those links: the walk over the
-        receivers is compiled (:func:`emulator.routing.fanout.hear`). Receivers that
+    def _broadcast(self, ready: float, hop, max_wait: float = math.inf) -> float | None:
+        """One transmission from ``u``, ready at ``ready``, heard by each neighbour with
+        its own link's delay, jitter and loss, serialized at the slowest of those links
+        (on the links medium it starts when they are all free, and is refused if that
+        is more than ``max_wait`` later: None): the wait and the walk over the receivers
+        are one compiled call (:func:`emulator.routing.fanout.hear`). Receivers that
         hear it at the same time (the usual case) are one calendar entry, ``(arrive,
         _READY, number, msg, (v, w, ...))``, holding the numbers of as many:
         consecutive entries of one time and rank come out together, and what a
@@ -436,24 +440,23 @@ class RoutedTransport(Transport):
         with a tenth of the heap's work (a flood is most of a run)."""
         msg, u, links, view = hop[0], hop[1], hop[3], hop[4]
         bandwidth, cost, length = self._fanout(hop)
-        done = start + (msg.size_bytes / bandwidth if bandwidth > 0 else 0.0)
-        if self.ledger is not None:
-            self.ledger.add(start, msg.msg_id, msg.kind, u, BROADCAST, u, BROADCAST,
-                            msg.size_units, msg.size_bytes, cost, False)
-        self.hops += 1
-        if not self._v_start <= done < self._v_end:
-            self._alive_at(done, u)   # the view of the arrivals, most likely
         heard = self._heard
         head, attrs = self._links_of(view)
+        if self._view is None:   # none in force yet (or forgotten): the ready time's
+            self._alive_at(ready, u)
         resume = False
         while True:
-            need, taken, lost, dead, groups, count, arrive = hear(
-                done, self._gpos[u], links.start, links.stop, msg.size_bytes, self._drawn,
-                resume, self.medium != "shared", self.reorder, self._v_start, self._v_end,
-                head, attrs, self._link_times, self._pool, self._alive_array(),
-                self._gids, heard.ints, heard.floats)
+            # an arrival outside the view in force asks for its epoch's (NEED_VIEW)
+            need, taken, lost, dead, groups, count, arrive, start, done = hear(
+                ready, max_wait, bandwidth, self._gpos[u], links.start, links.stop,
+                msg.size_bytes, self._drawn, resume, self.medium != "shared",
+                self.reorder, self._v_start, self._v_end, head, attrs, self._link_times,
+                self._pool, self._alive_array(), self._gids, heard.ints, heard.floats)
             if need == DONE:
                 break
+            if need == EXPIRED:
+                self._expire(ready, hop)
+                return None
             resume = True
             if need == NEED_VIEW:   # an arrival in another epoch: who is up then
                 self._alive_at(heard.ask_time(), u)
@@ -462,6 +465,11 @@ class RoutedTransport(Transport):
                 self._refill_pool()
                 heard.restart_pool()
         self._drawn = taken
+        self._log(start, hop)
+        if self.ledger is not None:
+            self.ledger.add(start, msg.msg_id, msg.kind, u, BROADCAST, u, BROADCAST,
+                            msg.size_units, msg.size_bytes, cost, False)
+        self.hops += 1
         if lost:
             self.control_lost["link_loss"] += lost
         if dead:
