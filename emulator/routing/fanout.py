@@ -1,4 +1,6 @@
-"""A routing protocol's broadcast heard by its sender's neighbours, compiled.
+"""A routed run's transmissions, compiled: a broadcast heard by its sender's neighbours
+(:func:`hear`), and a unicast hop (:func:`unicast`: a data packet, a notice or a control
+packet to one neighbour), by the same rules for each frame on a link (:func:`cross`).
 
 A control packet broadcast by ``u`` is one transmission that every neighbour hears
 with its own link's delay, jitter and loss
@@ -26,8 +28,10 @@ a new block after the ones not taken (the stream's order is kept).
 
 Nodes are *global positions* (those of the protocol's nodes); a view's links are
 arrays by directed link, a sender's ``first`` to ``last`` - 1. A compiled call from
-Python costs about 0.1 us an array argument and 0.05 us a number before it starts
-(numba checks each one's type), so what a broadcast needs comes in a few arrays:
+Python costs about 0.05 us an array argument and as much a number before it starts
+(numba checks each one's type; twice as much an array with numba's reference counting,
+which these kernels are compiled without), so what a broadcast needs comes in a few
+arrays:
 ``attrs`` stacks the links' delay, jitter, loss and ber; ``links`` the last arrival
 and the time free of every link ``(u, v)``; :class:`Fanout` what the walk writes.
 
@@ -75,8 +79,9 @@ _ASK, _START, _DONE = range(3)
 # the state's fields: the next link, uniforms taken, receivers written, whether the
 # last written waits for who is up, then (once DONE) groups, losses, dead receivers
 _NEXT, _TAKEN, _WRITTEN, _PENDING, _GROUPS, _LOST_COUNT, _DEAD_COUNT = range(7)
-#: The link arrays' rows (``hear``'s ``attrs``): delay, jitter, loss, ber.
-ATTRS = ("delay", "jitter", "loss", "ber")
+#: The link arrays' rows (``hear``'s ``attrs``): delay, jitter, loss, ber, bandwidth.
+ATTRS = ("delay", "jitter", "loss", "ber", "bandwidth")
+_BANDWIDTH = 4
 
 
 class Fanout:
@@ -154,29 +159,14 @@ def hear(ready, max_wait, bandwidth, sender, first, last, size_bytes, taken, res
             state[_NEXT], state[_TAKEN], state[_WRITTEN] = i, taken, written
             return NEED_UNIFORMS, 0, 0, 0, 0, 0, 0.0, 0.0, 0.0
         v = head[i]
-        if set_free:
-            links[sender, v, 1] = done
-        lost = attrs[2, i]
-        if attrs[3, i] > 0:   # every bit must arrive (topologies.radio); 0: unit disk
-            lost = 1.0 - (1.0 - lost) * (1.0 - attrs[3, i]) ** bits
-        arrive = done + attrs[0, i]
-        if attrs[1, i] > 0:
-            arrive += pool[taken] * attrs[1, i]
-            taken += 1
-        else:
-            arrive += 0.0
-        if not reorder:   # frames leave a link in order
-            if arrive < links[sender, v, 0]:
-                arrive = links[sender, v, 0]
-            links[sender, v, 0] = arrive
+        arrive, lost, taken = cross(done, sender, v, i, bits, set_free, reorder, attrs,
+                                    links, pool, taken)
         ints[_NODE, written], floats[_TIME, written] = v, arrive
         i += 1
         written += 1
-        if lost > 0:
-            taken += 1
-            if pool[taken - 1] < lost:
-                ints[_FATE, written - 1] = _LOST
-                continue
+        if lost:
+            ints[_FATE, written - 1] = _LOST
+            continue
         if not a_start <= arrive < a_end:
             state[_NEXT], state[_TAKEN], state[_WRITTEN] = i, taken, written
             state[_PENDING] = 1
@@ -187,6 +177,69 @@ def hear(ready, max_wait, bandwidth, sender, first, last, size_bytes, taken, res
     groups, heard, lost, dead = _group(ids, ints, floats, written)
     return (DONE, taken, lost, dead, groups, heard, floats[_GROUP_TIME, 0], times[_START],
             done)
+
+
+@njit(cache=True, _nrt=False)
+def unicast(ready, max_wait, set_free, reorder, sender, receiver, k, size_bytes, attrs,
+            links, pool, taken):
+    """Send a frame of ``size_bytes`` bytes over link ``k`` (``attrs``' column) from
+    ``sender`` to ``receiver`` (global positions), ready at ``ready``: on the links
+    medium (``set_free``) when the link is free, unless that is more than ``max_wait``
+    later (:data:`EXPIRED`), else (the shared channel granted it) at ``ready``.
+    Returns ``(DONE, start, end, arrival, lost, uniforms used)``, from uniform
+    ``taken`` of ``pool`` on (two at most: the caller leaves that many).
+
+    >>> import numpy as np
+    >>> attrs = np.array([[0.5], [0.0], [0.0], [0.0], [80.0]])   # no jitter, no loss
+    >>> links = np.full((2, 2, 2), -np.inf); links[0, 1, 1] = 2.0   # busy until 2
+    >>> unicast(1.0, np.inf, True, False, 0, 1, 0, 40, attrs, links, np.zeros(2), 0)
+    (0, 2.0, 2.5, 3.0, False, 0)
+    >>> links[0, 1].tolist()            # its last arrival, and free again at the end
+    [3.0, 2.5]
+    >>> unicast(1.0, 1.0, True, False, 0, 1, 0, 40, attrs, links, np.zeros(2), 0)[0]
+    3
+    """
+    start = ready
+    if set_free:
+        if links[sender, receiver, 1] > start:
+            start = links[sender, receiver, 1]
+        if start - ready > max_wait:   # refused as it comes (Transport.max_wait)
+            return EXPIRED, start, start, start, False, taken
+    bandwidth = attrs[_BANDWIDTH, k]
+    done = start + (size_bytes / bandwidth if bandwidth > 0 else 0.0)
+    arrive, lost, taken = cross(done, sender, receiver, k, float(8 * size_bytes),
+                                set_free, reorder, attrs, links, pool, taken)
+    return DONE, start, done, arrive, lost, taken
+
+
+@njit(cache=True, inline="always")
+def cross(done, sender, receiver, k, bits, set_free, reorder, attrs, links, pool, taken):
+    """A frame of ``bits`` bits over link ``k`` from ``sender`` to ``receiver``, sent
+    until ``done``: its arrival (the link's delay, a jitter draw if it has jitter, no
+    earlier than the link's last arrival unless the run reorders) and whether it is
+    lost (a draw, if the link has loss or bit errors); the link busy until ``done``
+    with ``set_free``. Returns ``(arrival, lost, uniforms taken)``. ``bits`` is a float:
+    numba's power of an int rounds otherwise, where Python's does not."""
+    if set_free:
+        links[sender, receiver, 1] = done
+    loss = attrs[2, k]
+    if attrs[3, k] > 0:   # every bit must arrive (topologies.radio); 0: unit disk
+        loss = 1.0 - (1.0 - loss) * (1.0 - attrs[3, k]) ** bits
+    arrive = done + attrs[0, k]
+    if attrs[1, k] > 0:
+        arrive += pool[taken] * attrs[1, k]
+        taken += 1
+    else:
+        arrive += 0.0
+    if not reorder:   # frames leave a link in order
+        if arrive < links[sender, receiver, 0]:
+            arrive = links[sender, receiver, 0]
+        links[sender, receiver, 0] = arrive
+    lost = False
+    if loss > 0:
+        taken += 1
+        lost = pool[taken - 1] < loss
+    return arrive, lost, taken
 
 
 @njit(cache=True, inline="always")

@@ -63,7 +63,8 @@ from emulator.routing import PROTOCOLS
 from emulator.network import LINK_DEFAULTS
 from emulator.routing.base import BROADCAST, NOTICE_BYTES, Control, Notice
 from emulator.routing.channel import SharedChannel
-from emulator.routing.fanout import ATTRS, DONE, EXPIRED, NEED_VIEW, Fanout, hear
+from emulator.routing.fanout import (ATTRS, DONE, EXPIRED, NEED_VIEW, Fanout, hear,
+                                     unicast)
 from emulator.transport import (_END, _READY, _TIMER, Transport, _binned, _keep_few,
                                  _per_epoch)
 
@@ -376,21 +377,40 @@ class RoutedTransport(Transport):
         hop = (msg, u, v, k, view)
         if self.medium == "shared":
             self._wait(t, seq, hop)
-            return
-        i, j = self._gpos[u], self._gpos[v]
-        start = self._link_times.item(i, j, 1)
-        if start < t:
-            start = t
-        if start - t > self.max_wait:   # refused as it comes (Transport.max_wait)
-            self._expire(t, hop)
-            return
-        self._link_times[i, j, 1] = self._transmit(start, hop)
+        else:   # when its link is free, unless it would wait too long
+            self._transmit(t, hop, self.max_wait)
 
-    def _transmit(self, start: float, hop) -> float:
+    def _transmit(self, ready: float, hop, max_wait: float = math.inf) -> float | None:
+        """Send ``hop``, ready at ``ready`` (granted then on the shared medium; on the
+        links medium when its links are free, refused if that is more than
+        ``max_wait`` later: None); returns when it ends. A unicast hop's frame is
+        compiled (:func:`emulator.routing.fanout.unicast`); what follows it
+        (:meth:`_after_hop`) is the host's."""
         if hop[2] == BROADCAST:
-            return self._broadcast(start, hop)
+            return self._broadcast(ready, hop, max_wait)
+        msg, u, v, k, view = hop
+        if len(self._pool) - self._drawn < 2:   # a frame takes two uniforms at most
+            self._refill_pool()
+        code, start, done, arrive, dropped, self._drawn = unicast(
+            ready, max_wait, self.medium != "shared", self.reorder, self._gpos[u],
+            self._gpos[v], k, msg.size_bytes, self._links_of(view)[1], self._link_times,
+            self._pool, self._drawn)
+        if code == EXPIRED:
+            self._expire(ready, hop)
+            return None
         self._log(start, hop)
-        return super()._transmit(start, hop)
+        reached = dropped or self._alive_at(arrive, v)
+        if self.energy is not None or self.ledger is not None:
+            _, costs, _, _, _, _, _, lengths = view.hop_lists()
+            if self.energy is not None:
+                self.energy.hop(u, v, msg.size_bytes, lengths[k], reached)
+            if self.ledger is not None:
+                self.ledger.add(start, msg.msg_id, msg.kind, msg.src, msg.dst, u, v,
+                                msg.size_units, msg.size_bytes, costs[k],
+                                dropped or not reached)
+        self.hops += 1
+        self._after_hop(arrive, msg, u, v, dropped, reached)
+        return done
 
     def _log(self, start: float, hop) -> None:
         """A routing message's transmission goes into the control log (counted from it
@@ -415,17 +435,6 @@ class RoutedTransport(Transport):
                       self._alive_arrays):
             cache.clear()
         self._zones_of = None
-
-    def _in_order(self, u: int, v: int, arrive: float) -> float:
-        """:meth:`Transport._in_order`, on the links' last arrivals by global position."""
-        if self.reorder:
-            return arrive
-        i, j = self._gpos[u], self._gpos[v]
-        last = self._link_times.item(i, j, 0)
-        if arrive < last:
-            arrive = last
-        self._link_times[i, j, 0] = arrive
-        return arrive
 
     def _broadcast(self, ready: float, hop, max_wait: float = math.inf) -> float | None:
         """One transmission from ``u``, ready at ``ready``, heard by each neighbour with
@@ -615,6 +624,9 @@ class RoutedTransport(Transport):
 
     def _after_hop(self, arrive: float, msg, u: int, v: int, dropped: bool,
                    reached: bool) -> None:
+        """What follows a unicast hop ``u -> v`` that arrives (or would have) at
+        ``arrive``: a failure the sender's MAC learns of, a notice or a delivery
+        arrived, or the next hop ready at ``v``."""
         if dropped or not reached:
             # the sender's MAC finds out when the acknowledgement does not come
             self._push(arrive, _TIMER, _MacFailure(msg, v, "link_loss" if dropped
