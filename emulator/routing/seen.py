@@ -12,7 +12,8 @@ hear a flood check it themselves (:mod:`emulator.routing.aodv.receive`,
 Why arrays and not numba's typed dict, which held these keys before: a typed dict's
 type is found by Python code at every call, an array's in C (a call of one argument:
 1.9 µs against 0.2 µs; AODV's RREQ walk with no receivers, 22 arguments: 1.88 µs
-with the dict, 1.59 µs with these arrays).
+with the dict, 1.59 µs with these arrays, 0.71 µs since the walks are compiled without
+numba's reference counting, which these functions are inlined into).
 
 A read compares a key's expiry with the time, so an expired key is as good as absent
 and when it is dropped changes nothing but memory: :meth:`Seen.reserve`, called before
