@@ -772,3 +772,27 @@ def test_broadcast_fanout_loses_to_bit_errors_exactly_as_python_computes_it(size
                       10.0, np.array([1]), attrs, np.full((2, 2, 2), -np.inf), pool,
                       np.ones(2, np.bool_), np.array([7, 8]), out.ints, out.floats)
         assert result[0] == DONE and result[2] == lost and result[4] == 1 - lost
+
+
+@pytest.mark.parametrize("size_bytes", [40, 333, 1500])
+def test_unicast_frame_loses_to_bit_errors_and_waits_for_its_link_as_python_computes_it(
+        size_bytes):
+    """A routed unicast frame: lost to bit errors by Python's float for float (as the
+    fan-out's receivers are), started when its link is free, ended after its bytes at
+    the link's bandwidth, and refused when it would wait longer than ``max_wait``."""
+    from emulator.routing.fanout import DONE, EXPIRED, unicast
+    ber, loss, bandwidth = 3.7e-5, 0.01, 1000.0
+    expected = 1.0 - (1.0 - loss) * (1.0 - ber) ** (8 * size_bytes)
+    attrs = np.array([[0.5], [0.0], [loss], [ber], [bandwidth]])
+    for draw, lost in ((expected, False), (np.nextafter(expected, 0.0), True)):
+        links = np.full((2, 2, 2), -np.inf)
+        links[0, 1, 1] = 3.0   # the link is busy until 3
+        code, start, done, arrive, was_lost, taken = unicast(
+            1.0, np.inf, True, False, 0, 1, 0, size_bytes, attrs, links,
+            np.array([draw, 0.5]), 0)
+        assert (code, was_lost, taken) == (DONE, lost, 1)
+        assert (start, done) == (3.0, 3.0 + size_bytes / bandwidth)
+        assert arrive == done + 0.5 and links[0, 1].tolist() == [arrive, done]
+    refused = unicast(1.0, 1.5, True, False, 0, 1, 0, size_bytes, attrs, links,
+                      np.array([0.5, 0.5]), 0)
+    assert refused[0] == EXPIRED and links[0, 1, 1] == done   # nothing sent
