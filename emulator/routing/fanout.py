@@ -31,9 +31,9 @@ arrays by directed link, a sender's ``first`` to ``last`` - 1. A compiled call f
 Python costs about 0.05 us an array argument and as much a number before it starts
 (numba checks each one's type; twice as much an array with numba's reference counting,
 which these kernels are compiled without), so what a broadcast needs comes in a few
-arrays:
-``attrs`` stacks the links' delay, jitter, loss and ber; ``links`` the last arrival
-and the time free of every link ``(u, v)``; :class:`Fanout` what the walk writes.
+arrays: ``attrs`` stacks the links' :data:`ATTRS` (delay, jitter, loss, ber and
+bandwidth); ``links`` the last arrival and the time free of every link ``(u, v)``;
+:class:`Fanout` what the walk writes.
 
 >>> import numpy as np
 >>> head, ids = np.array([1, 2, 3]), np.array([10, 11, 12, 13])
@@ -124,10 +124,11 @@ def hear(ready, max_wait, bandwidth, sender, first, last, size_bytes, taken, res
     :data:`ATTRS`; ``bandwidth``: the least of theirs, 0 for none), and walk its
     receivers, as the module docstring says, from uniform ``taken`` of ``pool`` on.
     Returns ``(DONE, uniforms used, lost on the air, dead at the arrival, groups,
-    receivers heard, the first group's arrival, the start, the end)``, :data:`EXPIRED`,
-    or what it needs to go on first (the rest 0): call again with ``resume`` (``first`` and ``taken`` are then read from the
-    state). Most broadcasts are one group: its ids are ``Fanout.heard_ids[:receivers
-    heard]``, read without another numpy call. ``links``: per link ``(sender,
+    receivers heard, the first group's arrival, the start, the end)``, :data:`EXPIRED`
+    (nothing sent), or what it needs to go on first (the rest 0): call again with
+    ``resume`` (``first`` and ``taken`` are then read from the state). Most broadcasts
+    are one group: its ids are ``Fanout.heard_ids[:receivers heard]``, read without
+    another numpy call. ``links``: per link ``(sender,
     receiver)``, its last arrival (``[..., 0]``) and, with ``set_free`` (the links
     medium: else the shared channel has granted it at ``ready``), when it is free
     (``[..., 1]``: the start waits for every one, and they are busy until the end).

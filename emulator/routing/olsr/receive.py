@@ -61,14 +61,14 @@ def hear(reps, t: float, sender: int, receivers, at: np.ndarray, rows: np.ndarra
     reps.seen.reserve(t, most)
     if len(reps.asks) < most:
         reps.asks = np.empty((max(most, 2 * len(reps.asks)), 3), np.int64)
-    relays = receive(t, reps.pos[sender], at, rows,
-                     params["neighb_hold_time"], params["dup_hold_time"],
-                     params["top_hold_time"], reps.heard_until, inputs.sym_until,
-                     inputs.two_hop_until, inputs.two_hop_list, reps.selector_until,
-                     reps.topology_ansn, inputs.topology_until, inputs.topology_list,
-                     reps.topology_expiry, inputs.stale, inputs.bit_sets(),
-                     *reps.seen.arrays(), reps.latest, reps.asks)
-    return [(receivers[a], k) for a, k in reps.asks[:relays, :2].tolist()]
+    relayed = receive(t, reps.pos[sender], at, rows,
+                      params["neighb_hold_time"], params["dup_hold_time"],
+                      params["top_hold_time"], reps.heard_until, inputs.sym_until,
+                      inputs.two_hop_until, inputs.two_hop_list, reps.selector_until,
+                      reps.topology_ansn, inputs.topology_until, inputs.topology_list,
+                      reps.topology_expiry, inputs.stale, inputs.bit_sets(),
+                      *reps.seen.arrays(), reps.latest, reps.asks)
+    return [(receivers[a], k) for a, k in reps.asks[:relayed, :2].tolist()]
 
 
 @njit(cache=True, _nrt=False)
