@@ -52,7 +52,7 @@ from emulator.routing.aodv.rqueue import RequestQueue
 from emulator.routing.aodv.rtable import (NEXT, VALID, RouteTable, lost_cells, new_routes,
                                           use)
 from emulator.routing.base import BROADCAST, Control, Protocol
-from emulator.routing.seen import Seen, remember, seen_key
+from emulator.routing.seen import Seen, new_latest, remember, seen_key
 
 _HELLO = "hello"
 # A RREQ the rate limit held back: its timer's tag (with the destination), and the
@@ -106,7 +106,7 @@ class Aodv(Protocol):
         n = len(self.nodes)
         self._lifetimes, self._routes = new_routes(n)
         self._heard_at = np.full((n, n), -math.inf)
-        self._latest = np.full((n, n, 2), -1.0)
+        self._latest = new_latest(n)
         #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
         self.seen = Seen()
         self._todo = np.zeros((3, n), np.int64)   # what the walks leave to Python

@@ -38,11 +38,11 @@ and until when it is held; -1: none), and ``seen`` (:mod:`emulator.routing.seen`
 
 >>> import numpy as np
 >>> from emulator.routing.aodv.rtable import new_routes
->>> from emulator.routing.seen import Seen
+>>> from emulator.routing.seen import Seen, new_latest
 >>> n = 4
 >>> heard_at, (lifetimes, routes) = np.full((n, n), -np.inf), new_routes(n)
 >>> heard_at[1, 0] = 2.0                                      # 1 has heard 0
->>> latest = np.full((n, n, 2), -1.0)
+>>> latest = new_latest(n)
 >>> seen, todo = Seen(), np.zeros((3, n), np.int64)
 >>> seen.reserve(3.0, 4)
 >>> rreq = (0, 7, 1, 3, -1, 1, 2, 9.0)   # orig, its seq, id, dst, seq, hops, TTL, reverse
@@ -66,7 +66,7 @@ from numba import njit
 
 from emulator.routing.aodv.rtable import (NEXT, PRECURSORS, SEQ, offer, offer_neighbour,
                                           refresh, unreachable, valid)
-from emulator.routing.seen import first_time, seen_key
+from emulator.routing.seen import first_time, is_latest, note_latest, seen_key
 
 #: What a listed receiver needs (bits of ``todo[1]``; see the module docstring).
 NEW_NEIGHBOUR, DEST, ANSWER, REVERSE, REBROADCAST, TOLD = 1, 2, 4, 8, 16, 32
@@ -98,7 +98,7 @@ def hear_rreq(t, sender, receivers, hello_on, lifetime, until, heard_at, lifetim
         # the copies of a flood are mostly of the latest RREQ of orig that u heard
         # first, held in ``latest``: a look-up in a table of 10^5 keys misses the
         # caches
-        if u != orig and not (latest[u, orig, 0] == rreq_id and latest[u, orig, 1] > t):
+        if u != orig and not is_latest(latest, u, orig, rreq_id, t):
             needs |= _ASK_SEEN
         count = _list(todo, count, k, needs, 0)
     n, listed = heard_at.shape[0], 0
@@ -109,8 +109,7 @@ def hear_rreq(t, sender, receivers, hello_on, lifetime, until, heard_at, lifetim
             u = receivers[k]
             if first_time(seen_keys, seen_untils, seen_count,
                           seen_key(u, orig, rreq_id, n), t, until):
-                latest[u, orig, 0] = rreq_id
-                latest[u, orig, 1] = until
+                note_latest(latest, u, orig, rreq_id, until)
                 first, value = _first_reception(t, u, sender, lifetimes, routes, orig,
                                                 orig_seq, dst, dst_seq, hops, ttl,
                                                 reverse_lifetime)

@@ -46,7 +46,7 @@ from numba import njit
 from emulator.routing import bits as bitset
 from emulator.routing.olsr.messages import HELLO, TC
 from emulator.routing.olsr.state import ABSENT
-from emulator.routing.seen import first_time, seen_key
+from emulator.routing.seen import first_time, is_latest, note_latest, seen_key
 
 
 def hear(reps, t: float, sender: int, receivers, at: np.ndarray, rows: np.ndarray,
@@ -102,7 +102,7 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
             orig = rows[k, 1]
             if orig == u or sym_until[u, sender] <= t:
                 continue   # its own, or not from a symmetric neighbour: not relayed
-            if latest[u, orig, 0] == rows[k, 2] and latest[u, orig, 1] > t:
+            if is_latest(latest, u, orig, rows[k, 2], t):
                 continue   # a copy of the last message of orig that u processed
             asks[count, 0], asks[count, 1] = a, k
             asks[count, 2] = rows[k, 5] > 1 and selector_until[u, sender] > t
@@ -114,7 +114,7 @@ def receive(t, sender, receivers, rows, neighb_hold, dup_hold, top_hold, heard_u
         if not first_time(seen_keys, seen_untils, seen_count, seen_key(u, orig, seq, n), t,
                           t + dup_hold):
             continue   # a duplicate
-        latest[u, orig, 0], latest[u, orig, 1] = seq, t + dup_hold
+        note_latest(latest, u, orig, seq, t + dup_hold)
         ansn, listed = rows[k, 3], rows[k, 4]
         held = topology_ansn[u, orig]
         if ansn >= held:   # none held (-1), or not newer than this one

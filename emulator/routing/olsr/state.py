@@ -33,7 +33,7 @@ from numba import njit
 from emulator.routing.olsr.messages import message_rows
 from emulator.routing.olsr.mpr import select_mprs_compiled
 from emulator.routing.olsr.routes import RouteInputs
-from emulator.routing.seen import Seen, remember, seen_key
+from emulator.routing.seen import Seen, new_latest, remember, seen_key
 
 #: The expiry of an entry a node does not hold.
 ABSENT = -1.0
@@ -63,9 +63,9 @@ class Repositories:
     ``topology_expiry[i]``: no topology entry of ``i`` expires before it (the set is
     scanned only from then on). ``inputs.stale[i]``: ``i``'s table is to be computed
     again. ``seen``: the messages processed, ``key(i, originator, sequence number)`` ->
-    until; ``latest[i, j, 0]``: the sequence number of the last message of ``j`` that
-    ``i`` processed, ``latest[i, j, 1]`` until when it is held (as in ``seen``; -1:
-    none), which turns most copies away without a look-up in ``seen``.
+    until; ``latest``: the last message of each originator each node processed
+    (:func:`~emulator.routing.seen.new_latest`), which turns most copies away without
+    a look-up in ``seen``.
     """
 
     def __init__(self, nodes):
@@ -78,7 +78,7 @@ class Repositories:
         self.topology_expiry = np.full(n, np.inf)
         self.last_symmetric = np.zeros((n, n), np.bool_)
         self.seen = Seen()
-        self.latest = np.full((n, n, 2), -1.0)
+        self.latest = new_latest(n)
         #: What :func:`~.receive.receive` works in (it allocates nothing: a compiled
         #: call with numba's reference counting costs twice as much to start).
         self.asks = np.empty((64, 3), np.int64)
