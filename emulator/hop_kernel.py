@@ -598,13 +598,13 @@ def _build_route(epoch, dst):
     if used < 0 or used == epoch.routes.shape[0]:
         return -1
     n = len(epoch.starts) - 1
-    cost, table, done, where, heap_cost, heap_node = epoch.work
+    cost, table, parent, where, heap_cost, heap_node, lowered = epoch.work
     table[:] = -1
     d = epoch.pos[dst]
     if d >= 0:   # a node absent from the epoch's graph is reached by no route
         cost[:] = np.inf
-        _search(d, epoch.starts, epoch.head_pos, epoch.cost, cost, table, done, where,
-                heap_cost, heap_node)
+        _search(d, epoch.starts, epoch.head_pos, epoch.cost, cost, table, parent, where,
+                heap_cost, heap_node, lowered)
     for i in range(n):
         epoch.routes[used, i] = table[i]
     epoch.route_row[dst] = used

@@ -95,6 +95,24 @@ def test_compiled_trees_equal_networkx_trees_ties_included(seed):
         assert view._compiled_tree(dst) == view._networkx_tree(dst)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_trees_equal_networkx_trees_where_sums_differ_in_the_last_bit(seed):
+    """Costs of 0.1, 0.2 and 0.3 (0.1 + 0.2 is 0.30000000000000004): paths whose costs
+    are equal on paper and not in floats, which the next-hop rule must tell apart
+    exactly as networkx's sums do (the compiled search keeps its candidates as it
+    relaxes, comparing the same sums)."""
+    import random
+
+    rng = random.Random(seed)
+    g = nx.gnm_random_graph(60, 180, seed=seed)
+    for u, v in g.edges:
+        g.edges[u, v]["cost"] = rng.choice([0.1, 0.2, 0.3])
+    view = NetView.from_graph(g)
+    assert view._compiled
+    tables = [view._compiled_tree(dst) for dst in view.nodes]
+    assert tables == [view._networkx_tree(dst) for dst in view.nodes]
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_views_from_link_tables_equal_views_from_snapshots(seed):
     """A mobility epoch read as arrays gives the same nodes, liveness, links, attributes
