@@ -137,7 +137,8 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
         from emulator.lookahead import Lookahead
 
         lookahead = Lookahead(plan, programs, backend) or None
-    seed_calendar(backend, plan, programs, tuples_by_stream, lookahead)
+    with collector.paused():   # every tuple's event, made and kept until it is due
+        seed_calendar(backend, plan, programs, tuples_by_stream, lookahead)
     state = _RunState(programs, plan.memory_interval)
     end = run_end(plan, drain)
     t0 = 0.0
