@@ -86,11 +86,13 @@ class Transport:
     lifetime is over when it gets the channel: ns-3's ``WifiMacQueue`` ``MaxDelay``).
 
     Next hops come from the epoch's least-cost trees: the oracle. The calendar and the
-    hop loop are compiled (:class:`emulator.links.CompiledLinks`). A routing protocol
-    runs in
-    :class:`emulator.routing.host.RoutedTransport`, which overrides the hop loop
-    (:meth:`advance`), sends its hops' frames compiled (:meth:`_transmit`) and decides
-    what follows a hop (:meth:`_after_hop`).
+    hop loop are compiled (:class:`emulator.links.CompiledLinks`); there is no Python
+    hop loop beside them (the tests' literal model of the shared medium,
+    ``tests/test_deliver.py``, writes its own). A routing protocol runs in
+    :class:`emulator.routing.host.RoutedTransport`, which keeps its calendar here
+    (``compiled_links = False``: its packets and timers are Python objects), overrides
+    the hop loop (:meth:`advance`) and sends its hops' frames compiled
+    (:mod:`emulator.routing.fanout`).
     """
 
     #: Whether the calendar runs compiled: a routing protocol's host keeps its calendar
@@ -108,13 +110,10 @@ class Transport:
         self.radius = interference_radius
         self.positions = positions
         self.reorder = reorder
-        # reorder=False: the last arrival on each directed link (u, v)
-        self._link_last: dict[tuple[int, int], float] = {}
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 1013])))
-        # the uniforms drawn ahead for jitter and loss, in the stream's order, as an
-        # array (what compiled code reads) and a list (what Python reads), and how many
-        # are used: one stream whoever draws
-        self._pool, self._pool_list, self._drawn = np.empty(0), [], 0
+        # the uniforms drawn ahead for jitter and loss, in the stream's order (what the
+        # compiled frames of a routed run read), and how many are used
+        self._pool, self._drawn = np.empty(0), 0
         self._calendar: list = []
         self._sends: deque = deque()   # sends in time order, beside the calendar
         # the view in force over [_v_start, _v_end) as _alive_at last found it
@@ -212,17 +211,6 @@ class Transport:
                 np.concatenate([ids for ids, _ in lost]),
                 np.concatenate([reasons for _, reasons in lost]))
 
-    def _push(self, t: float, rank: int, a, b=None) -> None:
-        self._seq += 1
-        heapq.heappush(self._calendar, (t, rank, self._seq, a, b))
-
-    def _pop(self):
-        """The next calendar entry in (time, rank, number) order, from either queue."""
-        sends, cal = self._sends, self._calendar
-        if sends and (not cal or sends[0] < cal[0]):
-            return sends.popleft()
-        return heapq.heappop(cal)
-
     def next_time(self) -> float:
         """When the next hop event is due (inf if none)."""
         if self._links is not None:
@@ -266,14 +254,7 @@ class Transport:
     def _refill_pool(self) -> None:
         """A new block of uniforms after those not used yet (:func:`links.refilled`)."""
         self._pool = refilled(self._pool, self._drawn, self.rng)
-        self._pool_list = self._pool.tolist()
         self._drawn = 0
-
-    def _uniform(self) -> float:
-        if self._drawn == len(self._pool_list):
-            self._refill_pool()
-        self._drawn += 1
-        return self._pool_list[self._drawn - 1]
 
     def _alive_at(self, t: float, v: int) -> bool:
         """Whether ``v`` is up at ``t`` (the view in force kept while ``t`` stays in its
@@ -281,58 +262,6 @@ class Transport:
         if not self._v_start <= t < self._v_end:
             self._view, self._v_start, self._v_end = self.network.view_span(t)
         return self._view._alive_map[v]
-
-    # -- one hop ------------------------------------------------------------------------
-    def _transmit(self, start: float, hop) -> float:
-        """Start ``hop`` on its channel at ``start`` (the shared channel granted it, or
-        its link is free); returns when it ends. The Python calendar's hop
-        (``compiled_links = False``), kept as the literal model the tests hold the
-        compiled loops to (``tests/test_deliver.py``, ``NaiveSharedTransport``); a
-        routed run sends its frames compiled instead."""
-        msg, u, v, k, view = hop
-        _, costs, delays, jitters, bandwidths, losses, bers, lengths = view.hop_lists()
-        cost, delay, jitter = costs[k], delays[k], jitters[k]
-        bandwidth, loss = bandwidths[k], losses[k]
-        if bers[k] > 0:   # every bit must arrive (topologies.radio); 0: unit disk
-            loss = 1.0 - (1.0 - loss) * (1.0 - bers[k]) ** (8 * msg.size_bytes)
-        done = start + (msg.size_bytes / bandwidth if bandwidth > 0 else 0.0)
-        arrive = self._in_order(u, v, done + delay + (self._uniform() * jitter
-                                                      if jitter > 0 else 0.0))
-        dropped = loss > 0 and self._uniform() < loss
-        reached = dropped or self._alive_at(arrive, v)
-        if self.energy is not None:
-            self.energy.hop(u, v, msg.size_bytes, lengths[k], reached)
-        if self.ledger is not None:
-            self.ledger.add(start, msg.msg_id, msg.kind, msg.src, msg.dst, u, v,
-                            msg.size_units, msg.size_bytes, cost, dropped or not reached)
-        self.hops += 1
-        self._after_hop(arrive, msg, u, v, dropped, reached)
-        return done
-
-    def _after_hop(self, arrive: float, msg, u: int, v: int, dropped: bool,
-                   reached: bool) -> None:
-        """What follows a transmission ``u -> v`` that ends at ``arrive``: the oracle's
-        rules (the compiled loop's, :func:`emulator.hop_kernel._transmit`, are the same)."""
-        if dropped:
-            self._lose(arrive, msg, "link_loss", u)
-        elif not reached:
-            self._lose(arrive, msg, "dead_node", v)
-        elif v == msg.dst:
-            # Known as soon as the last hop starts: a backend may hand it on before the
-            # calendar reaches the arrival time.
-            self.arrivals.append((arrive, msg))
-        else:
-            self._push(arrive, _READY, msg, v)
-
-    def _in_order(self, u: int, v: int, arrive: float) -> float:
-        """``arrive``, or later: not before the last frame sent on ``u -> v`` (unless
-        the transport reorders)."""
-        if self.reorder:
-            return arrive
-        last = self._link_last.get((u, v), arrive)
-        arrive = last if arrive < last else arrive
-        self._link_last[(u, v)] = arrive
-        return arrive
 
     def take_losses(self) -> list:
         """The losses decided since the last call, ``(time, message, reason, node)``."""

@@ -1,4 +1,5 @@
 """emulator.deliver: causal queueing, the shared medium, and bad input."""
+import heapq
 import importlib
 import json
 import math
@@ -212,14 +213,67 @@ def literal_conflict_rule(transport):
 
 class NaiveSharedTransport:
     """The oracle's shared medium by the literal conflict rule, in Python (the
-    transport's own loop is compiled): every event of an instant, then the rule."""
+    transport's own loop is compiled): every event of an instant, then the rule; each
+    hop's frame as the compiled loop's rules read plainly (its link's delay, jitter,
+    bandwidth, loss and bit errors, its order on the link, its receiver's liveness)."""
 
     @staticmethod
     def make():
-        from emulator.transport import _END, Transport
+        from emulator.transport import _END, _READY, Transport
 
         class Naive(literal_conflict_rule(Transport)):
             compiled_links = False   # the Python calendar of the transport
+
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                self._link_last = {}   # the last arrival on each directed link
+
+            def _push(self, t, rank, a, b=None):
+                self._seq += 1
+                heapq.heappush(self._calendar, (t, rank, self._seq, a, b))
+
+            def _pop(self):
+                sends, cal = self._sends, self._calendar
+                if sends and (not cal or sends[0] < cal[0]):
+                    return sends.popleft()
+                return heapq.heappop(cal)
+
+            def _uniform(self):
+                # the transport's one stream, drawn ahead in the same blocks
+                if self._drawn == len(self._pool):
+                    self._refill_pool()
+                self._drawn += 1
+                return float(self._pool[self._drawn - 1])
+
+            def _transmit(self, start, hop):
+                msg, u, v, k, view = hop
+                _, costs, delays, jitters, bandwidths, losses, bers, _ = view.hop_lists()
+                loss = losses[k]
+                if bers[k] > 0:
+                    loss = 1.0 - (1.0 - loss) * (1.0 - bers[k]) ** (8 * msg.size_bytes)
+                done = start + (msg.size_bytes / bandwidths[k] if bandwidths[k] > 0
+                                else 0.0)
+                arrive = done + delays[k] + (self._uniform() * jitters[k] if jitters[k] > 0
+                                             else 0.0)
+                if not self.reorder:   # not before the last frame sent on u -> v
+                    arrive = max(arrive, self._link_last.get((u, v), arrive))
+                    self._link_last[(u, v)] = arrive
+                dropped = loss > 0 and self._uniform() < loss
+                reached = dropped or self._alive_at(arrive, v)
+                if self.ledger is not None:
+                    self.ledger.add(start, msg.msg_id, msg.kind, msg.src, msg.dst, u, v,
+                                    msg.size_units, msg.size_bytes, costs[k],
+                                    dropped or not reached)
+                self.hops += 1
+                if dropped:
+                    self._lose(arrive, msg, "link_loss", u)
+                elif not reached:
+                    self._lose(arrive, msg, "dead_node", v)
+                elif v == msg.dst:
+                    self.arrivals.append((arrive, msg))
+                else:
+                    self._push(arrive, _READY, msg, v)
+                return done
 
             def advance(self, until=math.inf):
                 while self.next_time() < until:
