@@ -121,6 +121,22 @@ class ControlLog:
     def __len__(self) -> int:
         return len(self._time)
 
+    def bytes_by_type(self) -> Counter:
+        """The bytes sent, by type, the types in the order first sent (one pass in
+        numpy: a loop over AODV's 1.6 M rows took 0.2 s).
+
+        >>> log = ControlLog()
+        >>> for kind, size in (("RREQ", 24), ("RREP", 20), ("RREQ", 24)):
+        ...     log.append(0.0, 1, kind, size)
+        >>> log.bytes_by_type()
+        Counter({'RREQ': 48, 'RREP': 20})
+        """
+        if not self._type:
+            return Counter()
+        codes, names = pd.factorize(np.array(self._type, object))   # first sent first
+        sums = np.bincount(codes, weights=np.array(self._size, np.int64))
+        return Counter(dict(zip(names.tolist(), sums.astype(np.int64).tolist())))
+
     def frame(self) -> pd.DataFrame:
         """The log as a frame: ``time``, ``node``, ``type``, ``size_bytes``."""
         return pd.DataFrame({"time": np.array(self._time, float),
@@ -669,10 +685,7 @@ class RoutedTransport(Transport):
     @property
     def control_bytes(self) -> Counter:
         """Their bytes, by type."""
-        sent: Counter = Counter()
-        for kind, size in zip(self.control_log.types(), self.control_log.sizes()):
-            sent[kind] += size
-        return sent
+        return self.control_log.bytes_by_type()
 
     @property
     def control_messages(self) -> Counter:
