@@ -180,11 +180,12 @@ class NetView:
             u, p, undirected = u[order], p[order], undirected[order]
             w = self._attrs["cost"][undirected]
             ids = np.array(self.nodes, dtype=np.int64)
+            starts = np.searchsorted(u, np.arange(n + 1))
             # the compiled trees' tie rule (strictly closer) holds for positive costs: a
             # zero-cost link is routed by networkx instead (costs here are positive in
-            # every generator)
-            compiled = bool(m) and bool((w > 0).all())
-            starts = np.searchsorted(u, np.arange(n + 1))
+            # every generator); their search holds a node's links in room for n
+            # (route_kernel.workspace), so a node with more (self-loops) goes the same way
+            compiled = bool(m) and bool((w > 0).all()) and int(np.diff(starts).max()) <= n
             self._routing = {
                 "u": u, "p": p, "w": w, "ids": ids, "compiled": compiled,
                 "starts": starts.tolist(), "starts_array": starts,

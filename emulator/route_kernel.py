@@ -55,7 +55,8 @@ def all_tables(starts, p, w):
 def workspace(n):
     """What :func:`_search` works in, for ``n`` nodes: each node's next hop so far
     (``parent``), heap places, the heap's keys and nodes, and room for one node's links
-    (``lowered``; a view's graph is simple, so a node has fewer than ``n``). Allocated
+    (``lowered``: ``n``; a view whose node has more, by self-loops, is not routed
+    compiled, :meth:`emulator.network.NetView._prepare`). Allocated
     by the caller, so that a kernel compiled without reference counting
     (:mod:`emulator.hop_kernel`) can search too."""
     return (np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n),

@@ -239,3 +239,15 @@ def test_prefetched_tables_are_the_same_whatever_the_number_of_workers(workers):
                 assert view.route_array(dst).tolist() == plain.route_array(dst).tolist()
     finally:
         prefetch.close()
+
+
+def test_a_node_with_more_links_than_the_search_holds_is_routed_by_networkx():
+    """The compiled search keeps a node's links in room for as many as there are nodes;
+    a self-loop on a complete graph gives node 0 more (the loop counts both ways), so
+    that view is routed by networkx, and gets the same next hops."""
+    g = nx.complete_graph(4)
+    nx.set_edge_attributes(g, 1.0, "cost")
+    g.add_edge(0, 0, cost=1.0)
+    view = NetView.from_graph(g)
+    assert not view._compiled
+    assert view.path(1, 3) == [1, 3] and view.path(0, 2) == [0, 2]
