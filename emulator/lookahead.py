@@ -58,12 +58,13 @@ class Lookahead:
     programs : dict
         ``{node: NodeProgram}``.
     backend
-        The backend; it offers ``always_up(nodes)``, ``epochs``, ``views(starts)`` and
-        ``schedule_all``.
+        The backend; it offers ``epochs``, ``views(starts)`` and ``schedule_all``.
+    up : set
+        The nodes of ``programs`` up in every epoch (the backend's ``always_up``): only
+        they may run ahead or be deferred.
     """
 
-    def __init__(self, plan: Plan, programs: dict, backend):
-        up = backend.always_up(sorted(programs))
+    def __init__(self, plan: Plan, programs: dict, backend, up: set):
         self.ahead = {n for n, p in programs.items() if n in up and not p.receives_messages()
                       and not p.listens_to_losses()}
         self.deferred = {n for n, p in programs.items() if n in up and n not in self.ahead
