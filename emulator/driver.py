@@ -132,16 +132,7 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
     if phases:
         runtime.on_phase = bar.set_postfix_str
     runtime.open(plan, programs)
-    state = _RunState(programs, plan.memory_interval)
-    if hasattr(backend, "always_up") and not getattr(backend, "mortal", False):
-        state.up_always = backend.always_up(sorted(programs))
-    lookahead = None
-    if run_ahead and getattr(backend, "runs_ahead", False):
-        from emulator.lookahead import Lookahead
-
-        lookahead = Lookahead(plan, programs, backend, state.up_always) or None
-    with collector.paused():   # every tuple's event, made and kept until it is due
-        seed_calendar(backend, plan, programs, tuples_by_stream, lookahead)
+    state, lookahead = _books(plan, programs, tuples_by_stream, backend, run_ahead)
     end = run_end(plan, drain)
     t0 = 0.0
     timed = False
@@ -199,6 +190,23 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
              info.get("hops", 0), len(state.results))
     return RunOutput(backend.ledger_frame(), metrics_frame(metrics),
                      results_frame(state.results), info, state.traces)
+
+
+def _books(plan: Plan, programs, tuples_by_stream, backend, run_ahead) -> tuple:
+    """A run's books (:class:`_RunState`, with the nodes up in every epoch when the
+    backend can tell and none may die), its lookahead (None: every node stepped), and
+    the calendar seeded with the run's own events."""
+    state = _RunState(programs, plan.memory_interval)
+    if hasattr(backend, "always_up") and not getattr(backend, "mortal", False):
+        state.up_always = backend.always_up(sorted(programs))
+    lookahead = None
+    if run_ahead and getattr(backend, "runs_ahead", False):
+        from emulator.lookahead import Lookahead
+
+        lookahead = Lookahead(plan, programs, backend, state.up_always) or None
+    with collector.paused():   # every tuple's event, made and kept until it is due
+        seed_calendar(backend, plan, programs, tuples_by_stream, lookahead)
+    return state, lookahead
 
 
 #: The order the network takes a step's messages in.
