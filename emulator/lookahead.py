@@ -119,11 +119,11 @@ class Lookahead:
             if end_epoch < len(self.epochs) else math.inf
         end = max(end, window_of(t0, self.step)[1])
         # A span's steps, their events and outputs are made at once and kept until
-        # their windows come: the cyclic collector would scan them over and over
-        # (bench_emulator's nodes declared a pure source and sink: 0.9 -> 0.4 s of
-        # collections in a 3 s run), and once the block ends, scan them in every young
-        # collection they survive and in every full one after: frozen instead (0.46-0.68
-        # -> 0.10-0.12 s of collections, the run 2.4-2.6 -> 1.8-1.9 s)
+        # their windows come. Made with the collector paused, then frozen out of its
+        # view: otherwise it scans them in every young collection they survive and in
+        # every full one after (bench_emulator's nodes declared a pure source and sink:
+        # 0.9 s of collections in a 3 s run; 0.46-0.68 s when only paused; 0.10-0.12 s
+        # frozen, the run 2.4-2.6 -> 1.8-1.9 s).
         with collector.paused():
             work = self._deferred_work(t0)
             for node in sorted(self.ahead):
