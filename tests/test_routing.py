@@ -599,6 +599,45 @@ def test_aodv_route_to_a_neighbour_heard_is_offer_written_out():
         assert [table.entry(d) for d in range(8)] == [other.entry(d) for d in range(8)]
 
 
+def test_aodv_neighbours_are_found_gone_in_the_order_first_heard_as_a_dict_keeps_them():
+    """A node's neighbours as arrays (hear_neighbour, gone_neighbours) against the
+    dict they replaced: heard in insertion order, a neighbour lost and heard again
+    goes last, and a HELLO tick finds those not heard within the lifetime in that
+    order. Fails if the order is the neighbours' positions or a neighbour heard again
+    keeps its old place."""
+    from emulator.routing.aodv.receive import gone_neighbours, hear_neighbour
+
+    rng = np.random.default_rng(11)
+    n, lifetime = 12, 1.5
+    heard_at = np.full((n, n), -np.inf)
+    rank, following = np.zeros((n, n), np.int64), np.zeros(n, np.int64)
+    gone = np.zeros(n, np.int64)
+    literal = [dict() for _ in range(n)]   # neighbour -> last heard, in order heard
+    t, ticks, reordered = 0.0, 0, 0
+    for _ in range(6000):
+        t += float(rng.exponential(0.05))
+        u = int(rng.integers(0, n))
+        if rng.random() < 0.85:
+            v = int(rng.integers(0, n))
+            hear_neighbour(heard_at, rank, following, u, v, t)
+            literal[u][v] = t
+        elif rng.random() < 0.3:   # a link failure: lost at once
+            v = int(rng.integers(0, n))
+            heard_at[u, v] = -np.inf
+            literal[u].pop(v, None)
+        else:
+            count = gone_neighbours(heard_at, rank, u, t, lifetime, gone)
+            expected = [v for v, at in literal[u].items() if t - at > lifetime]
+            for v in expected:
+                del literal[u][v]
+            assert gone[:count].tolist() == expected
+            ticks += 1
+            reordered += expected != sorted(expected)
+        assert {v: heard_at[u, v] for v in range(n) if heard_at[u, v] != -np.inf} \
+            == literal[u]
+    assert ticks > 500 and reordered > 20   # the order was tested, not only the sets
+
+
 def test_seen_first_time_is_new_then_held_through_rehashing():
     """seen.first_time answers whether a key is new (absent, or expired) and holds what
     is new, as a dict of expiries would, through the table's remaking (expired keys

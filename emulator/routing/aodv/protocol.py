@@ -44,9 +44,9 @@ import math
 
 import numpy as np
 
-from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, NEW_NEIGHBOUR,
-                                           REBROADCAST, REVERSE, hear_rerr, hear_rrep,
-                                           hear_rreq)
+from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
+                                           gone_neighbours, hear_neighbour, hear_rerr,
+                                           hear_rrep, hear_rreq)
 from emulator.routing.aodv.packets import Rerr, Rrep, RrepAck, Rreq
 from emulator.routing.aodv.rqueue import RequestQueue
 from emulator.routing.aodv.rtable import (NEXT, VALID, RouteTable, lost_cells, new_routes,
@@ -62,22 +62,18 @@ _RREQ_LATER = "rreq later"
 
 class _Node:
     """What one node knows: its position, sequence number and RREQ ID, routes, held
-    packets, discoveries in progress, neighbours heard (the RREQs it has seen are the
-    protocol's, :attr:`Aodv.seen`)."""
+    packets, discoveries in progress (the neighbours it has heard and the RREQs it has
+    seen are the protocol's arrays)."""
 
-    __slots__ = ("at", "seq", "rreq_id", "table", "queue", "discovery", "heard",
-                 "heard_at", "last_broadcast", "rreqs", "rerrs")
+    __slots__ = ("at", "seq", "rreq_id", "table", "queue", "discovery",
+                 "last_broadcast", "rreqs", "rerrs")
 
-    def __init__(self, at: int, queue_length: int, table: RouteTable, heard_at):
+    def __init__(self, at: int, queue_length: int, table: RouteTable):
         self.at = at
         self.seq, self.rreq_id = 0, 0
         self.table = table
         self.queue = RequestQueue(queue_length)
         self.discovery: dict[int, list] = {}   # dst -> [ttl, retries, current RREQ ID]
-        # the neighbours heard, in the order first heard (a HELLO tick finds those gone
-        # in this order), each -> its column in heard_at (when each was last heard)
-        self.heard: dict[int, int] = {}
-        self.heard_at = heard_at
         self.last_broadcast = -float("inf")
         # [end of the rate limit's second, RREQs originated / RERRs sent within it]
         self.rreqs, self.rerrs = [0.0, 0], [0.0, 0]
@@ -100,12 +96,16 @@ class Aodv(Protocol):
         self.path_discovery_time = 2 * self.net_traversal_time
         self.my_route_timeout = 2 * p["active_route_timeout"]
         self.delete_period = 5 * max(p["active_route_timeout"], p["hello_interval"])
-        # every node's routes (rtable) and when it last heard each neighbour, by node
-        # position (row) and the other node's (column), shared with the compiled walks
-        # of what a node hears (receive); the RREQs every node has seen
+        # every node's routes (rtable), when it last heard each neighbour and in what
+        # order it first heard them (a HELLO tick finds those gone in this order), by
+        # node position (row) and the other node's (column), shared with the compiled
+        # walks of what a node hears (receive); the RREQs every node has seen
         n = len(self.nodes)
         self._lifetimes, self._routes = new_routes(n)
         self._heard_at = np.full((n, n), -math.inf)
+        self._heard_rank = np.zeros((n, n), np.int64)
+        self._heard_next = np.zeros(n, np.int64)
+        self._gone = np.zeros(n, np.int64)   # what a HELLO tick finds gone
         self._latest = new_latest(n)
         #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
         self.seen = Seen()
@@ -113,8 +113,7 @@ class Aodv(Protocol):
         self._state = {
             u: _Node(i, p["queue_length"],
                      RouteTable(self._lifetimes, self._routes, i, self.position,
-                                self.nodes),
-                     memoryview(self._heard_at[i]))
+                                self.nodes))
             for i, u in enumerate(self.nodes)}
 
     # -- timers -------------------------------------------------------------------------
@@ -138,11 +137,10 @@ class Aodv(Protocol):
         """Every HELLO_INTERVAL: neighbours not heard for ALLOWED_HELLO_LOSS intervals are
         gone (§6.11); a HELLO if no broadcast went out in the last interval (§6.9)."""
         node = self._state[u]
-        heard_at, lifetime = node.heard_at, self.hello_lifetime
-        gone = [v for v, at in node.heard.items() if t - heard_at[at] > lifetime]
-        for v in gone:
-            heard_at[node.heard.pop(v)] = -math.inf
-            self._link_broken(t, u, v)
+        count = gone_neighbours(self._heard_at, self._heard_rank, node.at, t,
+                                self.hello_lifetime, self._gone)
+        for v in self._gone[:count].tolist():
+            self._link_broken(t, u, self.nodes[v])
         if t - node.last_broadcast >= self.hello_interval:
             hello = Rrep(u, node.seq, u, 0, self.hello_lifetime)
             self._broadcast(t, u, "HELLO", hello)
@@ -179,10 +177,8 @@ class Aodv(Protocol):
 
     def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
         if self.params["link_layer_feedback"]:
-            state = self._state[node]
-            at = state.heard.pop(neighbour, None)
-            if at is not None:
-                state.heard_at[at] = -math.inf
+            # lost: heard again, it goes last in the node's order
+            self._heard_at[self.position[node], self.position[neighbour]] = -math.inf
             self._link_broken(t, node, neighbour)
 
     # -- route discovery ----------------------------------------------------------------
@@ -276,15 +272,13 @@ class Aodv(Protocol):
         count = hear_rreq(
             t, column[sender], self.positions(nodes), self.hello_on,
             t + self.active_route_timeout, t + self.path_discovery_time, self._heard_at,
-            self._lifetimes, self._routes, self._latest, *self.seen.arrays(), todo,
+            self._heard_rank, self._heard_next, self._lifetimes, self._routes, self._latest, *self.seen.arrays(), todo,
             column[rreq.orig], rreq.orig_seq, rreq.rreq_id, column[rreq.dst],
             -1 if rreq.dst_seq is None else rreq.dst_seq, hops, rreq.ttl,
             reverse_lifetime)
         for k, needs, dst_seq in zip(*todo[:, :count].tolist()):
             u = nodes[k]
             node = state[u]
-            if needs & NEW_NEIGHBOUR:
-                self._hear(node, sender, t)
             if needs & REBROADCAST:
                 # rreq._replace(dst_seq=..., hops=hops, ttl=rreq.ttl - 1) in a third of
                 # the time: a run rebroadcasts a RREQ, or relays a RREP, a million times
@@ -324,24 +318,21 @@ class Aodv(Protocol):
         lost = rerr.unreachable
         told = np.empty(len(nodes) * len(lost), np.int64)
         count = hear_rerr(t, column[sender], self.positions(nodes), self.hello_on,
-                          t + self.active_route_timeout, self._heard_at, self._lifetimes,
+                          t + self.active_route_timeout, self._heard_at,
+                          self._heard_rank, self._heard_next, self._lifetimes,
                           self._routes, todo, lost_cells(lost, column),
                           t + self.delete_period, told)
         told, at = told.tolist(), 0
         for k, needs, many in zip(*todo[:, :count].tolist()):
             u = nodes[k]
-            if needs & NEW_NEIGHBOUR:
-                self._hear(state[u], sender, t)
             if many:
                 self._send_rerr(t, u, Rerr(tuple(lost[j] for j in told[at:at + many])))
                 at += many
 
     def _hear(self, node: _Node, sender: int, t: float) -> None:
         """``node`` heard ``sender`` at ``t`` (HELLO's link sensing, §6.9)."""
-        at = node.heard.get(sender)
-        if at is None:
-            at = node.heard[sender] = self.position[sender]
-        node.heard_at[at] = t
+        hear_neighbour(self._heard_at, self._heard_rank, self._heard_next, node.at,
+                       self.position[sender], t)
 
     def _on_rrep(self, t: float, u: int, node: _Node, sender: int, rrep: Rrep) -> None:
         """``u`` hears ``rrep`` from ``sender`` (§6.7; the routes' work is

@@ -9,13 +9,12 @@ route to the previous hop). :func:`hear_rreq` does this for every receiver of on
 transmission, over the protocol's arrays, turns the copies already processed away and
 does a first reception's work on the routes (the reverse route; a reply is due, or a
 rebroadcast, or nothing); :func:`hear_rerr` invalidates each receiver's routes through
-the sender to the destinations it lists. Both list the receivers whose reception needs
-Python, for it to handle in order (``todo``: index in the receivers, what it needs, a
-value):
+the sender to the destinations it lists. A neighbour heard for the first time since it
+was last lost takes the next place in the order of the receiver's neighbours (the order
+a HELLO tick finds them gone in: ``heard_rank``, ``heard_next``). Both walks list the
+receivers whose reception needs Python, for it to handle in order (``todo``: index in
+the receivers, what it needs, a value):
 
-- ``NEW_NEIGHBOUR``: a neighbour heard for the first time since it was last lost; its
-  place in the order of the node's neighbours (the order a HELLO tick finds them
-  gone in) is kept in Python, which notes the time too;
 - ``DEST``: the RREQ is for the receiver, which answers with a RREP;
 - ``ANSWER``: the receiver holds a fresh enough route to the RREQ's destination and
   answers for it (``REVERSE`` too if its route back to the originator is valid: a
@@ -32,7 +31,9 @@ each reception whole in turn. A RREP (:func:`hear_rrep`, 753 k of them relayed a
 whom.
 
 Arrays by node position, row for the receiver, column for the other node:
-``heard_at`` (when last heard; -inf: not a neighbour now), ``lifetimes`` and ``routes``
+``heard_at`` (when last heard; -inf: not a neighbour now), ``heard_rank`` (its place
+among the receiver's neighbours, ``heard_next[receiver]`` the next one's), ``lifetimes``
+and ``routes``
 (:mod:`.rtable`), ``latest`` (the id of the last RREQ of that originator heard first,
 and until when it is held; -1: none), and ``seen`` (:mod:`emulator.routing.seen`).
 
@@ -41,23 +42,24 @@ and until when it is held; -1: none), and ``seen`` (:mod:`emulator.routing.seen`
 >>> from emulator.routing.seen import Seen, new_latest
 >>> n = 4
 >>> heard_at, (lifetimes, routes) = np.full((n, n), -np.inf), new_routes(n)
->>> heard_at[1, 0] = 2.0                                      # 1 has heard 0
+>>> heard_rank, heard_next = np.zeros((n, n), np.int64), np.zeros(n, np.int64)
+>>> heard_at[1, 0], heard_next[1] = 2.0, 1                    # 1 has heard 0
 >>> latest = new_latest(n)
 >>> seen, todo = Seen(), np.zeros((3, n), np.int64)
 >>> seen.reserve(3.0, 4)
 >>> rreq = (0, 7, 1, 3, -1, 1, 2, 9.0)   # orig, its seq, id, dst, seq, hops, TTL, reverse
->>> hear_rreq(3.0, 0, np.array([1, 2]), True, 6.0, 8.0, heard_at, lifetimes, routes,
-...           latest, *seen.arrays(), todo, *rreq)
+>>> hear_rreq(3.0, 0, np.array([1, 2]), True, 6.0, 8.0, heard_at, heard_rank,
+...           heard_next, lifetimes, routes, latest, *seen.arrays(), todo, *rreq)
 2
->>> todo[:, :2].tolist()    # both go on with the RREQ; 2 had not heard 0 yet
-[[0, 1], [16, 17], [-1, -1]]
+>>> todo[:, :2].tolist()    # both go on with the RREQ
+[[0, 1], [16, 16], [-1, -1]]
 >>> float(heard_at[1, 0]), float(lifetimes[1, 0]), routes[2, 0].tolist()
 (3.0, 9.0, [0, 1, 7, 1, 0])
->>> hear_rreq(3.5, 3, np.array([1]), True, 6.5, 8.5, heard_at, lifetimes, routes,
-...           latest, *seen.arrays(), todo, *rreq)   # a copy from 3, not new to 1
-1
->>> todo[:, :1].tolist()    # 3 is a new neighbour of 1; the copy is turned away
-[[0], [1], [0]]
+>>> hear_rreq(3.5, 3, np.array([1]), True, 6.5, 8.5, heard_at, heard_rank, heard_next,
+...           lifetimes, routes, latest, *seen.arrays(), todo, *rreq)   # not new to 1
+0
+>>> heard_rank[1, [0, 3]].tolist(), int(heard_rank[2, 0]), heard_next.tolist()  # 3 2nd
+([0, 1], 0, [0, 2, 1, 0])
 """
 from __future__ import annotations
 
@@ -69,14 +71,14 @@ from emulator.routing.aodv.rtable import (NEXT, PRECURSORS, SEQ, offer, offer_ne
 from emulator.routing.seen import first_time, is_latest, note_latest, seen_key
 
 #: What a listed receiver needs (bits of ``todo[1]``; see the module docstring).
-NEW_NEIGHBOUR, DEST, ANSWER, REVERSE, REBROADCAST, TOLD = 1, 2, 4, 8, 16, 32
+DEST, ANSWER, REVERSE, REBROADCAST, TOLD = 2, 4, 8, 16, 32
 # a receiver the RREQ may be new to (between hear_rreq's passes)
 _ASK_SEEN = 64
 
 
 @njit(cache=True, _nrt=False)
-def hear_rreq(t, sender, receivers, hello_on, lifetime, until, heard_at, lifetimes,
-              routes, latest, seen_keys, seen_untils, seen_count, todo, orig, orig_seq,
+def hear_rreq(t, sender, receivers, hello_on, lifetime, until, heard_at, heard_rank,
+              heard_next, lifetimes, routes, latest, seen_keys, seen_untils, seen_count, todo, orig, orig_seq,
               rreq_id, dst, dst_seq, hops, ttl, reverse_lifetime):
     """``receivers`` (positions, in order) hear at ``t`` from ``sender`` the RREQ
     ``rreq_id`` of ``orig`` for ``dst`` (positions; sequence numbers -1: unknown),
@@ -94,7 +96,8 @@ def hear_rreq(t, sender, receivers, hello_on, lifetime, until, heard_at, lifetim
     count = 0
     for k in range(len(receivers)):
         u = receivers[k]
-        needs = _hear(t, u, sender, hello_on, lifetime, heard_at, lifetimes, routes)
+        needs = _hear(t, u, sender, hello_on, lifetime, heard_at, heard_rank, heard_next,
+                      lifetimes, routes)
         # the copies of a flood are mostly of the latest RREQ of orig that u heard
         # first, held in ``latest``: a look-up in a table of 10^5 keys misses the
         # caches
@@ -143,8 +146,8 @@ def _first_reception(t, u, sender, lifetimes, routes, orig, orig_seq, dst, dst_s
 
 
 @njit(cache=True, _nrt=False)
-def hear_rerr(t, sender, receivers, hello_on, lifetime, heard_at, lifetimes, routes,
-              todo, lost, delete_at, told):
+def hear_rerr(t, sender, receivers, hello_on, lifetime, heard_at, heard_rank,
+              heard_next, lifetimes, routes, todo, lost, delete_at, told):
     """``receivers`` (positions, in order) hear at ``t`` from ``sender`` a RERR listing
     ``lost`` (``lost[0]`` destinations' positions, ``lost[1]`` their sequence numbers):
     each invalidates its routes to them through the sender, kept until ``delete_at``
@@ -154,7 +157,8 @@ def hear_rerr(t, sender, receivers, hello_on, lifetime, heard_at, lifetimes, rou
     count, written = 0, 0
     for k in range(len(receivers)):
         u = receivers[k]
-        needs = _hear(t, u, sender, hello_on, lifetime, heard_at, lifetimes, routes)
+        needs = _hear(t, u, sender, hello_on, lifetime, heard_at, heard_rank, heard_next,
+                      lifetimes, routes)
         value = unreachable(routes, lifetimes, u, sender, lost, delete_at,
                             told[written:])
         if value:
@@ -206,15 +210,52 @@ def hear_rrep(t, u, sender, lifetime, orig, dst, dst_seq, hops, rrep_lifetime, u
 
 
 @njit(cache=True, inline="always")
-def _hear(t, u, sender, hello_on, lifetime, heard_at, lifetimes, routes):
-    """``u`` hears ``sender`` at ``t``: noted as heard (``NEW_NEIGHBOUR`` if it was not
-    a neighbour: Python notes it), and its route to the sender made or extended until
-    ``lifetime`` (§6.5)."""
-    needs = 0
+def _hear(t, u, sender, hello_on, lifetime, heard_at, heard_rank, heard_next, lifetimes,
+          routes):
+    """``u`` hears ``sender`` at ``t``: noted as heard (a new neighbour takes the next
+    place in ``u``'s order), and its route to the sender made or extended until
+    ``lifetime`` (§6.5). Returns what ``u`` needs of Python for it: nothing."""
     if hello_on:
-        if heard_at[u, sender] == -np.inf:
-            needs = NEW_NEIGHBOUR
-        else:
-            heard_at[u, sender] = t
+        hear_neighbour(heard_at, heard_rank, heard_next, u, sender, t)
     offer_neighbour(routes, lifetimes, u, sender, lifetime)
-    return needs
+    return 0
+
+
+@njit(cache=True, inline="always")
+def hear_neighbour(heard_at, heard_rank, heard_next, u, sender, t):
+    """``u`` hears its neighbour ``sender`` at ``t`` (HELLO's link sensing, §6.9): one
+    not heard since it was last lost (or ever) goes last in ``u``'s order."""
+    if heard_at[u, sender] == -np.inf:
+        heard_rank[u, sender] = heard_next[u]
+        heard_next[u] += 1
+    heard_at[u, sender] = t
+
+
+@njit(cache=True, _nrt=False)
+def gone_neighbours(heard_at, heard_rank, u, t, lifetime, gone):
+    """The neighbours of ``u`` not heard within ``lifetime`` before ``t``, written into
+    ``gone`` in the order ``u`` first heard them; returns how many (§6.11's HELLO
+    tick). They are lost: their ``heard_at`` is -inf again.
+
+    >>> import numpy as np
+    >>> heard_at = np.array([[-np.inf, 1.0, 5.0, 0.5]])
+    >>> heard_rank, gone = np.array([[0, 2, 0, 1]]), np.zeros(4, np.int64)
+    >>> gone_neighbours(heard_at, heard_rank, 0, 6.0, 2.0, gone), gone[:2].tolist()
+    (2, [3, 1])
+    >>> heard_at[0].tolist()
+    [-inf, -inf, 5.0, -inf]
+    """
+    count = 0
+    row, ranks = heard_at[u], heard_rank[u]
+    for v in range(len(row)):
+        if row[v] != -np.inf and t - row[v] > lifetime:
+            # insertion by rank: a tick finds few gone
+            k = count
+            while k > 0 and ranks[gone[k - 1]] > ranks[v]:
+                gone[k] = gone[k - 1]
+                k -= 1
+            gone[k] = v
+            count += 1
+    for k in range(count):
+        row[gone[k]] = -np.inf
+    return count
