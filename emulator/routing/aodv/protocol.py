@@ -233,12 +233,13 @@ class Aodv(Protocol):
         if kind == "RREQ" or kind == "RERR":   # as when a broadcast's receivers are
             self.on_receive_all(t, (u,), msg)    # handed over together
             return
+        if kind == "RREP":   # its walk hears the sender too (753 k relays at 10^5)
+            self._on_rrep(t, u, node, sender, body)
+            return
         if self.hello_on:
             self._hear(node, sender, t)
         if kind == "HELLO":
             node.table.offer(sender, sender, 1, body.dst_seq, t + self.hello_lifetime)
-        elif kind == "RREP":
-            self._on_rrep(t, u, node, sender, body)
         else:   # a RREP_ACK: no blacklist waits for it, the route to the sender is all
             # it gives (any packet heard gives one, without a sequence number: §6.5)
             node.table.offer_neighbour(sender, t + self.active_route_timeout)
@@ -342,9 +343,10 @@ class Aodv(Protocol):
             self._unicast(t, u, sender, "RREP_ACK", RrepAck())
         column, hops = self.position, rrep.hops + 1
         until = t + self.active_route_timeout
-        to = hear_rrep(t, node.at, column[sender], until, column[rrep.orig],
-                       column[rrep.dst], rrep.dst_seq, hops, t + rrep.lifetime, until,
-                       self._lifetimes, self._routes)
+        to = hear_rrep(t, node.at, column[sender], self.hello_on, until,
+                       column[rrep.orig], column[rrep.dst], rrep.dst_seq, hops,
+                       t + rrep.lifetime, until, self._heard_at, self._heard_rank,
+                       self._heard_next, self._lifetimes, self._routes)
         if to >= 0:
             self._unicast(t, u, self.nodes[to], "RREP",   # rrep._replace(hops=hops)
                           Rrep(rrep.dst, rrep.dst_seq, rrep.orig, hops, rrep.lifetime))

@@ -186,8 +186,8 @@ STOP, ARRIVED = -1, -2
 
 
 @njit(cache=True, _nrt=False)
-def hear_rrep(t, u, sender, lifetime, orig, dst, dst_seq, hops, rrep_lifetime, until,
-              lifetimes, routes):
+def hear_rrep(t, u, sender, hello_on, lifetime, orig, dst, dst_seq, hops, rrep_lifetime,
+              until, heard_at, heard_rank, heard_next, lifetimes, routes):
     """Node ``u`` hears from ``sender`` a RREP of the route to ``dst`` for ``orig``
     (positions), ``hops`` away once heard, its route lasting until ``rrep_lifetime``
     (§6.7): the route to the sender made or extended until ``lifetime`` (§6.5), the
@@ -195,7 +195,9 @@ def hear_rrep(t, u, sender, lifetime, orig, dst, dst_seq, hops, rrep_lifetime, u
     valid, else :data:`STOP`. Elsewhere, with the forward and reverse routes valid,
     each route's next hop becomes a precursor of the other, the reverse route is kept
     until ``until`` (at least), and the next hop back to ``orig`` is returned, else
-    :data:`STOP`."""
+    :data:`STOP`. The sender is heard as any packet's is (:func:`hear_neighbour`)."""
+    if hello_on:
+        hear_neighbour(heard_at, heard_rank, heard_next, u, sender, t)
     offer_neighbour(routes, lifetimes, u, sender, lifetime)
     offer(routes, lifetimes, u, dst, sender, hops, dst_seq, rrep_lifetime)
     forward = valid(routes, lifetimes, u, dst, t)
