@@ -150,6 +150,80 @@ def test_aodv_rrep_ack_is_asked_when_the_answer_is_for_a_neighbour():
         assert acks == ([(0, 30)] if ack else [])
 
 
+def _mobile_aodv_run(seed: int, *, jitter: float, loss: float, **deliver_options):
+    """AODV's deliver on 40 moving nodes, two of which leave and come back, with
+    ``jitter`` and ``loss`` on every link: the frame and its attrs."""
+    import topologies
+
+    rng = np.random.default_rng(seed)
+    topo = topologies.random_geometric(40, 0.3, seed=seed, max_attempts=1000)
+    for u, v in topo.graph.edges:
+        topo.graph.edges[u, v].update(cost=1.0, delay=0.01, bandwidth=2e4, jitter=jitter,
+                                      loss=loss)
+    moves = topologies.random_waypoint(topo.nodes, 12.0, (0.01, 0.04), 1.0, seed=seed + 1,
+                                       start=topo.positions)
+    dynamics = topologies.mobility_dynamics(
+        topo, moves, duration=12.0, resolution=0.5,
+        node_events=[(3.0, 5, False), (6.5, 5, True), (4.0, 17, False), (9.0, 17, True)])
+    n = 400
+    msgs = messages(zip(range(n), rng.integers(0, 40, n), rng.integers(0, 40, n),
+                        np.sort(rng.uniform(0, 10, n)), [64] * n))
+    out = deliver(topo.graph, msgs, dynamics=dynamics, seed=seed, routing="aodv",
+                  **deliver_options)
+    return out, dict(out.attrs)
+
+
+@pytest.mark.parametrize("seed,jitter,loss,options", [
+    (1, 0.004, 0.05, {"routing_options": {"aodv": {"gratuitous_reply": True,
+                                                    "rrep_ack": True}}}),
+    (2, 0.0, 0.0, {"reorder": True, "queue_max_wait": 0.004, "capacity": 48}),
+    (3, 0.01, 0.2, {"routing_options": {"aodv": {"hello": False}}}),
+])
+def test_aodv_floods_run_compiled_as_the_protocols_python_runs_them(monkeypatch, seed,
+                                                                    jitter, loss,
+                                                                    options):
+    """The RREQ floods' compiled loop (aodv.flood) against the host's Python, which
+    ran every RREQ before it (and still does on the shared medium): the same
+    deliveries, ledger, control log and figures, on moving nodes that die and come
+    back, with jitter, losses, gratuitous replies (two RREPs an answer), RREP-ACKs,
+    waits too long for a link, reordering, arrays grown from little and no HELLOs."""
+    from emulator.routing.aodv import flood
+    from emulator.routing.aodv.flood import RreqFloods
+    from emulator.routing.aodv.protocol import Aodv
+
+    if "capacity" in options:   # room made again and again, from a little over n
+        options = dict(options)
+        monkeypatch.setattr(flood, "CAPACITY", options.pop("capacity"))
+    calls = []
+    compiled_run = RreqFloods.run
+    monkeypatch.setattr(RreqFloods, "run",
+                        lambda self, *a: calls.append(1) or compiled_run(self, *a))
+    out, attrs = _mobile_aodv_run(seed, jitter=jitter, loss=loss, **options)
+    monkeypatch.setattr(Aodv, "compiled_floods", lambda self, host: None)
+    reference, reference_attrs = _mobile_aodv_run(seed, jitter=jitter, loss=loss,
+                                                  **options)
+    assert len(calls) > 100   # the floods did run compiled
+    pd.testing.assert_frame_equal(out, reference)
+    pd.testing.assert_frame_equal(attrs["control"], reference_attrs["control"])
+    assert (attrs["hops"], attrs["routing"]) == (reference_attrs["hops"],
+                                                 reference_attrs["routing"])
+    assert attrs["routing"]["control_sent"]["RREQ"] > 1000
+
+
+def test_aodv_floods_refuse_a_node_that_hears_itself():
+    """A node with a link to itself (input validation refuses one, but a network built
+    in code may hold it) would hear its own RREQs and send them again without end:
+    the compiled floods say so instead."""
+    g = line(4)
+    g.add_edge(2, 2, cost=1.0, delay=0.01, bandwidth=1e5)
+    tr = RoutedTransport(Network(Epochs([0.0], [g])), None, seed=1, routing="aodv",
+                         routing_params=resolve("aodv", {"aodv": {"hello": False}}))
+    tr.send(Message(0, "data", 0, 3, 0.0, 1.0, 50, None))
+    with pytest.raises(ValueError, match=r"^node 2 hears its own broadcasts: the network "
+                                         r"has a link from a node to itself"):
+        tr.advance()
+
+
 def test_aodv_originates_at_most_rreq_ratelimit_rreqs_a_second():
     # node 0 looks for 13 destinations nobody can reach at once: 7 RREQs each (TTL 1, 3,
     # 5, 7, NET_DIAMETER and 2 retries); at most 10 in the first second, the rest later

@@ -136,6 +136,12 @@ class Protocol:
             self._uniforms = self.rng.random(1024).tolist()
         return self._uniforms.pop()
 
+    def compiled_floods(self, host):
+        """What takes this protocol's floods in a compiled loop beside the host's
+        calendar on the links medium (AODV's :class:`~.aodv.flood.RreqFloods`), None
+        for none."""
+        return None
+
     def start(self, t: float) -> None:
         """Set the first timers (called once, when the transport starts at ``t``)."""
 

@@ -107,6 +107,13 @@ class ControlLog:
         self._type.append(kind)
         self._size.append(size_bytes)
 
+    def extend(self, times: list, nodes: list, kind: str, sizes: list) -> None:
+        """Transmissions of one type, in order."""
+        self._time.extend(times)
+        self._node.extend(nodes)
+        self._type.extend([kind] * len(times))
+        self._size.extend(sizes)
+
     def __iter__(self):
         return zip(self._time, self._node, self._type, self._size)
 
@@ -223,11 +230,21 @@ class RoutedTransport(Transport):
         # it (see _push)
         self._now: deque = deque()
         self._now_t = -math.inf
+        # a protocol's floods in a compiled loop of their own (links medium, no
+        # batteries: set at the first advance), and the control type it takes
+        self._floods = None
+        self._flooded = None
 
     # -- the Host contract ------------------------------------------------------------
     def send_control(self, t: float, node: int, dst: int, control: Control,
                      size_bytes: int) -> None:
         """Send ``control`` one hop from ``node`` at ``t`` (to ``dst`` or everyone)."""
+        if control.type == self._flooded and dst == BROADCAST:
+            self._seq += 1
+            self._floods.file(t, node, self._seq, self._next_control_id, control.body,
+                              size_bytes, _READY)
+            self._next_control_id -= 1
+            return
         msg = Message(self._next_control_id, ROUTING, node, dst, t,
                       size_bytes / self.bytes_per_unit, size_bytes, control)
         self._next_control_id -= 1
@@ -288,7 +305,12 @@ class RoutedTransport(Transport):
         """
         if not self._started:
             self._started = True
+            if self.medium == "links" and self.energy is None:
+                self._floods = self.protocol.compiled_floods(self)
+                if self._floods is not None:
+                    self._flooded = self._floods.TYPE
             self.protocol.start(0.0)
+        floods = self._floods
         cal, pop = self._calendar, heapq.heappop
         sends, take = self._sends, self._sends.popleft
         now, take_now = self._now, self._now.popleft
@@ -307,6 +329,13 @@ class RoutedTransport(Transport):
                 queue = None
             if now and (queue is None or now[0] < queue[0]):
                 queue = now
+            if floods is not None:
+                head = floods.head
+                if head is not None and (queue is None or head < queue[0]):
+                    if head[0] >= until:
+                        break
+                    floods.run(None if queue is None else queue[0], until, _READY)
+                    continue
             if instant is not None:
                 if queue is None or queue[0][0] != instant:
                     # the instant is over: the channel is granted (which may add events)
@@ -352,6 +381,12 @@ class RoutedTransport(Transport):
                 self._timer(t, u, msg)
             else:
                 self._end(msg)   # msg holds the transmission number here
+
+    def next_time(self) -> float:
+        """When the next event is due, the floods' own included (inf if none)."""
+        t = super().next_time()
+        floods = self._floods
+        return t if floods is None or floods.head is None else min(t, floods.head[0])
 
     def _forward(self, t: float, seq: int, msg, u: int, view) -> None:
         """A data packet (or a notice) ``msg`` is at ``u`` at ``t`` (``view`` in force):
@@ -451,6 +486,8 @@ class RoutedTransport(Transport):
                       self._alive_arrays):
             cache.clear()
         self._zones_of = None
+        if self._floods is not None:
+            self._floods.forget_views()
 
     def _broadcast(self, ready: float, hop, max_wait: float = math.inf) -> float | None:
         """One transmission from ``u``, ready at ``ready``, heard by each neighbour with

@@ -47,6 +47,7 @@ import numpy as np
 from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
                                            gone_neighbours, hear_neighbour, hear_rerr,
                                            hear_rrep, hear_rreq)
+from emulator.routing.aodv.flood import RreqFloods
 from emulator.routing.aodv.packets import Rerr, Rrep, RrepAck, Rreq
 from emulator.routing.aodv.rqueue import RequestQueue
 from emulator.routing.aodv.rtable import (NEXT, VALID, RouteTable, lost_cells, new_routes,
@@ -65,8 +66,8 @@ class _Node:
     packets, discoveries in progress (the neighbours it has heard and the RREQs it has
     seen are the protocol's arrays)."""
 
-    __slots__ = ("at", "seq", "rreq_id", "table", "queue", "discovery",
-                 "last_broadcast", "rreqs", "rerrs")
+    __slots__ = ("at", "seq", "rreq_id", "table", "queue", "discovery", "rreqs",
+                 "rerrs")
 
     def __init__(self, at: int, queue_length: int, table: RouteTable):
         self.at = at
@@ -74,7 +75,6 @@ class _Node:
         self.table = table
         self.queue = RequestQueue(queue_length)
         self.discovery: dict[int, list] = {}   # dst -> [ttl, retries, current RREQ ID]
-        self.last_broadcast = -float("inf")
         # [end of the rate limit's second, RREQs originated / RERRs sent within it]
         self.rreqs, self.rerrs = [0.0, 0], [0.0, 0]
 
@@ -106,6 +106,7 @@ class Aodv(Protocol):
         self._heard_rank = np.zeros((n, n), np.int64)
         self._heard_next = np.zeros(n, np.int64)
         self._gone = np.zeros(n, np.int64)   # what a HELLO tick finds gone
+        self._last_broadcast = np.full(n, -math.inf)   # by position
         self._latest = new_latest(n)
         #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
         self.seen = Seen()
@@ -115,6 +116,11 @@ class Aodv(Protocol):
                      RouteTable(self._lifetimes, self._routes, i, self.position,
                                 self.nodes))
             for i, u in enumerate(self.nodes)}
+
+    def compiled_floods(self, host):
+        """The RREQ floods in one compiled loop beside the host's calendar
+        (:mod:`.flood`), which reads the host's positions as its own."""
+        return RreqFloods(host, self) if host._gids.tolist() == self.nodes else None
 
     # -- timers -------------------------------------------------------------------------
     def start(self, t: float) -> None:
@@ -141,7 +147,7 @@ class Aodv(Protocol):
                                 self.hello_lifetime, self._gone)
         for v in self._gone[:count].tolist():
             self._link_broken(t, u, self.nodes[v])
-        if t - node.last_broadcast >= self.hello_interval:
+        if t - self._last_broadcast.item(node.at) >= self.hello_interval:
             hello = Rrep(u, node.seq, u, 0, self.hello_lifetime)
             self._broadcast(t, u, "HELLO", hello)
         self.host.set_timer(t + self.hello_interval, u, _HELLO)
@@ -264,7 +270,7 @@ class Aodv(Protocol):
     def _hear_rreq(self, t: float, nodes, sender: int, rreq: Rreq) -> None:
         """``nodes`` hear ``rreq`` from ``sender`` (:func:`~.receive.hear_rreq`); each
         it is new to answers it, rebroadcasts it or lets it go (§6.5–6.6)."""
-        column, state, todo = self.position, self._state, self._todo
+        column, todo = self.position, self._todo
         hops = rreq.hops + 1
         reverse_lifetime = t + max(2 * self.net_traversal_time
                                    - 2 * hops * self.params["node_traversal_time"],
@@ -273,25 +279,32 @@ class Aodv(Protocol):
         count = hear_rreq(
             t, column[sender], self.positions(nodes), self.hello_on,
             t + self.active_route_timeout, t + self.path_discovery_time, self._heard_at,
-            self._heard_rank, self._heard_next, self._lifetimes, self._routes, self._latest, *self.seen.arrays(), todo,
+            self._heard_rank, self._heard_next, self._lifetimes, self._routes,
+            self._latest, *self.seen.arrays(), todo,
             column[rreq.orig], rreq.orig_seq, rreq.rreq_id, column[rreq.dst],
             -1 if rreq.dst_seq is None else rreq.dst_seq, hops, rreq.ttl,
             reverse_lifetime)
         for k, needs, dst_seq in zip(*todo[:, :count].tolist()):
             u = nodes[k]
-            node = state[u]
             if needs & REBROADCAST:
                 # rreq._replace(dst_seq=..., hops=hops, ttl=rreq.ttl - 1) in a third of
                 # the time: a run rebroadcasts a RREQ, or relays a RREP, a million times
                 self._broadcast(t, u, "RREQ", Rreq(
                     rreq.orig, rreq.orig_seq, rreq.rreq_id, rreq.dst,
                     None if dst_seq < 0 else dst_seq, hops, rreq.ttl - 1, rreq.gratuitous))
-            elif needs & DEST:   # §6.6.1: with a fresh sequence number
-                node.seq = max(node.seq, rreq.dst_seq or 0)
-                self._unicast(t, u, sender, "RREP",
-                              Rrep(u, node.seq, rreq.orig, 0, self.my_route_timeout))
-            elif needs & ANSWER:
-                self._answer(t, u, node, sender, rreq, bool(needs & REVERSE))
+            else:
+                self.answer_rreq(t, u, sender, rreq, needs)
+
+    def answer_rreq(self, t: float, u: int, sender: int, rreq: Rreq, needs: int) -> None:
+        """``u`` answers ``rreq`` heard from ``sender`` as the walk decided (``needs``):
+        as its destination (§6.6.1) or from its own route (§6.6.2)."""
+        if needs & DEST:   # §6.6.1: with a fresh sequence number
+            node = self._state[u]
+            node.seq = max(node.seq, rreq.dst_seq or 0)
+            self._unicast(t, u, sender, "RREP",
+                          Rrep(u, node.seq, rreq.orig, 0, self.my_route_timeout))
+        elif needs & ANSWER:
+            self._answer(t, u, self._state[u], sender, rreq, bool(needs & REVERSE))
 
     def _answer(self, t: float, u: int, node: _Node, sender: int, rreq: Rreq,
                 reverse: bool) -> None:
@@ -315,7 +328,7 @@ class Aodv(Protocol):
     def _hear_rerr(self, t: float, nodes, sender: int, rerr: Rerr) -> None:
         """``nodes`` hear ``rerr`` from ``sender`` (:func:`~.receive.hear_rerr`); those
         that invalidated routes with precursors pass the news on (§6.11)."""
-        column, state, todo = self.position, self._state, self._todo
+        column, todo = self.position, self._todo
         lost = rerr.unreachable
         told = np.empty(len(nodes) * len(lost), np.int64)
         count = hear_rerr(t, column[sender], self.positions(nodes), self.hello_on,
@@ -382,7 +395,7 @@ class Aodv(Protocol):
         return True
 
     def _broadcast(self, t: float, u: int, kind: str, packet) -> None:
-        self._state[u].last_broadcast = t
+        self._last_broadcast[self.position[u]] = t
         self.host.send_control(t, u, BROADCAST, Control(kind, packet), packet.bytes())
 
     def _unicast(self, t: float, u: int, v: int, kind: str, packet) -> None:

@@ -1,0 +1,530 @@
+"""AODV's RREQ floods in one compiled loop: a RREQ sent, heard and sent on without
+coming back to Python (the links medium).
+
+A flood is most of an AODV run: at 200 mobile nodes and 10^5 messages 1.51 M of the
+host's 3.70 M events are RREQs, 755 k ready at their sender and 754 k groups of
+receivers hearing one (docs/NOTES.md, "What step (3) has to carry, counted"). Handled
+one at a time by the host's Python they cost about 18 us a broadcast with its groups.
+Here they have a calendar of their own, in arrays, beside the host's: the host's loop
+takes the least of its queues' heads and this calendar's, and while this calendar's
+is the least, :func:`run` takes its events in the same ``(time, rank, number)`` order,
+numbered from the host's counter, so the run is the one the host's Python made, event
+for event and draw for draw:
+
+- a RREQ ready at its sender (if it is up) is broadcast by the fan-out's rules
+  (:func:`emulator.routing.fanout.hear`): the transmission's ledger row and control
+  log entry are staged for the host, its receivers filed in groups;
+- a group hearing it is walked (:func:`emulator.routing.aodv.receive.hear_rreq`), and
+  each receiver it is new to rebroadcasts it (filed at once, as the host's Python
+  did) or answers it: the RREPs are Python's, so the answer's event numbers and
+  message ids are kept for it, and once the group is done Python sends the answers
+  with them (:data:`ANSWERS`), before any later event is taken.
+
+:func:`run` returns to Python when its next event is not before the host's, or when
+it needs what only Python has: the view of another epoch, more uniforms, room in the
+duplicate table or in its own arrays, or answers sent. A group that holds its own
+sender (only a self-loop makes one: input validation refuses them) is an error
+(:data:`SELF_HEARD`).
+
+Rows: a transmission of a RREQ is a row of ``packets`` (:data:`FIELDS`), held while an
+event refers to it (``refs``); a group's receivers are a row of ``groups``. An event
+is ``(time, number, packet row, node)`` with ``node`` the sender for a RREQ ready to
+go, ``-1 - group row`` for a group hearing it (every event here is of the host's rank
+"ready"). Positions are the protocol's (and the host's) node positions.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from emulator.hop_kernel import HEAP_SIZE, _calendar_pop, calendar_push, new_calendar
+from emulator.routing.aodv.receive import ANSWER, DEST, REBROADCAST, REVERSE, hear_rreq
+from emulator.routing.fanout import EXPIRED, NEED_UNIFORMS, NEED_VIEW, Fanout, hear
+
+#: A RREQ transmission's fields, in ``packets``' columns (positions for nodes; -1 for
+#: an unknown destination sequence number).
+FIELDS = ("orig", "orig_seq", "rreq_id", "dst", "dst_seq", "hops", "ttl", "gratuitous",
+          "size_bytes", "sender", "msg_id")
+(_ORIG, _ORIG_SEQ, _RREQ_ID, _DST, _DST_SEQ, _HOPS, _TTL, _GRATUITOUS, _SIZE, _SENDER,
+ _MSG_ID) = range(len(FIELDS))
+
+#: What :func:`run` returns: its next event is not before the host's (or it has none);
+#: the view in force at ``floats[ASK]`` is wanted for a RREQ ready then; who is up at
+#: the fan-out's asked arrival; more uniforms; room in the duplicate table for
+#: ``ints[ROOM]`` keys at ``floats[ASK]``; room in the arrays; the current group's
+#: ``ints[N_ANSWERS]`` answers (``answers``' columns) are Python's to send; the next
+#: group holds its sender.
+(IDLE, NEED_READY_VIEW, NEED_ALIVE, NEED_UNIFORMS_BACK, NEED_SEEN, NEED_ROOM, ANSWERS,
+ SELF_HEARD) = range(8)
+
+# ``ints``' fields (HEAP_SIZE is the calendar's, first)
+(_PHASE, SEQ, NEXT_ID, DRAWN, ROWS_FREE, GROUPS_FREE, STAGED, N_HOPS, N_LOST, N_DEAD,
+ N_EXPIRED, N_ANSWERS, ROOM, CURRENT_ROW, CURRENT_NODE, _INTS) = range(1, 17)
+# ``answers``' rows: the receiver, what it needs, the event number and control message
+# id its first packet takes, how many packets it sends
+_A_NODE, _A_NEEDS, _A_SEQ, _A_ID, _A_PACKETS = range(5)
+# ``floats``' fields: the ready view's span, the arrival view's, the time asked about,
+# the current event's time
+RV_START, RV_END, AV_START, AV_END, ASK, CURRENT_T, _FLOATS = range(7)
+#: The events, transmissions and groups there is room for at first (doubled as needed).
+CAPACITY = 1024
+# phases: between events, in a broadcast (resumed after NEED_ALIVE or
+# NEED_UNIFORMS_BACK)
+_BETWEEN, _SENDING = 0, 1
+# ``times``' fields (the protocol's timing, fixed for a run)
+_ACTIVE_ROUTE_TIMEOUT, _PATH_DISCOVERY_TIME, _NET_TRAVERSAL_TIME, _NODE_TRAVERSAL_TIME, \
+    _MAX_WAIT = range(5)
+
+
+@njit(cache=True, inline="always")
+def _before(t, seq, stop_t, stop_rank, stop_seq, ready_rank):
+    """Whether event ``(t, ready_rank, seq)`` comes before ``(stop_t, stop_rank,
+    stop_seq)``."""
+    if t != stop_t:
+        return t < stop_t
+    if ready_rank != stop_rank:
+        return ready_rank < stop_rank
+    return seq < stop_seq
+
+
+@njit(cache=True, inline="always")
+def _release(packets_refs, free_rows, ints, row):
+    """One event fewer refers to packet ``row``; it is free with none."""
+    packets_refs[row] -= 1
+    if packets_refs[row] == 0:
+        free_rows[ints[ROWS_FREE]] = row
+        ints[ROWS_FREE] += 1
+
+
+@njit(cache=True, inline="always")
+def _new_row(packets_refs, free_rows, ints):
+    ints[ROWS_FREE] -= 1
+    row = free_rows[ints[ROWS_FREE]]
+    packets_refs[row] = 1
+    return row
+
+
+@njit(cache=True, _nrt=False)
+def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_msg,
+        cal_node, ints, floats, times, packets, refs, free_rows, groups, group_len,
+        free_groups, out_floats, out_ints, first, last, bandwidths, costs, alive_ready,
+        head, attrs, alive, link_times, pool, ids, fan_ints, fan_floats, hello_on,
+        reorder, heard_at, heard_rank, heard_next, lifetimes, routes, latest, seen_keys,
+        seen_untils, seen_count, todo, last_broadcast, answers):
+    """Take this calendar's events while they come before the host's next one
+    ``(stop_t, stop_rank, stop_seq)`` and before ``until``; returns why it stopped (the
+    module docstring). ``ints``/``floats``: the loop's state, which the host reads and
+    writes between calls (the event counter, the next control id and the uniforms
+    drawn are the host's, handed over in them)."""
+    cal = (cal_time, cal_seq, cal_msg, cal_node)
+    while True:
+        phase = ints[_PHASE]
+        if phase == _SENDING:
+            code = _send(ints, floats, times, packets, refs, free_rows, groups, group_len,
+                         free_groups, out_floats, out_ints, first, last, bandwidths,
+                         costs, head, attrs, alive, link_times, pool, ids, fan_ints,
+                         fan_floats, reorder, cal, ready_rank, True)
+            if code != IDLE:
+                return code
+            ints[_PHASE] = _BETWEEN
+            continue
+        if ints[HEAP_SIZE] == 0:
+            return IDLE
+        t, seq = cal_time[0], cal_seq[0]
+        if not (t < until and _before(t, seq, stop_t, stop_rank, stop_seq, ready_rank)):
+            return IDLE
+        row, node = cal_msg[0], cal_node[0]
+        # room for what the event may file: a broadcast's groups (one a receiver at
+        # most), a group's rebroadcasts (one a receiver), a staged row
+        if (ints[ROWS_FREE] <= len(heard_at) or ints[GROUPS_FREE] <= len(heard_at)
+                or len(cal_time) - ints[HEAP_SIZE] <= len(heard_at) + 1
+                or ints[STAGED] >= out_floats.shape[1]):
+            return NEED_ROOM
+        if node >= 0:   # a RREQ ready at its sender
+            if not floats[RV_START] <= t < floats[RV_END]:
+                floats[ASK] = t
+                return NEED_READY_VIEW
+            _calendar_pop(cal, ints)
+            if not alive_ready[node]:   # a dead node neither hears nor sends
+                _release(refs, free_rows, ints, row)
+                continue
+            ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
+            code = _send(ints, floats, times, packets, refs, free_rows, groups, group_len,
+                         free_groups, out_floats, out_ints, first, last, bandwidths,
+                         costs, head, attrs, alive, link_times, pool, ids, fan_ints,
+                         fan_floats, reorder, cal, ready_rank, False)
+            if code != IDLE:
+                ints[_PHASE] = _SENDING
+                return code
+            continue
+        group = -1 - node   # a group hears it
+        count = group_len[group]
+        sender = packets[row, _SENDER]
+        for k in range(count):
+            if groups[group, k] == sender:   # only a self-loop makes one
+                ints[CURRENT_NODE] = sender
+                return SELF_HEARD
+        if seen_count[0] + count > len(seen_keys) // 2:
+            floats[ASK], ints[ROOM] = t, count
+            return NEED_SEEN
+        _calendar_pop(cal, ints)
+        ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
+        hops = packets[row, _HOPS] + 1
+        reverse_lifetime = t + max(2 * times[_NET_TRAVERSAL_TIME]
+                                   - 2 * hops * times[_NODE_TRAVERSAL_TIME],
+                                   times[_NODE_TRAVERSAL_TIME])
+        listed = hear_rreq(
+            t, sender, groups[group, :count], hello_on,
+            t + times[_ACTIVE_ROUTE_TIMEOUT], t + times[_PATH_DISCOVERY_TIME], heard_at,
+            heard_rank, heard_next, lifetimes, routes, latest, seen_keys, seen_untils,
+            seen_count, todo, packets[row, _ORIG], packets[row, _ORIG_SEQ],
+            packets[row, _RREQ_ID], packets[row, _DST], packets[row, _DST_SEQ], hops,
+            packets[row, _TTL], reverse_lifetime)
+        if _answer_or_send_on(ints, floats, packets, refs, free_rows, groups, group_len,
+                              free_groups, todo, last_broadcast, answers, cal, listed):
+            return ANSWERS
+
+
+@njit(cache=True, inline="always")
+def _answer_or_send_on(ints, floats, packets, refs, free_rows, groups, group_len,
+                       free_groups, todo, last_broadcast, answers, cal, count):
+    """What the current group's walk left (``count`` receivers listed), in order: a
+    rebroadcast filed here, an answer kept for Python with its event numbers and ids
+    (a RREP, and one to the destination for a gratuitous reply with a route back:
+    ``Aodv.answer_rreq``); the group's rows let go. As the protocol's Python did it
+    (``Aodv._hear_rreq``). Returns whether there are answers."""
+    row, group, t = ints[CURRENT_ROW], -1 - ints[CURRENT_NODE], floats[CURRENT_T]
+    ints[N_ANSWERS] = 0
+    for j in range(count):
+        k, needs, value = todo[0, j], todo[1, j], todo[2, j]
+        if needs & REBROADCAST:
+            u = groups[group, k]
+            last_broadcast[u] = t
+            new = _new_row(refs, free_rows, ints)
+            for f in range(_SIZE):
+                packets[new, f] = packets[row, f]
+            packets[new, _DST_SEQ] = value
+            packets[new, _HOPS] = packets[row, _HOPS] + 1
+            packets[new, _TTL] = packets[row, _TTL] - 1
+            packets[new, _SIZE] = packets[row, _SIZE]
+            packets[new, _SENDER] = u
+            packets[new, _MSG_ID] = ints[NEXT_ID]
+            ints[NEXT_ID] -= 1
+            ints[SEQ] += 1
+            calendar_push(cal, ints, t, ints[SEQ], new, u)
+        elif needs & (DEST | ANSWER):
+            sent = 1
+            if needs & ANSWER and needs & REVERSE and packets[row, _GRATUITOUS]:
+                sent = 2
+            a = ints[N_ANSWERS]
+            answers[_A_NODE, a], answers[_A_NEEDS, a] = groups[group, k], needs
+            answers[_A_SEQ, a], answers[_A_ID, a] = ints[SEQ] + 1, ints[NEXT_ID]
+            answers[_A_PACKETS, a] = sent
+            ints[SEQ] += sent
+            ints[NEXT_ID] -= sent
+            ints[N_ANSWERS] = a + 1
+    free_groups[ints[GROUPS_FREE]] = group
+    ints[GROUPS_FREE] += 1
+    _release(refs, free_rows, ints, row)
+    return ints[N_ANSWERS] > 0
+
+
+@njit(cache=True, inline="always")
+def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free_groups,
+          out_floats, out_ints, first, last, bandwidths, costs, head, attrs, alive,
+          link_times, pool, ids, fan_ints, fan_floats, reorder, cal, ready_rank, resume):
+    """Broadcast the current RREQ from its sender (the host's ``_broadcast`` on the
+    links medium): the fan-out's walk, then the row staged and the groups filed."""
+    row, u, ready = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
+    need, taken, lost, dead, count, heard, arrive, start, done = hear(
+        ready, times[_MAX_WAIT], bandwidths[u], u, first[u], last[u], packets[row, _SIZE],
+        ints[DRAWN], resume, True, reorder, floats[AV_START], floats[AV_END], head, attrs,
+        link_times, pool, alive, ids, fan_ints, fan_floats)
+    if need == NEED_VIEW:
+        return NEED_ALIVE
+    if need == NEED_UNIFORMS:
+        return NEED_UNIFORMS_BACK
+    if need == EXPIRED:   # waited too long for its links: dropped at its sender
+        ints[N_EXPIRED] += 1
+        _release(refs, free_rows, ints, row)
+        return IDLE
+    ints[DRAWN] = taken
+    s = ints[STAGED]
+    out_floats[0, s], out_floats[1, s] = start, costs[u]
+    out_ints[0, s], out_ints[1, s], out_ints[2, s] = u, packets[row, _MSG_ID], \
+        packets[row, _SIZE]
+    ints[STAGED] = s + 1
+    ints[N_HOPS] += 1
+    ints[N_LOST] += lost
+    ints[N_DEAD] += dead
+    # the groups, numbered as the host numbers them: the first one more than the last
+    # event's, each as many on as it holds
+    starts, heard_ids, group_times = fan_ints[3], fan_ints[2], fan_floats[1]
+    seq = ints[SEQ]
+    for g in range(count):
+        a, b = starts[g], starts[g + 1]
+        ints[GROUPS_FREE] -= 1
+        group = free_groups[ints[GROUPS_FREE]]
+        for k in range(a, b):
+            groups[group, k - a] = heard_ids[k]
+        group_len[group] = b - a
+        refs[row] += 1
+        calendar_push(cal, ints, group_times[g], seq + 1, row, -1 - group)
+        seq += b - a
+    ints[SEQ] = seq
+    _release(refs, free_rows, ints, row)
+    return IDLE
+
+
+@njit(cache=True, _nrt=False)
+def file_rreq(t, node, seq, msg_id, orig, orig_seq, rreq_id, dst, dst_seq, hops, ttl,
+              gratuitous, size_bytes, cal_time, cal_seq, cal_msg, cal_node, ints, refs,
+              free_rows, packets):
+    """File a RREQ ready at ``node`` at ``t`` (number ``seq``) that Python sent; the
+    caller has made room."""
+    row = _new_row(refs, free_rows, ints)
+    values = (orig, orig_seq, rreq_id, dst, dst_seq, hops, ttl, gratuitous, size_bytes,
+              node, msg_id)
+    for f in range(len(FIELDS)):
+        packets[row, f] = values[f]
+    calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
+
+
+class RreqFloods:
+    """The RREQ floods of an AODV run on the links medium, beside the host's calendar
+    (:class:`~emulator.routing.host.RoutedTransport`): :meth:`file` takes a RREQ the
+    protocol's Python sent, :meth:`run` takes the floods' events before the host's
+    next one, and :attr:`head` is the next event's ``(time, rank, number)``."""
+
+    #: The control packets it takes.
+    TYPE = "RREQ"
+
+    def __init__(self, host, protocol):
+        self.host, self.protocol = host, protocol
+        capacity = CAPACITY
+        n = self.n = len(host._gids)
+        self.ints = np.zeros(_INTS, np.int64)
+        self.floats = np.zeros(_FLOATS)
+        self._forget_ready_view()
+        self.floats[AV_START], self.floats[AV_END] = math.inf, -math.inf
+        p = protocol.params
+        self.times = np.array([p["active_route_timeout"], protocol.path_discovery_time,
+                               protocol.net_traversal_time, p["node_traversal_time"],
+                               host.max_wait])
+        self.calendar = new_calendar(capacity)
+        self.packets = np.zeros((capacity, len(FIELDS)), np.int64)
+        self.refs = np.zeros(capacity, np.int64)
+        self.free_rows = np.arange(capacity - 1, -1, -1, dtype=np.int64)
+        self.ints[ROWS_FREE] = capacity
+        self.groups = np.zeros((capacity, n), np.int64)
+        self.group_len = np.zeros(capacity, np.int64)
+        self.free_groups = np.arange(capacity - 1, -1, -1, dtype=np.int64)
+        self.ints[GROUPS_FREE] = capacity
+        self.out_floats = np.zeros((2, 4096))
+        self.out_ints = np.zeros((3, 4096), np.int64)
+        self.ids = np.arange(n, dtype=np.int64)   # the groups hold positions
+        self.answers = np.zeros((5, n), np.int64)
+        self.fan = Fanout(n)
+        self._views: dict = {}    # by epoch: a ready view's arrays (_ready_view)
+        #: ``(time, rank, number)`` of the next event, None for none.
+        self.head = None
+
+    # -- what the host calls --------------------------------------------------------
+    def file(self, t: float, node: int, seq: int, msg_id: int, rreq, size_bytes: int,
+             rank: int) -> None:
+        """The RREQ ``rreq`` (an :class:`~.packets.Rreq`) is ready at ``node`` at ``t``,
+        the host's event number ``seq`` and control message ``msg_id``."""
+        self._make_room()
+        pos = self.protocol.position
+        file_rreq(t, pos[node], seq, msg_id, pos[rreq.orig], rreq.orig_seq,
+                  rreq.rreq_id, pos[rreq.dst], -1 if rreq.dst_seq is None else rreq.dst_seq,
+                  rreq.hops, rreq.ttl, int(rreq.gratuitous), size_bytes, *self.calendar,
+                  self.ints, self.refs, self.free_rows, self.packets)
+        key = (t, rank, seq)
+        if self.head is None or key < self.head:
+            self.head = key
+
+    def run(self, stop, until: float, rank: int) -> None:
+        """Take the floods' events before the host's next one ``stop`` (``(time, rank,
+        number, ...)``, None: none) and before ``until``; events the host's Python
+        must see are handed to it on the way."""
+        host, ints, floats = self.host, self.ints, self.floats
+        stop_t, stop_rank, stop_seq = (math.inf, 0, 0) if stop is None else stop[:3]
+        protocol = self.protocol
+        while True:
+            if host._view is None:   # none in force yet (or forgotten)
+                host._alive_at(self.calendar.time[0].item(), host._gids[0].item())
+            floats[AV_START], floats[AV_END] = host._v_start, host._v_end
+            ints[SEQ], ints[NEXT_ID], ints[DRAWN] = (host._seq, host._next_control_id,
+                                                      host._drawn)
+            ready = self._ready
+            seen_keys, seen_untils, seen_count = protocol.seen.arrays()
+            code = run(stop_t, stop_rank, stop_seq, until, rank, *self.calendar, ints,
+                       floats, self.times, self.packets, self.refs, self.free_rows,
+                       self.groups, self.group_len, self.free_groups, self.out_floats,
+                       self.out_ints, *ready, host._alive_array(), host._link_times,
+                       host._pool, self.ids, self.fan.ints, self.fan.floats,
+                       protocol.hello_on, host.reorder, protocol._heard_at,
+                       protocol._heard_rank, protocol._heard_next, protocol._lifetimes,
+                       protocol._routes, protocol._latest, seen_keys, seen_untils,
+                       seen_count, protocol._todo, protocol._last_broadcast, self.answers)
+            host._seq, host._next_control_id, host._drawn = (
+                int(ints[SEQ]), int(ints[NEXT_ID]), int(ints[DRAWN]))
+            self._hand_over()
+            if code == IDLE:
+                break
+            if code == NEED_READY_VIEW:
+                self._ready_view(floats[ASK].item())
+            elif code == NEED_ALIVE:
+                host._alive_at(self.fan.ask_time(), host._gids[ints[CURRENT_NODE]].item())
+            elif code == NEED_UNIFORMS_BACK:
+                host._drawn = self.fan.taken()
+                host._refill_pool()
+                self.fan.restart_pool()
+            elif code == NEED_SEEN:
+                protocol.seen.reserve(floats[ASK].item(), int(ints[ROOM]))
+            elif code == NEED_ROOM:
+                self._make_room()
+            elif code == ANSWERS:
+                self._answer()
+                break   # what Python filed may come before the next event here
+            else:
+                raise ValueError(f"node {self.protocol.nodes[ints[CURRENT_NODE]]} hears its "
+                                 "own broadcasts: the network has a link from a node to "
+                                 "itself (expected none)")
+        self.head = (None if ints[HEAP_SIZE] == 0 else
+                     (self.calendar.time[0].item(), rank, self.calendar.seq[0].item()))
+
+    def forget_views(self) -> None:
+        """The network's views were rebuilt (nodes died): so are the ready views'
+        arrays."""
+        self._views.clear()
+        self._forget_ready_view()
+
+    # -- what run hands over ----------------------------------------------------------
+    def _hand_over(self) -> None:
+        """The transmissions staged since the last call into the host's control log and
+        ledger, and the counts into its figures."""
+        ints, host = self.ints, self.host
+        count = int(ints[STAGED])
+        if count:
+            starts = self.out_floats[0, :count]
+            nodes = host._gids[self.out_ints[0, :count]]
+            msg_ids, sizes = self.out_ints[1, :count], self.out_ints[2, :count]
+            host.control_log.extend(starts.tolist(), nodes.tolist(), "RREQ",
+                                    sizes.tolist())
+            if host.ledger is not None:
+                _ledger_rows(host.ledger, starts, msg_ids, nodes, sizes,
+                             sizes / host.bytes_per_unit, self.out_floats[1, :count])
+            host.hops += int(ints[N_HOPS])
+            ints[STAGED] = ints[N_HOPS] = 0
+        for field, reason in ((N_LOST, "link_loss"), (N_DEAD, "dead_node"),
+                              (N_EXPIRED, "queue_expired")):
+            if ints[field]:
+                host.control_lost[reason] += int(ints[field])
+                ints[field] = 0
+
+    def _answer(self) -> None:
+        """The current group's answers, sent by the protocol's Python with the event
+        numbers and message ids :func:`run` kept for them."""
+        host, ints, nodes = self.host, self.ints, self.protocol.nodes
+        # the group's row was let go, but nothing has taken it since
+        row, t = int(ints[CURRENT_ROW]), self.floats[CURRENT_T].item()
+        rreq, sender = self._rreq(row), nodes[self.packets[row, _SENDER]]
+        last_seq, last_id = host._seq, host._next_control_id
+        count = int(ints[N_ANSWERS])
+        for u, needs, seq, msg_id, sent in zip(*self.answers[:, :count].tolist()):
+            host._seq, host._next_control_id = seq - 1, msg_id
+            self.protocol.answer_rreq(t, nodes[u], sender, rreq, needs)
+            if host._seq != seq - 1 + sent:
+                raise RuntimeError("AODV's answer to a RREQ sent %d packets, the flood "
+                                   "kept room for %d" % (host._seq - seq + 1, sent))
+        host._seq, host._next_control_id = last_seq, last_id
+
+    def _rreq(self, row: int):
+        from emulator.routing.aodv.packets import Rreq
+        f = self.packets[row].tolist()
+        nodes = self.protocol.nodes
+        return Rreq(nodes[f[_ORIG]], f[_ORIG_SEQ], f[_RREQ_ID], nodes[f[_DST]],
+                    None if f[_DST_SEQ] < 0 else f[_DST_SEQ], f[_HOPS], f[_TTL],
+                    bool(f[_GRATUITOUS]))
+
+    # -- room and views -----------------------------------------------------------------
+    def _make_room(self) -> None:
+        """Twice the room wherever less than a node count's is left (the staged rows
+        were handed over)."""
+        n, ints = self.n, self.ints
+        if len(self.calendar.time) - ints[HEAP_SIZE] <= n + 1:
+            size = int(ints[HEAP_SIZE])
+            bigger = new_calendar(2 * len(self.calendar.time))
+            for old, new in zip(self.calendar, bigger):
+                new[:size] = old[:size]
+            self.calendar = bigger
+        if ints[ROWS_FREE] <= n:
+            self.packets, self.refs, self.free_rows = _doubled(
+                self.packets, self.refs, self.free_rows, ints, ROWS_FREE)
+        if ints[GROUPS_FREE] <= n:
+            self.groups, self.group_len, self.free_groups = _doubled(
+                self.groups, self.group_len, self.free_groups, ints, GROUPS_FREE)
+
+    def _forget_ready_view(self) -> None:
+        self.floats[RV_START], self.floats[RV_END] = math.inf, -math.inf
+        n = self.n
+        self._ready = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n),
+                       np.zeros(n), np.zeros(n, np.bool_), np.zeros(1, np.int64),
+                       np.zeros((5, 1)))
+
+    def _ready_view(self, t: float) -> None:
+        """The view in force at ``t`` as :func:`run` reads a sender's: by position, its
+        links' first and last (in the view's arrays), their least bandwidth and
+        greatest cost, whether it is up; the links' receivers and attributes."""
+        host = self.host
+        view, start, end = host.network.view_span(t)
+        found = self._views.get(start)
+        if found is None:
+            head, attrs = host._links_of(view)
+            where = np.array([host._gpos[v] for v in view.nodes], np.int64)
+            starts = view.link_starts()
+            first, last = np.zeros(self.n, np.int64), np.zeros(self.n, np.int64)
+            first[where], last[where] = starts[:-1], starts[1:]
+            bandwidths, costs, _ = view.out_extremes()
+            least, dearest = np.full(self.n, math.inf), np.zeros(self.n)
+            least[where], dearest[where] = bandwidths, costs
+            alive = view._alive_map
+            up = np.array([alive.get(v, False) for v in host._gids.tolist()], np.bool_)
+            found = (first, last, least, dearest, up, head, attrs)
+            if len(self._views) > 2:
+                del self._views[next(iter(self._views))]
+            self._views[start] = found
+        self._ready = found
+        self.floats[RV_START], self.floats[RV_END] = start, end
+
+
+def _ledger_rows(ledger, starts, msg_ids, nodes, sizes, units, costs) -> None:
+    """A broadcast's ledger rows, as the host's Python writes them (``hop_v = dst =
+    -1``, the dearest link's cost, not lost)."""
+    count = len(starts)
+    floats, ints, at = ledger.reserve(count)
+    rows = slice(at, at + count)
+    floats[0, rows], floats[1, rows], floats[2, rows] = starts, units, costs
+    ints[0, rows] = msg_ids
+    ints[1, rows] = ledger.kind_code("routing")
+    ints[2, rows] = ints[4, rows] = nodes
+    ints[3, rows] = ints[5, rows] = -1
+    ints[6, rows] = sizes
+    ints[7, rows] = 0
+
+
+def _doubled(rows, extra, free, ints, free_field):
+    """``rows`` and ``extra`` (by row) with twice the rows, the new ones free."""
+    size = len(rows)
+    rows = np.concatenate([rows, np.zeros_like(rows)])
+    extra = np.concatenate([extra, np.zeros_like(extra)])
+    count = int(ints[free_field])
+    bigger = np.zeros(2 * size, np.int64)
+    bigger[:size] = np.arange(2 * size - 1, size - 1, -1)
+    bigger[size:size + count] = free[:count]
+    ints[free_field] = count + size
+    return rows, extra, bigger
