@@ -107,11 +107,11 @@ class ControlLog:
         self._type.append(kind)
         self._size.append(size_bytes)
 
-    def extend(self, times: list, nodes: list, kind: str, sizes: list) -> None:
-        """Transmissions of one type, in order."""
+    def extend(self, times: list, nodes: list, types: list, sizes: list) -> None:
+        """Transmissions, in order, as four columns."""
         self._time.extend(times)
         self._node.extend(nodes)
-        self._type.extend([kind] * len(times))
+        self._type.extend(types)
         self._size.extend(sizes)
 
     def __iter__(self):
@@ -230,18 +230,17 @@ class RoutedTransport(Transport):
         # it (see _push)
         self._now: deque = deque()
         self._now_t = -math.inf
-        # a protocol's floods in a compiled loop of their own (links medium, no
-        # batteries: set at the first advance), and the control type it takes
+        # a protocol's packets in a compiled loop of their own (links medium, no
+        # batteries: set at the first advance)
         self._floods = None
-        self._flooded = None
 
     # -- the Host contract ------------------------------------------------------------
     def send_control(self, t: float, node: int, dst: int, control: Control,
                      size_bytes: int) -> None:
         """Send ``control`` one hop from ``node`` at ``t`` (to ``dst`` or everyone)."""
-        if control.type == self._flooded and dst == BROADCAST:
+        if self._floods is not None and self._floods.takes(control.type, dst):
             self._seq += 1
-            self._floods.file(t, node, self._seq, self._next_control_id, control.body,
+            self._floods.file(t, node, dst, self._seq, self._next_control_id, control,
                               size_bytes, _READY)
             self._next_control_id -= 1
             return
@@ -307,8 +306,6 @@ class RoutedTransport(Transport):
             self._started = True
             if self.medium == "links" and self.energy is None:
                 self._floods = self.protocol.compiled_floods(self)
-                if self._floods is not None:
-                    self._flooded = self._floods.TYPE
             self.protocol.start(0.0)
         floods = self._floods
         cal, pop = self._calendar, heapq.heappop
@@ -381,6 +378,15 @@ class RoutedTransport(Transport):
                 self._timer(t, u, msg)
             else:
                 self._end(msg)   # msg holds the transmission number here
+
+    def mac_failed(self, t: float, u: int, msg, v: int, reason: str) -> None:
+        """``u``'s MAC failed to send ``msg`` to ``v`` at ``t`` (no link)."""
+        self._timer(t, u, _MacFailure(msg, v, reason))
+
+    def mac_fails(self, t: float, seq: int, u: int, msg, v: int, reason: str) -> None:
+        """``u``'s MAC will learn at ``t`` that ``msg`` did not reach ``v``: its timer,
+        numbered ``seq``."""
+        heapq.heappush(self._calendar, (t, _TIMER, seq, _MacFailure(msg, v, reason), u))
 
     def next_time(self) -> float:
         """When the next event is due, the floods' own included (inf if none)."""

@@ -40,15 +40,22 @@ import numpy as np
 from numba import njit
 
 from emulator.hop_kernel import HEAP_SIZE, _calendar_pop, calendar_push, new_calendar
-from emulator.routing.aodv.receive import ANSWER, DEST, REBROADCAST, REVERSE, hear_rreq
-from emulator.routing.fanout import EXPIRED, NEED_UNIFORMS, NEED_VIEW, Fanout, hear
+from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
+                                           hear_rrep, hear_rreq)
+from emulator.routing.fanout import (EXPIRED, NEED_UNIFORMS, NEED_VIEW, Fanout, hear,
+                                     unicast)
 
-#: A RREQ transmission's fields, in ``packets``' columns (positions for nodes; -1 for
-#: an unknown destination sequence number).
+#: A transmission's fields, in ``packets``' columns (positions for nodes; -1 for an
+#: unknown destination sequence number): a RREQ's; a RREP uses ``orig``, ``dst``,
+#: ``dst_seq``, ``hops``, ``gratuitous`` (its A flag) and ``receiver`` (its lifetime is
+#: in ``lifetimes``).
 FIELDS = ("orig", "orig_seq", "rreq_id", "dst", "dst_seq", "hops", "ttl", "gratuitous",
-          "size_bytes", "sender", "msg_id")
+          "size_bytes", "sender", "msg_id", "type", "receiver")
 (_ORIG, _ORIG_SEQ, _RREQ_ID, _DST, _DST_SEQ, _HOPS, _TTL, _GRATUITOUS, _SIZE, _SENDER,
- _MSG_ID) = range(len(FIELDS))
+ _MSG_ID, _TYPE, _RECEIVER) = range(len(FIELDS))
+#: The control types the loop carries (``packets[:, type]``), by code.
+TYPES = ("RREQ", "RREP")
+_RREQ, _RREP = 0, 1
 
 #: What :func:`run` returns: its next event is not before the host's (or it has none);
 #: the view in force at ``floats[ASK]`` is wanted for a RREQ ready then; who is up at
@@ -57,22 +64,26 @@ FIELDS = ("orig", "orig_seq", "rreq_id", "dst", "dst_seq", "hops", "ttl", "gratu
 #: ``ints[N_ANSWERS]`` answers (``answers``' columns) are Python's to send; the next
 #: group holds its sender.
 (IDLE, NEED_READY_VIEW, NEED_ALIVE, NEED_UNIFORMS_BACK, NEED_SEEN, NEED_ROOM, ANSWERS,
- SELF_HEARD) = range(8)
+ SELF_HEARD, NEED_POOL, NEED_ALIVE_AT, MAC_NOW, MAC_LATER, RREP_IN_PYTHON,
+ ARRIVED_BACK) = range(14)
 
+# what _unicast returns for a frame never sent (it waited too long for its link)
+_NOT_SENT = -1
 # ``ints``' fields (HEAP_SIZE is the calendar's, first)
 (_PHASE, SEQ, NEXT_ID, DRAWN, ROWS_FREE, GROUPS_FREE, STAGED, N_HOPS, N_LOST, N_DEAD,
- N_EXPIRED, N_ANSWERS, ROOM, CURRENT_ROW, CURRENT_NODE, _INTS) = range(1, 17)
+ N_EXPIRED, N_ANSWERS, ROOM, CURRENT_ROW, CURRENT_NODE, LINK, DROPPED, MAC_SEQ,
+ _INTS) = range(1, 20)
 # ``answers``' rows: the receiver, what it needs, the event number and control message
 # id its first packet takes, how many packets it sends
 _A_NODE, _A_NEEDS, _A_SEQ, _A_ID, _A_PACKETS = range(5)
 # ``floats``' fields: the ready view's span, the arrival view's, the time asked about,
 # the current event's time
-RV_START, RV_END, AV_START, AV_END, ASK, CURRENT_T, _FLOATS = range(7)
+RV_START, RV_END, AV_START, AV_END, ASK, CURRENT_T, START, ARRIVE, _FLOATS = range(9)
 #: The events, transmissions and groups there is room for at first (doubled as needed).
 CAPACITY = 1024
 # phases: between events, in a broadcast (resumed after NEED_ALIVE or
-# NEED_UNIFORMS_BACK)
-_BETWEEN, _SENDING = 0, 1
+# NEED_UNIFORMS_BACK), after a unicast's frame (resumed after NEED_ALIVE_AT)
+_BETWEEN, _SENDING, _SENT = 0, 1, 2
 # ``times``' fields (the protocol's timing, fixed for a run)
 _ACTIVE_ROUTE_TIMEOUT, _PATH_DISCOVERY_TIME, _NET_TRAVERSAL_TIME, _NODE_TRAVERSAL_TIME, \
     _MAX_WAIT = range(5)
@@ -110,9 +121,9 @@ def _new_row(packets_refs, free_rows, ints):
 def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_msg,
         cal_node, ints, floats, times, packets, refs, free_rows, groups, group_len,
         free_groups, out_floats, out_ints, first, last, bandwidths, costs, alive_ready,
-        head, attrs, alive, link_times, pool, ids, fan_ints, fan_floats, hello_on,
+        head, attrs, link_costs, alive, packet_lifetimes, link_times, pool, ids, fan_ints, fan_floats, hello_on,
         reorder, heard_at, heard_rank, heard_next, lifetimes, routes, latest, seen_keys,
-        seen_untils, seen_count, todo, last_broadcast, answers):
+        seen_untils, seen_count, todo, last_broadcast, answers, discovering):
     """Take this calendar's events while they come before the host's next one
     ``(stop_t, stop_rank, stop_seq)`` and before ``until``; returns why it stopped (the
     module docstring). ``ints``/``floats``: the loop's state, which the host reads and
@@ -130,6 +141,13 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                 return code
             ints[_PHASE] = _BETWEEN
             continue
+        if phase == _SENT:
+            code = _after_unicast(ints, floats, packets, refs, free_rows, out_floats,
+                                  out_ints, link_costs, alive, cal)
+            if code != IDLE:
+                return code
+            ints[_PHASE] = _BETWEEN
+            continue
         if ints[HEAP_SIZE] == 0:
             return IDLE
         t, seq = cal_time[0], cal_seq[0]
@@ -142,22 +160,45 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                 or len(cal_time) - ints[HEAP_SIZE] <= len(heard_at) + 1
                 or ints[STAGED] >= out_floats.shape[1]):
             return NEED_ROOM
-        if node >= 0:   # a RREQ ready at its sender
+        if node >= 0:   # a packet ready at its sender, or a RREP at its next hop
             if not floats[RV_START] <= t < floats[RV_END]:
                 floats[ASK] = t
                 return NEED_READY_VIEW
+            rrep = packets[row, _TYPE] == _RREP
+            sending = node == packets[row, _SENDER]
+            if rrep and sending and len(pool) - ints[DRAWN] < 2:
+                return NEED_POOL   # a frame takes two uniforms at most
             _calendar_pop(cal, ints)
             if not alive_ready[node]:   # a dead node neither hears nor sends
                 _release(refs, free_rows, ints, row)
                 continue
             ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
-            code = _send(ints, floats, times, packets, refs, free_rows, groups, group_len,
-                         free_groups, out_floats, out_ints, first, last, bandwidths,
-                         costs, head, attrs, alive, link_times, pool, ids, fan_ints,
-                         fan_floats, reorder, cal, ready_rank, False)
-            if code != IDLE:
-                ints[_PHASE] = _SENDING
-                return code
+            if not rrep:
+                code = _send(ints, floats, times, packets, refs, free_rows, groups,
+                             group_len, free_groups, out_floats, out_ints, first, last,
+                             bandwidths, costs, head, attrs, alive, link_times, pool, ids,
+                             fan_ints, fan_floats, reorder, cal, ready_rank, False)
+                if code != IDLE:
+                    ints[_PHASE] = _SENDING
+                    return code
+            elif sending:
+                code = _unicast(ints, floats, times, packets, refs, free_rows, first, last,
+                                head, attrs, link_times, pool, reorder)
+                if code == IDLE:
+                    code = _after_unicast(ints, floats, packets, refs, free_rows,
+                                          out_floats, out_ints, link_costs, alive, cal)
+                    if code == NEED_ALIVE_AT:
+                        ints[_PHASE] = _SENT
+                elif code == _NOT_SENT:
+                    code = IDLE
+                if code != IDLE:
+                    return code
+            else:
+                code = _hear_rrep(t, node, row, ints, times, packets, refs, free_rows,
+                                  packet_lifetimes, hello_on, heard_at, heard_rank,
+                                  heard_next, lifetimes, routes, discovering, cal)
+                if code != IDLE:
+                    return code
             continue
         group = -1 - node   # a group hears it
         count = group_len[group]
@@ -211,6 +252,7 @@ def _answer_or_send_on(ints, floats, packets, refs, free_rows, groups, group_len
             packets[new, _SIZE] = packets[row, _SIZE]
             packets[new, _SENDER] = u
             packets[new, _MSG_ID] = ints[NEXT_ID]
+            packets[new, _TYPE], packets[new, _RECEIVER] = _RREQ, -1
             ints[NEXT_ID] -= 1
             ints[SEQ] += 1
             calendar_push(cal, ints, t, ints[SEQ], new, u)
@@ -251,12 +293,8 @@ def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free
         _release(refs, free_rows, ints, row)
         return IDLE
     ints[DRAWN] = taken
-    s = ints[STAGED]
-    out_floats[0, s], out_floats[1, s] = start, costs[u]
-    out_ints[0, s], out_ints[1, s], out_ints[2, s] = u, packets[row, _MSG_ID], \
-        packets[row, _SIZE]
-    ints[STAGED] = s + 1
-    ints[N_HOPS] += 1
+    _stage(ints, out_floats, out_ints, start, costs[u], u, packets[row, _MSG_ID],
+           packets[row, _SIZE], -1, False, _RREQ)
     ints[N_LOST] += lost
     ints[N_DEAD] += dead
     # the groups, numbered as the host numbers them: the first one more than the last
@@ -278,6 +316,127 @@ def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free
     return IDLE
 
 
+@njit(cache=True, inline="always")
+def _unicast(ints, floats, times, packets, refs, free_rows, first, last, head, attrs,
+             link_times, pool, reorder):
+    """Send the current RREP to its next hop (the host's ``_send_hop`` and
+    ``_transmit`` on the links medium): :data:`MAC_NOW` if the next hop is out of
+    range (no link), ``_NOT_SENT`` if it waited too long for its link, else the frame
+    (:func:`~emulator.routing.fanout.unicast`; :data:`IDLE`), whose fate
+    :func:`_after_unicast` decides."""
+    row, u, t = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
+    v, k = packets[row, _RECEIVER], -1
+    for i in range(first[u], last[u]):
+        if head[i] == v:
+            k = i
+            break
+    if k < 0:   # out of range: the MAC gives up (its retries take no time here)
+        _release(refs, free_rows, ints, row)
+        return MAC_NOW
+    code, start, _, arrive, dropped, taken = unicast(
+        t, times[_MAX_WAIT], True, reorder, u, v, k, packets[row, _SIZE], attrs,
+        link_times, pool, ints[DRAWN])
+    ints[DRAWN] = taken
+    if code == EXPIRED:   # waited too long for its link: dropped at its sender
+        ints[N_EXPIRED] += 1
+        _release(refs, free_rows, ints, row)
+        return _NOT_SENT
+    floats[START], floats[ARRIVE] = start, arrive
+    ints[LINK], ints[DROPPED] = k, dropped
+    return IDLE
+
+
+@njit(cache=True, inline="always")
+def _after_unicast(ints, floats, packets, refs, free_rows, out_floats, out_ints,
+                   link_costs, alive, cal):
+    """What follows the current RREP's frame (the host's ``_after_hop``): its ledger
+    row staged; heard at the next hop if it arrives there up and not lost, else the
+    sender's MAC learns of it at the arrival (:data:`MAC_LATER`, the timer's number
+    kept in ``ints[MAC_SEQ]``)."""
+    row, u, arrive = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[ARRIVE]
+    v, dropped = packets[row, _RECEIVER], ints[DROPPED]
+    reached = True
+    if not dropped:
+        if not floats[AV_START] <= arrive < floats[AV_END]:
+            floats[ASK] = arrive
+            return NEED_ALIVE_AT
+        reached = alive[v]
+    _stage(ints, out_floats, out_ints, floats[START], link_costs[ints[LINK]], u,
+           packets[row, _MSG_ID], packets[row, _SIZE], v, dropped or not reached, _RREP)
+    ints[SEQ] += 1
+    if dropped or not reached:
+        ints[MAC_SEQ] = ints[SEQ]
+        _release(refs, free_rows, ints, row)
+        return MAC_LATER
+    calendar_push(cal, ints, arrive, ints[SEQ], row, v)   # the row goes on with it
+    return IDLE
+
+
+@njit(cache=True, inline="always")
+def _hear_rrep(t, u, row, ints, times, packets, refs, free_rows, packet_lifetimes,
+               hello_on, heard_at, heard_rank, heard_next, lifetimes, routes, discovering,
+               cal):
+    """Node ``u`` hears the RREP of ``row`` (the protocol's ``_on_rrep``): the routes'
+    work (:func:`~.receive.hear_rrep`), then relayed to the next hop back, handed to
+    Python at an originator still discovering (:data:`ARRIVED_BACK`: the packets it
+    held go), or let go. One with the A flag is Python's whole (:data:`RREP_IN_PYTHON`: it answers with
+    a RREP-ACK first)."""
+    if packets[row, _GRATUITOUS]:
+        _release(refs, free_rows, ints, row)
+        return RREP_IN_PYTHON
+    hops = packets[row, _HOPS] + 1
+    until = t + times[_ACTIVE_ROUTE_TIMEOUT]
+    lifetime = packet_lifetimes[row]
+    to = hear_rrep(t, u, packets[row, _SENDER], hello_on, until, packets[row, _ORIG],
+                   packets[row, _DST], packets[row, _DST_SEQ], hops, t + lifetime, until,
+                   heard_at, heard_rank, heard_next, lifetimes, routes)
+    if to >= 0:   # relayed: rrep._replace(hops=hops), from u
+        new = _new_row(refs, free_rows, ints)
+        for f in range(len(FIELDS)):
+            packets[new, f] = packets[row, f]
+        packet_lifetimes[new] = lifetime
+        packets[new, _HOPS] = hops
+        packets[new, _GRATUITOUS] = 0
+        packets[new, _SENDER], packets[new, _RECEIVER] = u, to
+        packets[new, _MSG_ID] = ints[NEXT_ID]
+        ints[NEXT_ID] -= 1
+        ints[SEQ] += 1
+        calendar_push(cal, ints, t, ints[SEQ], new, u)
+    _release(refs, free_rows, ints, row)
+    if to == ARRIVED and discovering[u, packets[row, _DST]]:
+        return ARRIVED_BACK
+    return IDLE   # relayed, let go, or back where no discovery waits for it
+
+
+@njit(cache=True, inline="always")
+def _stage(ints, out_floats, out_ints, start, cost, u, msg_id, size, v, lost, kind):
+    """A transmission's ledger row and control log entry, staged for the host."""
+    s = ints[STAGED]
+    out_floats[0, s], out_floats[1, s] = start, cost
+    out_ints[0, s], out_ints[1, s], out_ints[2, s] = u, msg_id, size
+    out_ints[3, s], out_ints[4, s], out_ints[5, s] = v, lost, kind
+    ints[STAGED] = s + 1
+    ints[N_HOPS] += 1
+
+
+@njit(cache=True, _nrt=False)
+def file_rrep(t, node, seq, msg_id, receiver, orig, dst, dst_seq, hops, lifetime, ack,
+              size_bytes, cal_time, cal_seq, cal_msg, cal_node, ints, refs, free_rows,
+              packets, packet_lifetimes):
+    """File a RREP ready at ``node`` at ``t`` (number ``seq``) for ``receiver`` that
+    Python sent; the caller has made room."""
+    row = _new_row(refs, free_rows, ints)
+    for f in range(len(FIELDS)):
+        packets[row, f] = 0
+    packets[row, _ORIG], packets[row, _DST], packets[row, _DST_SEQ] = orig, dst, dst_seq
+    packets[row, _HOPS], packets[row, _GRATUITOUS] = hops, ack
+    packets[row, _SIZE], packets[row, _SENDER], packets[row, _MSG_ID] = (size_bytes, node,
+                                                                        msg_id)
+    packets[row, _TYPE], packets[row, _RECEIVER] = _RREP, receiver
+    packet_lifetimes[row] = lifetime
+    calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
+
+
 @njit(cache=True, _nrt=False)
 def file_rreq(t, node, seq, msg_id, orig, orig_seq, rreq_id, dst, dst_seq, hops, ttl,
               gratuitous, size_bytes, cal_time, cal_seq, cal_msg, cal_node, ints, refs,
@@ -286,7 +445,7 @@ def file_rreq(t, node, seq, msg_id, orig, orig_seq, rreq_id, dst, dst_seq, hops,
     caller has made room."""
     row = _new_row(refs, free_rows, ints)
     values = (orig, orig_seq, rreq_id, dst, dst_seq, hops, ttl, gratuitous, size_bytes,
-              node, msg_id)
+              node, msg_id, _RREQ, -1)
     for f in range(len(FIELDS)):
         packets[row, f] = values[f]
     calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
@@ -297,9 +456,6 @@ class RreqFloods:
     (:class:`~emulator.routing.host.RoutedTransport`): :meth:`file` takes a RREQ the
     protocol's Python sent, :meth:`run` takes the floods' events before the host's
     next one, and :attr:`head` is the next event's ``(time, rank, number)``."""
-
-    #: The control packets it takes.
-    TYPE = "RREQ"
 
     def __init__(self, host, protocol):
         self.host, self.protocol = host, protocol
@@ -316,6 +472,7 @@ class RreqFloods:
         self.calendar = new_calendar(capacity)
         self.packets = np.zeros((capacity, len(FIELDS)), np.int64)
         self.refs = np.zeros(capacity, np.int64)
+        self.lifetimes = np.zeros(capacity)   # a RREP's
         self.free_rows = np.arange(capacity - 1, -1, -1, dtype=np.int64)
         self.ints[ROWS_FREE] = capacity
         self.groups = np.zeros((capacity, n), np.int64)
@@ -323,7 +480,7 @@ class RreqFloods:
         self.free_groups = np.arange(capacity - 1, -1, -1, dtype=np.int64)
         self.ints[GROUPS_FREE] = capacity
         self.out_floats = np.zeros((2, 4096))
-        self.out_ints = np.zeros((3, 4096), np.int64)
+        self.out_ints = np.zeros((6, 4096), np.int64)
         self.ids = np.arange(n, dtype=np.int64)   # the groups hold positions
         self.answers = np.zeros((5, n), np.int64)
         self.fan = Fanout(n)
@@ -332,16 +489,29 @@ class RreqFloods:
         self.head = None
 
     # -- what the host calls --------------------------------------------------------
-    def file(self, t: float, node: int, seq: int, msg_id: int, rreq, size_bytes: int,
-             rank: int) -> None:
-        """The RREQ ``rreq`` (an :class:`~.packets.Rreq`) is ready at ``node`` at ``t``,
-        the host's event number ``seq`` and control message ``msg_id``."""
+    @staticmethod
+    def takes(kind: str, dst: int) -> bool:
+        """Whether a control packet of type ``kind`` to ``dst`` goes through the loop: a
+        RREQ (broadcast) or a RREP (to a neighbour)."""
+        return kind == "RREQ" or (kind == "RREP" and dst >= 0)
+
+    def file(self, t: float, node: int, dst: int, seq: int, msg_id: int, control,
+             size_bytes: int, rank: int) -> None:
+        """The RREQ or RREP ``control`` is ready at ``node`` at ``t`` (to ``dst``), the
+        host's event number ``seq`` and control message ``msg_id``."""
         self._make_room()
-        pos = self.protocol.position
-        file_rreq(t, pos[node], seq, msg_id, pos[rreq.orig], rreq.orig_seq,
-                  rreq.rreq_id, pos[rreq.dst], -1 if rreq.dst_seq is None else rreq.dst_seq,
-                  rreq.hops, rreq.ttl, int(rreq.gratuitous), size_bytes, *self.calendar,
-                  self.ints, self.refs, self.free_rows, self.packets)
+        pos, body = self.protocol.position, control.body
+        if control.type == "RREQ":
+            file_rreq(t, pos[node], seq, msg_id, pos[body.orig], body.orig_seq,
+                      body.rreq_id, pos[body.dst],
+                      -1 if body.dst_seq is None else body.dst_seq, body.hops, body.ttl,
+                      int(body.gratuitous), size_bytes, *self.calendar, self.ints,
+                      self.refs, self.free_rows, self.packets)
+        else:
+            file_rrep(t, pos[node], seq, msg_id, pos[dst], pos[body.orig], pos[body.dst],
+                      body.dst_seq, body.hops, body.lifetime, int(body.ack), size_bytes,
+                      *self.calendar, self.ints, self.refs, self.free_rows, self.packets,
+                      self.lifetimes)
         key = (t, rank, seq)
         if self.head is None or key < self.head:
             self.head = key
@@ -364,12 +534,14 @@ class RreqFloods:
             code = run(stop_t, stop_rank, stop_seq, until, rank, *self.calendar, ints,
                        floats, self.times, self.packets, self.refs, self.free_rows,
                        self.groups, self.group_len, self.free_groups, self.out_floats,
-                       self.out_ints, *ready, host._alive_array(), host._link_times,
+                       self.out_ints, *ready, host._alive_array(), self.lifetimes,
+                       host._link_times,
                        host._pool, self.ids, self.fan.ints, self.fan.floats,
                        protocol.hello_on, host.reorder, protocol._heard_at,
                        protocol._heard_rank, protocol._heard_next, protocol._lifetimes,
                        protocol._routes, protocol._latest, seen_keys, seen_untils,
-                       seen_count, protocol._todo, protocol._last_broadcast, self.answers)
+                       seen_count, protocol._todo, protocol._last_broadcast, self.answers,
+                       protocol.discovering)
             host._seq, host._next_control_id, host._drawn = (
                 int(ints[SEQ]), int(ints[NEXT_ID]), int(ints[DRAWN]))
             self._hand_over()
@@ -387,13 +559,19 @@ class RreqFloods:
                 protocol.seen.reserve(floats[ASK].item(), int(ints[ROOM]))
             elif code == NEED_ROOM:
                 self._make_room()
-            elif code == ANSWERS:
-                self._answer()
-                break   # what Python filed may come before the next event here
-            else:
+            elif code == NEED_POOL:
+                host._refill_pool()
+            elif code == NEED_ALIVE_AT:
+                row = ints[CURRENT_ROW]
+                host._alive_at(floats[ASK].item(),
+                               host._gids[self.packets[row, _RECEIVER]].item())
+            elif code == SELF_HEARD:
                 raise ValueError(f"node {self.protocol.nodes[ints[CURRENT_NODE]]} hears its "
                                  "own broadcasts: the network has a link from a node to "
                                  "itself (expected none)")
+            else:   # Python files something: it may come before the next event here
+                self._in_python(code)
+                break
         self.head = (None if ints[HEAP_SIZE] == 0 else
                      (self.calendar.time[0].item(), rank, self.calendar.seq[0].item()))
 
@@ -411,13 +589,15 @@ class RreqFloods:
         count = int(ints[STAGED])
         if count:
             starts = self.out_floats[0, :count]
-            nodes = host._gids[self.out_ints[0, :count]]
-            msg_ids, sizes = self.out_ints[1, :count], self.out_ints[2, :count]
-            host.control_log.extend(starts.tolist(), nodes.tolist(), "RREQ",
-                                    sizes.tolist())
+            nodes, msg_ids, sizes, receivers, lost, types = self.out_ints[:, :count]
+            nodes = host._gids[nodes]
+            receivers = np.where(receivers < 0, receivers, host._gids[receivers])
+            host.control_log.extend(starts.tolist(), nodes.tolist(),
+                                    [TYPES[k] for k in types.tolist()], sizes.tolist())
             if host.ledger is not None:
-                _ledger_rows(host.ledger, starts, msg_ids, nodes, sizes,
-                             sizes / host.bytes_per_unit, self.out_floats[1, :count])
+                _ledger_rows(host.ledger, starts, msg_ids, nodes, receivers, sizes,
+                             sizes / host.bytes_per_unit, self.out_floats[1, :count],
+                             lost)
             host.hops += int(ints[N_HOPS])
             ints[STAGED] = ints[N_HOPS] = 0
         for field, reason in ((N_LOST, "link_loss"), (N_DEAD, "dead_node"),
@@ -443,6 +623,42 @@ class RreqFloods:
                                    "kept room for %d" % (host._seq - seq + 1, sent))
         host._seq, host._next_control_id = last_seq, last_id
 
+    def _in_python(self, code: int) -> None:
+        """What the loop hands to the protocol's or the host's Python: the group's
+        answers; a RREP whose sender's MAC failed now (no link) or will learn it failed
+        at its arrival; a RREP with the A flag heard; a RREP back at its originator."""
+        host, ints, nodes = self.host, self.ints, self.protocol.nodes
+        if code == ANSWERS:
+            self._answer()
+            return
+        # the current row was let go, but nothing has taken it since
+        row, t = int(ints[CURRENT_ROW]), self.floats[CURRENT_T].item()
+        u = nodes[ints[CURRENT_NODE]]
+        if code == ARRIVED_BACK:
+            self.protocol.rrep_arrived(t, u, nodes[self.packets[row, _DST]])
+            return
+        msg = self._message(row)
+        if code == RREP_IN_PYTHON:
+            self.protocol.on_receive(t, u, msg)
+        elif code == MAC_NOW:
+            host.mac_failed(t, u, msg, msg.dst, "link_break")
+        else:   # MAC_LATER: at the arrival, with the number kept for it
+            host.mac_fails(self.floats[ARRIVE].item(), int(ints[MAC_SEQ]), u, msg,
+                           msg.dst, "link_loss" if ints[DROPPED] else "link_break")
+
+    def _message(self, row: int):
+        """The RREP of ``row`` as the host's message."""
+        from contract.messages import Message
+        from emulator.routing.aodv.packets import Rrep
+        from emulator.routing.base import Control
+        f, nodes = self.packets[row].tolist(), self.protocol.nodes
+        size = f[_SIZE]
+        rrep = Rrep(nodes[f[_DST]], f[_DST_SEQ], nodes[f[_ORIG]], f[_HOPS],
+                    self.lifetimes[row].item(), bool(f[_GRATUITOUS]))
+        return Message(f[_MSG_ID], "routing", nodes[f[_SENDER]], nodes[f[_RECEIVER]],
+                       self.floats[CURRENT_T].item(), size / self.host.bytes_per_unit,
+                       size, Control("RREP", rrep))
+
     def _rreq(self, row: int):
         from emulator.routing.aodv.packets import Rreq
         f = self.packets[row].tolist()
@@ -463,18 +679,18 @@ class RreqFloods:
                 new[:size] = old[:size]
             self.calendar = bigger
         if ints[ROWS_FREE] <= n:
-            self.packets, self.refs, self.free_rows = _doubled(
-                self.packets, self.refs, self.free_rows, ints, ROWS_FREE)
+            self.packets, self.refs, self.lifetimes, self.free_rows = _doubled(
+                (self.packets, self.refs, self.lifetimes), self.free_rows, ints, ROWS_FREE)
         if ints[GROUPS_FREE] <= n:
             self.groups, self.group_len, self.free_groups = _doubled(
-                self.groups, self.group_len, self.free_groups, ints, GROUPS_FREE)
+                (self.groups, self.group_len), self.free_groups, ints, GROUPS_FREE)
 
     def _forget_ready_view(self) -> None:
         self.floats[RV_START], self.floats[RV_END] = math.inf, -math.inf
         n = self.n
         self._ready = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n),
                        np.zeros(n), np.zeros(n, np.bool_), np.zeros(1, np.int64),
-                       np.zeros((5, 1)))
+                       np.zeros((5, 1)), np.zeros(1))
 
     def _ready_view(self, t: float) -> None:
         """The view in force at ``t`` as :func:`run` reads a sender's: by position, its
@@ -494,7 +710,8 @@ class RreqFloods:
             least[where], dearest[where] = bandwidths, costs
             alive = view._alive_map
             up = np.array([alive.get(v, False) for v in host._gids.tolist()], np.bool_)
-            found = (first, last, least, dearest, up, head, attrs)
+            link_costs = np.asarray(view.hop_lists()[1], float)
+            found = (first, last, least, dearest, up, head, attrs, link_costs)
             if len(self._views) > 2:
                 del self._views[next(iter(self._views))]
             self._views[start] = found
@@ -502,9 +719,10 @@ class RreqFloods:
         self.floats[RV_START], self.floats[RV_END] = start, end
 
 
-def _ledger_rows(ledger, starts, msg_ids, nodes, sizes, units, costs) -> None:
-    """A broadcast's ledger rows, as the host's Python writes them (``hop_v = dst =
-    -1``, the dearest link's cost, not lost)."""
+def _ledger_rows(ledger, starts, msg_ids, nodes, receivers, sizes, units, costs,
+                 lost) -> None:
+    """Transmissions' ledger rows, as the host's Python writes them (a broadcast's
+    ``hop_v = dst = -1``, costed at its dearest link)."""
     count = len(starts)
     floats, ints, at = ledger.reserve(count)
     rows = slice(at, at + count)
@@ -512,19 +730,19 @@ def _ledger_rows(ledger, starts, msg_ids, nodes, sizes, units, costs) -> None:
     ints[0, rows] = msg_ids
     ints[1, rows] = ledger.kind_code("routing")
     ints[2, rows] = ints[4, rows] = nodes
-    ints[3, rows] = ints[5, rows] = -1
+    ints[3, rows] = ints[5, rows] = receivers
     ints[6, rows] = sizes
-    ints[7, rows] = 0
+    ints[7, rows] = lost
 
 
-def _doubled(rows, extra, free, ints, free_field):
-    """``rows`` and ``extra`` (by row) with twice the rows, the new ones free."""
-    size = len(rows)
-    rows = np.concatenate([rows, np.zeros_like(rows)])
-    extra = np.concatenate([extra, np.zeros_like(extra)])
+def _doubled(arrays, free, ints, free_field):
+    """``arrays`` (by row) with twice the rows, then the free list with the new ones
+    free."""
+    size = len(free)
+    grown = [np.concatenate([a, np.zeros_like(a)]) for a in arrays]
     count = int(ints[free_field])
     bigger = np.zeros(2 * size, np.int64)
     bigger[:size] = np.arange(2 * size - 1, size - 1, -1)
     bigger[size:size + count] = free[:count]
     ints[free_field] = count + size
-    return rows, extra, bigger
+    return (*grown, bigger)

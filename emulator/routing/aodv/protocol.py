@@ -107,6 +107,9 @@ class Aodv(Protocol):
         self._heard_next = np.zeros(n, np.int64)
         self._gone = np.zeros(n, np.int64)   # what a HELLO tick finds gone
         self._last_broadcast = np.full(n, -math.inf)   # by position
+        #: Whether a node has a discovery in progress for a destination (by positions):
+        #: a RREP back at a node that has none changes nothing.
+        self.discovering = np.zeros((n, n), np.bool_)
         self._latest = new_latest(n)
         #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
         self.seen = Seen()
@@ -169,6 +172,7 @@ class Aodv(Protocol):
                 self.host.drop(t, u, msg, "queue_full")
             elif dst not in node.discovery:
                 node.discovery[dst] = [self.params["ttl_start"], 0, None]
+                self.discovering[node.at, column[dst]] = True
                 self._send_rreq(t, u, dst)
         else:   # §6.11 (ii): a packet to forward and no route
             self.host.drop(t, u, msg, "no_route")
@@ -228,6 +232,7 @@ class Aodv(Protocol):
             discovery[1] = retries + 1
         else:   # the destination cannot be reached: the held packets are dropped
             del node.discovery[dst]
+            self.discovering[node.at, self.position[dst]] = False
             for msg in node.queue.take(dst):
                 self.host.drop(t, u, msg, "no_route")
             return
@@ -364,9 +369,16 @@ class Aodv(Protocol):
             self._unicast(t, u, self.nodes[to], "RREP",   # rrep._replace(hops=hops)
                           Rrep(rrep.dst, rrep.dst_seq, rrep.orig, hops, rrep.lifetime))
         elif to == ARRIVED:
-            node.discovery.pop(rrep.dst, None)
-            for msg in node.queue.take(rrep.dst):
-                self.host.release(t, u, msg)
+            self.rrep_arrived(t, u, rrep.dst)
+
+    def rrep_arrived(self, t: float, u: int, dst: int) -> None:
+        """A RREP for ``dst`` is back at ``u``, its originator, with a valid route: the
+        discovery is over and the packets ``u`` held for ``dst`` go."""
+        node = self._state[u]
+        node.discovery.pop(dst, None)
+        self.discovering[node.at, self.position[dst]] = False
+        for msg in node.queue.take(dst):
+            self.host.release(t, u, msg)
 
     # -- sending ------------------------------------------------------------------------
     def _link_broken(self, t: float, u: int, v: int) -> None:
