@@ -179,30 +179,31 @@ def _mobile_aodv_run(seed: int, *, jitter: float, loss: float, **deliver_options
     (2, 0.0, 0.0, {"reorder": True, "queue_max_wait": 0.004, "capacity": 48}),
     (3, 0.01, 0.2, {"routing_options": {"aodv": {"hello": False}}}),
 ])
-def test_aodv_floods_run_compiled_as_the_protocols_python_runs_them(monkeypatch, seed,
-                                                                    jitter, loss,
-                                                                    options):
-    """The RREQ floods' compiled loop (aodv.flood) against the host's Python, which
-    ran every RREQ before it (and still does on the shared medium): the same
-    deliveries, ledger, control log and figures, on moving nodes that die and come
-    back, with jitter, losses, gratuitous replies (two RREPs an answer), RREP-ACKs,
+def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeypatch,
+                                                                         seed, jitter,
+                                                                         loss, options):
+    """Route discoveries in their compiled loop (aodv.discovery: RREQs, answers and
+    RREPs) against the host's Python, which ran every RREQ and RREP before it (and
+    still does on the shared medium): the same deliveries, control log and figures,
+    on moving nodes that die and come back, with jitter, losses (the MAC's failures
+    handed back), gratuitous replies (two RREPs an answer), RREP-ACKs,
     waits too long for a link, reordering, arrays grown from little and no HELLOs."""
-    from emulator.routing.aodv import flood
-    from emulator.routing.aodv.flood import RreqFloods
+    from emulator.routing.aodv import discovery
+    from emulator.routing.aodv.discovery import RouteDiscoveries
     from emulator.routing.aodv.protocol import Aodv
 
     if "capacity" in options:   # room made again and again, from a little over n
         options = dict(options)
-        monkeypatch.setattr(flood, "CAPACITY", options.pop("capacity"))
+        monkeypatch.setattr(discovery, "CAPACITY", options.pop("capacity"))
     calls = []
-    compiled_run = RreqFloods.run
-    monkeypatch.setattr(RreqFloods, "run",
+    compiled_run = RouteDiscoveries.run
+    monkeypatch.setattr(RouteDiscoveries, "run",
                         lambda self, *a: calls.append(1) or compiled_run(self, *a))
     out, attrs = _mobile_aodv_run(seed, jitter=jitter, loss=loss, **options)
-    monkeypatch.setattr(Aodv, "compiled_floods", lambda self, host: None)
+    monkeypatch.setattr(Aodv, "compiled_loop", lambda self, host: None)
     reference, reference_attrs = _mobile_aodv_run(seed, jitter=jitter, loss=loss,
                                                   **options)
-    assert len(calls) > 100   # the floods did run compiled
+    assert len(calls) > 100   # the loop did run
     pd.testing.assert_frame_equal(out, reference)
     pd.testing.assert_frame_equal(attrs["control"], reference_attrs["control"])
     assert (attrs["hops"], attrs["routing"]) == (reference_attrs["hops"],
@@ -210,10 +211,10 @@ def test_aodv_floods_run_compiled_as_the_protocols_python_runs_them(monkeypatch,
     assert attrs["routing"]["control_sent"]["RREQ"] > 1000
 
 
-def test_aodv_floods_refuse_a_node_that_hears_itself():
+def test_aodv_discoveries_refuse_a_node_that_hears_itself():
     """A node with a link to itself (input validation refuses one, but a network built
     in code may hold it) would hear its own RREQs and send them again without end:
-    the compiled floods say so instead."""
+    the compiled loop says so instead."""
     g = line(4)
     g.add_edge(2, 2, cost=1.0, delay=0.01, bandwidth=1e5)
     tr = RoutedTransport(Network(Epochs([0.0], [g])), None, seed=1, routing="aodv",

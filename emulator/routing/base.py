@@ -136,10 +136,11 @@ class Protocol:
             self._uniforms = self.rng.random(1024).tolist()
         return self._uniforms.pop()
 
-    def compiled_floods(self, host):
-        """What takes this protocol's floods in a compiled loop beside the host's
-        calendar on the links medium (AODV's :class:`~.aodv.flood.RreqFloods`), None
-        for none."""
+    def compiled_loop(self, host):
+        """What runs some of this protocol's packets in a compiled loop beside the
+        host's calendar on the links medium (AODV's route discoveries:
+        :class:`~.aodv.discovery.RouteDiscoveries`), None for none. The host asks at
+        its first advance, and hands it the packets it :meth:`takes`."""
         return None
 
     def start(self, t: float) -> None:

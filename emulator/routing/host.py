@@ -230,17 +230,17 @@ class RoutedTransport(Transport):
         # it (see _push)
         self._now: deque = deque()
         self._now_t = -math.inf
-        # a protocol's packets in a compiled loop of their own (links medium, no
-        # batteries: set at the first advance)
-        self._floods = None
+        # a protocol's packets in a compiled loop of their own, beside the calendar
+        # (links medium, no batteries: set at the first advance)
+        self._compiled = None
 
     # -- the Host contract ------------------------------------------------------------
     def send_control(self, t: float, node: int, dst: int, control: Control,
                      size_bytes: int) -> None:
         """Send ``control`` one hop from ``node`` at ``t`` (to ``dst`` or everyone)."""
-        if self._floods is not None and self._floods.takes(control.type, dst):
+        if self._compiled is not None and self._compiled.takes(control.type, dst):
             self._seq += 1
-            self._floods.file(t, node, dst, self._seq, self._next_control_id, control,
+            self._compiled.file(t, node, dst, self._seq, self._next_control_id, control,
                               size_bytes, _READY)
             self._next_control_id -= 1
             return
@@ -305,9 +305,9 @@ class RoutedTransport(Transport):
         if not self._started:
             self._started = True
             if self.medium == "links" and self.energy is None:
-                self._floods = self.protocol.compiled_floods(self)
+                self._compiled = self.protocol.compiled_loop(self)
             self.protocol.start(0.0)
-        floods = self._floods
+        compiled = self._compiled
         cal, pop = self._calendar, heapq.heappop
         sends, take = self._sends, self._sends.popleft
         now, take_now = self._now, self._now.popleft
@@ -326,12 +326,12 @@ class RoutedTransport(Transport):
                 queue = None
             if now and (queue is None or now[0] < queue[0]):
                 queue = now
-            if floods is not None:
-                head = floods.head
+            if compiled is not None:   # a protocol's own loop, beside the calendar
+                head = compiled.head
                 if head is not None and (queue is None or head < queue[0]):
                     if head[0] >= until:
                         break
-                    floods.run(None if queue is None else queue[0], until, _READY)
+                    compiled.run(None if queue is None else queue[0], until, _READY)
                     continue
             if instant is not None:
                 if queue is None or queue[0][0] != instant:
@@ -389,10 +389,11 @@ class RoutedTransport(Transport):
         heapq.heappush(self._calendar, (t, _TIMER, seq, _MacFailure(msg, v, reason), u))
 
     def next_time(self) -> float:
-        """When the next event is due, the floods' own included (inf if none)."""
+        """When the next event is due, the compiled loop's own included (inf if
+        none)."""
         t = super().next_time()
-        floods = self._floods
-        return t if floods is None or floods.head is None else min(t, floods.head[0])
+        compiled = self._compiled
+        return t if compiled is None or compiled.head is None else min(t, compiled.head[0])
 
     def _forward(self, t: float, seq: int, msg, u: int, view) -> None:
         """A data packet (or a notice) ``msg`` is at ``u`` at ``t`` (``view`` in force):
@@ -492,8 +493,8 @@ class RoutedTransport(Transport):
                       self._alive_arrays):
             cache.clear()
         self._zones_of = None
-        if self._floods is not None:
-            self._floods.forget_views()
+        if self._compiled is not None:
+            self._compiled.forget_views()
 
     def _broadcast(self, ready: float, hop, max_wait: float = math.inf) -> float | None:
         """One transmission from ``u``, ready at ``ready``, heard by each neighbour with

@@ -47,7 +47,7 @@ import numpy as np
 from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
                                            gone_neighbours, hear_neighbour, hear_rerr,
                                            hear_rrep, hear_rreq)
-from emulator.routing.aodv.flood import RreqFloods
+from emulator.routing.aodv.discovery import RouteDiscoveries
 from emulator.routing.aodv.packets import Rerr, Rrep, RrepAck, Rreq
 from emulator.routing.aodv.rqueue import RequestQueue
 from emulator.routing.aodv.rtable import (NEXT, VALID, RouteTable, lost_cells, new_routes,
@@ -66,17 +66,27 @@ class _Node:
     packets, discoveries in progress (the neighbours it has heard and the RREQs it has
     seen are the protocol's arrays)."""
 
-    __slots__ = ("at", "seq", "rreq_id", "table", "queue", "discovery", "rreqs",
+    __slots__ = ("at", "_seqs", "rreq_id", "table", "queue", "discovery", "rreqs",
                  "rerrs")
 
-    def __init__(self, at: int, queue_length: int, table: RouteTable):
+    def __init__(self, at: int, queue_length: int, table: RouteTable, seqs: np.ndarray):
         self.at = at
-        self.seq, self.rreq_id = 0, 0
+        self._seqs = seqs   # every node's sequence number, by position
+        self.rreq_id = 0
         self.table = table
         self.queue = RequestQueue(queue_length)
         self.discovery: dict[int, list] = {}   # dst -> [ttl, retries, current RREQ ID]
         # [end of the rate limit's second, RREQs originated / RERRs sent within it]
         self.rreqs, self.rerrs = [0.0, 0], [0.0, 0]
+
+    @property
+    def seq(self) -> int:
+        """The node's own sequence number."""
+        return int(self._seqs[self.at])
+
+    @seq.setter
+    def seq(self, value: int) -> None:
+        self._seqs[self.at] = value
 
 
 class Aodv(Protocol):
@@ -110,6 +120,7 @@ class Aodv(Protocol):
         #: Whether a node has a discovery in progress for a destination (by positions):
         #: a RREP back at a node that has none changes nothing.
         self.discovering = np.zeros((n, n), np.bool_)
+        self.seqs = np.zeros(n, np.int64)   # every node's own sequence number
         self._latest = new_latest(n)
         #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
         self.seen = Seen()
@@ -117,13 +128,13 @@ class Aodv(Protocol):
         self._state = {
             u: _Node(i, p["queue_length"],
                      RouteTable(self._lifetimes, self._routes, i, self.position,
-                                self.nodes))
+                                self.nodes), self.seqs)
             for i, u in enumerate(self.nodes)}
 
-    def compiled_floods(self, host):
-        """The RREQ floods in one compiled loop beside the host's calendar
-        (:mod:`.flood`), which reads the host's positions as its own."""
-        return RreqFloods(host, self) if host._gids.tolist() == self.nodes else None
+    def compiled_loop(self, host):
+        """Route discoveries (RREQs and RREPs) in one compiled loop beside the host's
+        calendar (:mod:`.discovery`), which reads the host's positions as its own."""
+        return RouteDiscoveries(host, self) if host._gids.tolist() == self.nodes else None
 
     # -- timers -------------------------------------------------------------------------
     def start(self, t: float) -> None:

@@ -1,36 +1,44 @@
-"""AODV's RREQ floods in one compiled loop: a RREQ sent, heard and sent on without
-coming back to Python (the links medium).
+"""AODV's route discoveries in one compiled loop: RREQs flooded and RREPs sent back
+without coming back to Python (the links medium, without batteries).
 
-A flood is most of an AODV run: at 200 mobile nodes and 10^5 messages 1.51 M of the
-host's 3.70 M events are RREQs, 755 k ready at their sender and 754 k groups of
-receivers hearing one (docs/NOTES.md, "What step (3) has to carry, counted"). Handled
-one at a time by the host's Python they cost about 18 us a broadcast with its groups.
-Here they have a calendar of their own, in arrays, beside the host's: the host's loop
-takes the least of its queues' heads and this calendar's, and while this calendar's
-is the least, :func:`run` takes its events in the same ``(time, rank, number)`` order,
-numbered from the host's counter, so the run is the one the host's Python made, event
-for event and draw for draw:
+Route discovery is most of an AODV run: at 200 mobile nodes and 10^5 messages, 1.51 M
+of the host's 3.70 M events are RREQs (755 k ready at their sender, 754 k groups of
+receivers hearing one) and 1.50 M are RREPs (docs/NOTES.md, "What step (3) has to
+carry, counted"). Handled one at a time by the host's Python they cost about 18 us a
+broadcast with its groups. Here they have a calendar of their own, in arrays, beside
+the host's: the host's loop takes the least of its queues' heads and this calendar's,
+and while this calendar's is the least, :func:`run` takes its events in the same
+``(time, rank, number)`` order, numbered from the host's counter, so the run is the
+one the host's Python made, event for event and draw for draw:
 
 - a RREQ ready at its sender (if it is up) is broadcast by the fan-out's rules
-  (:func:`emulator.routing.fanout.hear`): the transmission's ledger row and control
-  log entry are staged for the host, its receivers filed in groups;
+  (:func:`emulator.routing.fanout.hear`), its receivers filed in groups;
 - a group hearing it is walked (:func:`emulator.routing.aodv.receive.hear_rreq`), and
-  each receiver it is new to rebroadcasts it (filed at once, as the host's Python
-  did) or answers it: the RREPs are Python's, so the answer's event numbers and
-  message ids are kept for it, and once the group is done Python sends the answers
-  with them (:data:`ANSWERS`), before any later event is taken.
+  each receiver it is new to rebroadcasts it or answers it (a RREP as the
+  destination, or from its own route, and one to the destination for a gratuitous
+  reply), filed at once in the receivers' order, as the protocol's Python does;
+- a RREP ready at its sender crosses its link by the unicast frame's rules
+  (:func:`emulator.routing.fanout.unicast`) and is heard by its next hop
+  (:func:`emulator.routing.aodv.receive.hear_rrep`), which relays it.
 
-:func:`run` returns to Python when its next event is not before the host's, or when
-it needs what only Python has: the view of another epoch, more uniforms, room in the
-duplicate table or in its own arrays, or answers sent. A group that holds its own
-sender (only a self-loop makes one: input validation refuses them) is an error
-(:data:`SELF_HEARD`).
+Every transmission's ledger row and control log entry are staged for the host, which
+takes them at each return. :func:`run` returns when its next event is not before the
+host's, or when it needs what only Python has: the view of another epoch, uniforms,
+room in the duplicate table or in its own arrays; and it hands Python what Python
+does: a MAC's failure (no link, or a frame lost or a receiver dead, learnt at the
+arrival: the timer's number kept), a RREP with the A flag (answered with a RREP-ACK),
+a RREP back at an originator still discovering (its held packets go). After Python has
+filed something the host's loop looks again, since that may come first. A group that
+holds its own sender (only a self-loop makes one: input validation refuses them) is an
+error (:data:`SELF_HEARD`).
 
-Rows: a transmission of a RREQ is a row of ``packets`` (:data:`FIELDS`), held while an
-event refers to it (``refs``); a group's receivers are a row of ``groups``. An event
-is ``(time, number, packet row, node)`` with ``node`` the sender for a RREQ ready to
-go, ``-1 - group row`` for a group hearing it (every event here is of the host's rank
-"ready"). Positions are the protocol's (and the host's) node positions.
+Rows: a transmission is a row of ``packets`` (:data:`FIELDS`), held while an event
+refers to it (``refs``); a group's receivers are a row of ``groups``. An event is
+``(time, number, packet row, node)`` with ``node`` the sender of a packet ready to go
+or a RREP's next hop hearing it, ``-1 - group row`` for a group hearing a RREQ (every
+event here is of the host's rank "ready"). Nodes are the protocol's (and the host's)
+positions. The shared medium (the channel's queue) and batteries (each frame's energy)
+are the host's Python's still.
 """
 from __future__ import annotations
 
@@ -40,8 +48,10 @@ import numpy as np
 from numba import njit
 
 from emulator.hop_kernel import HEAP_SIZE, _calendar_pop, calendar_push, new_calendar
+from emulator.routing.aodv.packets import Rrep
 from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
                                            hear_rrep, hear_rreq)
+from emulator.routing.aodv.rtable import HOPS, NEXT, SEQ as ROUTE_SEQ
 from emulator.routing.fanout import (EXPIRED, NEED_UNIFORMS, NEED_VIEW, Fanout, hear,
                                      unicast)
 
@@ -58,24 +68,21 @@ TYPES = ("RREQ", "RREP")
 _RREQ, _RREP = 0, 1
 
 #: What :func:`run` returns: its next event is not before the host's (or it has none);
-#: the view in force at ``floats[ASK]`` is wanted for a RREQ ready then; who is up at
-#: the fan-out's asked arrival; more uniforms; room in the duplicate table for
-#: ``ints[ROOM]`` keys at ``floats[ASK]``; room in the arrays; the current group's
-#: ``ints[N_ANSWERS]`` answers (``answers``' columns) are Python's to send; the next
-#: group holds its sender.
-(IDLE, NEED_READY_VIEW, NEED_ALIVE, NEED_UNIFORMS_BACK, NEED_SEEN, NEED_ROOM, ANSWERS,
- SELF_HEARD, NEED_POOL, NEED_ALIVE_AT, MAC_NOW, MAC_LATER, RREP_IN_PYTHON,
- ARRIVED_BACK) = range(14)
+#: the view in force at ``floats[ASK]`` is wanted for a packet ready then; who is up at
+#: the fan-out's asked arrival; more uniforms for the fan-out; room in the duplicate
+#: table for ``ints[ROOM]`` keys at ``floats[ASK]``; room in the arrays; the next group
+#: holds its sender; uniforms for a frame; who is up at a RREP's arrival
+#: ``floats[ASK]``; the current RREP's MAC failed at once, or will learn it at
+#: ``floats[ARRIVE]``; the current RREP (A flag) is Python's to hear; it is back at an
+#: originator still discovering.
+(IDLE, NEED_READY_VIEW, NEED_ALIVE, NEED_UNIFORMS_BACK, NEED_SEEN, NEED_ROOM, SELF_HEARD,
+ NEED_POOL, NEED_ALIVE_AT, MAC_NOW, MAC_LATER, RREP_IN_PYTHON, ARRIVED_BACK) = range(13)
 
 # what _unicast returns for a frame never sent (it waited too long for its link)
 _NOT_SENT = -1
 # ``ints``' fields (HEAP_SIZE is the calendar's, first)
 (_PHASE, SEQ, NEXT_ID, DRAWN, ROWS_FREE, GROUPS_FREE, STAGED, N_HOPS, N_LOST, N_DEAD,
- N_EXPIRED, N_ANSWERS, ROOM, CURRENT_ROW, CURRENT_NODE, LINK, DROPPED, MAC_SEQ,
- _INTS) = range(1, 20)
-# ``answers``' rows: the receiver, what it needs, the event number and control message
-# id its first packet takes, how many packets it sends
-_A_NODE, _A_NEEDS, _A_SEQ, _A_ID, _A_PACKETS = range(5)
+ N_EXPIRED, ROOM, CURRENT_ROW, CURRENT_NODE, LINK, DROPPED, MAC_SEQ, _INTS) = range(1, 19)
 # ``floats``' fields: the ready view's span, the arrival view's, the time asked about,
 # the current event's time
 RV_START, RV_END, AV_START, AV_END, ASK, CURRENT_T, START, ARRIVE, _FLOATS = range(9)
@@ -86,7 +93,10 @@ CAPACITY = 1024
 _BETWEEN, _SENDING, _SENT = 0, 1, 2
 # ``times``' fields (the protocol's timing, fixed for a run)
 _ACTIVE_ROUTE_TIMEOUT, _PATH_DISCOVERY_TIME, _NET_TRAVERSAL_TIME, _NODE_TRAVERSAL_TIME, \
-    _MAX_WAIT = range(5)
+    _MAX_WAIT, _MY_ROUTE_TIMEOUT = range(6)
+# ``consts``' fields: a RREP's size in bytes, whether answers for a neighbour ask for a
+# RREP-ACK
+_RREP_BYTES, _RREP_ACK = range(2)
 
 
 @njit(cache=True, inline="always")
@@ -121,14 +131,16 @@ def _new_row(packets_refs, free_rows, ints):
 def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_msg,
         cal_node, ints, floats, times, packets, refs, free_rows, groups, group_len,
         free_groups, out_floats, out_ints, first, last, bandwidths, costs, alive_ready,
-        head, attrs, link_costs, alive, packet_lifetimes, link_times, pool, ids, fan_ints, fan_floats, hello_on,
-        reorder, heard_at, heard_rank, heard_next, lifetimes, routes, latest, seen_keys,
-        seen_untils, seen_count, todo, last_broadcast, answers, discovering):
+        head, attrs, link_costs, alive, packet_lifetimes, link_times, pool, ids,
+        fan_ints, fan_floats, hello_on, reorder, heard_at, heard_rank, heard_next,
+        lifetimes, routes, latest, seen_keys, seen_untils, seen_count, todo,
+        last_broadcast, seqs, discovering, consts):
     """Take this calendar's events while they come before the host's next one
     ``(stop_t, stop_rank, stop_seq)`` and before ``until``; returns why it stopped (the
     module docstring). ``ints``/``floats``: the loop's state, which the host reads and
     writes between calls (the event counter, the next control id and the uniforms
-    drawn are the host's, handed over in them)."""
+    drawn are the host's, handed over in them). Its 50 arguments cost 1.4 us a call
+    to check (about 280 k calls at 10^5 messages)."""
     cal = (cal_time, cal_seq, cal_msg, cal_node)
     while True:
         phase = ints[_PHASE]
@@ -223,21 +235,20 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
             seen_count, todo, packets[row, _ORIG], packets[row, _ORIG_SEQ],
             packets[row, _RREQ_ID], packets[row, _DST], packets[row, _DST_SEQ], hops,
             packets[row, _TTL], reverse_lifetime)
-        if _answer_or_send_on(ints, floats, packets, refs, free_rows, groups, group_len,
-                              free_groups, todo, last_broadcast, answers, cal, listed):
-            return ANSWERS
+        _answer_or_send_on(ints, floats, times, consts, packets, refs, free_rows, groups,
+                           group_len, free_groups, todo, last_broadcast, seqs, routes,
+                           lifetimes, packet_lifetimes, cal, listed)
 
 
 @njit(cache=True, inline="always")
-def _answer_or_send_on(ints, floats, packets, refs, free_rows, groups, group_len,
-                       free_groups, todo, last_broadcast, answers, cal, count):
+def _answer_or_send_on(ints, floats, times, consts, packets, refs, free_rows, groups,
+                       group_len, free_groups, todo, last_broadcast, seqs, routes,
+                       lifetimes, packet_lifetimes, cal, count):
     """What the current group's walk left (``count`` receivers listed), in order: a
-    rebroadcast filed here, an answer kept for Python with its event numbers and ids
-    (a RREP, and one to the destination for a gratuitous reply with a route back:
-    ``Aodv.answer_rreq``); the group's rows let go. As the protocol's Python did it
-    (``Aodv._hear_rreq``). Returns whether there are answers."""
+    rebroadcast, or an answer (a RREP, and one to the destination for a gratuitous
+    reply with a route back), filed at once; then the group's rows let go. As the
+    protocol's Python does it (``Aodv._hear_rreq``, ``Aodv.answer_rreq``)."""
     row, group, t = ints[CURRENT_ROW], -1 - ints[CURRENT_NODE], floats[CURRENT_T]
-    ints[N_ANSWERS] = 0
     for j in range(count):
         k, needs, value = todo[0, j], todo[1, j], todo[2, j]
         if needs & REBROADCAST:
@@ -256,21 +267,48 @@ def _answer_or_send_on(ints, floats, packets, refs, free_rows, groups, group_len
             ints[NEXT_ID] -= 1
             ints[SEQ] += 1
             calendar_push(cal, ints, t, ints[SEQ], new, u)
-        elif needs & (DEST | ANSWER):
-            sent = 1
-            if needs & ANSWER and needs & REVERSE and packets[row, _GRATUITOUS]:
-                sent = 2
-            a = ints[N_ANSWERS]
-            answers[_A_NODE, a], answers[_A_NEEDS, a] = groups[group, k], needs
-            answers[_A_SEQ, a], answers[_A_ID, a] = ints[SEQ] + 1, ints[NEXT_ID]
-            answers[_A_PACKETS, a] = sent
-            ints[SEQ] += sent
-            ints[NEXT_ID] -= sent
-            ints[N_ANSWERS] = a + 1
+        elif needs & DEST:   # §6.6.1: with a fresh sequence number
+            u, sender = groups[group, k], packets[row, _SENDER]
+            seqs[u] = max(seqs[u], max(packets[row, _DST_SEQ], 0))   # None counts 0
+            _reply(t, u, sender, u, seqs[u], packets[row, _ORIG], 0,
+                   times[_MY_ROUTE_TIMEOUT], 0, consts[_RREP_BYTES], ints, refs,
+                   free_rows, packets, packet_lifetimes, cal)
+        elif needs & ANSWER:   # §6.6.2, and §6.6.3 with the G flag and a route back
+            u, sender = groups[group, k], packets[row, _SENDER]
+            orig, dst = packets[row, _ORIG], packets[row, _DST]
+            hops = routes[u, dst, HOPS]
+            # a destination that is a neighbour may hear us but not be heard: ask the
+            # node the RREP goes to for an acknowledgement (ns-3's rule)
+            ack = consts[_RREP_ACK] and hops == 1
+            _reply(t, u, sender, dst, routes[u, dst, ROUTE_SEQ], orig, hops,
+                   lifetimes[u, dst] - t, ack, consts[_RREP_BYTES], ints, refs, free_rows,
+                   packets, packet_lifetimes, cal)
+            if packets[row, _GRATUITOUS] and needs & REVERSE:
+                _reply(t, u, routes[u, dst, NEXT], orig, routes[u, orig, ROUTE_SEQ], dst,
+                       routes[u, orig, HOPS], lifetimes[u, orig] - t, 0,
+                       consts[_RREP_BYTES], ints, refs, free_rows, packets,
+                       packet_lifetimes, cal)
     free_groups[ints[GROUPS_FREE]] = group
     ints[GROUPS_FREE] += 1
     _release(refs, free_rows, ints, row)
-    return ints[N_ANSWERS] > 0
+
+
+@njit(cache=True, inline="always")
+def _reply(t, u, to, dst, dst_seq, orig, hops, lifetime, ack, size_bytes, ints, refs,
+           free_rows, packets, packet_lifetimes, cal):
+    """``u`` sends ``to`` a RREP of its route to ``dst`` for ``orig`` at ``t`` (the
+    protocol's ``_unicast``: the host's next event number and control message id)."""
+    row = _new_row(refs, free_rows, ints)
+    for f in range(len(FIELDS)):
+        packets[row, f] = 0
+    packets[row, _ORIG], packets[row, _DST], packets[row, _DST_SEQ] = orig, dst, dst_seq
+    packets[row, _HOPS], packets[row, _GRATUITOUS] = hops, ack
+    packets[row, _SIZE], packets[row, _SENDER], packets[row, _RECEIVER] = size_bytes, u, to
+    packets[row, _TYPE], packets[row, _MSG_ID] = _RREP, ints[NEXT_ID]
+    packet_lifetimes[row] = lifetime
+    ints[NEXT_ID] -= 1
+    ints[SEQ] += 1
+    calendar_push(cal, ints, t, ints[SEQ], row, u)
 
 
 @njit(cache=True, inline="always")
@@ -379,8 +417,8 @@ def _hear_rrep(t, u, row, ints, times, packets, refs, free_rows, packet_lifetime
     """Node ``u`` hears the RREP of ``row`` (the protocol's ``_on_rrep``): the routes'
     work (:func:`~.receive.hear_rrep`), then relayed to the next hop back, handed to
     Python at an originator still discovering (:data:`ARRIVED_BACK`: the packets it
-    held go), or let go. One with the A flag is Python's whole (:data:`RREP_IN_PYTHON`: it answers with
-    a RREP-ACK first)."""
+    held go), or let go. One with the A flag is Python's whole
+    (:data:`RREP_IN_PYTHON`: it answers with a RREP-ACK first)."""
     if packets[row, _GRATUITOUS]:
         _release(refs, free_rows, ints, row)
         return RREP_IN_PYTHON
@@ -390,18 +428,10 @@ def _hear_rrep(t, u, row, ints, times, packets, refs, free_rows, packet_lifetime
     to = hear_rrep(t, u, packets[row, _SENDER], hello_on, until, packets[row, _ORIG],
                    packets[row, _DST], packets[row, _DST_SEQ], hops, t + lifetime, until,
                    heard_at, heard_rank, heard_next, lifetimes, routes)
-    if to >= 0:   # relayed: rrep._replace(hops=hops), from u
-        new = _new_row(refs, free_rows, ints)
-        for f in range(len(FIELDS)):
-            packets[new, f] = packets[row, f]
-        packet_lifetimes[new] = lifetime
-        packets[new, _HOPS] = hops
-        packets[new, _GRATUITOUS] = 0
-        packets[new, _SENDER], packets[new, _RECEIVER] = u, to
-        packets[new, _MSG_ID] = ints[NEXT_ID]
-        ints[NEXT_ID] -= 1
-        ints[SEQ] += 1
-        calendar_push(cal, ints, t, ints[SEQ], new, u)
+    if to >= 0:   # relayed: Rrep(dst, dst_seq, orig, hops, lifetime), from u
+        _reply(t, u, to, packets[row, _DST], packets[row, _DST_SEQ], packets[row, _ORIG],
+               hops, lifetime, 0, packets[row, _SIZE], ints, refs, free_rows, packets,
+               packet_lifetimes, cal)
     _release(refs, free_rows, ints, row)
     if to == ARRIVED and discovering[u, packets[row, _DST]]:
         return ARRIVED_BACK
@@ -423,18 +453,12 @@ def _stage(ints, out_floats, out_ints, start, cost, u, msg_id, size, v, lost, ki
 def file_rrep(t, node, seq, msg_id, receiver, orig, dst, dst_seq, hops, lifetime, ack,
               size_bytes, cal_time, cal_seq, cal_msg, cal_node, ints, refs, free_rows,
               packets, packet_lifetimes):
-    """File a RREP ready at ``node`` at ``t`` (number ``seq``) for ``receiver`` that
-    Python sent; the caller has made room."""
-    row = _new_row(refs, free_rows, ints)
-    for f in range(len(FIELDS)):
-        packets[row, f] = 0
-    packets[row, _ORIG], packets[row, _DST], packets[row, _DST_SEQ] = orig, dst, dst_seq
-    packets[row, _HOPS], packets[row, _GRATUITOUS] = hops, ack
-    packets[row, _SIZE], packets[row, _SENDER], packets[row, _MSG_ID] = (size_bytes, node,
-                                                                        msg_id)
-    packets[row, _TYPE], packets[row, _RECEIVER] = _RREP, receiver
-    packet_lifetimes[row] = lifetime
-    calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
+    """File a RREP ready at ``node`` at ``t`` (number ``seq``, message ``msg_id``) for
+    ``receiver`` that Python sent; the caller has made room."""
+    ints[SEQ], ints[NEXT_ID] = seq - 1, msg_id   # the host's, handed over at each run
+    _reply(t, node, receiver, dst, dst_seq, orig, hops, lifetime, ack, size_bytes, ints,
+           refs, free_rows, packets, packet_lifetimes,
+           (cal_time, cal_seq, cal_msg, cal_node))
 
 
 @njit(cache=True, _nrt=False)
@@ -451,11 +475,12 @@ def file_rreq(t, node, seq, msg_id, orig, orig_seq, rreq_id, dst, dst_seq, hops,
     calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
 
 
-class RreqFloods:
-    """The RREQ floods of an AODV run on the links medium, beside the host's calendar
-    (:class:`~emulator.routing.host.RoutedTransport`): :meth:`file` takes a RREQ the
-    protocol's Python sent, :meth:`run` takes the floods' events before the host's
-    next one, and :attr:`head` is the next event's ``(time, rank, number)``."""
+class RouteDiscoveries:
+    """The route discoveries of an AODV run on the links medium, beside the host's
+    calendar (:class:`~emulator.routing.host.RoutedTransport`): :meth:`file` takes a
+    RREQ or RREP the protocol's Python sent, :meth:`run` takes the loop's events
+    before the host's next one, and :attr:`head` is the next event's ``(time, rank,
+    number)``."""
 
     def __init__(self, host, protocol):
         self.host, self.protocol = host, protocol
@@ -468,7 +493,8 @@ class RreqFloods:
         p = protocol.params
         self.times = np.array([p["active_route_timeout"], protocol.path_discovery_time,
                                protocol.net_traversal_time, p["node_traversal_time"],
-                               host.max_wait])
+                               host.max_wait, protocol.my_route_timeout])
+        self.consts = np.array([Rrep(0, 0, 0, 0, 0.0).bytes(), p["rrep_ack"]], np.int64)
         self.calendar = new_calendar(capacity)
         self.packets = np.zeros((capacity, len(FIELDS)), np.int64)
         self.refs = np.zeros(capacity, np.int64)
@@ -482,7 +508,6 @@ class RreqFloods:
         self.out_floats = np.zeros((2, 4096))
         self.out_ints = np.zeros((6, 4096), np.int64)
         self.ids = np.arange(n, dtype=np.int64)   # the groups hold positions
-        self.answers = np.zeros((5, n), np.int64)
         self.fan = Fanout(n)
         self._views: dict = {}    # by epoch: a ready view's arrays (_ready_view)
         #: ``(time, rank, number)`` of the next event, None for none.
@@ -540,8 +565,8 @@ class RreqFloods:
                        protocol.hello_on, host.reorder, protocol._heard_at,
                        protocol._heard_rank, protocol._heard_next, protocol._lifetimes,
                        protocol._routes, protocol._latest, seen_keys, seen_untils,
-                       seen_count, protocol._todo, protocol._last_broadcast, self.answers,
-                       protocol.discovering)
+                       seen_count, protocol._todo, protocol._last_broadcast, protocol.seqs,
+                       protocol.discovering, self.consts)
             host._seq, host._next_control_id, host._drawn = (
                 int(ints[SEQ]), int(ints[NEXT_ID]), int(ints[DRAWN]))
             self._hand_over()
@@ -566,9 +591,9 @@ class RreqFloods:
                 host._alive_at(floats[ASK].item(),
                                host._gids[self.packets[row, _RECEIVER]].item())
             elif code == SELF_HEARD:
-                raise ValueError(f"node {self.protocol.nodes[ints[CURRENT_NODE]]} hears its "
-                                 "own broadcasts: the network has a link from a node to "
-                                 "itself (expected none)")
+                node = self.protocol.nodes[ints[CURRENT_NODE]]
+                raise ValueError(f"node {node} hears its own broadcasts: the network has "
+                                 "a link from a node to itself (expected none)")
             else:   # Python files something: it may come before the next event here
                 self._in_python(code)
                 break
@@ -606,31 +631,11 @@ class RreqFloods:
                 host.control_lost[reason] += int(ints[field])
                 ints[field] = 0
 
-    def _answer(self) -> None:
-        """The current group's answers, sent by the protocol's Python with the event
-        numbers and message ids :func:`run` kept for them."""
-        host, ints, nodes = self.host, self.ints, self.protocol.nodes
-        # the group's row was let go, but nothing has taken it since
-        row, t = int(ints[CURRENT_ROW]), self.floats[CURRENT_T].item()
-        rreq, sender = self._rreq(row), nodes[self.packets[row, _SENDER]]
-        last_seq, last_id = host._seq, host._next_control_id
-        count = int(ints[N_ANSWERS])
-        for u, needs, seq, msg_id, sent in zip(*self.answers[:, :count].tolist()):
-            host._seq, host._next_control_id = seq - 1, msg_id
-            self.protocol.answer_rreq(t, nodes[u], sender, rreq, needs)
-            if host._seq != seq - 1 + sent:
-                raise RuntimeError("AODV's answer to a RREQ sent %d packets, the flood "
-                                   "kept room for %d" % (host._seq - seq + 1, sent))
-        host._seq, host._next_control_id = last_seq, last_id
-
     def _in_python(self, code: int) -> None:
-        """What the loop hands to the protocol's or the host's Python: the group's
-        answers; a RREP whose sender's MAC failed now (no link) or will learn it failed
+        """What the loop hands to the protocol's or the host's Python: a RREP whose
+        sender's MAC failed now (no link) or will learn it failed
         at its arrival; a RREP with the A flag heard; a RREP back at its originator."""
         host, ints, nodes = self.host, self.ints, self.protocol.nodes
-        if code == ANSWERS:
-            self._answer()
-            return
         # the current row was let go, but nothing has taken it since
         row, t = int(ints[CURRENT_ROW]), self.floats[CURRENT_T].item()
         u = nodes[ints[CURRENT_NODE]]
@@ -658,14 +663,6 @@ class RreqFloods:
         return Message(f[_MSG_ID], "routing", nodes[f[_SENDER]], nodes[f[_RECEIVER]],
                        self.floats[CURRENT_T].item(), size / self.host.bytes_per_unit,
                        size, Control("RREP", rrep))
-
-    def _rreq(self, row: int):
-        from emulator.routing.aodv.packets import Rreq
-        f = self.packets[row].tolist()
-        nodes = self.protocol.nodes
-        return Rreq(nodes[f[_ORIG]], f[_ORIG_SEQ], f[_RREQ_ID], nodes[f[_DST]],
-                    None if f[_DST_SEQ] < 0 else f[_DST_SEQ], f[_HOPS], f[_TTL],
-                    bool(f[_GRATUITOUS]))
 
     # -- room and views -----------------------------------------------------------------
     def _make_room(self) -> None:
