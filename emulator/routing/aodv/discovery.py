@@ -81,8 +81,8 @@ _RREQ, _RREP = 0, 1
 # what _unicast returns for a frame never sent (it waited too long for its link)
 _NOT_SENT = -1
 # ``ints``' fields (HEAP_SIZE is the calendar's, first)
-(_PHASE, SEQ, NEXT_ID, DRAWN, ROWS_FREE, GROUPS_FREE, STAGED, N_HOPS, N_LOST, N_DEAD,
- N_EXPIRED, ROOM, CURRENT_ROW, CURRENT_NODE, LINK, DROPPED, MAC_SEQ, _INTS) = range(1, 19)
+(_PHASE, SEQ, NEXT_ID, DRAWN, ROWS_FREE, GROUPS_FREE, STAGED, N_LOST, N_DEAD,
+ N_EXPIRED, ROOM, CURRENT_ROW, CURRENT_NODE, LINK, DROPPED, MAC_SEQ, _INTS) = range(1, 18)
 # ``floats``' fields: the ready view's span, the arrival view's, the time asked about,
 # the current event's time
 RV_START, RV_END, AV_START, AV_END, ASK, CURRENT_T, START, ARRIVE, _FLOATS = range(9)
@@ -446,7 +446,6 @@ def _stage(ints, out_floats, out_ints, start, cost, u, msg_id, size, v, lost, ki
     out_ints[0, s], out_ints[1, s], out_ints[2, s] = u, msg_id, size
     out_ints[3, s], out_ints[4, s], out_ints[5, s] = v, lost, kind
     ints[STAGED] = s + 1
-    ints[N_HOPS] += 1
 
 
 @njit(cache=True, _nrt=False)
@@ -510,6 +509,9 @@ class RouteDiscoveries:
         self.ids = np.arange(n, dtype=np.int64)   # the groups hold positions
         self.fan = Fanout(n)
         self._views: dict = {}    # by epoch: a ready view's arrays (_ready_view)
+        self._kept = self._args = None   # run's arguments (_arguments)
+        gids = host._gids.tolist()
+        self._gids = None if gids == list(range(n)) else gids   # None: ids are positions
         #: ``(time, rank, number)`` of the next event, None for none.
         self.head = None
 
@@ -554,21 +556,9 @@ class RouteDiscoveries:
             floats[AV_START], floats[AV_END] = host._v_start, host._v_end
             ints[SEQ], ints[NEXT_ID], ints[DRAWN] = (host._seq, host._next_control_id,
                                                       host._drawn)
-            ready = self._ready
-            seen_keys, seen_untils, seen_count = protocol.seen.arrays()
-            code = run(stop_t, stop_rank, stop_seq, until, rank, *self.calendar, ints,
-                       floats, self.times, self.packets, self.refs, self.free_rows,
-                       self.groups, self.group_len, self.free_groups, self.out_floats,
-                       self.out_ints, *ready, host._alive_array(), self.lifetimes,
-                       host._link_times,
-                       host._pool, self.ids, self.fan.ints, self.fan.floats,
-                       protocol.hello_on, host.reorder, protocol._heard_at,
-                       protocol._heard_rank, protocol._heard_next, protocol._lifetimes,
-                       protocol._routes, protocol._latest, seen_keys, seen_untils,
-                       seen_count, protocol._todo, protocol._last_broadcast, protocol.seqs,
-                       protocol.discovering, self.consts)
+            code = run(stop_t, stop_rank, stop_seq, until, rank, *self._arguments())
             host._seq, host._next_control_id, host._drawn = (
-                int(ints[SEQ]), int(ints[NEXT_ID]), int(ints[DRAWN]))
+                ints.item(SEQ), ints.item(NEXT_ID), ints.item(DRAWN))
             self._hand_over()
             if code == IDLE:
                 break
@@ -606,30 +596,55 @@ class RouteDiscoveries:
         self._views.clear()
         self._forget_ready_view()
 
+    def _arguments(self) -> tuple:
+        """:func:`run`'s arguments after the stop, made again only when one of them is
+        another array (room grown, another view, uniforms refilled, the duplicate table
+        remade): about 2 us a call to gather, against 280 k calls."""
+        host, protocol = self.host, self.protocol
+        alive, pool, seen = host._alive_array(), host._pool, protocol.seen.keys
+        kept = self._kept
+        if kept is None or kept[0] is not alive or kept[1] is not pool or \
+                kept[2] is not seen:
+            self._kept = (alive, pool, seen)
+            self._args = (
+                *self.calendar, self.ints, self.floats, self.times, self.packets,
+                self.refs, self.free_rows, self.groups, self.group_len,
+                self.free_groups, self.out_floats, self.out_ints, *self._ready, alive,
+                self.lifetimes, host._link_times, pool, self.ids, self.fan.ints,
+                self.fan.floats, protocol.hello_on, host.reorder, protocol._heard_at,
+                protocol._heard_rank, protocol._heard_next, protocol._lifetimes,
+                protocol._routes, protocol._latest, *protocol.seen.arrays(),
+                protocol._todo, protocol._last_broadcast, protocol.seqs,
+                protocol.discovering, self.consts)
+        return self._args
+
     # -- what run hands over ----------------------------------------------------------
     def _hand_over(self) -> None:
         """The transmissions staged since the last call into the host's control log and
-        ledger, and the counts into its figures."""
+        ledger, and the counts into its figures. At every return (Python may log
+        next), so it is read as lists: a few rows each time."""
         ints, host = self.ints, self.host
-        count = int(ints[STAGED])
+        count = ints.item(STAGED)
         if count:
-            starts = self.out_floats[0, :count]
-            nodes, msg_ids, sizes, receivers, lost, types = self.out_ints[:, :count]
-            nodes = host._gids[nodes]
-            receivers = np.where(receivers < 0, receivers, host._gids[receivers])
-            host.control_log.extend(starts.tolist(), nodes.tolist(),
-                                    [TYPES[k] for k in types.tolist()], sizes.tolist())
+            nodes, msg_ids, sizes, receivers, lost, types = \
+                self.out_ints[:, :count].tolist()
+            starts, costs = self.out_floats[:, :count].tolist()
+            gids = self._gids
+            if gids is not None:
+                nodes = [gids[u] for u in nodes]
+                receivers = [v if v < 0 else gids[v] for v in receivers]
+            host.control_log.extend(starts, nodes, [TYPES[k] for k in types], sizes)
             if host.ledger is not None:
                 _ledger_rows(host.ledger, starts, msg_ids, nodes, receivers, sizes,
-                             sizes / host.bytes_per_unit, self.out_floats[1, :count],
-                             lost)
-            host.hops += int(ints[N_HOPS])
-            ints[STAGED] = ints[N_HOPS] = 0
-        for field, reason in ((N_LOST, "link_loss"), (N_DEAD, "dead_node"),
-                              (N_EXPIRED, "queue_expired")):
-            if ints[field]:
-                host.control_lost[reason] += int(ints[field])
-                ints[field] = 0
+                             np.array(sizes) / host.bytes_per_unit, costs, lost)
+            host.hops += count
+            ints[STAGED] = 0
+        if ints.item(N_LOST) or ints.item(N_DEAD) or ints.item(N_EXPIRED):
+            for field, reason in ((N_LOST, "link_loss"), (N_DEAD, "dead_node"),
+                                  (N_EXPIRED, "queue_expired")):
+                if ints[field]:
+                    host.control_lost[reason] += int(ints[field])
+                    ints[field] = 0
 
     def _in_python(self, code: int) -> None:
         """What the loop hands to the protocol's or the host's Python: a RREP whose
@@ -674,16 +689,19 @@ class RouteDiscoveries:
             bigger = new_calendar(2 * len(self.calendar.time))
             for old, new in zip(self.calendar, bigger):
                 new[:size] = old[:size]
-            self.calendar = bigger
+            self.calendar, self._kept = bigger, None
         if ints[ROWS_FREE] <= n:
             self.packets, self.refs, self.lifetimes, self.free_rows = _doubled(
                 (self.packets, self.refs, self.lifetimes), self.free_rows, ints, ROWS_FREE)
+            self._kept = None
         if ints[GROUPS_FREE] <= n:
             self.groups, self.group_len, self.free_groups = _doubled(
                 (self.groups, self.group_len), self.free_groups, ints, GROUPS_FREE)
+            self._kept = None
 
     def _forget_ready_view(self) -> None:
         self.floats[RV_START], self.floats[RV_END] = math.inf, -math.inf
+        self._kept = None
         n = self.n
         self._ready = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n),
                        np.zeros(n), np.zeros(n, np.bool_), np.zeros(1, np.int64),
@@ -712,7 +730,7 @@ class RouteDiscoveries:
             if len(self._views) > 2:
                 del self._views[next(iter(self._views))]
             self._views[start] = found
-        self._ready = found
+        self._ready, self._kept = found, None
         self.floats[RV_START], self.floats[RV_END] = start, end
 
 
