@@ -67,16 +67,24 @@ FIELDS = ("orig", "orig_seq", "rreq_id", "dst", "dst_seq", "hops", "ttl", "gratu
 TYPES = ("RREQ", "RREP")
 _RREQ, _RREP = 0, 1
 
-#: What :func:`run` returns: its next event is not before the host's (or it has none);
-#: the view in force at ``floats[ASK]`` is wanted for a packet ready then; who is up at
-#: the fan-out's asked arrival; more uniforms for the fan-out; room in the duplicate
-#: table for ``ints[ROOM]`` keys at ``floats[ASK]``; room in the arrays; the next group
-#: holds its sender; uniforms for a frame; who is up at a RREP's arrival
-#: ``floats[ASK]``; the current RREP's MAC failed at once, or will learn it at
-#: ``floats[ARRIVE]``; the current RREP (A flag) is Python's to hear; it is back at an
-#: originator still discovering.
-(IDLE, NEED_READY_VIEW, NEED_ALIVE, NEED_UNIFORMS_BACK, NEED_SEEN, NEED_ROOM, SELF_HEARD,
- NEED_POOL, NEED_ALIVE_AT, MAC_NOW, MAC_LATER, RREP_IN_PYTHON, ARRIVED_BACK) = range(13)
+#: What :func:`run` returns (the host's Python does what it names, then calls again):
+#:
+#: - ``IDLE``: its next event is not before the host's next one (or it has none);
+#: - ``NEED_READY_VIEW``: the view in force at ``floats[ASK]``, for a packet ready then;
+#: - ``NEED_FAN_ALIVE``: who is up at the fan-out's asked arrival (``Fanout.ask_time``);
+#: - ``NEED_FAN_UNIFORMS``: more uniforms for the fan-out's walk;
+#: - ``NEED_SEEN``: room in the duplicate table for ``ints[ROOM]`` keys at ``floats[ASK]``;
+#: - ``NEED_ROOM``: room in the loop's arrays;
+#: - ``SELF_HEARD``: the next group holds its sender (an error);
+#: - ``NEED_FRAME_UNIFORMS``: the two uniforms a unicast frame may take;
+#: - ``NEED_FRAME_ALIVE``: who is up at the current RREP's arrival, ``floats[ASK]``;
+#: - ``MAC_NOW``: the current RREP's next hop is out of range (no link);
+#: - ``MAC_LATER``: its sender's MAC will learn at ``floats[ARRIVE]`` that it failed;
+#: - ``RREP_IN_PYTHON``: the current RREP (A flag) is Python's to hear;
+#: - ``BACK_AT_ORIGINATOR``: it is back at an originator still discovering.
+(IDLE, NEED_READY_VIEW, NEED_FAN_ALIVE, NEED_FAN_UNIFORMS, NEED_SEEN, NEED_ROOM,
+ SELF_HEARD, NEED_FRAME_UNIFORMS, NEED_FRAME_ALIVE, MAC_NOW, MAC_LATER, RREP_IN_PYTHON,
+ BACK_AT_ORIGINATOR) = range(13)
 
 # what _unicast returns for a frame never sent (it waited too long for its link)
 _NOT_SENT = -1
@@ -88,8 +96,8 @@ _NOT_SENT = -1
 RV_START, RV_END, AV_START, AV_END, ASK, CURRENT_T, START, ARRIVE, _FLOATS = range(9)
 #: The events, transmissions and groups there is room for at first (doubled as needed).
 CAPACITY = 1024
-# phases: between events, in a broadcast (resumed after NEED_ALIVE or
-# NEED_UNIFORMS_BACK), after a unicast's frame (resumed after NEED_ALIVE_AT)
+# phases: between events, in a broadcast (resumed after NEED_FAN_ALIVE or
+# NEED_FAN_UNIFORMS), after a unicast's frame (resumed after NEED_FRAME_ALIVE)
 _BETWEEN, _SENDING, _SENT = 0, 1, 2
 # ``times``' fields (the protocol's timing, fixed for a run)
 _ACTIVE_ROUTE_TIMEOUT, _PATH_DISCOVERY_TIME, _NET_TRAVERSAL_TIME, _NODE_TRAVERSAL_TIME, \
@@ -97,6 +105,12 @@ _ACTIVE_ROUTE_TIMEOUT, _PATH_DISCOVERY_TIME, _NET_TRAVERSAL_TIME, _NODE_TRAVERSA
 # ``consts``' fields: a RREP's size in bytes, whether answers for a neighbour ask for a
 # RREP-ACK
 _RREP_BYTES, _RREP_ACK = range(2)
+
+
+@njit(cache=True, inline="always")
+def _room(n):
+    """The free rows, groups and calendar entries an event of ``n`` nodes may need."""
+    return 2 * n + 2
 
 
 @njit(cache=True, inline="always")
@@ -121,6 +135,7 @@ def _release(packets_refs, free_rows, ints, row):
 
 @njit(cache=True, inline="always")
 def _new_row(packets_refs, free_rows, ints):
+    """A free packet row, referred to once."""
     ints[ROWS_FREE] -= 1
     row = free_rows[ints[ROWS_FREE]]
     packets_refs[row] = 1
@@ -166,10 +181,12 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         if not (t < until and _before(t, seq, stop_t, stop_rank, stop_seq, ready_rank)):
             return IDLE
         row, node = cal_msg[0], cal_node[0]
-        # room for what the event may file: a broadcast's groups (one a receiver at
-        # most), a group's rebroadcasts (one a receiver), a staged row
-        if (ints[ROWS_FREE] <= len(heard_at) or ints[GROUPS_FREE] <= len(heard_at)
-                or len(cal_time) - ints[HEAP_SIZE] <= len(heard_at) + 1
+        # room for what the event may file (numba checks no bounds): a broadcast's
+        # groups (one a receiver at most), a group's rebroadcasts and answers (two a
+        # receiver at most: a gratuitous reply), a staged row
+        room = _room(len(heard_at))
+        if (ints[ROWS_FREE] < room or ints[GROUPS_FREE] < room
+                or len(cal_time) - ints[HEAP_SIZE] < room
                 or ints[STAGED] >= out_floats.shape[1]):
             return NEED_ROOM
         if node >= 0:   # a packet ready at its sender, or a RREP at its next hop
@@ -179,7 +196,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
             rrep = packets[row, _TYPE] == _RREP
             sending = node == packets[row, _SENDER]
             if rrep and sending and len(pool) - ints[DRAWN] < 2:
-                return NEED_POOL   # a frame takes two uniforms at most
+                return NEED_FRAME_UNIFORMS   # a frame takes two uniforms at most
             _calendar_pop(cal, ints)
             if not alive_ready[node]:   # a dead node neither hears nor sends
                 _release(refs, free_rows, ints, row)
@@ -199,7 +216,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                 if code == IDLE:
                     code = _after_unicast(ints, floats, packets, refs, free_rows,
                                           out_floats, out_ints, link_costs, alive, cal)
-                    if code == NEED_ALIVE_AT:
+                    if code == NEED_FRAME_ALIVE:
                         ints[_PHASE] = _SENT
                 elif code == _NOT_SENT:
                     code = IDLE
@@ -323,9 +340,9 @@ def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free
         ints[DRAWN], resume, True, reorder, floats[AV_START], floats[AV_END], head, attrs,
         link_times, pool, alive, ids, fan_ints, fan_floats)
     if need == NEED_VIEW:
-        return NEED_ALIVE
+        return NEED_FAN_ALIVE
     if need == NEED_UNIFORMS:
-        return NEED_UNIFORMS_BACK
+        return NEED_FAN_UNIFORMS
     if need == EXPIRED:   # waited too long for its links: dropped at its sender
         ints[N_EXPIRED] += 1
         _release(refs, free_rows, ints, row)
@@ -397,7 +414,7 @@ def _after_unicast(ints, floats, packets, refs, free_rows, out_floats, out_ints,
     if not dropped:
         if not floats[AV_START] <= arrive < floats[AV_END]:
             floats[ASK] = arrive
-            return NEED_ALIVE_AT
+            return NEED_FRAME_ALIVE
         reached = alive[v]
     _stage(ints, out_floats, out_ints, floats[START], link_costs[ints[LINK]], u,
            packets[row, _MSG_ID], packets[row, _SIZE], v, dropped or not reached, _RREP)
@@ -416,7 +433,7 @@ def _hear_rrep(t, u, row, ints, times, packets, refs, free_rows, packet_lifetime
                cal):
     """Node ``u`` hears the RREP of ``row`` (the protocol's ``_on_rrep``): the routes'
     work (:func:`~.receive.hear_rrep`), then relayed to the next hop back, handed to
-    Python at an originator still discovering (:data:`ARRIVED_BACK`: the packets it
+    Python at an originator still discovering (:data:`BACK_AT_ORIGINATOR`: the packets it
     held go), or let go. One with the A flag is Python's whole
     (:data:`RREP_IN_PYTHON`: it answers with a RREP-ACK first)."""
     if packets[row, _GRATUITOUS]:
@@ -434,7 +451,7 @@ def _hear_rrep(t, u, row, ints, times, packets, refs, free_rows, packet_lifetime
                packet_lifetimes, cal)
     _release(refs, free_rows, ints, row)
     if to == ARRIVED and discovering[u, packets[row, _DST]]:
-        return ARRIVED_BACK
+        return BACK_AT_ORIGINATOR
     return IDLE   # relayed, let go, or back where no discovery waits for it
 
 
@@ -564,9 +581,9 @@ class RouteDiscoveries:
                 break
             if code == NEED_READY_VIEW:
                 self._ready_view(floats[ASK].item())
-            elif code == NEED_ALIVE:
+            elif code == NEED_FAN_ALIVE:
                 host._alive_at(self.fan.ask_time(), host._gids[ints[CURRENT_NODE]].item())
-            elif code == NEED_UNIFORMS_BACK:
+            elif code == NEED_FAN_UNIFORMS:
                 host._drawn = self.fan.taken()
                 host._refill_pool()
                 self.fan.restart_pool()
@@ -574,9 +591,9 @@ class RouteDiscoveries:
                 protocol.seen.reserve(floats[ASK].item(), int(ints[ROOM]))
             elif code == NEED_ROOM:
                 self._make_room()
-            elif code == NEED_POOL:
+            elif code == NEED_FRAME_UNIFORMS:
                 host._refill_pool()
-            elif code == NEED_ALIVE_AT:
+            elif code == NEED_FRAME_ALIVE:
                 row = ints[CURRENT_ROW]
                 host._alive_at(floats[ASK].item(),
                                host._gids[self.packets[row, _RECEIVER]].item())
@@ -654,7 +671,7 @@ class RouteDiscoveries:
         # the current row was let go, but nothing has taken it since
         row, t = int(ints[CURRENT_ROW]), self.floats[CURRENT_T].item()
         u = nodes[ints[CURRENT_NODE]]
-        if code == ARRIVED_BACK:
+        if code == BACK_AT_ORIGINATOR:
             self.protocol.rrep_arrived(t, u, nodes[self.packets[row, _DST]])
             return
         msg = self._message(row)
@@ -681,20 +698,20 @@ class RouteDiscoveries:
 
     # -- room and views -----------------------------------------------------------------
     def _make_room(self) -> None:
-        """Twice the room wherever less than a node count's is left (the staged rows
-        were handed over)."""
-        n, ints = self.n, self.ints
-        if len(self.calendar.time) - ints[HEAP_SIZE] <= n + 1:
+        """Twice the room wherever less than an event may need is left (:func:`_room`;
+        the staged rows were handed over)."""
+        room, ints = _room(self.n), self.ints
+        while len(self.calendar.time) - ints[HEAP_SIZE] < room:
             size = int(ints[HEAP_SIZE])
             bigger = new_calendar(2 * len(self.calendar.time))
             for old, new in zip(self.calendar, bigger):
                 new[:size] = old[:size]
             self.calendar, self._kept = bigger, None
-        if ints[ROWS_FREE] <= n:
+        while ints[ROWS_FREE] < room:
             self.packets, self.refs, self.lifetimes, self.free_rows = _doubled(
                 (self.packets, self.refs, self.lifetimes), self.free_rows, ints, ROWS_FREE)
             self._kept = None
-        if ints[GROUPS_FREE] <= n:
+        while ints[GROUPS_FREE] < room:
             self.groups, self.group_len, self.free_groups = _doubled(
                 (self.groups, self.group_len), self.free_groups, ints, GROUPS_FREE)
             self._kept = None
