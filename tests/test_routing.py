@@ -177,17 +177,19 @@ def _mobile_aodv_run(seed: int, *, jitter: float, loss: float, **deliver_options
     (1, 0.004, 0.05, {"routing_options": {"aodv": {"gratuitous_reply": True,
                                                     "rrep_ack": True}}}),
     (2, 0.0, 0.0, {"reorder": True, "queue_max_wait": 0.004, "capacity": 48}),
-    (3, 0.01, 0.2, {"routing_options": {"aodv": {"hello": False}}}),
+    (3, 0.01, 0.2, {"routing_options": {"aodv": {"hello": False,
+                                                  "rerr_ratelimit": 1}}}),
 ])
 def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeypatch,
                                                                          seed, jitter,
                                                                          loss, options):
-    """Route discoveries in their compiled loop (aodv.discovery: RREQs, answers and
-    RREPs) against the host's Python, which ran every RREQ and RREP before it (and
-    still does on the shared medium): the same deliveries, control log and figures,
+    """Route discoveries in their compiled loop (aodv.discovery: RREQs, answers, RREPs
+    and RERRs) against the host's Python, which ran them all before it (and still does
+    on the shared medium): the same deliveries, control log and figures,
     on moving nodes that die and come back, with jitter, losses (the MAC's failures
     handed back), gratuitous replies (two RREPs an answer), RREP-ACKs,
-    waits too long for a link, reordering, arrays grown from little and no HELLOs."""
+    waits too long for a link, reordering, arrays grown from little, no HELLOs and
+    RERRs passed on at one a second."""
     from emulator.routing.aodv import discovery
     from emulator.routing.aodv.discovery import RouteDiscoveries
     from emulator.routing.aodv.protocol import Aodv

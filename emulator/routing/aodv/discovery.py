@@ -50,8 +50,9 @@ from numba import njit
 from emulator.hop_kernel import HEAP_SIZE, _calendar_pop, calendar_push, new_calendar
 from emulator.routing.aodv.packets import Rrep
 from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
-                                           hear_rrep, hear_rreq)
-from emulator.routing.aodv.rtable import HOPS, NEXT, SEQ as ROUTE_SEQ
+                                           hear_rerr, hear_rrep, hear_rreq)
+from emulator.routing.aodv.rtable import HOPS, NEXT, SEQ as ROUTE_SEQ, lost_cells
+from emulator.routing.base import IP_UDP_BYTES
 from emulator.routing.fanout import (EXPIRED, NEED_UNIFORMS, NEED_VIEW, Fanout, hear,
                                      unicast)
 
@@ -60,12 +61,14 @@ from emulator.routing.fanout import (EXPIRED, NEED_UNIFORMS, NEED_VIEW, Fanout, 
 #: ``dst_seq``, ``hops``, ``gratuitous`` (its A flag) and ``receiver`` (its lifetime is
 #: in ``lifetimes``).
 FIELDS = ("orig", "orig_seq", "rreq_id", "dst", "dst_seq", "hops", "ttl", "gratuitous",
-          "size_bytes", "sender", "msg_id", "type", "receiver")
+          "size_bytes", "sender", "msg_id", "type", "receiver", "entries")
 (_ORIG, _ORIG_SEQ, _RREQ_ID, _DST, _DST_SEQ, _HOPS, _TTL, _GRATUITOUS, _SIZE, _SENDER,
- _MSG_ID, _TYPE, _RECEIVER) = range(len(FIELDS))
-#: The control types the loop carries (``packets[:, type]``), by code.
-TYPES = ("RREQ", "RREP")
-_RREQ, _RREP = 0, 1
+ _MSG_ID, _TYPE, _RECEIVER, _ENTRIES) = range(len(FIELDS))
+#: The control types the loop carries (``packets[:, type]``), by code. A RERR's list
+#: of unreachable destinations is ``lists[row, :, :entries]`` (positions over sequence
+#: numbers, as :func:`~.rtable.unreachable` reads it).
+TYPES = ("RREQ", "RREP", "RERR")
+_RREQ, _RREP, _RERR = 0, 1, 2
 
 #: What :func:`run` returns (the host's Python does what it names, then calls again):
 #:
@@ -101,10 +104,10 @@ CAPACITY = 1024
 _BETWEEN, _SENDING, _SENT = 0, 1, 2
 # ``times``' fields (the protocol's timing, fixed for a run)
 _ACTIVE_ROUTE_TIMEOUT, _PATH_DISCOVERY_TIME, _NET_TRAVERSAL_TIME, _NODE_TRAVERSAL_TIME, \
-    _MAX_WAIT, _MY_ROUTE_TIMEOUT = range(6)
+    _MAX_WAIT, _MY_ROUTE_TIMEOUT, _DELETE_PERIOD, _RATELIMIT_INTERVAL = range(8)
 # ``consts``' fields: a RREP's size in bytes, whether answers for a neighbour ask for a
-# RREP-ACK
-_RREP_BYTES, _RREP_ACK = range(2)
+# RREP-ACK, a RERR's size less 8 bytes an entry, RERRs a node may send a second
+_RREP_BYTES, _RREP_ACK, _RERR_BYTES, _RERR_RATELIMIT = range(4)
 
 
 @njit(cache=True, inline="always")
@@ -149,7 +152,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         head, attrs, link_costs, alive, packet_lifetimes, link_times, pool, ids,
         fan_ints, fan_floats, hello_on, reorder, heard_at, heard_rank, heard_next,
         lifetimes, routes, latest, seen_keys, seen_untils, seen_count, todo,
-        last_broadcast, seqs, discovering, consts):
+        last_broadcast, seqs, discovering, consts, lists, told, rerr_limits):
     """Take this calendar's events while they come before the host's next one
     ``(stop_t, stop_rank, stop_seq)`` and before ``until``; returns why it stopped (the
     module docstring). ``ints``/``floats``: the loop's state, which the host reads and
@@ -236,6 +239,18 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
             if groups[group, k] == sender:   # only a self-loop makes one
                 ints[CURRENT_NODE] = sender
                 return SELF_HEARD
+        if packets[row, _TYPE] == _RERR:
+            _calendar_pop(cal, ints)
+            ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
+            listed = hear_rerr(t, sender, groups[group, :count], hello_on,
+                               t + times[_ACTIVE_ROUTE_TIMEOUT], heard_at, heard_rank,
+                               heard_next, lifetimes, routes, todo,
+                               lists[row, :, :packets[row, _ENTRIES]],
+                               t + times[_DELETE_PERIOD], told)
+            _pass_on(ints, floats, times, consts, packets, refs, free_rows, groups,
+                     free_groups, todo, told, lists, rerr_limits, last_broadcast, cal,
+                     listed)
+            continue
         if seen_count[0] + count > len(seen_keys) // 2:
             floats[ASK], ints[ROOM] = t, count
             return NEED_SEEN
@@ -311,6 +326,58 @@ def _answer_or_send_on(ints, floats, times, consts, packets, refs, free_rows, gr
 
 
 @njit(cache=True, inline="always")
+def _pass_on(ints, floats, times, consts, packets, refs, free_rows, groups, free_groups,
+             todo, told, lists, rerr_limits, last_broadcast, cal, count):
+    """What the current group's RERR walk left (``count`` receivers listed), in order:
+    each that invalidated routes with precursors broadcasts a RERR of those
+    destinations (``told``, in turn) unless it sent RERR_RATELIMIT this second; then
+    the group's rows let go. As the protocol's Python does it (``Aodv._hear_rerr``,
+    ``Aodv._send_rerr``)."""
+    row, group, t = ints[CURRENT_ROW], -1 - ints[CURRENT_NODE], floats[CURRENT_T]
+    at = 0
+    for j in range(count):
+        k, many = todo[0, j], todo[2, j]
+        if many:
+            u = groups[group, k]
+            if _within_limit(t, rerr_limits, u, consts[_RERR_RATELIMIT],
+                             times[_RATELIMIT_INTERVAL]):
+                new = _new_row(refs, free_rows, ints)
+                for f in range(len(FIELDS)):
+                    packets[new, f] = 0
+                for e in range(many):
+                    lists[new, 0, e] = lists[row, 0, told[at + e]]
+                    lists[new, 1, e] = lists[row, 1, told[at + e]]
+                packets[new, _TYPE], packets[new, _ENTRIES] = _RERR, many
+                packets[new, _SIZE] = consts[_RERR_BYTES] + 8 * many
+                packets[new, _SENDER], packets[new, _RECEIVER] = u, -1
+                packets[new, _MSG_ID] = ints[NEXT_ID]
+                last_broadcast[u] = t
+                ints[NEXT_ID] -= 1
+                ints[SEQ] += 1
+                calendar_push(cal, ints, t, ints[SEQ], new, u)
+            at += many
+    free_groups[ints[GROUPS_FREE]] = group
+    ints[GROUPS_FREE] += 1
+    _release(refs, free_rows, ints, row)
+
+
+@njit(cache=True, inline="always")
+def _within_limit(t, limits, u, limit, interval):
+    """Count one more packet of ``u`` at ``t`` in ``limits[u]`` (the end of its second,
+    so far), the second starting over at every ``interval`` from 0; False, counting
+    nothing, once ``limit`` are in (``Aodv._within_limit``)."""
+    if t >= limits[u, 0]:   # a new second
+        end = (math.floor(t / interval) + 1) * interval
+        if end <= t:   # rounding: the next second ends after t
+            end += interval
+        limits[u, 0], limits[u, 1] = end, 0.0
+    if limits[u, 1] >= limit:
+        return False
+    limits[u, 1] += 1.0
+    return True
+
+
+@njit(cache=True, inline="always")
 def _reply(t, u, to, dst, dst_seq, orig, hops, lifetime, ack, size_bytes, ints, refs,
            free_rows, packets, packet_lifetimes, cal):
     """``u`` sends ``to`` a RREP of its route to ``dst`` for ``orig`` at ``t`` (the
@@ -332,8 +399,9 @@ def _reply(t, u, to, dst, dst_seq, orig, hops, lifetime, ack, size_bytes, ints, 
 def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free_groups,
           out_floats, out_ints, first, last, bandwidths, costs, head, attrs, alive,
           link_times, pool, ids, fan_ints, fan_floats, reorder, cal, ready_rank, resume):
-    """Broadcast the current RREQ from its sender (the host's ``_broadcast`` on the
-    links medium): the fan-out's walk, then the row staged and the groups filed."""
+    """Broadcast the current RREQ or RERR from its sender (the host's ``_broadcast``
+    on the links medium): the fan-out's walk, then the row staged and the groups
+    filed."""
     row, u, ready = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
     need, taken, lost, dead, count, heard, arrive, start, done = hear(
         ready, times[_MAX_WAIT], bandwidths[u], u, first[u], last[u], packets[row, _SIZE],
@@ -349,7 +417,7 @@ def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free
         return IDLE
     ints[DRAWN] = taken
     _stage(ints, out_floats, out_ints, start, costs[u], u, packets[row, _MSG_ID],
-           packets[row, _SIZE], -1, False, _RREQ)
+           packets[row, _SIZE], -1, False, packets[row, _TYPE])
     ints[N_LOST] += lost
     ints[N_DEAD] += dead
     # the groups, numbered as the host numbers them: the first one more than the last
@@ -478,6 +546,23 @@ def file_rrep(t, node, seq, msg_id, receiver, orig, dst, dst_seq, hops, lifetime
 
 
 @njit(cache=True, _nrt=False)
+def file_rerr(t, node, seq, msg_id, lost, size_bytes, cal_time, cal_seq, cal_msg,
+              cal_node, ints, refs, free_rows, packets, lists):
+    """File a RERR ready at ``node`` at ``t`` (number ``seq``) that Python sent, of the
+    destinations ``lost`` (positions over sequence numbers); the caller has made
+    room."""
+    row = _new_row(refs, free_rows, ints)
+    for f in range(len(FIELDS)):
+        packets[row, f] = 0
+    for e in range(lost.shape[1]):
+        lists[row, 0, e], lists[row, 1, e] = lost[0, e], lost[1, e]
+    packets[row, _TYPE], packets[row, _ENTRIES] = _RERR, lost.shape[1]
+    packets[row, _SIZE], packets[row, _SENDER] = size_bytes, node
+    packets[row, _RECEIVER], packets[row, _MSG_ID] = -1, msg_id
+    calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
+
+
+@njit(cache=True, _nrt=False)
 def file_rreq(t, node, seq, msg_id, orig, orig_seq, rreq_id, dst, dst_seq, hops, ttl,
               gratuitous, size_bytes, cal_time, cal_seq, cal_msg, cal_node, ints, refs,
               free_rows, packets):
@@ -485,7 +570,7 @@ def file_rreq(t, node, seq, msg_id, orig, orig_seq, rreq_id, dst, dst_seq, hops,
     caller has made room."""
     row = _new_row(refs, free_rows, ints)
     values = (orig, orig_seq, rreq_id, dst, dst_seq, hops, ttl, gratuitous, size_bytes,
-              node, msg_id, _RREQ, -1)
+              node, msg_id, _RREQ, -1, 0)
     for f in range(len(FIELDS)):
         packets[row, f] = values[f]
     calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
@@ -509,12 +594,16 @@ class RouteDiscoveries:
         p = protocol.params
         self.times = np.array([p["active_route_timeout"], protocol.path_discovery_time,
                                protocol.net_traversal_time, p["node_traversal_time"],
-                               host.max_wait, protocol.my_route_timeout])
-        self.consts = np.array([Rrep(0, 0, 0, 0, 0.0).bytes(), p["rrep_ack"]], np.int64)
+                               host.max_wait, protocol.my_route_timeout,
+                               protocol.delete_period, p["ratelimit_interval"]])
+        self.consts = np.array([Rrep(0, 0, 0, 0, 0.0).bytes(), p["rrep_ack"],
+                                IP_UDP_BYTES + 4, p["rerr_ratelimit"]], np.int64)
         self.calendar = new_calendar(capacity)
         self.packets = np.zeros((capacity, len(FIELDS)), np.int64)
         self.refs = np.zeros(capacity, np.int64)
         self.lifetimes = np.zeros(capacity)   # a RREP's
+        self.lists = np.zeros((capacity, 2, n), np.int64)   # a RERR's
+        self.told = np.zeros(n * n, np.int64)   # what a RERR walk writes
         self.free_rows = np.arange(capacity - 1, -1, -1, dtype=np.int64)
         self.ints[ROWS_FREE] = capacity
         self.groups = np.zeros((capacity, n), np.int64)
@@ -536,13 +625,13 @@ class RouteDiscoveries:
     @staticmethod
     def takes(kind: str, dst: int) -> bool:
         """Whether a control packet of type ``kind`` to ``dst`` goes through the loop: a
-        RREQ (broadcast) or a RREP (to a neighbour)."""
-        return kind == "RREQ" or (kind == "RREP" and dst >= 0)
+        RREQ or RERR (broadcast) or a RREP (to a neighbour)."""
+        return kind == "RREQ" or kind == "RERR" or (kind == "RREP" and dst >= 0)
 
     def file(self, t: float, node: int, dst: int, seq: int, msg_id: int, control,
              size_bytes: int, rank: int) -> None:
-        """The RREQ or RREP ``control`` is ready at ``node`` at ``t`` (to ``dst``), the
-        host's event number ``seq`` and control message ``msg_id``."""
+        """The RREQ, RREP or RERR ``control`` is ready at ``node`` at ``t`` (to
+        ``dst``), the host's event number ``seq`` and control message ``msg_id``."""
         self._make_room()
         pos, body = self.protocol.position, control.body
         if control.type == "RREQ":
@@ -551,6 +640,10 @@ class RouteDiscoveries:
                       -1 if body.dst_seq is None else body.dst_seq, body.hops, body.ttl,
                       int(body.gratuitous), size_bytes, *self.calendar, self.ints,
                       self.refs, self.free_rows, self.packets)
+        elif control.type == "RERR":
+            file_rerr(t, pos[node], seq, msg_id, lost_cells(body.unreachable, pos),
+                      size_bytes, *self.calendar, self.ints, self.refs, self.free_rows,
+                      self.packets, self.lists)
         else:
             file_rrep(t, pos[node], seq, msg_id, pos[dst], pos[body.orig], pos[body.dst],
                       body.dst_seq, body.hops, body.lifetime, int(body.ack), size_bytes,
@@ -632,7 +725,8 @@ class RouteDiscoveries:
                 protocol._heard_rank, protocol._heard_next, protocol._lifetimes,
                 protocol._routes, protocol._latest, *protocol.seen.arrays(),
                 protocol._todo, protocol._last_broadcast, protocol.seqs,
-                protocol.discovering, self.consts)
+                protocol.discovering, self.consts, self.lists, self.told,
+                protocol.rerr_limits)
         return self._args
 
     # -- what run hands over ----------------------------------------------------------
@@ -708,8 +802,9 @@ class RouteDiscoveries:
                 new[:size] = old[:size]
             self.calendar, self._kept = bigger, None
         while ints[ROWS_FREE] < room:
-            self.packets, self.refs, self.lifetimes, self.free_rows = _doubled(
-                (self.packets, self.refs, self.lifetimes), self.free_rows, ints, ROWS_FREE)
+            self.packets, self.refs, self.lifetimes, self.lists, self.free_rows = _doubled(
+                (self.packets, self.refs, self.lifetimes, self.lists), self.free_rows,
+                ints, ROWS_FREE)
             self._kept = None
         while ints[GROUPS_FREE] < room:
             self.groups, self.group_len, self.free_groups = _doubled(

@@ -66,8 +66,7 @@ class _Node:
     packets, discoveries in progress (the neighbours it has heard and the RREQs it has
     seen are the protocol's arrays)."""
 
-    __slots__ = ("at", "_seqs", "rreq_id", "table", "queue", "discovery", "rreqs",
-                 "rerrs")
+    __slots__ = ("at", "_seqs", "rreq_id", "table", "queue", "discovery", "rreqs")
 
     def __init__(self, at: int, queue_length: int, table: RouteTable, seqs: np.ndarray):
         self.at = at
@@ -76,8 +75,9 @@ class _Node:
         self.table = table
         self.queue = RequestQueue(queue_length)
         self.discovery: dict[int, list] = {}   # dst -> [ttl, retries, current RREQ ID]
-        # [end of the rate limit's second, RREQs originated / RERRs sent within it]
-        self.rreqs, self.rerrs = [0.0, 0], [0.0, 0]
+        # [end of the rate limit's second, RREQs originated within it] (its RERRs':
+        # Aodv.rerr_limits)
+        self.rreqs = [0.0, 0]
 
     @property
     def seq(self) -> int:
@@ -121,6 +121,8 @@ class Aodv(Protocol):
         #: a RREP back at a node that has none changes nothing.
         self.discovering = np.zeros((n, n), np.bool_)
         self.seqs = np.zeros(n, np.int64)   # every node's own sequence number
+        #: By position: the end of the rate limit's second and the RERRs sent within it.
+        self.rerr_limits = np.zeros((n, 2))
         self._latest = new_latest(n)
         #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
         self.seen = Seen()
@@ -132,8 +134,9 @@ class Aodv(Protocol):
             for i, u in enumerate(self.nodes)}
 
     def compiled_loop(self, host):
-        """Route discoveries (RREQs and RREPs) in one compiled loop beside the host's
-        calendar (:mod:`.discovery`), which reads the host's positions as its own."""
+        """Route discoveries and errors (RREQs, RREPs and RERRs) in one compiled loop
+        beside the host's calendar (:mod:`.discovery`), which reads the host's
+        positions as its own."""
         return RouteDiscoveries(host, self) if host._gids.tolist() == self.nodes else None
 
     # -- timers -------------------------------------------------------------------------
@@ -399,10 +402,11 @@ class Aodv(Protocol):
 
     def _send_rerr(self, t: float, u: int, rerr: Rerr) -> None:
         """Broadcast ``rerr`` unless ``u`` sent RERR_RATELIMIT this second (§6.11)."""
-        if self._within_limit(t, self._state[u].rerrs, self.params["rerr_ratelimit"]):
+        if self._within_limit(t, self.rerr_limits[self.position[u]],
+                              self.params["rerr_ratelimit"]):
             self._broadcast(t, u, "RERR", rerr)
 
-    def _within_limit(self, t: float, count: list, limit: int) -> bool:
+    def _within_limit(self, t: float, count, limit: int) -> bool:
         """Count one more at ``t`` in ``count`` (``[end of its second, so far]``, the
         second starting over at every RATELIMIT_INTERVAL from 0); False, counting
         nothing, once ``limit`` are in."""
