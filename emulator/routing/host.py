@@ -231,8 +231,11 @@ class RoutedTransport(Transport):
         self._now: deque = deque()
         self._now_t = -math.inf
         # a protocol's packets in a compiled loop of their own, beside the calendar
-        # (links medium, no batteries: set at the first advance)
+        # (links medium, no batteries: set at the first advance), and whether it has
+        # transmissions staged for the control log and ledger (handed over before this
+        # logs one, and when advance returns)
         self._compiled = None
+        self._staged = False
 
     # -- the Host contract ------------------------------------------------------------
     def send_control(self, t: float, node: int, dst: int, control: Control,
@@ -378,6 +381,8 @@ class RoutedTransport(Transport):
                 self._timer(t, u, msg)
             else:
                 self._end(msg)   # msg holds the transmission number here
+        if self._staged:
+            self._compiled.hand_over()
 
     def mac_failed(self, t: float, u: int, msg, v: int, reason: str) -> None:
         """``u``'s MAC failed to send ``msg`` to ``v`` at ``t`` (no link)."""
@@ -456,6 +461,8 @@ class RoutedTransport(Transport):
         if code == EXPIRED:
             self._expire(ready, hop)
             return None
+        if self._staged:   # the compiled loop's transmissions came first
+            self._compiled.hand_over()
         self._log(start, hop)
         reached = dropped or self._alive_at(arrive, v)
         if self.energy is not None or self.ledger is not None:
@@ -534,6 +541,8 @@ class RoutedTransport(Transport):
                 self._refill_pool()
                 heard.restart_pool()
         self._drawn = taken
+        if self._staged:   # the compiled loop's transmissions came first
+            self._compiled.hand_over()
         self._log(start, hop)
         if self.ledger is not None:
             self.ledger.add(start, msg.msg_id, msg.kind, u, BROADCAST, u, BROADCAST,

@@ -669,7 +669,8 @@ class RouteDiscoveries:
             code = run(stop_t, stop_rank, stop_seq, until, rank, *self._arguments())
             host._seq, host._next_control_id, host._drawn = (
                 ints.item(SEQ), ints.item(NEXT_ID), ints.item(DRAWN))
-            self._hand_over()
+            host._staged = ints.item(STAGED) > 0
+            self._count_losses()
             if code == IDLE:
                 break
             if code == NEED_READY_VIEW:
@@ -683,6 +684,7 @@ class RouteDiscoveries:
             elif code == NEED_SEEN:
                 protocol.seen.reserve(floats[ASK].item(), int(ints[ROOM]))
             elif code == NEED_ROOM:
+                self.hand_over()
                 self._make_room()
             elif code == NEED_FRAME_UNIFORMS:
                 host._refill_pool()
@@ -730,12 +732,14 @@ class RouteDiscoveries:
         return self._args
 
     # -- what run hands over ----------------------------------------------------------
-    def _hand_over(self) -> None:
-        """The transmissions staged since the last call into the host's control log and
-        ledger, and the counts into its figures. At every return (Python may log
-        next), so it is read as lists: a few rows each time."""
+    def hand_over(self) -> None:
+        """The transmissions staged so far into the host's control log and ledger, in
+        order: the host calls this before it logs one of its own, and when its advance
+        returns. Read as lists: most hand-overs are of a few rows (with a ledger, the
+        host logs every data hop)."""
         ints, host = self.ints, self.host
         count = ints.item(STAGED)
+        host._staged = False
         if count:
             nodes, msg_ids, sizes, receivers, lost, types = \
                 self.out_ints[:, :count].tolist()
@@ -750,6 +754,11 @@ class RouteDiscoveries:
                              np.array(sizes) / host.bytes_per_unit, costs, lost)
             host.hops += count
             ints[STAGED] = 0
+
+    def _count_losses(self) -> None:
+        """The control packets lost since the last call, into the host's counts at once
+        (the order their reasons first appear is the order of the run's figures)."""
+        ints, host = self.ints, self.host
         if ints.item(N_LOST) or ints.item(N_DEAD) or ints.item(N_EXPIRED):
             for field, reason in ((N_LOST, "link_loss"), (N_DEAD, "dead_node"),
                                   (N_EXPIRED, "queue_expired")):
