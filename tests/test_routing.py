@@ -197,6 +197,7 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
     if "capacity" in options:   # room made again and again, from a little over n
         options = dict(options)
         monkeypatch.setattr(discovery, "CAPACITY", options.pop("capacity"))
+        monkeypatch.setattr(discovery, "TOLD", 0)
     calls = []
     compiled_run = RouteDiscoveries.run
     monkeypatch.setattr(RouteDiscoveries, "run",

@@ -20,6 +20,13 @@ leaves out: MAC retries take no time, a frame lost on the air (``loss``) is not 
 a broken link (ns-3's AODV with link-layer feedback would), and a node's queue and
 tables survive its death.
 
+A protocol may run some of its packets in a compiled loop of its own beside the
+calendar (:meth:`~emulator.routing.base.Protocol.compiled_loop`: AODV's RREQs, RREPs and
+RERRs, :mod:`emulator.routing.aodv.discovery`, on the links medium without batteries).
+:meth:`send_control` files those packets there, :meth:`RoutedTransport.advance` takes
+the least of its own queues' heads and the loop's, and the loop numbers its events from
+the same counter, so the run is event for event the one this module's Python makes.
+
 Example
 -------
 Four nodes in a line, links of 0.01, AODV: the first packet waits for a route
@@ -243,8 +250,8 @@ class RoutedTransport(Transport):
         """Send ``control`` one hop from ``node`` at ``t`` (to ``dst`` or everyone)."""
         if self._compiled is not None and self._compiled.takes(control.type, dst):
             self._seq += 1
-            self._compiled.file(t, node, dst, self._seq, self._next_control_id, control,
-                              size_bytes, _READY)
+            self._compiled.file(t, node, dst, self._seq, self._next_control_id,
+                                control, size_bytes, _READY)
             self._next_control_id -= 1
             return
         msg = Message(self._next_control_id, ROUTING, node, dst, t,

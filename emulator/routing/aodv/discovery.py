@@ -77,7 +77,7 @@ _RREQ, _RREP, _RERR = 0, 1, 2
 #: - ``NEED_FAN_ALIVE``: who is up at the fan-out's asked arrival (``Fanout.ask_time``);
 #: - ``NEED_FAN_UNIFORMS``: more uniforms for the fan-out's walk;
 #: - ``NEED_SEEN``: room in the duplicate table for ``ints[ROOM]`` keys at ``floats[ASK]``;
-#: - ``NEED_ROOM``: room in the loop's arrays;
+#: - ``NEED_ROOM``: room in the loop's arrays (``ints[ROOM]`` entries for a RERR's walk);
 #: - ``SELF_HEARD``: the next group holds its sender (an error);
 #: - ``NEED_FRAME_UNIFORMS``: the two uniforms a unicast frame may take;
 #: - ``NEED_FRAME_ALIVE``: who is up at the current RREP's arrival, ``floats[ASK]``;
@@ -99,6 +99,8 @@ _NOT_SENT = -1
 RV_START, RV_END, AV_START, AV_END, ASK, CURRENT_T, START, ARRIVE, _FLOATS = range(9)
 #: The events, transmissions and groups there is room for at first (doubled as needed).
 CAPACITY = 1024
+#: The room for a RERR walk's output at first, per node (grown as needed).
+TOLD = 4
 # phases: between events, in a broadcast (resumed after NEED_FAN_ALIVE or
 # NEED_FAN_UNIFORMS), after a unicast's frame (resumed after NEED_FRAME_ALIVE)
 _BETWEEN, _SENDING, _SENT = 0, 1, 2
@@ -240,6 +242,9 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                 ints[CURRENT_NODE] = sender
                 return SELF_HEARD
         if packets[row, _TYPE] == _RERR:
+            if count * packets[row, _ENTRIES] > len(told):   # what the walk may write
+                ints[ROOM] = count * packets[row, _ENTRIES]
+                return NEED_ROOM
             _calendar_pop(cal, ints)
             ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
             listed = hear_rerr(t, sender, groups[group, :count], hello_on,
@@ -603,7 +608,7 @@ class RouteDiscoveries:
         self.refs = np.zeros(capacity, np.int64)
         self.lifetimes = np.zeros(capacity)   # a RREP's
         self.lists = np.zeros((capacity, 2, n), np.int64)   # a RERR's
-        self.told = np.zeros(n * n, np.int64)   # what a RERR walk writes
+        self.told = np.zeros(TOLD * n, np.int64)   # what a RERR walk writes (grown)
         self.free_rows = np.arange(capacity - 1, -1, -1, dtype=np.int64)
         self.ints[ROWS_FREE] = capacity
         self.groups = np.zeros((capacity, n), np.int64)
@@ -818,6 +823,9 @@ class RouteDiscoveries:
         while ints[GROUPS_FREE] < room:
             self.groups, self.group_len, self.free_groups = _doubled(
                 (self.groups, self.group_len), self.free_groups, ints, GROUPS_FREE)
+            self._kept = None
+        if ints[ROOM] > len(self.told):   # a RERR walk's receivers times destinations
+            self.told = np.zeros(2 * ints[ROOM], np.int64)
             self._kept = None
 
     def _forget_ready_view(self) -> None:
