@@ -53,8 +53,8 @@ from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, R
                                            hear_rerr, hear_rrep, hear_rreq)
 from emulator.routing.aodv.rtable import HOPS, NEXT, SEQ as ROUTE_SEQ, lost_cells
 from emulator.routing.base import IP_UDP_BYTES
-from emulator.routing.fanout import (EXPIRED, NEED_UNIFORMS, NEED_VIEW, Fanout, hear,
-                                     unicast)
+from emulator.routing.fanout import (_GROUP_START, _GROUP_TIME, _HEARD_IDS, EXPIRED,
+                                     NEED_UNIFORMS, NEED_VIEW, Fanout, hear, unicast)
 
 #: A transmission's fields, in ``packets``' columns (positions for nodes; -1 for an
 #: unknown destination sequence number): a RREQ's; a RREP uses ``orig``, ``dst``,
@@ -427,7 +427,8 @@ def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free
     ints[N_DEAD] += dead
     # the groups, numbered as the host numbers them: the first one more than the last
     # event's, each as many on as it holds
-    starts, heard_ids, group_times = fan_ints[3], fan_ints[2], fan_floats[1]
+    starts, heard_ids = fan_ints[_GROUP_START], fan_ints[_HEARD_IDS]
+    group_times = fan_floats[_GROUP_TIME]
     seq = ints[SEQ]
     for g in range(count):
         a, b = starts[g], starts[g + 1]
