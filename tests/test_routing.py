@@ -214,6 +214,46 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
     assert attrs["routing"]["control_sent"]["RREQ"] > 1000
 
 
+def test_aodv_discoveries_a_rrep_whose_next_hop_is_down_at_the_arrival(monkeypatch):
+    """A RREP that arrives in another epoch, its next hop down by then: the loop asks
+    Python who is up at the arrival, then hands it the MAC's failure. Run on nodes
+    that go down for 0.7 s forty times, against the host's Python; the loop resumed
+    that frame twice before this was right (the second time on freed rows: a crash)."""
+    import topologies
+    from emulator.routing.aodv import discovery
+    from emulator.routing.aodv.protocol import Aodv
+
+    rng = np.random.default_rng(3)
+    topo = topologies.random_geometric(30, 0.35, seed=3, max_attempts=1000)
+    for u, v in topo.graph.edges:
+        topo.graph.edges[u, v].update(cost=1.0, delay=0.05, bandwidth=2e3, jitter=0.02)
+    moves = topologies.random_waypoint(topo.nodes, 12.0, (0.01, 0.04), 1.0, seed=4,
+                                       start=topo.positions)
+    events = []
+    for _ in range(40):
+        start, node = round(float(rng.uniform(0, 10)), 3), int(rng.integers(0, 30))
+        events += [(start, node, False), (round(start + 0.7, 3), node, True)]
+    dynamics = topologies.mobility_dynamics(topo, moves, duration=12.0, resolution=0.25,
+                                            node_events=sorted(events))
+    n = 300
+    msgs = messages(zip(range(n), rng.integers(0, 30, n), rng.integers(0, 30, n),
+                        np.sort(rng.uniform(0, 10, n)), [64] * n))
+    codes = []
+    compiled_run = discovery.run
+    monkeypatch.setattr(discovery, "run", lambda *a: codes.append(compiled_run(*a))
+                        or codes[-1])
+    out = deliver(topo.graph, msgs, dynamics=dynamics, seed=3, routing="aodv")
+    monkeypatch.setattr(Aodv, "compiled_loop", lambda self, host: None)
+    reference = deliver(topo.graph, msgs, dynamics=dynamics, seed=3, routing="aodv")
+    resumed_then_failed = sum(1 for a, b in zip(codes, codes[1:])
+                              if (a, b) == (discovery.NEED_FRAME_ALIVE,
+                                            discovery.MAC_LATER))
+    assert resumed_then_failed > 0
+    pd.testing.assert_frame_equal(out, reference)
+    pd.testing.assert_frame_equal(out.attrs["control"], reference.attrs["control"])
+    assert out.attrs["routing"] == reference.attrs["routing"]
+
+
 def test_aodv_discoveries_refuse_a_node_that_hears_itself():
     """A node with a link to itself (input validation refuses one, but a network built
     in code may hold it) would hear its own RREQs and send them again without end:

@@ -164,22 +164,22 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
     cal = (cal_time, cal_seq, cal_msg, cal_node)
     while True:
         phase = ints[_PHASE]
-        if phase == _SENDING:
-            code = _send(ints, floats, times, packets, refs, free_rows, groups, group_len,
-                         free_groups, out_floats, out_ints, first, last, bandwidths,
-                         costs, head, attrs, alive, link_times, pool, ids, fan_ints,
-                         fan_floats, reorder, cal, ready_rank, True)
+        if phase != _BETWEEN:   # a transmission stopped for Python: on with it, once
+            ints[_PHASE] = _BETWEEN
+            if phase == _SENDING:
+                code = _send(ints, floats, times, packets, refs, free_rows, groups,
+                             group_len, free_groups, out_floats, out_ints, first, last,
+                             bandwidths, costs, head, attrs, alive, link_times, pool, ids,
+                             fan_ints, fan_floats, reorder, cal, ready_rank, True)
+                if code != IDLE:   # Python again, then on again
+                    ints[_PHASE] = _SENDING
+            else:
+                code = _after_unicast(ints, floats, packets, refs, free_rows, out_floats,
+                                      out_ints, link_costs, alive, cal)
+                if code == NEED_FRAME_ALIVE:
+                    ints[_PHASE] = _SENT
             if code != IDLE:
                 return code
-            ints[_PHASE] = _BETWEEN
-            continue
-        if phase == _SENT:
-            code = _after_unicast(ints, floats, packets, refs, free_rows, out_floats,
-                                  out_ints, link_costs, alive, cal)
-            if code != IDLE:
-                return code
-            ints[_PHASE] = _BETWEEN
-            continue
         if ints[HEAP_SIZE] == 0:
             return IDLE
         t, seq = cal_time[0], cal_seq[0]
@@ -207,32 +207,23 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                 _release(refs, free_rows, ints, row)
                 continue
             ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
-            if not rrep:
+            if not rrep:   # a RREQ or a RERR broadcast
                 code = _send(ints, floats, times, packets, refs, free_rows, groups,
                              group_len, free_groups, out_floats, out_ints, first, last,
                              bandwidths, costs, head, attrs, alive, link_times, pool, ids,
                              fan_ints, fan_floats, reorder, cal, ready_rank, False)
                 if code != IDLE:
                     ints[_PHASE] = _SENDING
-                    return code
             elif sending:
-                code = _unicast(ints, floats, times, packets, refs, free_rows, first, last,
-                                head, attrs, link_times, pool, reorder)
-                if code == IDLE:
-                    code = _after_unicast(ints, floats, packets, refs, free_rows,
-                                          out_floats, out_ints, link_costs, alive, cal)
-                    if code == NEED_FRAME_ALIVE:
-                        ints[_PHASE] = _SENT
-                elif code == _NOT_SENT:
-                    code = IDLE
-                if code != IDLE:
-                    return code
+                code = _send_rrep(ints, floats, times, packets, refs, free_rows, first,
+                                  last, head, attrs, link_costs, alive, link_times, pool,
+                                  reorder, out_floats, out_ints, cal)
             else:
                 code = _hear_rrep(t, node, row, ints, times, packets, refs, free_rows,
                                   packet_lifetimes, hello_on, heard_at, heard_rank,
                                   heard_next, lifetimes, routes, discovering, cal)
-                if code != IDLE:
-                    return code
+            if code != IDLE:
+                return code
             continue
         group = -1 - node   # a group hears it
         count = group_len[group]
@@ -261,20 +252,31 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
             return NEED_SEEN
         _calendar_pop(cal, ints)
         ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
-        hops = packets[row, _HOPS] + 1
-        reverse_lifetime = t + max(2 * times[_NET_TRAVERSAL_TIME]
-                                   - 2 * hops * times[_NODE_TRAVERSAL_TIME],
-                                   times[_NODE_TRAVERSAL_TIME])
-        listed = hear_rreq(
-            t, sender, groups[group, :count], hello_on,
-            t + times[_ACTIVE_ROUTE_TIMEOUT], t + times[_PATH_DISCOVERY_TIME], heard_at,
-            heard_rank, heard_next, lifetimes, routes, latest, seen_keys, seen_untils,
-            seen_count, todo, packets[row, _ORIG], packets[row, _ORIG_SEQ],
-            packets[row, _RREQ_ID], packets[row, _DST], packets[row, _DST_SEQ], hops,
-            packets[row, _TTL], reverse_lifetime)
+        listed = _hear_rreq(t, sender, row, groups[group, :count], times, packets,
+                            hello_on, heard_at, heard_rank, heard_next, lifetimes, routes,
+                            latest, seen_keys, seen_untils, seen_count, todo)
         _answer_or_send_on(ints, floats, times, consts, packets, refs, free_rows, groups,
                            group_len, free_groups, todo, last_broadcast, seqs, routes,
                            lifetimes, packet_lifetimes, cal, listed)
+
+
+@njit(cache=True, inline="always")
+def _hear_rreq(t, sender, row, receivers, times, packets, hello_on, heard_at, heard_rank,
+               heard_next, lifetimes, routes, latest, seen_keys, seen_untils, seen_count,
+               todo):
+    """``receivers`` hear the RREQ of ``row`` from ``sender`` at ``t``
+    (:func:`~.receive.hear_rreq`, with the lifetimes the protocol's Python gives it);
+    returns how many it listed in ``todo``."""
+    hops = packets[row, _HOPS] + 1
+    reverse_lifetime = t + max(2 * times[_NET_TRAVERSAL_TIME]
+                               - 2 * hops * times[_NODE_TRAVERSAL_TIME],
+                               times[_NODE_TRAVERSAL_TIME])
+    return hear_rreq(
+        t, sender, receivers, hello_on, t + times[_ACTIVE_ROUTE_TIMEOUT],
+        t + times[_PATH_DISCOVERY_TIME], heard_at, heard_rank, heard_next, lifetimes,
+        routes, latest, seen_keys, seen_untils, seen_count, todo, packets[row, _ORIG],
+        packets[row, _ORIG_SEQ], packets[row, _RREQ_ID], packets[row, _DST],
+        packets[row, _DST_SEQ], hops, packets[row, _TTL], reverse_lifetime)
 
 
 @njit(cache=True, inline="always")
@@ -443,6 +445,25 @@ def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free
     ints[SEQ] = seq
     _release(refs, free_rows, ints, row)
     return IDLE
+
+
+@njit(cache=True, inline="always")
+def _send_rrep(ints, floats, times, packets, refs, free_rows, first, last, head, attrs,
+               link_costs, alive, link_times, pool, reorder, out_floats, out_ints, cal):
+    """The current RREP sent to its next hop (:func:`_unicast`) and what follows it
+    (:func:`_after_unicast`, resumed in the ``_SENT`` phase if it needs who is up at
+    the arrival). Returns what Python must do, else :data:`IDLE`."""
+    code = _unicast(ints, floats, times, packets, refs, free_rows, first, last, head,
+                    attrs, link_times, pool, reorder)
+    if code == _NOT_SENT:
+        return IDLE
+    if code != IDLE:
+        return code
+    code = _after_unicast(ints, floats, packets, refs, free_rows, out_floats, out_ints,
+                          link_costs, alive, cal)
+    if code == NEED_FRAME_ALIVE:
+        ints[_PHASE] = _SENT
+    return code
 
 
 @njit(cache=True, inline="always")
