@@ -238,14 +238,10 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                 return NEED_ROOM
             _calendar_pop(cal, ints)
             ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
-            listed = hear_rerr(t, sender, groups[group, :count], hello_on,
-                               t + times[_ACTIVE_ROUTE_TIMEOUT], heard_at, heard_rank,
-                               heard_next, lifetimes, routes, todo,
-                               lists[row, :, :packets[row, _ENTRIES]],
-                               t + times[_DELETE_PERIOD], told)
-            _pass_on(ints, floats, times, consts, packets, refs, free_rows, groups,
-                     free_groups, todo, told, lists, rerr_limits, last_broadcast, cal,
-                     listed)
+            _hear_rerr(t, sender, row, groups[group, :count], ints, floats, times,
+                       consts, packets, refs, free_rows, groups, free_groups, hello_on,
+                       heard_at, heard_rank, heard_next, lifetimes, routes, todo, told,
+                       lists, rerr_limits, last_broadcast, cal)
             continue
         if seen_count[0] + count > len(seen_keys) // 2:
             floats[ASK], ints[ROOM] = t, count
@@ -293,19 +289,12 @@ def _answer_or_send_on(ints, floats, times, consts, packets, refs, free_rows, gr
         if needs & REBROADCAST:
             u = groups[group, k]
             last_broadcast[u] = t
-            new = _new_row(refs, free_rows, ints)
-            for f in range(_SIZE):
-                packets[new, f] = packets[row, f]
-            packets[new, _DST_SEQ] = value
-            packets[new, _HOPS] = packets[row, _HOPS] + 1
-            packets[new, _TTL] = packets[row, _TTL] - 1
-            packets[new, _SIZE] = packets[row, _SIZE]
-            packets[new, _SENDER] = u
-            packets[new, _MSG_ID] = ints[NEXT_ID]
-            packets[new, _TYPE], packets[new, _RECEIVER] = _RREQ, -1
-            ints[NEXT_ID] -= 1
-            ints[SEQ] += 1
-            calendar_push(cal, ints, t, ints[SEQ], new, u)
+            # rreq._replace(dst_seq=value, hops=hops + 1, ttl=ttl - 1), from u
+            _rreq(t, u, packets[row, _ORIG], packets[row, _ORIG_SEQ],
+                  packets[row, _RREQ_ID], packets[row, _DST], value,
+                  packets[row, _HOPS] + 1, packets[row, _TTL] - 1,
+                  packets[row, _GRATUITOUS], packets[row, _SIZE], ints, refs, free_rows,
+                  packets, cal)
         elif needs & DEST:   # §6.6.1: with a fresh sequence number
             u, sender = groups[group, k], packets[row, _SENDER]
             seqs[u] = max(seqs[u], max(packets[row, _DST_SEQ], 0))   # None counts 0
@@ -333,6 +322,22 @@ def _answer_or_send_on(ints, floats, times, consts, packets, refs, free_rows, gr
 
 
 @njit(cache=True, inline="always")
+def _hear_rerr(t, sender, row, receivers, ints, floats, times, consts, packets, refs,
+               free_rows, groups, free_groups, hello_on, heard_at, heard_rank,
+               heard_next, lifetimes, routes, todo, told, lists, rerr_limits,
+               last_broadcast, cal):
+    """``receivers`` hear the RERR of ``row`` from ``sender`` at ``t``
+    (:func:`~.receive.hear_rerr`, with the lifetimes the protocol's Python gives it),
+    and pass it on (:func:`_pass_on`)."""
+    listed = hear_rerr(t, sender, receivers, hello_on, t + times[_ACTIVE_ROUTE_TIMEOUT],
+                       heard_at, heard_rank, heard_next, lifetimes, routes, todo,
+                       lists[row, :, :packets[row, _ENTRIES]], t + times[_DELETE_PERIOD],
+                       told)
+    _pass_on(ints, floats, times, consts, packets, refs, free_rows, groups, free_groups,
+             todo, told, lists, rerr_limits, last_broadcast, cal, listed)
+
+
+@njit(cache=True, inline="always")
 def _pass_on(ints, floats, times, consts, packets, refs, free_rows, groups, free_groups,
              todo, told, lists, rerr_limits, last_broadcast, cal, count):
     """What the current group's RERR walk left (``count`` receivers listed), in order:
@@ -346,22 +351,14 @@ def _pass_on(ints, floats, times, consts, packets, refs, free_rows, groups, free
         k, many = todo[0, j], todo[2, j]
         if many:
             u = groups[group, k]
-            if _within_limit(t, rerr_limits, u, consts[_RERR_RATELIMIT],
-                             times[_RATELIMIT_INTERVAL]):
-                new = _new_row(refs, free_rows, ints)
-                for f in range(len(FIELDS)):
-                    packets[new, f] = 0
+            if within_limit(t, rerr_limits, u, consts[_RERR_RATELIMIT],
+                            times[_RATELIMIT_INTERVAL]):
+                last_broadcast[u] = t
+                new = _rerr(t, u, many, consts[_RERR_BYTES] + 8 * many, ints, refs,
+                            free_rows, packets, cal)
                 for e in range(many):
                     lists[new, 0, e] = lists[row, 0, told[at + e]]
                     lists[new, 1, e] = lists[row, 1, told[at + e]]
-                packets[new, _TYPE], packets[new, _ENTRIES] = _RERR, many
-                packets[new, _SIZE] = consts[_RERR_BYTES] + 8 * many
-                packets[new, _SENDER], packets[new, _RECEIVER] = u, -1
-                packets[new, _MSG_ID] = ints[NEXT_ID]
-                last_broadcast[u] = t
-                ints[NEXT_ID] -= 1
-                ints[SEQ] += 1
-                calendar_push(cal, ints, t, ints[SEQ], new, u)
             at += many
     free_groups[ints[GROUPS_FREE]] = group
     ints[GROUPS_FREE] += 1
@@ -369,10 +366,19 @@ def _pass_on(ints, floats, times, consts, packets, refs, free_rows, groups, free
 
 
 @njit(cache=True, inline="always")
-def _within_limit(t, limits, u, limit, interval):
-    """Count one more packet of ``u`` at ``t`` in ``limits[u]`` (the end of its second,
-    so far), the second starting over at every ``interval`` from 0; False, counting
-    nothing, once ``limit`` are in (``Aodv._within_limit``)."""
+def within_limit(t, limits, u, limit, interval):
+    """Count one more packet of node ``u`` at ``t`` in ``limits[u]`` (the end of its
+    second, so far), the second starting over at every ``interval`` from 0; False,
+    counting nothing, once ``limit`` are in (RFC 3561's RREQ_RATELIMIT and
+    RERR_RATELIMIT, counted as ns-3's timers count them).
+
+    >>> import numpy as np
+    >>> limits = np.zeros((1, 2))
+    >>> [within_limit(t, limits, 0, 2, 1.0) for t in (0.2, 0.5, 0.9, 1.1)]
+    [True, True, False, True]
+    >>> limits[0].tolist()     # the second ending at 2.0, one sent in it
+    [2.0, 1.0]
+    """
     if t >= limits[u, 0]:   # a new second
         end = (math.floor(t / interval) + 1) * interval
         if end <= t:   # rounding: the next second ends after t
@@ -388,18 +394,12 @@ def _within_limit(t, limits, u, limit, interval):
 def _reply(t, u, to, dst, dst_seq, orig, hops, lifetime, ack, size_bytes, ints, refs,
            free_rows, packets, packet_lifetimes, cal):
     """``u`` sends ``to`` a RREP of its route to ``dst`` for ``orig`` at ``t`` (the
-    protocol's ``_unicast``: the host's next event number and control message id)."""
-    row = _new_row(refs, free_rows, ints)
-    for f in range(len(FIELDS)):
-        packets[row, f] = 0
+    protocol's ``_unicast``; :func:`_filed`)."""
+    row = _filed(t, u, _RREP, size_bytes, ints, refs, free_rows, packets, cal)
     packets[row, _ORIG], packets[row, _DST], packets[row, _DST_SEQ] = orig, dst, dst_seq
     packets[row, _HOPS], packets[row, _GRATUITOUS] = hops, ack
-    packets[row, _SIZE], packets[row, _SENDER], packets[row, _RECEIVER] = size_bytes, u, to
-    packets[row, _TYPE], packets[row, _MSG_ID] = _RREP, ints[NEXT_ID]
+    packets[row, _RECEIVER] = to
     packet_lifetimes[row] = lifetime
-    ints[NEXT_ID] -= 1
-    ints[SEQ] += 1
-    calendar_push(cal, ints, t, ints[SEQ], row, u)
 
 
 @njit(cache=True, inline="always")
@@ -575,32 +575,64 @@ def file_rrep(t, node, seq, msg_id, receiver, orig, dst, dst_seq, hops, lifetime
 @njit(cache=True, _nrt=False)
 def file_rerr(t, node, seq, msg_id, lost, size_bytes, cal_time, cal_seq, cal_msg,
               cal_node, ints, refs, free_rows, packets, lists):
-    """File a RERR ready at ``node`` at ``t`` (number ``seq``) that Python sent, of the
-    destinations ``lost`` (positions over sequence numbers); the caller has made
-    room."""
-    row = _new_row(refs, free_rows, ints)
-    for f in range(len(FIELDS)):
-        packets[row, f] = 0
+    """File a RERR ready at ``node`` at ``t`` (number ``seq``, message ``msg_id``) that
+    Python sent, of the destinations ``lost`` (positions over sequence numbers); the
+    caller has made room."""
+    ints[SEQ], ints[NEXT_ID] = seq - 1, msg_id   # the host's, handed over at each run
+    row = _rerr(t, node, lost.shape[1], size_bytes, ints, refs, free_rows, packets,
+                (cal_time, cal_seq, cal_msg, cal_node))
     for e in range(lost.shape[1]):
         lists[row, 0, e], lists[row, 1, e] = lost[0, e], lost[1, e]
-    packets[row, _TYPE], packets[row, _ENTRIES] = _RERR, lost.shape[1]
-    packets[row, _SIZE], packets[row, _SENDER] = size_bytes, node
-    packets[row, _RECEIVER], packets[row, _MSG_ID] = -1, msg_id
-    calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
 
 
 @njit(cache=True, _nrt=False)
 def file_rreq(t, node, seq, msg_id, orig, orig_seq, rreq_id, dst, dst_seq, hops, ttl,
               gratuitous, size_bytes, cal_time, cal_seq, cal_msg, cal_node, ints, refs,
               free_rows, packets):
-    """File a RREQ ready at ``node`` at ``t`` (number ``seq``) that Python sent; the
-    caller has made room."""
+    """File a RREQ ready at ``node`` at ``t`` (number ``seq``, message ``msg_id``) that
+    Python sent; the caller has made room."""
+    ints[SEQ], ints[NEXT_ID] = seq - 1, msg_id   # the host's, handed over at each run
+    _rreq(t, node, orig, orig_seq, rreq_id, dst, dst_seq, hops, ttl, gratuitous,
+          size_bytes, ints, refs, free_rows, packets,
+          (cal_time, cal_seq, cal_msg, cal_node))
+
+
+@njit(cache=True, inline="always")
+def _filed(t, u, kind, size_bytes, ints, refs, free_rows, packets, cal):
+    """A new row for a packet of ``kind`` ready at ``u`` at ``t``, its fields zero but
+    its type, size, sender and message id (the next control id), filed with the next
+    event number; returns the row for the caller to fill."""
     row = _new_row(refs, free_rows, ints)
-    values = (orig, orig_seq, rreq_id, dst, dst_seq, hops, ttl, gratuitous, size_bytes,
-              node, msg_id, _RREQ, -1, 0)
     for f in range(len(FIELDS)):
-        packets[row, f] = values[f]
-    calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
+        packets[row, f] = 0
+    packets[row, _TYPE], packets[row, _SIZE] = kind, size_bytes
+    packets[row, _SENDER], packets[row, _RECEIVER] = u, -1
+    packets[row, _MSG_ID] = ints[NEXT_ID]
+    ints[NEXT_ID] -= 1
+    ints[SEQ] += 1
+    calendar_push(cal, ints, t, ints[SEQ], row, u)
+    return row
+
+
+@njit(cache=True, inline="always")
+def _rreq(t, u, orig, orig_seq, rreq_id, dst, dst_seq, hops, ttl, gratuitous, size_bytes,
+          ints, refs, free_rows, packets, cal):
+    """``u`` broadcasts a RREQ at ``t`` (:func:`_filed`)."""
+    row = _filed(t, u, _RREQ, size_bytes, ints, refs, free_rows, packets, cal)
+    packets[row, _ORIG], packets[row, _ORIG_SEQ], packets[row, _RREQ_ID] = (
+        orig, orig_seq, rreq_id)
+    packets[row, _DST], packets[row, _DST_SEQ] = dst, dst_seq
+    packets[row, _HOPS], packets[row, _TTL], packets[row, _GRATUITOUS] = (
+        hops, ttl, gratuitous)
+
+
+@njit(cache=True, inline="always")
+def _rerr(t, u, entries, size_bytes, ints, refs, free_rows, packets, cal):
+    """``u`` broadcasts a RERR of ``entries`` destinations at ``t`` (:func:`_filed`);
+    returns its row, whose list the caller fills."""
+    row = _filed(t, u, _RERR, size_bytes, ints, refs, free_rows, packets, cal)
+    packets[row, _ENTRIES] = entries
+    return row
 
 
 class RouteDiscoveries:

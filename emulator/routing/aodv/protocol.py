@@ -47,7 +47,7 @@ import numpy as np
 from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
                                            gone_neighbours, hear_neighbour, hear_rerr,
                                            hear_rrep, hear_rreq)
-from emulator.routing.aodv.discovery import RouteDiscoveries
+from emulator.routing.aodv.discovery import RouteDiscoveries, within_limit
 from emulator.routing.aodv.packets import Rerr, Rrep, RrepAck, Rreq
 from emulator.routing.aodv.rqueue import RequestQueue
 from emulator.routing.aodv.rtable import (NEXT, VALID, RouteTable, lost_cells, new_routes,
@@ -66,7 +66,7 @@ class _Node:
     packets, discoveries in progress (the neighbours it has heard and the RREQs it has
     seen are the protocol's arrays)."""
 
-    __slots__ = ("at", "_seqs", "rreq_id", "table", "queue", "discovery", "rreqs")
+    __slots__ = ("at", "_seqs", "rreq_id", "table", "queue", "discovery")
 
     def __init__(self, at: int, queue_length: int, table: RouteTable, seqs: np.ndarray):
         self.at = at
@@ -75,9 +75,6 @@ class _Node:
         self.table = table
         self.queue = RequestQueue(queue_length)
         self.discovery: dict[int, list] = {}   # dst -> [ttl, retries, current RREQ ID]
-        # [end of the rate limit's second, RREQs originated within it] (its RERRs':
-        # Aodv.rerr_limits)
-        self.rreqs = [0.0, 0]
 
     @property
     def seq(self) -> int:
@@ -121,8 +118,9 @@ class Aodv(Protocol):
         #: a RREP back at a node that has none changes nothing.
         self.discovering = np.zeros((n, n), np.bool_)
         self.seqs = np.zeros(n, np.int64)   # every node's own sequence number
-        #: By position: the end of the rate limit's second and the RERRs sent within it.
-        self.rerr_limits = np.zeros((n, 2))
+        #: By position: the end of the rate limit's second and the RREQs originated,
+        #: and the RERRs sent, within it (discovery.within_limit).
+        self.rreq_limits, self.rerr_limits = np.zeros((n, 2)), np.zeros((n, 2))
         self._latest = new_latest(n)
         #: The RREQs each node has processed (:mod:`emulator.routing.seen`).
         self.seen = Seen()
@@ -208,12 +206,14 @@ class Aodv(Protocol):
     # -- route discovery ----------------------------------------------------------------
     def _send_rreq(self, t: float, u: int, dst: int) -> None:
         node = self._state[u]
-        if not self._within_limit(t, node.rreqs, self.params["rreq_ratelimit"]):
+        if not within_limit(t, self.rreq_limits, node.at, self.params["rreq_ratelimit"],
+                            self.params["ratelimit_interval"]):
             # §6.3: not more than RREQ_RATELIMIT a second; sent in the next one
             discovery = node.discovery[dst]
             if discovery[2] is not _RREQ_LATER:   # one timer per held discovery
                 discovery[2] = _RREQ_LATER
-                self.host.set_timer(node.rreqs[0], u, (_RREQ_LATER, dst))
+                self.host.set_timer(self.rreq_limits.item(node.at, 0), u,
+                                    (_RREQ_LATER, dst))
             return
         ttl, retries, _ = node.discovery[dst]
         node.seq += 1
@@ -402,24 +402,9 @@ class Aodv(Protocol):
 
     def _send_rerr(self, t: float, u: int, rerr: Rerr) -> None:
         """Broadcast ``rerr`` unless ``u`` sent RERR_RATELIMIT this second (§6.11)."""
-        if self._within_limit(t, self.rerr_limits[self.position[u]],
-                              self.params["rerr_ratelimit"]):
+        if within_limit(t, self.rerr_limits, self.position[u],
+                        self.params["rerr_ratelimit"], self.params["ratelimit_interval"]):
             self._broadcast(t, u, "RERR", rerr)
-
-    def _within_limit(self, t: float, count, limit: int) -> bool:
-        """Count one more at ``t`` in ``count`` (``[end of its second, so far]``, the
-        second starting over at every RATELIMIT_INTERVAL from 0); False, counting
-        nothing, once ``limit`` are in."""
-        if t >= count[0]:   # a new second
-            interval = self.params["ratelimit_interval"]
-            count[0] = (math.floor(t / interval) + 1) * interval
-            if count[0] <= t:   # rounding: the next second ends after t
-                count[0] += interval
-            count[1] = 0
-        if count[1] >= limit:
-            return False
-        count[1] += 1
-        return True
 
     def _broadcast(self, t: float, u: int, kind: str, packet) -> None:
         self._last_broadcast[self.position[u]] = t
