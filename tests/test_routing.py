@@ -152,8 +152,22 @@ def test_aodv_rrep_ack_is_asked_when_the_answer_is_for_a_neighbour():
 
 def _mobile_aodv_run(seed: int, *, jitter: float, loss: float, **deliver_options):
     """AODV's deliver on 40 moving nodes, two of which leave and come back, with
-    ``jitter`` and ``loss`` on every link: the frame and its attrs."""
+    ``jitter`` and ``loss`` on every link: the frame, its attrs and the transport's
+    ledger (which ``deliver`` keeps none of), the messages of two kinds and sizes in
+    units other than ``deliver``'s 1."""
     import topologies
+    from emulator.ledger import Ledger
+    from emulator.routing import host
+
+    ledger = Ledger()
+    opened = host.open_transport
+
+    def open_transport(network, _, *args, **options):
+        transport = opened(network, ledger, *args, **options)
+        send = transport.send
+        transport.send = lambda m: send(m._replace(kind=("data", "result")[m.msg_id % 2],
+                                                   size_units=m.msg_id % 7 + 0.5))
+        return transport
 
     rng = np.random.default_rng(seed)
     topo = topologies.random_geometric(40, 0.3, seed=seed, max_attempts=1000)
@@ -168,9 +182,13 @@ def _mobile_aodv_run(seed: int, *, jitter: float, loss: float, **deliver_options
     n = 400
     msgs = messages(zip(range(n), rng.integers(0, 40, n), rng.integers(0, 40, n),
                         np.sort(rng.uniform(0, 10, n)), [64] * n))
-    out = deliver(topo.graph, msgs, dynamics=dynamics, seed=seed, routing="aodv",
-                  **deliver_options)
-    return out, dict(out.attrs)
+    try:
+        host.open_transport = open_transport
+        out = deliver(topo.graph, msgs, dynamics=dynamics, seed=seed, routing="aodv",
+                      **deliver_options)
+    finally:
+        host.open_transport = opened
+    return out, dict(out.attrs), ledger.frame()
 
 
 @pytest.mark.parametrize("seed,jitter,loss,options", [
@@ -183,30 +201,41 @@ def _mobile_aodv_run(seed: int, *, jitter: float, loss: float, **deliver_options
 def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeypatch,
                                                                          seed, jitter,
                                                                          loss, options):
-    """Route discoveries in their compiled loop (aodv.discovery: RREQs, answers, RREPs
-    and RERRs) against the host's Python, which ran them all before it (and still does
-    on the shared medium): the same deliveries, control log and figures,
-    on moving nodes that die and come back, with jitter, losses (the MAC's failures
-    handed back), gratuitous replies (two RREPs an answer), RREP-ACKs,
-    waits too long for a link, reordering, arrays grown from little, no HELLOs and
-    RERRs passed on at one a second."""
+    """Route discoveries and data hops in their compiled loop (aodv.discovery: RREQs,
+    answers, RREPs, RERRs, data packets from their first hop on) against the host's
+    Python, which ran them all before it (and still does on the shared medium): the
+    same deliveries, ledger, control log and figures, on moving nodes that die and
+    come back, with jitter, losses (the MAC's failures handed back), gratuitous replies
+    (two RREPs an answer), RREP-ACKs, waits too long for a link, reordering, arrays
+    grown from little, no HELLOs and RERRs passed on at one a second. The data
+    packets handed back to Python are met in each run (no route at a relay, a MAC's
+    failure), and one that waits too long for its link in the second."""
     from emulator.routing.aodv import discovery
-    from emulator.routing.aodv.discovery import RouteDiscoveries
     from emulator.routing.aodv.protocol import Aodv
 
     if "capacity" in options:   # room made again and again, from a little over n
         options = dict(options)
         monkeypatch.setattr(discovery, "CAPACITY", options.pop("capacity"))
         monkeypatch.setattr(discovery, "TOLD", 0)
-    calls = []
-    compiled_run = RouteDiscoveries.run
-    monkeypatch.setattr(RouteDiscoveries, "run",
-                        lambda self, *a: calls.append(1) or compiled_run(self, *a))
-    out, attrs = _mobile_aodv_run(seed, jitter=jitter, loss=loss, **options)
+    codes = []   # what the loop returned, with the type of its current row
+    compiled_run = discovery.run
+
+    def run(*args):
+        codes.append((compiled_run(*args), args[12][args[9][discovery.CURRENT_ROW],
+                                                     discovery._TYPE]))
+        return codes[-1][0]
+
+    monkeypatch.setattr(discovery, "run", run)
+    out, attrs, ledger = _mobile_aodv_run(seed, jitter=jitter, loss=loss, **options)
     monkeypatch.setattr(Aodv, "compiled_loop", lambda self, host: None)
-    reference, reference_attrs = _mobile_aodv_run(seed, jitter=jitter, loss=loss,
-                                                  **options)
-    assert len(calls) > 100   # the loop did run
+    reference, reference_attrs, reference_ledger = _mobile_aodv_run(
+        seed, jitter=jitter, loss=loss, **options)
+    assert len(codes) > 100   # the loop did run
+    data = {code for code, kind in codes if kind == discovery._DATA}
+    assert {discovery.DATA_IN_PYTHON, discovery.MAC_NOW} <= data
+    assert (discovery.DATA_EXPIRED in data) == ("queue_max_wait" in options)
+    assert set(ledger.kind) == {"data", "result", "routing"}
+    pd.testing.assert_frame_equal(ledger, reference_ledger)
     pd.testing.assert_frame_equal(out, reference)
     pd.testing.assert_frame_equal(attrs["control"], reference_attrs["control"])
     assert (attrs["hops"], attrs["routing"]) == (reference_attrs["hops"],

@@ -428,6 +428,9 @@ class RoutedTransport(Transport):
             if self._first.setdefault(flow, msg.msg_id) == msg.msg_id:
                 self.first_waits.setdefault(flow, t - msg.sent_at)
         self._taken[msg.msg_id] = taken + 1
+        if self._compiled is not None and msg.kind != ROUTING:   # its hops compiled
+            self._compiled.file_data(t, seq, msg, u, v, taken + 1, _READY)
+            return
         self._send_hop(t, seq, msg, u, v, view)
 
     def _send_hop(self, t: float, seq: int, msg, u: int, v: int, view) -> None:

@@ -1,5 +1,6 @@
-"""AODV's route discoveries in one compiled loop: RREQs flooded and RREPs sent back
-without coming back to Python (the links medium, without batteries).
+"""AODV's route discoveries and data hops in one compiled loop: RREQs flooded, RREPs
+sent back, RERRs passed on and data packets forwarded without coming back to Python
+(the links medium, without batteries).
 
 Route discovery is most of an AODV run: at 200 mobile nodes and 10^5 messages, 1.51 M
 of the host's 3.70 M events are RREQs (755 k ready at their sender, 754 k groups of
@@ -19,24 +20,33 @@ one the host's Python made, event for event and draw for draw:
   reply), filed at once in the receivers' order, as the protocol's Python does;
 - a RREP ready at its sender crosses its link by the unicast frame's rules
   (:func:`emulator.routing.fanout.unicast`) and is heard by its next hop
-  (:func:`emulator.routing.aodv.receive.hear_rrep`), which relays it.
+  (:func:`emulator.routing.aodv.receive.hear_rrep`), which relays it;
+- a RERR is broadcast, heard (:func:`emulator.routing.aodv.receive.hear_rerr`) and
+  passed on under the rate limit;
+- a data packet the host's Python sent from its source (which may have waited for a
+  discovery) crosses its link by the same frame's rules and is forwarded at each node
+  on its valid route (:func:`emulator.routing.aodv.rtable.use`), until it is staged as
+  delivered or Python must drop it (its node down, its TTL spent, no valid route).
 
 Every transmission's ledger row and control log entry are staged for the host, which
-takes them at each return. :func:`run` returns when its next event is not before the
-host's, or when it needs what only Python has: the view of another epoch, uniforms,
-room in the duplicate table or in its own arrays; and it hands Python what Python
-does: a MAC's failure (no link, or a frame lost or a receiver dead, learnt at the
-arrival: the timer's number kept), a RREP with the A flag (answered with a RREP-ACK),
-a RREP back at an originator still discovering (its held packets go). After Python has
+takes them before it logs one of its own and when its advance returns; deliveries are
+handed over at each return (the protocol's timers stop when nothing is left to
+deliver, so the host's count must be in step). :func:`run` returns when its next
+event is not before the host's, or when it needs what only Python has: the view of
+another epoch, uniforms, room in the duplicate table or in its own arrays; and it hands
+Python what Python does: a MAC's failure (no link, or a frame lost or a receiver dead,
+learnt at the arrival: the timer's number kept), a RREP with the A flag (answered with
+a RREP-ACK), a RREP back at an originator still discovering (its held packets go), a
+data packet to drop or expired at its link. After Python has
 filed something the host's loop looks again, since that may come first. A group that
 holds its own sender (only a self-loop makes one: input validation refuses them) is an
 error (:data:`SELF_HEARD`).
 
 Rows: a transmission is a row of ``packets`` (:data:`FIELDS`), held while an event
 refers to it (``refs``); a group's receivers are a row of ``groups``. An event is
-``(time, number, packet row, node)`` with ``node`` the sender of a packet ready to go
-or a RREP's next hop hearing it, ``-1 - group row`` for a group hearing a RREQ (every
-event here is of the host's rank "ready"). Nodes are the protocol's (and the host's)
+``(time, number, packet row, node)`` with ``node`` the sender of a packet ready to go,
+a RREP's next hop hearing it or a data packet's next node, ``-1 - group row`` for a
+group hearing a RREQ (every event here is of the host's rank "ready"). Nodes are the protocol's (and the host's)
 positions. The shared medium (the channel's queue) and batteries (each frame's energy)
 are the host's Python's still.
 """
@@ -51,7 +61,7 @@ from emulator.hop_kernel import HEAP_SIZE, _calendar_pop, calendar_push, new_cal
 from emulator.routing.aodv.packets import Rrep
 from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
                                            hear_rerr, hear_rrep, hear_rreq)
-from emulator.routing.aodv.rtable import HOPS, NEXT, SEQ as ROUTE_SEQ, lost_cells
+from emulator.routing.aodv.rtable import HOPS, NEXT, SEQ as ROUTE_SEQ, lost_cells, use
 from emulator.routing.base import IP_UDP_BYTES
 from emulator.routing.fanout import (_GROUP_START, _GROUP_TIME, _HEARD_IDS, EXPIRED,
                                      NEED_UNIFORMS, NEED_VIEW, Fanout, hear, unicast)
@@ -59,16 +69,19 @@ from emulator.routing.fanout import (_GROUP_START, _GROUP_TIME, _HEARD_IDS, EXPI
 #: A transmission's fields, in ``packets``' columns (positions for nodes; -1 for an
 #: unknown destination sequence number): a RREQ's; a RREP uses ``orig``, ``dst``,
 #: ``dst_seq``, ``hops``, ``gratuitous`` (its A flag) and ``receiver`` (its lifetime is
-#: in ``lifetimes``).
+#: in ``lifetimes``); a data packet uses ``orig`` (its source), ``dst``, ``hops`` (the
+#: hops it has taken, the host's TTL count), ``sender`` (the node it is at, or leaves),
+#: ``receiver`` (its next hop) and ``kind`` (its kind's code in the ledger; its size in
+#: units is in ``lifetimes``).
 FIELDS = ("orig", "orig_seq", "rreq_id", "dst", "dst_seq", "hops", "ttl", "gratuitous",
-          "size_bytes", "sender", "msg_id", "type", "receiver", "entries")
+          "size_bytes", "sender", "msg_id", "type", "receiver", "entries", "kind")
 (_ORIG, _ORIG_SEQ, _RREQ_ID, _DST, _DST_SEQ, _HOPS, _TTL, _GRATUITOUS, _SIZE, _SENDER,
- _MSG_ID, _TYPE, _RECEIVER, _ENTRIES) = range(len(FIELDS))
-#: The control types the loop carries (``packets[:, type]``), by code. A RERR's list
-#: of unreachable destinations is ``lists[row, :, :entries]`` (positions over sequence
-#: numbers, as :func:`~.rtable.unreachable` reads it).
+ _MSG_ID, _TYPE, _RECEIVER, _ENTRIES, _KIND) = range(len(FIELDS))
+#: The control types the loop carries (``packets[:, type]``), by code, then data. A
+#: RERR's list of unreachable destinations is ``lists[row, :, :entries]`` (positions
+#: over sequence numbers, as :func:`~.rtable.unreachable` reads it).
 TYPES = ("RREQ", "RREP", "RERR")
-_RREQ, _RREP, _RERR = 0, 1, 2
+_RREQ, _RREP, _RERR, _DATA = 0, 1, 2, 3
 
 #: What :func:`run` returns (the host's Python does what it names, then calls again):
 #:
@@ -84,16 +97,22 @@ _RREQ, _RREP, _RERR = 0, 1, 2
 #: - ``MAC_NOW``: the current RREP's next hop is out of range (no link);
 #: - ``MAC_LATER``: its sender's MAC will learn at ``floats[ARRIVE]`` that it failed;
 #: - ``RREP_IN_PYTHON``: the current RREP (A flag) is Python's to hear;
-#: - ``BACK_AT_ORIGINATOR``: it is back at an originator still discovering.
+#: - ``BACK_AT_ORIGINATOR``: it is back at an originator still discovering;
+#: - ``DATA_EXPIRED``: the current data packet waited too long for its link;
+#: - ``DATA_IN_PYTHON``: the current data packet is Python's from here (its node is
+#:   down, its TTL is spent, it has no valid route, or it is back at its source).
+#:
+#: ``MAC_NOW`` and ``MAC_LATER`` are a data packet's too (the row's type tells).
 (IDLE, NEED_READY_VIEW, NEED_FAN_ALIVE, NEED_FAN_UNIFORMS, NEED_SEEN, NEED_ROOM,
  SELF_HEARD, NEED_FRAME_UNIFORMS, NEED_FRAME_ALIVE, MAC_NOW, MAC_LATER, RREP_IN_PYTHON,
- BACK_AT_ORIGINATOR) = range(13)
+ BACK_AT_ORIGINATOR, DATA_EXPIRED, DATA_IN_PYTHON) = range(15)
 
 # what _unicast returns for a frame never sent (it waited too long for its link)
 _NOT_SENT = -1
 # ``ints``' fields (HEAP_SIZE is the calendar's, first)
 (_PHASE, SEQ, NEXT_ID, DRAWN, ROWS_FREE, GROUPS_FREE, STAGED, N_LOST, N_DEAD,
- N_EXPIRED, ROOM, CURRENT_ROW, CURRENT_NODE, LINK, DROPPED, MAC_SEQ, _INTS) = range(1, 18)
+ N_EXPIRED, ROOM, CURRENT_ROW, CURRENT_NODE, LINK, DROPPED, MAC_SEQ, CURRENT_SEQ,
+ N_ARRIVED, _INTS) = range(1, 20)
 # ``floats``' fields: the ready view's span, the arrival view's, the time asked about,
 # the current event's time
 RV_START, RV_END, AV_START, AV_END, ASK, CURRENT_T, START, ARRIVE, _FLOATS = range(9)
@@ -108,8 +127,14 @@ _BETWEEN, _SENDING, _SENT = 0, 1, 2
 _ACTIVE_ROUTE_TIMEOUT, _PATH_DISCOVERY_TIME, _NET_TRAVERSAL_TIME, _NODE_TRAVERSAL_TIME, \
     _MAX_WAIT, _MY_ROUTE_TIMEOUT, _DELETE_PERIOD, _RATELIMIT_INTERVAL = range(8)
 # ``consts``' fields: a RREP's size in bytes, whether answers for a neighbour ask for a
-# RREP-ACK, a RERR's size less 8 bytes an entry, RERRs a node may send a second
-_RREP_BYTES, _RREP_ACK, _RERR_BYTES, _RERR_RATELIMIT = range(4)
+# RREP-ACK, a RERR's size less 8 bytes an entry, RERRs a node may send a second, the
+# hops a data packet may take (the host's TTL), the host's bytes per size unit
+_RREP_BYTES, _RREP_ACK, _RERR_BYTES, _RERR_RATELIMIT, _IP_TTL, _BYTES_PER_UNIT = range(6)
+#: A staged transmission's integer fields (``out_ints``' rows; its start, cost and size
+#: in units are ``out_floats``' rows), as the ledger takes them: ``kind`` is the
+#: ledger's code of a data packet's kind, -1 for a control packet.
+STAGED_INTS = ("node", "msg_id", "size_bytes", "receiver", "lost", "type", "src", "dst",
+               "kind")
 
 
 @njit(cache=True, inline="always")
@@ -154,13 +179,14 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         head, attrs, link_costs, alive, packet_lifetimes, link_times, pool, ids,
         fan_ints, fan_floats, hello_on, reorder, heard_at, heard_rank, heard_next,
         lifetimes, routes, latest, seen_keys, seen_untils, seen_count, todo,
-        last_broadcast, seqs, discovering, consts, lists, told, rerr_limits):
+        last_broadcast, seqs, discovering, consts, lists, told, rerr_limits, arrived_at,
+        arrived_ids):
     """Take this calendar's events while they come before the host's next one
     ``(stop_t, stop_rank, stop_seq)`` and before ``until``; returns why it stopped (the
     module docstring). ``ints``/``floats``: the loop's state, which the host reads and
     writes between calls (the event counter, the next control id and the uniforms
-    drawn are the host's, handed over in them). Its 50 arguments cost 1.4 us a call
-    to check (about 280 k calls at 10^5 messages)."""
+    drawn are the host's, handed over in them). Its 55 arguments cost about 1.5 us a
+    call to check (about 300 k calls at 10^5 messages)."""
     cal = (cal_time, cal_seq, cal_msg, cal_node)
     while True:
         phase = ints[_PHASE]
@@ -170,12 +196,13 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                 code = _send(ints, floats, times, packets, refs, free_rows, groups,
                              group_len, free_groups, out_floats, out_ints, first, last,
                              bandwidths, costs, head, attrs, alive, link_times, pool, ids,
-                             fan_ints, fan_floats, reorder, cal, ready_rank, True)
+                             fan_ints, fan_floats, reorder, consts, cal, ready_rank, True)
                 if code != IDLE:   # Python again, then on again
                     ints[_PHASE] = _SENDING
             else:
-                code = _after_unicast(ints, floats, packets, refs, free_rows, out_floats,
-                                      out_ints, link_costs, alive, cal)
+                code = _after_unicast(ints, floats, consts, packets, refs, free_rows,
+                                      packet_lifetimes, out_floats, out_ints, link_costs,
+                                      alive, arrived_at, arrived_ids, cal)
                 if code == NEED_FRAME_ALIVE:
                     ints[_PHASE] = _SENT
             if code != IDLE:
@@ -192,17 +219,30 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         room = _room(len(heard_at))
         if (ints[ROWS_FREE] < room or ints[GROUPS_FREE] < room
                 or len(cal_time) - ints[HEAP_SIZE] < room
-                or ints[STAGED] >= out_floats.shape[1]):
+                or ints[STAGED] >= out_floats.shape[1]
+                or ints[N_ARRIVED] >= len(arrived_ids)):
             return NEED_ROOM
-        if node >= 0:   # a packet ready at its sender, or a RREP at its next hop
+        if node >= 0:   # a packet ready at its sender, or at its next hop
             if not floats[RV_START] <= t < floats[RV_END]:
                 floats[ASK] = t
                 return NEED_READY_VIEW
-            rrep = packets[row, _TYPE] == _RREP
+            kind = packets[row, _TYPE]
+            rrep = kind == _RREP
             sending = node == packets[row, _SENDER]
-            if rrep and sending and len(pool) - ints[DRAWN] < 2:
+            if (kind == _DATA or rrep and sending) and len(pool) - ints[DRAWN] < 2:
                 return NEED_FRAME_UNIFORMS   # a frame takes two uniforms at most
             _calendar_pop(cal, ints)
+            if kind == _DATA:
+                ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
+                ints[CURRENT_SEQ] = seq
+                code = _data_hop(sending, ints, floats, times, consts, packets, refs,
+                                 free_rows, packet_lifetimes, first, last, head, attrs,
+                                 link_costs, alive, alive_ready, link_times, pool,
+                                 reorder, lifetimes, routes, out_floats, out_ints,
+                                 arrived_at, arrived_ids, cal)
+                if code != IDLE:
+                    return code
+                continue
             if not alive_ready[node]:   # a dead node neither hears nor sends
                 _release(refs, free_rows, ints, row)
                 continue
@@ -211,13 +251,14 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                 code = _send(ints, floats, times, packets, refs, free_rows, groups,
                              group_len, free_groups, out_floats, out_ints, first, last,
                              bandwidths, costs, head, attrs, alive, link_times, pool, ids,
-                             fan_ints, fan_floats, reorder, cal, ready_rank, False)
+                             fan_ints, fan_floats, reorder, consts, cal, ready_rank, False)
                 if code != IDLE:
                     ints[_PHASE] = _SENDING
             elif sending:
-                code = _send_rrep(ints, floats, times, packets, refs, free_rows, first,
-                                  last, head, attrs, link_costs, alive, link_times, pool,
-                                  reorder, out_floats, out_ints, cal)
+                code = _send_unicast(ints, floats, times, consts, packets, refs,
+                                     free_rows, packet_lifetimes, first, last, head,
+                                     attrs, link_costs, alive, link_times, pool, reorder,
+                                     out_floats, out_ints, arrived_at, arrived_ids, cal)
             else:
                 code = _hear_rrep(t, node, row, ints, times, packets, refs, free_rows,
                                   packet_lifetimes, hello_on, heard_at, heard_rank,
@@ -405,7 +446,8 @@ def _reply(t, u, to, dst, dst_seq, orig, hops, lifetime, ack, size_bytes, ints, 
 @njit(cache=True, inline="always")
 def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free_groups,
           out_floats, out_ints, first, last, bandwidths, costs, head, attrs, alive,
-          link_times, pool, ids, fan_ints, fan_floats, reorder, cal, ready_rank, resume):
+          link_times, pool, ids, fan_ints, fan_floats, reorder, consts, cal, ready_rank,
+          resume):
     """Broadcast the current RREQ or RERR from its sender (the host's ``_broadcast``
     on the links medium): the fan-out's walk, then the row staged and the groups
     filed."""
@@ -423,8 +465,8 @@ def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free
         _release(refs, free_rows, ints, row)
         return IDLE
     ints[DRAWN] = taken
-    _stage(ints, out_floats, out_ints, start, costs[u], u, packets[row, _MSG_ID],
-           packets[row, _SIZE], -1, False, packets[row, _TYPE])
+    _stage_control(ints, consts, packets, row, out_floats, out_ints, start, costs[u], u,
+                   -1, False)
     ints[N_LOST] += lost
     ints[N_DEAD] += dead
     # the groups, numbered as the host numbers them: the first one more than the last
@@ -448,19 +490,50 @@ def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free
 
 
 @njit(cache=True, inline="always")
-def _send_rrep(ints, floats, times, packets, refs, free_rows, first, last, head, attrs,
-               link_costs, alive, link_times, pool, reorder, out_floats, out_ints, cal):
-    """The current RREP sent to its next hop (:func:`_unicast`) and what follows it
-    (:func:`_after_unicast`, resumed in the ``_SENT`` phase if it needs who is up at
-    the arrival). Returns what Python must do, else :data:`IDLE`."""
+def _data_hop(sending, ints, floats, times, consts, packets, refs, free_rows,
+              packet_lifetimes, first, last, head, attrs, link_costs, alive, alive_ready,
+              link_times, pool, reorder, lifetimes, routes, out_floats, out_ints,
+              arrived_at, arrived_ids, cal):
+    """The current data packet at its node (the host's ``_forward``): sent on if the
+    node is up, its TTL not spent and its route valid (the route kept active, as
+    :func:`~.rtable.use` does for the protocol's ``next_hop``), then its frame
+    (:func:`_send_unicast`). Anything else is Python's (:data:`DATA_IN_PYTHON`): its
+    drops, notices and route requests are the host's books. One Python filed
+    (``sending``) has its next hop already."""
+    row, u, t = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
+    if not sending:
+        src, dst = packets[row, _ORIG], packets[row, _DST]
+        if not alive_ready[u] or packets[row, _HOPS] >= consts[_IP_TTL] or u == src:
+            _release(refs, free_rows, ints, row)
+            return DATA_IN_PYTHON
+        nxt = use(routes, lifetimes, u, dst, src, t, t + times[_ACTIVE_ROUTE_TIMEOUT])
+        if nxt < 0:
+            _release(refs, free_rows, ints, row)
+            return DATA_IN_PYTHON
+        packets[row, _HOPS] += 1
+        packets[row, _SENDER], packets[row, _RECEIVER] = u, nxt
+    return _send_unicast(ints, floats, times, consts, packets, refs, free_rows,
+                         packet_lifetimes, first, last, head, attrs, link_costs, alive,
+                         link_times, pool, reorder, out_floats, out_ints, arrived_at,
+                         arrived_ids, cal)
+
+
+@njit(cache=True, inline="always")
+def _send_unicast(ints, floats, times, consts, packets, refs, free_rows, packet_lifetimes,
+                  first, last, head, attrs, link_costs, alive, link_times, pool, reorder,
+                  out_floats, out_ints, arrived_at, arrived_ids, cal):
+    """The current RREP or data packet sent to its next hop (:func:`_unicast`) and what
+    follows it (:func:`_after_unicast`, resumed in the ``_SENT`` phase if it needs
+    who is up at the arrival). Returns what Python must do, else :data:`IDLE`."""
     code = _unicast(ints, floats, times, packets, refs, free_rows, first, last, head,
                     attrs, link_times, pool, reorder)
     if code == _NOT_SENT:
         return IDLE
     if code != IDLE:
         return code
-    code = _after_unicast(ints, floats, packets, refs, free_rows, out_floats, out_ints,
-                          link_costs, alive, cal)
+    code = _after_unicast(ints, floats, consts, packets, refs, free_rows, packet_lifetimes,
+                          out_floats, out_ints, link_costs, alive, arrived_at,
+                          arrived_ids, cal)
     if code == NEED_FRAME_ALIVE:
         ints[_PHASE] = _SENT
     return code
@@ -469,9 +542,10 @@ def _send_rrep(ints, floats, times, packets, refs, free_rows, first, last, head,
 @njit(cache=True, inline="always")
 def _unicast(ints, floats, times, packets, refs, free_rows, first, last, head, attrs,
              link_times, pool, reorder):
-    """Send the current RREP to its next hop (the host's ``_send_hop`` and
-    ``_transmit`` on the links medium): :data:`MAC_NOW` if the next hop is out of
-    range (no link), ``_NOT_SENT`` if it waited too long for its link, else the frame
+    """Send the current RREP or data packet to its next hop (the host's ``_send_hop``
+    and ``_transmit`` on the links medium): :data:`MAC_NOW` if the next hop is out of
+    range (no link), ``_NOT_SENT`` if it waited too long for its link (a data packet:
+    :data:`DATA_EXPIRED`, as the host drops it), else the frame
     (:func:`~emulator.routing.fanout.unicast`; :data:`IDLE`), whose fate
     :func:`_after_unicast` decides."""
     row, u, t = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
@@ -488,8 +562,10 @@ def _unicast(ints, floats, times, packets, refs, free_rows, first, last, head, a
         link_times, pool, ints[DRAWN])
     ints[DRAWN] = taken
     if code == EXPIRED:   # waited too long for its link: dropped at its sender
-        ints[N_EXPIRED] += 1
         _release(refs, free_rows, ints, row)
+        if packets[row, _TYPE] == _DATA:
+            return DATA_EXPIRED
+        ints[N_EXPIRED] += 1
         return _NOT_SENT
     floats[START], floats[ARRIVE] = start, arrive
     ints[LINK], ints[DROPPED] = k, dropped
@@ -497,12 +573,13 @@ def _unicast(ints, floats, times, packets, refs, free_rows, first, last, head, a
 
 
 @njit(cache=True, inline="always")
-def _after_unicast(ints, floats, packets, refs, free_rows, out_floats, out_ints,
-                   link_costs, alive, cal):
-    """What follows the current RREP's frame (the host's ``_after_hop``): its ledger
-    row staged; heard at the next hop if it arrives there up and not lost, else the
-    sender's MAC learns of it at the arrival (:data:`MAC_LATER`, the timer's number
-    kept in ``ints[MAC_SEQ]``)."""
+def _after_unicast(ints, floats, consts, packets, refs, free_rows, packet_lifetimes,
+                   out_floats, out_ints, link_costs, alive, arrived_at, arrived_ids, cal):
+    """What follows the current RREP's or data packet's frame (the host's
+    ``_after_hop``): its ledger row staged; if it arrives at its next hop up and not
+    lost, a data packet at its destination is staged as arrived, anything else is
+    ready there; else the sender's MAC learns of it at the arrival (:data:`MAC_LATER`,
+    the timer's number kept in ``ints[MAC_SEQ]``)."""
     row, u, arrive = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[ARRIVE]
     v, dropped = packets[row, _RECEIVER], ints[DROPPED]
     reached = True
@@ -511,10 +588,24 @@ def _after_unicast(ints, floats, packets, refs, free_rows, out_floats, out_ints,
             floats[ASK] = arrive
             return NEED_FRAME_ALIVE
         reached = alive[v]
-    _stage(ints, out_floats, out_ints, floats[START], link_costs[ints[LINK]], u,
-           packets[row, _MSG_ID], packets[row, _SIZE], v, dropped or not reached, _RREP)
+    lost = dropped or not reached
+    cost = link_costs[ints[LINK]]
+    data = packets[row, _TYPE] == _DATA
+    if data:
+        _stage(ints, out_floats, out_ints, floats[START], cost, u, packets[row, _MSG_ID],
+               packets[row, _SIZE], v, lost, _DATA, packets[row, _ORIG],
+               packets[row, _DST], packets[row, _KIND], packet_lifetimes[row])
+    else:
+        _stage_control(ints, consts, packets, row, out_floats, out_ints, floats[START],
+                       cost, u, v, lost)
+    if not lost and data and v == packets[row, _DST]:   # delivered: no event follows
+        a = ints[N_ARRIVED]
+        arrived_at[a], arrived_ids[a] = arrive, packets[row, _MSG_ID]
+        ints[N_ARRIVED] = a + 1
+        _release(refs, free_rows, ints, row)
+        return IDLE
     ints[SEQ] += 1
-    if dropped or not reached:
+    if lost:
         ints[MAC_SEQ] = ints[SEQ]
         _release(refs, free_rows, ints, row)
         return MAC_LATER
@@ -551,13 +642,27 @@ def _hear_rrep(t, u, row, ints, times, packets, refs, free_rows, packet_lifetime
 
 
 @njit(cache=True, inline="always")
-def _stage(ints, out_floats, out_ints, start, cost, u, msg_id, size, v, lost, kind):
-    """A transmission's ledger row and control log entry, staged for the host."""
+def _stage(ints, out_floats, out_ints, start, cost, u, msg_id, size, v, lost, type_, src,
+           dst, kind, units):
+    """A transmission's ledger row (and a control packet's log entry), staged for the
+    host (:data:`STAGED_INTS`)."""
     s = ints[STAGED]
-    out_floats[0, s], out_floats[1, s] = start, cost
+    out_floats[0, s], out_floats[1, s], out_floats[2, s] = start, cost, units
     out_ints[0, s], out_ints[1, s], out_ints[2, s] = u, msg_id, size
-    out_ints[3, s], out_ints[4, s], out_ints[5, s] = v, lost, kind
+    out_ints[3, s], out_ints[4, s], out_ints[5, s] = v, lost, type_
+    out_ints[6, s], out_ints[7, s], out_ints[8, s] = src, dst, kind
     ints[STAGED] = s + 1
+
+
+@njit(cache=True, inline="always")
+def _stage_control(ints, consts, packets, row, out_floats, out_ints, start, cost, u, v,
+                   lost):
+    """A control packet's transmission from ``u`` to ``v`` (-1: everyone) staged: its
+    ledger row is from ``u`` to ``v``, its size in units its bytes over the host's
+    bytes per unit."""
+    size = packets[row, _SIZE]
+    _stage(ints, out_floats, out_ints, start, cost, u, packets[row, _MSG_ID], size, v,
+           lost, packets[row, _TYPE], u, v, -1, size / consts[_BYTES_PER_UNIT])
 
 
 @njit(cache=True, _nrt=False)
@@ -595,6 +700,25 @@ def file_rreq(t, node, seq, msg_id, orig, orig_seq, rreq_id, dst, dst_seq, hops,
     _rreq(t, node, orig, orig_seq, rreq_id, dst, dst_seq, hops, ttl, gratuitous,
           size_bytes, ints, refs, free_rows, packets,
           (cal_time, cal_seq, cal_msg, cal_node))
+
+
+@njit(cache=True, _nrt=False)
+def file_data(t, node, seq, msg_id, receiver, src, dst, hops, size_bytes, units, kind,
+              cal_time, cal_seq, cal_msg, cal_node, ints, refs, free_rows, packets,
+              packet_lifetimes):
+    """File a data packet leaving ``node`` for ``receiver`` at ``t``, as the host's
+    event number ``seq`` (the one being processed: the frame is sent at once, as the
+    host's Python sends it), ``hops`` taken with this one; the caller has made room."""
+    row = _new_row(refs, free_rows, ints)
+    for f in range(len(FIELDS)):
+        packets[row, f] = 0
+    packets[row, _TYPE], packets[row, _SIZE], packets[row, _MSG_ID] = (
+        _DATA, size_bytes, msg_id)
+    packets[row, _SENDER], packets[row, _RECEIVER] = node, receiver
+    packets[row, _ORIG], packets[row, _DST], packets[row, _HOPS] = src, dst, hops
+    packets[row, _KIND] = kind
+    packet_lifetimes[row] = units
+    calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
 
 
 @njit(cache=True, inline="always")
@@ -637,10 +761,11 @@ def _rerr(t, u, entries, size_bytes, ints, refs, free_rows, packets, cal):
 
 class RouteDiscoveries:
     """The route discoveries of an AODV run on the links medium, beside the host's
-    calendar (:class:`~emulator.routing.host.RoutedTransport`): :meth:`file` takes a
-    RREQ or RREP the protocol's Python sent, :meth:`run` takes the loop's events
-    before the host's next one, and :attr:`head` is the next event's ``(time, rank,
-    number)``."""
+    calendar (:class:`~emulator.routing.host.RoutedTransport`), and its data packets'
+    hops: :meth:`file` takes a RREQ, RREP or RERR the protocol's Python sent,
+    :meth:`file_data` a data packet the host's Python sends to its next hop,
+    :meth:`run` takes the loop's events before the host's next one, and :attr:`head`
+    is the next event's ``(time, rank, number)``."""
 
     def __init__(self, host, protocol):
         self.host, self.protocol = host, protocol
@@ -656,11 +781,12 @@ class RouteDiscoveries:
                                host.max_wait, protocol.my_route_timeout,
                                protocol.delete_period, p["ratelimit_interval"]])
         self.consts = np.array([Rrep(0, 0, 0, 0, 0.0).bytes(), p["rrep_ack"],
-                                IP_UDP_BYTES + 4, p["rerr_ratelimit"]], np.int64)
+                                IP_UDP_BYTES + 4, p["rerr_ratelimit"], host.ip_ttl,
+                                host.bytes_per_unit], np.int64)
         self.calendar = new_calendar(capacity)
         self.packets = np.zeros((capacity, len(FIELDS)), np.int64)
         self.refs = np.zeros(capacity, np.int64)
-        self.lifetimes = np.zeros(capacity)   # a RREP's
+        self.lifetimes = np.zeros(capacity)   # a RREP's; a data packet's size in units
         self.lists = np.zeros((capacity, 2, n), np.int64)   # a RERR's
         self.told = np.zeros(TOLD * n, np.int64)   # what a RERR walk writes (grown)
         self.free_rows = np.arange(capacity - 1, -1, -1, dtype=np.int64)
@@ -669,14 +795,18 @@ class RouteDiscoveries:
         self.group_len = np.zeros(capacity, np.int64)
         self.free_groups = np.arange(capacity - 1, -1, -1, dtype=np.int64)
         self.ints[GROUPS_FREE] = capacity
-        self.out_floats = np.zeros((2, 4096))
-        self.out_ints = np.zeros((6, 4096), np.int64)
+        self.out_floats = np.zeros((3, 4096))
+        self.out_ints = np.zeros((len(STAGED_INTS), 4096), np.int64)
+        # data packets delivered, staged: their arrival and id; the packets in the loop
+        # by id (the host's messages)
+        self.arrived_at, self.arrived_ids = np.zeros(4096), np.zeros(4096, np.int64)
+        self._data: dict = {}
         self.ids = np.arange(n, dtype=np.int64)   # the groups hold positions
         self.fan = Fanout(n)
         self._views: dict = {}    # by epoch: a ready view's arrays (_ready_view)
         self._kept = self._args = None   # run's arguments (_arguments)
         gids = host._gids.tolist()
-        self._gids = None if gids == list(range(n)) else gids   # None: ids are positions
+        self._gids = None if gids == list(range(n)) else host._gids   # None: the same
         #: ``(time, rank, number)`` of the next event, None for none.
         self.head = None
 
@@ -712,6 +842,21 @@ class RouteDiscoveries:
         if self.head is None or key < self.head:
             self.head = key
 
+    def file_data(self, t: float, seq: int, msg, u: int, v: int, hops: int,
+                  rank: int) -> None:
+        """The data packet ``msg`` leaves ``u`` for ``v`` at ``t``, its ``hops``-th hop,
+        in the host's event number ``seq`` (the one being processed)."""
+        self._make_room()
+        pos, ledger = self.protocol.position, self.host.ledger
+        file_data(t, pos[u], seq, msg.msg_id, pos[v], pos[msg.src], pos[msg.dst], hops,
+                  msg.size_bytes, msg.size_units,
+                  0 if ledger is None else ledger.kind_code(msg.kind), *self.calendar,
+                  self.ints, self.refs, self.free_rows, self.packets, self.lifetimes)
+        self._data[msg.msg_id] = msg
+        key = (t, rank, seq)
+        if self.head is None or key < self.head:
+            self.head = key
+
     def run(self, stop, until: float, rank: int) -> None:
         """Take the floods' events before the host's next one ``stop`` (``(time, rank,
         number, ...)``, None: none) and before ``until``; events the host's Python
@@ -730,6 +875,8 @@ class RouteDiscoveries:
                 ints.item(SEQ), ints.item(NEXT_ID), ints.item(DRAWN))
             host._staged = ints.item(STAGED) > 0
             self._count_losses()
+            if ints.item(N_ARRIVED):
+                self._arrived()
             if code == IDLE:
                 break
             if code == NEED_READY_VIEW:
@@ -787,32 +934,54 @@ class RouteDiscoveries:
                 protocol._routes, protocol._latest, *protocol.seen.arrays(),
                 protocol._todo, protocol._last_broadcast, protocol.seqs,
                 protocol.discovering, self.consts, self.lists, self.told,
-                protocol.rerr_limits)
+                protocol.rerr_limits, self.arrived_at, self.arrived_ids)
         return self._args
 
     # -- what run hands over ----------------------------------------------------------
     def hand_over(self) -> None:
-        """The transmissions staged so far into the host's control log and ledger, in
-        order: the host calls this before it logs one of its own, and when its advance
-        returns. Read as lists: most hand-overs are of a few rows (with a ledger, the
-        host logs every data hop)."""
+        """The transmissions staged so far into the host's control log (control
+        packets') and ledger, in order: the host calls this before it logs one of its
+        own, and when its advance returns."""
         ints, host = self.ints, self.host
         count = ints.item(STAGED)
         host._staged = False
-        if count:
-            nodes, msg_ids, sizes, receivers, lost, types = \
-                self.out_ints[:, :count].tolist()
-            starts, costs = self.out_floats[:, :count].tolist()
-            gids = self._gids
-            if gids is not None:
-                nodes = [gids[u] for u in nodes]
-                receivers = [v if v < 0 else gids[v] for v in receivers]
-            host.control_log.extend(starts, nodes, [TYPES[k] for k in types], sizes)
-            if host.ledger is not None:
-                _ledger_rows(host.ledger, starts, msg_ids, nodes, receivers, sizes,
-                             np.array(sizes) / host.bytes_per_unit, costs, lost)
-            host.hops += count
-            ints[STAGED] = 0
+        if not count:
+            return
+        staged = self.out_ints[:, :count]
+        gids = self._gids
+        if gids is not None:   # a broadcast's receiver stays -1
+            staged = staged.copy()
+            for field in (0, 3, 6, 7):
+                staged[field] = np.where(staged[field] < 0, staged[field],
+                                         gids[np.maximum(staged[field], 0)])
+        starts = self.out_floats[0, :count]
+        control = staged[5] != _DATA
+        if control.all():
+            host.control_log.extend(starts.tolist(), staged[0].tolist(),
+                                    [TYPES[k] for k in staged[5].tolist()],
+                                    staged[2].tolist())
+        else:
+            host.control_log.extend(starts[control].tolist(), staged[0, control].tolist(),
+                                    [TYPES[k] for k in staged[5, control].tolist()],
+                                    staged[2, control].tolist())
+        if host.ledger is not None:
+            _ledger_rows(host.ledger, self.out_floats[:, :count], staged)
+        host.hops += count
+        ints[STAGED] = 0
+
+    def _arrived(self) -> None:
+        """The data packets delivered since the last call, into the host's arrivals (as
+        its ``_after_hop`` books one), at once: what its timers ask
+        (``_unresolved``) stays in step."""
+        ints, host, data = self.ints, self.host, self._data
+        count = ints.item(N_ARRIVED)
+        taken, arrivals = host._taken, host.arrivals
+        for t, msg_id in zip(self.arrived_at[:count].tolist(),
+                             self.arrived_ids[:count].tolist()):
+            taken.pop(msg_id, None)
+            arrivals.append((t, data.pop(msg_id)))
+        host._unresolved -= count
+        ints[N_ARRIVED] = 0
 
     def _count_losses(self) -> None:
         """The control packets lost since the last call, into the host's counts at once
@@ -826,9 +995,11 @@ class RouteDiscoveries:
                     ints[field] = 0
 
     def _in_python(self, code: int) -> None:
-        """What the loop hands to the protocol's or the host's Python: a RREP whose
-        sender's MAC failed now (no link) or will learn it failed
-        at its arrival; a RREP with the A flag heard; a RREP back at its originator."""
+        """What the loop hands to the protocol's or the host's Python: a RREP or data
+        packet whose sender's MAC failed now (no link) or will learn it failed at its
+        arrival; a RREP with the A flag heard; a RREP back at its originator; a data
+        packet that waited too long for its link, or that the host's Python forwards
+        (or drops) from here."""
         host, ints, nodes = self.host, self.ints, self.protocol.nodes
         # the current row was let go, but nothing has taken it since
         row, t = int(ints[CURRENT_ROW]), self.floats[CURRENT_T].item()
@@ -836,14 +1007,23 @@ class RouteDiscoveries:
         if code == BACK_AT_ORIGINATOR:
             self.protocol.rrep_arrived(t, u, nodes[self.packets[row, _DST]])
             return
-        msg = self._message(row)
+        if self.packets[row, _TYPE] == _DATA:
+            msg = self._data.pop(self.packets[row, _MSG_ID].item())
+        else:
+            msg = self._message(row)
+        v = nodes[self.packets[row, _RECEIVER]]
         if code == RREP_IN_PYTHON:
             self.protocol.on_receive(t, u, msg)
         elif code == MAC_NOW:
-            host.mac_failed(t, u, msg, msg.dst, "link_break")
-        else:   # MAC_LATER: at the arrival, with the number kept for it
-            host.mac_fails(self.floats[ARRIVE].item(), int(ints[MAC_SEQ]), u, msg,
-                           msg.dst, "link_loss" if ints[DROPPED] else "link_break")
+            host.mac_failed(t, u, msg, v, "link_break")
+        elif code == MAC_LATER:   # at the arrival, with the number kept for it
+            host.mac_fails(self.floats[ARRIVE].item(), int(ints[MAC_SEQ]), u, msg, v,
+                           "link_loss" if ints[DROPPED] else "link_break")
+        elif code == DATA_EXPIRED:
+            host.drop(t, u, msg, "queue_expired")
+        else:   # DATA_IN_PYTHON: as the host's Python would have it here
+            host._taken[msg.msg_id] = self.packets[row, _HOPS].item()
+            host._forward(t, int(ints[CURRENT_SEQ]), msg, u, host.network.view_span(t)[0])
 
     def _message(self, row: int):
         """The RREP of ``row`` as the host's message."""
@@ -917,20 +1097,23 @@ class RouteDiscoveries:
         self.floats[RV_START], self.floats[RV_END] = start, end
 
 
-def _ledger_rows(ledger, starts, msg_ids, nodes, receivers, sizes, units, costs,
-                 lost) -> None:
-    """Transmissions' ledger rows, as the host's Python writes them (a broadcast's
-    ``hop_v = dst = -1``, costed at its dearest link)."""
-    count = len(starts)
-    floats, ints, at = ledger.reserve(count)
+def _ledger_rows(ledger, floats, staged) -> None:
+    """Staged transmissions' ledger rows (``floats``: start, cost, size in units;
+    ``staged``: :data:`STAGED_INTS`, ids for nodes), as the host's Python writes them:
+    a broadcast's ``hop_v = dst = -1``, costed at its dearest link; a control packet's
+    kind ``"routing"``."""
+    count = floats.shape[1]
+    out_floats, out_ints, at = ledger.reserve(count)
     rows = slice(at, at + count)
-    floats[0, rows], floats[1, rows], floats[2, rows] = starts, units, costs
-    ints[0, rows] = msg_ids
-    ints[1, rows] = ledger.kind_code("routing")
-    ints[2, rows] = ints[4, rows] = nodes
-    ints[3, rows] = ints[5, rows] = receivers
-    ints[6, rows] = sizes
-    ints[7, rows] = lost
+    out_floats[0, rows], out_floats[1, rows], out_floats[2, rows] = (
+        floats[0], floats[2], floats[1])
+    out_ints[0, rows] = staged[1]
+    kinds = staged[8]
+    out_ints[1, rows] = (np.where(kinds < 0, ledger.kind_code("routing"), kinds)
+                         if kinds.min() < 0 else kinds)
+    out_ints[2, rows], out_ints[3, rows] = staged[6], staged[7]
+    out_ints[4, rows], out_ints[5, rows] = staged[0], staged[3]
+    out_ints[6, rows], out_ints[7, rows] = staged[2], staged[4]
 
 
 def _doubled(arrays, free, ints, free_field):
