@@ -195,7 +195,6 @@ class RoutedTransport(Transport):
         self.ip_ttl = routing_params["ip_ttl"]
         self.drops = []            # every data drop; self.losses: what sources learn
         self._taken: dict[int, int] = {}     # hops taken so far, by message id
-        self._first: dict[tuple[int, int], int] = {}   # first message of each flow
         #: The first data packet of each flow (src, dst): its wait for a route.
         self.first_waits: dict[tuple[int, int], float] = {}
         #: Control packets and notices not received, by reason.
@@ -213,6 +212,8 @@ class RoutedTransport(Transport):
         # free ([u, v, 1]), side by side (a fan-out touches both of each link)
         self._gpos = {u: i for i, u in enumerate(nodes)}
         self._gids = np.array(nodes, dtype=np.int64)
+        # whether a flow (src, dst), by positions, has sent its first packet on
+        self.flow_started = np.zeros((len(nodes), len(nodes)), np.bool_)
         self._link_times = np.full((len(nodes), len(nodes), 2), -math.inf)
         self._heard = Fanout(len(nodes))   # what the fan-out of a broadcast writes
         # by epoch: a view's links as the fan-out reads them, and who is up
@@ -266,6 +267,11 @@ class RoutedTransport(Transport):
 
     def release(self, t: float, node: int, msg) -> None:
         """Forward ``msg`` from ``node`` again at ``t`` (it waited for a route)."""
+        if self._compiled is not None and msg.kind != ROUTING:
+            self._seq += 1
+            self._compiled.file_data(t, self._seq, msg, node, -1,
+                                     self._taken.get(msg.msg_id, 0), _READY, True)
+            return
         self._push(t, _READY, msg, node)
 
     def drop(self, t: float, node: int, msg, reason: str) -> None:
@@ -318,6 +324,8 @@ class RoutedTransport(Transport):
                 self._compiled = self.protocol.compiled_loop(self)
             self.protocol.start(0.0)
         compiled = self._compiled
+        if compiled is not None and self._sends:   # its sends are the loop's too
+            compiled.take_sends(self._sends, _READY)
         cal, pop = self._calendar, heapq.heappop
         sends, take = self._sends, self._sends.popleft
         now, take_now = self._now, self._now.popleft
@@ -424,12 +432,13 @@ class RoutedTransport(Transport):
         if v is None:
             return
         if u == msg.src and msg.kind != ROUTING:
-            flow = (u, msg.dst)
-            if self._first.setdefault(flow, msg.msg_id) == msg.msg_id:
-                self.first_waits.setdefault(flow, t - msg.sent_at)
+            i, j = self._gpos[u], self._gpos[msg.dst]
+            if not self.flow_started[i, j]:
+                self.flow_started[i, j] = True
+                self.first_waits[u, msg.dst] = t - msg.sent_at
         self._taken[msg.msg_id] = taken + 1
         if self._compiled is not None and msg.kind != ROUTING:   # its hops compiled
-            self._compiled.file_data(t, seq, msg, u, v, taken + 1, _READY)
+            self._compiled.file_data(t, seq, msg, u, v, taken + 1, _READY, False)
             return
         self._send_hop(t, seq, msg, u, v, view)
 

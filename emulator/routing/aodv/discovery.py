@@ -46,9 +46,11 @@ Rows: a transmission is a row of ``packets`` (:data:`FIELDS`), held while an eve
 refers to it (``refs``); a group's receivers are a row of ``groups``. An event is
 ``(time, number, packet row, node)`` with ``node`` the sender of a packet ready to go,
 a RREP's next hop hearing it or a data packet's next node, ``-1 - group row`` for a
-group hearing a RREQ (every event here is of the host's rank "ready"). Nodes are the protocol's (and the host's)
-positions. The shared medium (the channel's queue) and batteries (each frame's energy)
-are the host's Python's still.
+group hearing a RREQ (every event here is of the host's rank "ready"). The host's
+sends are taken as they are queued (:meth:`RouteDiscoveries.take_sends`) and are
+events too, merged with the calendar by the same key. Nodes are the protocol's (and
+the host's) positions. The shared medium (the channel's queue) and batteries (each
+frame's energy) are the host's Python's still.
 """
 from __future__ import annotations
 
@@ -70,13 +72,16 @@ from emulator.routing.fanout import (_GROUP_START, _GROUP_TIME, _HEARD_IDS, EXPI
 #: unknown destination sequence number): a RREQ's; a RREP uses ``orig``, ``dst``,
 #: ``dst_seq``, ``hops``, ``gratuitous`` (its A flag) and ``receiver`` (its lifetime is
 #: in ``lifetimes``); a data packet uses ``orig`` (its source), ``dst``, ``hops`` (the
-#: hops it has taken, the host's TTL count), ``sender`` (the node it is at, or leaves),
-#: ``receiver`` (its next hop) and ``kind`` (its kind's code in the ledger; its size in
-#: units is in ``lifetimes``).
+#: hops it has taken, the host's TTL count), ``sender`` (the node it leaves, -1 while
+#: it is to be forwarded), ``receiver`` (its next hop), ``kind`` (its kind's code in
+#: the ledger) and ``at_source`` (1 at its source, before its first hop: its flow's
+#: first wait is then counted); its size in units is in ``lifetimes``, when it was
+#: sent in ``sent_at``.
 FIELDS = ("orig", "orig_seq", "rreq_id", "dst", "dst_seq", "hops", "ttl", "gratuitous",
-          "size_bytes", "sender", "msg_id", "type", "receiver", "entries", "kind")
+          "size_bytes", "sender", "msg_id", "type", "receiver", "entries", "kind",
+          "at_source")
 (_ORIG, _ORIG_SEQ, _RREQ_ID, _DST, _DST_SEQ, _HOPS, _TTL, _GRATUITOUS, _SIZE, _SENDER,
- _MSG_ID, _TYPE, _RECEIVER, _ENTRIES, _KIND) = range(len(FIELDS))
+ _MSG_ID, _TYPE, _RECEIVER, _ENTRIES, _KIND, _AT_SOURCE) = range(len(FIELDS))
 #: The control types the loop carries (``packets[:, type]``), by code, then data. A
 #: RERR's list of unreachable destinations is ``lists[row, :, :entries]`` (positions
 #: over sequence numbers, as :func:`~.rtable.unreachable` reads it).
@@ -112,7 +117,10 @@ _NOT_SENT = -1
 # ``ints``' fields (HEAP_SIZE is the calendar's, first)
 (_PHASE, SEQ, NEXT_ID, DRAWN, ROWS_FREE, GROUPS_FREE, STAGED, N_LOST, N_DEAD,
  N_EXPIRED, ROOM, CURRENT_ROW, CURRENT_NODE, LINK, DROPPED, MAC_SEQ, CURRENT_SEQ,
- N_ARRIVED, _INTS) = range(1, 20)
+ N_ARRIVED, N_FIRST, SENDS_AT, SENDS_END, _INTS) = range(1, 23)
+#: The host's sends the loop has taken (``sends_ints``' rows, in order of their
+#: ``(time, number)``; their times and sizes in units are ``sends_floats``' rows).
+SENDS_INTS = ("seq", "msg_id", "src", "dst", "size_bytes", "kind")
 # ``floats``' fields: the ready view's span, the arrival view's, the time asked about,
 # the current event's time
 RV_START, RV_END, AV_START, AV_END, ASK, CURRENT_T, START, ARRIVE, _FLOATS = range(9)
@@ -180,13 +188,15 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         fan_ints, fan_floats, hello_on, reorder, heard_at, heard_rank, heard_next,
         lifetimes, routes, latest, seen_keys, seen_untils, seen_count, todo,
         last_broadcast, seqs, discovering, consts, lists, told, rerr_limits, arrived_at,
-        arrived_ids):
+        arrived_ids, sent_at, sends_floats, sends_ints, flow_started, first_flows,
+        first_waits):
     """Take this calendar's events while they come before the host's next one
     ``(stop_t, stop_rank, stop_seq)`` and before ``until``; returns why it stopped (the
     module docstring). ``ints``/``floats``: the loop's state, which the host reads and
     writes between calls (the event counter, the next control id and the uniforms
-    drawn are the host's, handed over in them). Its 55 arguments cost about 1.5 us a
-    call to check (about 300 k calls at 10^5 messages)."""
+    drawn are the host's, handed over in them). The host's sends it has taken
+    (``sends_*``) are events too, merged with the calendar's. Its 61 arguments cost
+    about 1.6 us a call to check."""
     cal = (cal_time, cal_seq, cal_msg, cal_node)
     while True:
         phase = ints[_PHASE]
@@ -207,12 +217,17 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                     ints[_PHASE] = _SENT
             if code != IDLE:
                 return code
-        if ints[HEAP_SIZE] == 0:
-            return IDLE
-        t, seq = cal_time[0], cal_seq[0]
+        at, sent = ints[SENDS_AT], False   # the next send, if it comes first
+        if at < ints[SENDS_END]:
+            t, seq = sends_floats[0, at], sends_ints[0, at]
+            sent = ints[HEAP_SIZE] == 0 or t < cal_time[0] or (t == cal_time[0]
+                                                                and seq < cal_seq[0])
+        if not sent:
+            if ints[HEAP_SIZE] == 0:
+                return IDLE
+            t, seq = cal_time[0], cal_seq[0]
         if not (t < until and _before(t, seq, stop_t, stop_rank, stop_seq, ready_rank)):
             return IDLE
-        row, node = cal_msg[0], cal_node[0]
         # room for what the event may file (numba checks no bounds): a broadcast's
         # groups (one a receiver at most), a group's rebroadcasts and answers (two a
         # receiver at most: a gratuitous reply), a staged row
@@ -220,8 +235,32 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         if (ints[ROWS_FREE] < room or ints[GROUPS_FREE] < room
                 or len(cal_time) - ints[HEAP_SIZE] < room
                 or ints[STAGED] >= out_floats.shape[1]
-                or ints[N_ARRIVED] >= len(arrived_ids)):
+                or ints[N_ARRIVED] >= len(arrived_ids)
+                or ints[N_FIRST] >= len(first_waits)):
             return NEED_ROOM
+        if sent:   # a data packet at its source, sent by the host
+            if not floats[RV_START] <= t < floats[RV_END]:
+                floats[ASK] = t
+                return NEED_READY_VIEW
+            if len(pool) - ints[DRAWN] < 2:
+                return NEED_FRAME_UNIFORMS   # a frame takes two uniforms at most
+            ints[SENDS_AT] = at + 1
+            row = _new_row(refs, free_rows, ints)
+            node = sends_ints[2, at]
+            _data_row(row, -1, -1, sends_ints[1, at], node, sends_ints[3, at], 0,
+                      sends_ints[4, at], sends_floats[1, at], sends_ints[5, at], t, 1,
+                      packets, packet_lifetimes, sent_at)
+            ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
+            ints[CURRENT_SEQ] = seq
+            code = _data_hop(False, ints, floats, times, consts, packets, refs, free_rows,
+                             packet_lifetimes, first, last, head, attrs, link_costs,
+                             alive, alive_ready, link_times, pool, reorder, lifetimes,
+                             routes, out_floats, out_ints, arrived_at, arrived_ids,
+                             sent_at, flow_started, first_flows, first_waits, cal)
+            if code != IDLE:
+                return code
+            continue
+        row, node = cal_msg[0], cal_node[0]
         if node >= 0:   # a packet ready at its sender, or at its next hop
             if not floats[RV_START] <= t < floats[RV_END]:
                 floats[ASK] = t
@@ -239,7 +278,8 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                                  free_rows, packet_lifetimes, first, last, head, attrs,
                                  link_costs, alive, alive_ready, link_times, pool,
                                  reorder, lifetimes, routes, out_floats, out_ints,
-                                 arrived_at, arrived_ids, cal)
+                                 arrived_at, arrived_ids, sent_at, flow_started,
+                                 first_flows, first_waits, cal)
                 if code != IDLE:
                     return code
                 continue
@@ -493,23 +533,35 @@ def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free
 def _data_hop(sending, ints, floats, times, consts, packets, refs, free_rows,
               packet_lifetimes, first, last, head, attrs, link_costs, alive, alive_ready,
               link_times, pool, reorder, lifetimes, routes, out_floats, out_ints,
-              arrived_at, arrived_ids, cal):
+              arrived_at, arrived_ids, sent_at, flow_started, first_flows, first_waits,
+              cal):
     """The current data packet at its node (the host's ``_forward``): sent on if the
     node is up, its TTL not spent and its route valid (the route kept active, as
-    :func:`~.rtable.use` does for the protocol's ``next_hop``), then its frame
-    (:func:`_send_unicast`). Anything else is Python's (:data:`DATA_IN_PYTHON`): its
-    drops, notices and route requests are the host's books. One Python filed
-    (``sending``) has its next hop already."""
+    :func:`~.rtable.use` does for the protocol's ``next_hop``; at its source, its
+    flow's first packet's wait staged), then its frame (:func:`_send_unicast`).
+    Anything else is Python's (:data:`DATA_IN_PYTHON`): its drops, notices and route
+    requests are the host's books. One Python filed (``sending``) has its next hop
+    already."""
     row, u, t = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
     if not sending:
         src, dst = packets[row, _ORIG], packets[row, _DST]
-        if not alive_ready[u] or packets[row, _HOPS] >= consts[_IP_TTL] or u == src:
+        at_source = packets[row, _AT_SOURCE]
+        if (not alive_ready[u] or packets[row, _HOPS] >= consts[_IP_TTL] or u == dst
+                or u == src and not at_source):
             _release(refs, free_rows, ints, row)
             return DATA_IN_PYTHON
         nxt = use(routes, lifetimes, u, dst, src, t, t + times[_ACTIVE_ROUTE_TIMEOUT])
         if nxt < 0:
             _release(refs, free_rows, ints, row)
             return DATA_IN_PYTHON
+        if at_source:
+            packets[row, _AT_SOURCE] = 0
+            if not flow_started[u, dst]:   # its flow's first: its wait for a route
+                flow_started[u, dst] = True
+                f = ints[N_FIRST]
+                first_flows[0, f], first_flows[1, f] = u, dst
+                first_waits[f] = t - sent_at[row]
+                ints[N_FIRST] = f + 1
         packets[row, _HOPS] += 1
         packets[row, _SENDER], packets[row, _RECEIVER] = u, nxt
     return _send_unicast(ints, floats, times, consts, packets, refs, free_rows,
@@ -704,21 +756,32 @@ def file_rreq(t, node, seq, msg_id, orig, orig_seq, rreq_id, dst, dst_seq, hops,
 
 @njit(cache=True, _nrt=False)
 def file_data(t, node, seq, msg_id, receiver, src, dst, hops, size_bytes, units, kind,
-              cal_time, cal_seq, cal_msg, cal_node, ints, refs, free_rows, packets,
-              packet_lifetimes):
-    """File a data packet leaving ``node`` for ``receiver`` at ``t``, as the host's
-    event number ``seq`` (the one being processed: the frame is sent at once, as the
-    host's Python sends it), ``hops`` taken with this one; the caller has made room."""
+              sent, at_source, cal_time, cal_seq, cal_msg, cal_node, ints, refs,
+              free_rows, packets, packet_lifetimes, sent_at):
+    """File a data packet at ``node`` at ``t`` as the host's event number ``seq``: one
+    leaving for ``receiver``, ``hops`` taken with this one, in the event being
+    processed (the frame is sent at once, as the host's Python sends it), or one to
+    forward from its source (``receiver`` -1: released after a route was found); the
+    caller has made room."""
     row = _new_row(refs, free_rows, ints)
+    _data_row(row, node if receiver >= 0 else -1, receiver, msg_id, src, dst, hops,
+              size_bytes, units, kind, sent, at_source, packets, packet_lifetimes,
+              sent_at)
+    calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
+
+
+@njit(cache=True, inline="always")
+def _data_row(row, sender, receiver, msg_id, src, dst, hops, size_bytes, units, kind,
+              sent, at_source, packets, packet_lifetimes, sent_at):
+    """Write a data packet's fields into ``row`` (:data:`FIELDS`)."""
     for f in range(len(FIELDS)):
         packets[row, f] = 0
     packets[row, _TYPE], packets[row, _SIZE], packets[row, _MSG_ID] = (
         _DATA, size_bytes, msg_id)
-    packets[row, _SENDER], packets[row, _RECEIVER] = node, receiver
+    packets[row, _SENDER], packets[row, _RECEIVER] = sender, receiver
     packets[row, _ORIG], packets[row, _DST], packets[row, _HOPS] = src, dst, hops
-    packets[row, _KIND] = kind
-    packet_lifetimes[row] = units
-    calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
+    packets[row, _KIND], packets[row, _AT_SOURCE] = kind, at_source
+    packet_lifetimes[row], sent_at[row] = units, sent
 
 
 @njit(cache=True, inline="always")
@@ -787,6 +850,7 @@ class RouteDiscoveries:
         self.packets = np.zeros((capacity, len(FIELDS)), np.int64)
         self.refs = np.zeros(capacity, np.int64)
         self.lifetimes = np.zeros(capacity)   # a RREP's; a data packet's size in units
+        self.sent_at = np.zeros(capacity)     # a data packet's
         self.lists = np.zeros((capacity, 2, n), np.int64)   # a RERR's
         self.told = np.zeros(TOLD * n, np.int64)   # what a RERR walk writes (grown)
         self.free_rows = np.arange(capacity - 1, -1, -1, dtype=np.int64)
@@ -801,6 +865,11 @@ class RouteDiscoveries:
         # by id (the host's messages)
         self.arrived_at, self.arrived_ids = np.zeros(4096), np.zeros(4096, np.int64)
         self._data: dict = {}
+        # flows' first packets' waits, staged (source and destination, wait)
+        self.first_flows, self.first_waits = np.zeros((2, 1024), np.int64), np.zeros(1024)
+        # the host's sends taken (SENDS_INTS), from ints[SENDS_AT] to ints[SENDS_END]
+        self.sends_floats = np.zeros((2, 0))
+        self.sends_ints = np.zeros((len(SENDS_INTS), 0), np.int64)
         self.ids = np.arange(n, dtype=np.int64)   # the groups hold positions
         self.fan = Fanout(n)
         self._views: dict = {}    # by epoch: a ready view's arrays (_ready_view)
@@ -842,20 +911,51 @@ class RouteDiscoveries:
         if self.head is None or key < self.head:
             self.head = key
 
-    def file_data(self, t: float, seq: int, msg, u: int, v: int, hops: int,
-                  rank: int) -> None:
+    def file_data(self, t: float, seq: int, msg, u: int, v: int, hops: int, rank: int,
+                  at_source: bool) -> None:
         """The data packet ``msg`` leaves ``u`` for ``v`` at ``t``, its ``hops``-th hop,
-        in the host's event number ``seq`` (the one being processed)."""
+        in the host's event number ``seq`` (the one being processed); or, with ``v``
+        -1, is ready at its source ``u`` (``at_source``: released after a discovery),
+        ``hops`` taken so far, as event ``seq``."""
         self._make_room()
         pos, ledger = self.protocol.position, self.host.ledger
-        file_data(t, pos[u], seq, msg.msg_id, pos[v], pos[msg.src], pos[msg.dst], hops,
-                  msg.size_bytes, msg.size_units,
-                  0 if ledger is None else ledger.kind_code(msg.kind), *self.calendar,
-                  self.ints, self.refs, self.free_rows, self.packets, self.lifetimes)
+        file_data(t, pos[u], seq, msg.msg_id, -1 if v < 0 else pos[v], pos[msg.src],
+                  pos[msg.dst], hops, msg.size_bytes, msg.size_units,
+                  0 if ledger is None else ledger.kind_code(msg.kind), msg.sent_at,
+                  int(at_source), *self.calendar, self.ints, self.refs, self.free_rows,
+                  self.packets, self.lifetimes, self.sent_at)
         self._data[msg.msg_id] = msg
         key = (t, rank, seq)
         if self.head is None or key < self.head:
             self.head = key
+
+    def take_sends(self, sends, rank: int) -> None:
+        """Take the host's queue of sends (``(time, rank, number, message, source)`` in
+        order, emptied): each is an event here, in the same order."""
+        ints, pos, ledger = self.ints, self.protocol.position, self.host.ledger
+        at, end = int(ints[SENDS_AT]), int(ints[SENDS_END])
+        count = len(sends)
+        floats = np.zeros((2, end - at + count))
+        table = np.zeros((len(SENDS_INTS), end - at + count), np.int64)
+        floats[:, :end - at] = self.sends_floats[:, at:end]
+        table[:, :end - at] = self.sends_ints[:, at:end]
+        data, kinds = self._data, {}
+        rows = []
+        for t, _, seq, msg, _ in sends:
+            kind = kinds.get(msg.kind)
+            if kind is None:
+                kind = kinds[msg.kind] = 0 if ledger is None else ledger.kind_code(msg.kind)
+            rows.append((t, msg.size_units, seq, msg.msg_id, pos[msg.src], pos[msg.dst],
+                         msg.size_bytes, kind))
+            data[msg.msg_id] = msg
+        sends.clear()
+        taken = np.array(rows, dtype=object).T if rows else None
+        if taken is not None:
+            floats[:, end - at:] = taken[:2].astype(float)
+            table[:, end - at:] = taken[2:].astype(np.int64)
+        self.sends_floats, self.sends_ints, self._kept = floats, table, None
+        ints[SENDS_AT], ints[SENDS_END] = 0, floats.shape[1]
+        self.head = self._head(rank)
 
     def run(self, stop, until: float, rank: int) -> None:
         """Take the floods' events before the host's next one ``stop`` (``(time, rank,
@@ -875,7 +975,7 @@ class RouteDiscoveries:
                 ints.item(SEQ), ints.item(NEXT_ID), ints.item(DRAWN))
             host._staged = ints.item(STAGED) > 0
             self._count_losses()
-            if ints.item(N_ARRIVED):
+            if ints.item(N_ARRIVED) or ints.item(N_FIRST):
                 self._arrived()
             if code == IDLE:
                 break
@@ -905,8 +1005,19 @@ class RouteDiscoveries:
             else:   # Python files something: it may come before the next event here
                 self._in_python(code)
                 break
-        self.head = (None if ints[HEAP_SIZE] == 0 else
-                     (self.calendar.time[0].item(), rank, self.calendar.seq[0].item()))
+        self.head = self._head(rank)
+
+    def _head(self, rank: int):
+        """``(time, rank, number)`` of the next event, the calendar's or the next
+        send's, None for none."""
+        ints = self.ints
+        at = ints.item(SENDS_AT)
+        send = (None if at == ints.item(SENDS_END) else
+                (self.sends_floats.item(0, at), rank, self.sends_ints.item(0, at)))
+        if ints.item(HEAP_SIZE) == 0:
+            return send
+        event = (self.calendar.time.item(0), rank, self.calendar.seq.item(0))
+        return event if send is None or event < send else send
 
     def forget_views(self) -> None:
         """The network's views were rebuilt (nodes died): so are the ready views'
@@ -934,7 +1045,9 @@ class RouteDiscoveries:
                 protocol._routes, protocol._latest, *protocol.seen.arrays(),
                 protocol._todo, protocol._last_broadcast, protocol.seqs,
                 protocol.discovering, self.consts, self.lists, self.told,
-                protocol.rerr_limits, self.arrived_at, self.arrived_ids)
+                protocol.rerr_limits, self.arrived_at, self.arrived_ids, self.sent_at,
+                self.sends_floats, self.sends_ints, host.flow_started, self.first_flows,
+                self.first_waits)
         return self._args
 
     # -- what run hands over ----------------------------------------------------------
@@ -972,7 +1085,8 @@ class RouteDiscoveries:
     def _arrived(self) -> None:
         """The data packets delivered since the last call, into the host's arrivals (as
         its ``_after_hop`` books one), at once: what its timers ask
-        (``_unresolved``) stays in step."""
+        (``_unresolved``) stays in step; and the flows' first waits, in the order
+        found."""
         ints, host, data = self.ints, self.host, self._data
         count = ints.item(N_ARRIVED)
         taken, arrivals = host._taken, host.arrivals
@@ -982,6 +1096,13 @@ class RouteDiscoveries:
             arrivals.append((t, data.pop(msg_id)))
         host._unresolved -= count
         ints[N_ARRIVED] = 0
+        count = ints.item(N_FIRST)
+        if count:
+            nodes, waits = self.protocol.nodes, host.first_waits
+            for u, dst, wait in zip(*self.first_flows[:, :count].tolist(),
+                                    self.first_waits[:count].tolist()):
+                waits[nodes[u], nodes[dst]] = wait
+            ints[N_FIRST] = 0
 
     def _count_losses(self) -> None:
         """The control packets lost since the last call, into the host's counts at once
@@ -1022,7 +1143,9 @@ class RouteDiscoveries:
         elif code == DATA_EXPIRED:
             host.drop(t, u, msg, "queue_expired")
         else:   # DATA_IN_PYTHON: as the host's Python would have it here
-            host._taken[msg.msg_id] = self.packets[row, _HOPS].item()
+            hops = self.packets[row, _HOPS].item()
+            if hops:
+                host._taken[msg.msg_id] = hops
             host._forward(t, int(ints[CURRENT_SEQ]), msg, u, host.network.view_span(t)[0])
 
     def _message(self, row: int):
@@ -1050,9 +1173,10 @@ class RouteDiscoveries:
                 new[:size] = old[:size]
             self.calendar, self._kept = bigger, None
         while ints[ROWS_FREE] < room:
-            self.packets, self.refs, self.lifetimes, self.lists, self.free_rows = _doubled(
-                (self.packets, self.refs, self.lifetimes, self.lists), self.free_rows,
-                ints, ROWS_FREE)
+            (self.packets, self.refs, self.lifetimes, self.sent_at, self.lists,
+             self.free_rows) = _doubled((self.packets, self.refs, self.lifetimes,
+                                         self.sent_at, self.lists), self.free_rows, ints,
+                                        ROWS_FREE)
             self._kept = None
         while ints[GROUPS_FREE] < room:
             self.groups, self.group_len, self.free_groups = _doubled(
