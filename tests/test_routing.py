@@ -150,8 +150,9 @@ def test_aodv_rrep_ack_is_asked_when_the_answer_is_for_a_neighbour():
         assert acks == ([(0, 30)] if ack else [])
 
 
-def _mobile_aodv_run(seed: int, *, jitter: float, loss: float, **deliver_options):
-    """AODV's deliver on 40 moving nodes, two of which leave and come back, with
+def _mobile_run(seed: int, *, jitter: float, loss: float, routing: str = "aodv",
+                **deliver_options):
+    """``routing``'s deliver on 40 moving nodes, two of which leave and come back, with
     ``jitter`` and ``loss`` on every link: the frame, its attrs and the transport's
     ledger (which ``deliver`` keeps none of), the messages of two kinds and sizes in
     units other than ``deliver``'s 1."""
@@ -184,7 +185,7 @@ def _mobile_aodv_run(seed: int, *, jitter: float, loss: float, **deliver_options
                         np.sort(rng.uniform(0, 10, n)), [64] * n))
     try:
         host.open_transport = open_transport
-        out = deliver(topo.graph, msgs, dynamics=dynamics, seed=seed, routing="aodv",
+        out = deliver(topo.graph, msgs, dynamics=dynamics, seed=seed, routing=routing,
                       **deliver_options)
     finally:
         host.open_transport = opened
@@ -210,30 +211,30 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
     grown from little, no HELLOs and RERRs passed on at one a second. The data
     packets handed back to Python are met in each run (no route at a relay, a MAC's
     failure), and one that waits too long for its link in the second."""
+    from emulator.routing import loop
     from emulator.routing.aodv import discovery
+    from emulator.routing.aodv.discovery import RouteDiscoveries
     from emulator.routing.aodv.protocol import Aodv
 
     if "capacity" in options:   # room made again and again, from a little over n
         options = dict(options)
-        monkeypatch.setattr(discovery, "CAPACITY", options.pop("capacity"))
+        monkeypatch.setattr(loop, "CAPACITY", options.pop("capacity"))
         monkeypatch.setattr(discovery, "TOLD", 0)
     codes = []   # what the loop returned, with the type of its current row
-    compiled_run = discovery.run
 
     def run(*args):
-        codes.append((compiled_run(*args), args[12][args[9][discovery.CURRENT_ROW],
-                                                     discovery._TYPE]))
+        codes.append((discovery.run(*args), args[12][args[9][loop.CURRENT_ROW], loop.TYPE]))
         return codes[-1][0]
 
-    monkeypatch.setattr(discovery, "run", run)
-    out, attrs, ledger = _mobile_aodv_run(seed, jitter=jitter, loss=loss, **options)
+    monkeypatch.setattr(RouteDiscoveries, "kernel", staticmethod(run))
+    out, attrs, ledger = _mobile_run(seed, jitter=jitter, loss=loss, **options)
     monkeypatch.setattr(Aodv, "compiled_loop", lambda self, host: None)
-    reference, reference_attrs, reference_ledger = _mobile_aodv_run(
+    reference, reference_attrs, reference_ledger = _mobile_run(
         seed, jitter=jitter, loss=loss, **options)
     assert len(codes) > 100   # the loop did run
-    data = {code for code, kind in codes if kind == discovery._DATA}
-    assert {discovery.DATA_IN_PYTHON, discovery.MAC_NOW} <= data
-    assert (discovery.DATA_EXPIRED in data) == ("queue_max_wait" in options)
+    data = {code for code, kind in codes if kind == loop.DATA}
+    assert {loop.DATA_IN_PYTHON, loop.MAC_NOW} <= data
+    assert (loop.DATA_EXPIRED in data) == ("queue_max_wait" in options)
     assert set(ledger.kind) == {"data", "result", "routing"}
     pd.testing.assert_frame_equal(ledger, reference_ledger)
     pd.testing.assert_frame_equal(out, reference)
@@ -249,7 +250,9 @@ def test_aodv_discoveries_a_rrep_whose_next_hop_is_down_at_the_arrival(monkeypat
     that go down for 0.7 s forty times, against the host's Python; the loop resumed
     that frame twice before this was right (the second time on freed rows: a crash)."""
     import topologies
+    from emulator.routing import loop
     from emulator.routing.aodv import discovery
+    from emulator.routing.aodv.discovery import RouteDiscoveries
     from emulator.routing.aodv.protocol import Aodv
 
     rng = np.random.default_rng(3)
@@ -268,15 +271,13 @@ def test_aodv_discoveries_a_rrep_whose_next_hop_is_down_at_the_arrival(monkeypat
     msgs = messages(zip(range(n), rng.integers(0, 30, n), rng.integers(0, 30, n),
                         np.sort(rng.uniform(0, 10, n)), [64] * n))
     codes = []
-    compiled_run = discovery.run
-    monkeypatch.setattr(discovery, "run", lambda *a: codes.append(compiled_run(*a))
-                        or codes[-1])
+    monkeypatch.setattr(RouteDiscoveries, "kernel", staticmethod(
+        lambda *a: codes.append(discovery.run(*a)) or codes[-1]))
     out = deliver(topo.graph, msgs, dynamics=dynamics, seed=3, routing="aodv")
     monkeypatch.setattr(Aodv, "compiled_loop", lambda self, host: None)
     reference = deliver(topo.graph, msgs, dynamics=dynamics, seed=3, routing="aodv")
     resumed_then_failed = sum(1 for a, b in zip(codes, codes[1:])
-                              if (a, b) == (discovery.NEED_FRAME_ALIVE,
-                                            discovery.MAC_LATER))
+                              if (a, b) == (loop.NEED_FRAME_ALIVE, loop.MAC_LATER))
     assert resumed_then_failed > 0
     pd.testing.assert_frame_equal(out, reference)
     pd.testing.assert_frame_equal(out.attrs["control"], reference.attrs["control"])

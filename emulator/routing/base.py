@@ -138,9 +138,11 @@ class Protocol:
 
     def compiled_loop(self, host):
         """What runs some of this protocol's packets in a compiled loop beside the
-        host's calendar on the links medium (AODV's route discoveries:
-        :class:`~.aodv.discovery.RouteDiscoveries`), None for none. The host asks at
-        its first advance, and hands it the packets it :meth:`takes`."""
+        host's calendar on the links medium (:class:`~.loop.CompiledLoop`: AODV's
+        route discoveries and data hops, :class:`~.aodv.discovery.RouteDiscoveries`),
+        None for none. The host
+        asks at its first advance, and hands it its sends, the data packets it sends
+        on and the control packets it ``takes``."""
         return None
 
     def start(self, t: float) -> None:

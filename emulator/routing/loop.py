@@ -1,0 +1,771 @@
+"""A protocol's packets in a compiled loop beside the routed host's calendar: the rows,
+the calendar merged with the host's sends, a data packet's hops, and what is staged for
+the host's books (the links medium, without batteries).
+
+The routed host (:class:`~emulator.routing.host.RoutedTransport`) keeps its events in
+Python: a packet ready, a timer, a transmission's end. A protocol whose events are most
+of a run has them here instead, in arrays: the host's loop takes the least of its
+queues' heads and this calendar's, and while this calendar's is the least, the
+protocol's compiled ``run`` takes its events in the same ``(time, rank, number)`` order,
+numbered from the host's counter, so the run is the one the host's Python made, event
+for event and draw for draw. This module is what every such loop shares:
+
+- rows: a transmission is a row of ``packets`` (:data:`FIELDS`, then the protocol's
+  own), held while an event refers to it (``refs``); an event is ``(time, number, row,
+  node)``, every one of the host's rank "ready";
+- the host's sends, taken as they are queued (:meth:`CompiledLoop.take_sends`), are
+  events too, merged with the calendar by the same key (:func:`next_event`);
+- a data packet at a node is forwarded on the next hop the protocol's rule gives
+  (:func:`leaves`), crosses its link by the unicast frame's rules
+  (:func:`emulator.routing.fanout.unicast`, :func:`send_unicast`) and is ready at the
+  next node or staged as delivered (:func:`after_unicast`); a node down, a TTL spent or
+  no route make it Python's (:data:`DATA_IN_PYTHON`: the host's drops, notices and
+  route requests are its books);
+- every transmission's ledger row (and a control packet's log entry) is staged and
+  handed over before the host logs one of its own and when its advance returns; the
+  deliveries and the flows' first waits at each return (the protocol's timers stop
+  when nothing is left to deliver, so the host's count must be in step).
+
+A loop's ``run`` returns when its next event is not before the host's, or when it needs
+what only Python has (the view of another epoch, uniforms, room), or hands Python what
+Python does (a MAC's failure, a data packet to drop); after Python has filed something
+the host's loop looks again, since that may come first. :class:`CompiledLoop` is the
+Python side; a protocol's loop extends it with its own packets and codes (AODV's
+discoveries: :mod:`emulator.routing.aodv.discovery`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from emulator.hop_kernel import HEAP_SIZE, calendar_push, new_calendar
+from emulator.routing.fanout import EXPIRED, unicast
+
+#: A row's fields every loop shares, in ``packets``' first columns (positions for
+#: nodes): ``orig`` (a data packet's source, a control packet's originator), ``dst``,
+#: ``hops`` (a data packet's hops taken, the host's TTL count), ``size_bytes``,
+#: ``sender`` (the node a packet leaves; -1 for a data packet to forward), ``msg_id``,
+#: ``type`` (a control type's code, or :data:`DATA`), ``receiver`` (a unicast's next
+#: hop), ``kind`` (a data packet's kind's code in the ledger) and ``at_source`` (1 for a
+#: data packet at its source, before its first hop: its flow's first wait is then
+#: counted). A data packet's size in units is in ``units``, when it was sent in
+#: ``sent_at`` (a protocol may use ``units`` for a float of its own packets).
+FIELDS = ("orig", "dst", "hops", "size_bytes", "sender", "msg_id", "type", "receiver",
+          "kind", "at_source")
+(ORIG, DST, HOPS, SIZE, SENDER, MSG_ID, TYPE, RECEIVER, KIND, AT_SOURCE) = range(
+    len(FIELDS))
+#: A data packet's type code (control types are 0, 1, ...: the protocol's names).
+DATA = -1
+
+#: What a loop's ``run`` returns (the host's Python does what it names, then calls
+#: again); a protocol's own codes follow, from :data:`FIRST_OWN_CODE`:
+#:
+#: - ``IDLE``: its next event is not before the host's next one (or it has none);
+#: - ``NEED_READY_VIEW``: the view in force at ``floats[ASK]``, for a packet ready then;
+#: - ``NEED_ROOM``: room in the loop's arrays;
+#: - ``NEED_FRAME_UNIFORMS``: the two uniforms a unicast frame may take;
+#: - ``NEED_FRAME_ALIVE``: who is up at the current unicast's arrival, ``floats[ASK]``;
+#: - ``MAC_NOW``: the current unicast's next hop is out of range (no link);
+#: - ``MAC_LATER``: its sender's MAC will learn at ``floats[ARRIVE]`` that it failed;
+#: - ``DATA_EXPIRED``: the current data packet waited too long for its link;
+#: - ``DATA_IN_PYTHON``: the current data packet is Python's from here (its node is
+#:   down, its TTL is spent, it has no route, it is back at its source or at its
+#:   destination).
+(IDLE, NEED_READY_VIEW, NEED_ROOM, NEED_FRAME_UNIFORMS, NEED_FRAME_ALIVE, MAC_NOW,
+ MAC_LATER, DATA_EXPIRED, DATA_IN_PYTHON, FIRST_OWN_CODE) = range(10)
+
+# what send_unicast's frame returns when it was never sent (it waited too long for its
+# link: a control packet is counted lost)
+NOT_SENT = -1
+#: ``ints``' fields (HEAP_SIZE is the calendar's, first); a protocol's own follow, from
+#: ``INTS``. The first twelve are what the host reads after every call, in one slice
+#: (:data:`_READ`).
+(SEQ, NEXT_ID, DRAWN, STAGED, N_LOST, N_DEAD, N_EXPIRED, N_ARRIVED, N_FIRST, SENDS_AT,
+ SENDS_END, PHASE, ROWS_FREE, ROOM, CURRENT_ROW, CURRENT_NODE, CURRENT_SEQ, LINK,
+ DROPPED, MAC_SEQ, INTS) = range(1, 22)
+_READ = SENDS_END + 1
+#: ``floats``' fields: the ready view's span, the arrival view's, the time asked about,
+#: the current event's time, the current frame's start and arrival.
+RV_START, RV_END, AV_START, AV_END, ASK, CURRENT_T, START, ARRIVE, FLOATS = range(9)
+#: Phases: between events, after a unicast's frame (resumed after
+#: :data:`NEED_FRAME_ALIVE`), in a broadcast (a protocol's, resumed after its own codes).
+BETWEEN, SENT, SENDING = 0, 1, 2
+#: ``times``' first fields (a protocol's own follow): how long a frame may wait for its
+#: link (the host's ``max_wait``).
+MAX_WAIT = 0
+#: ``consts``' first fields (a protocol's own follow): the hops a data packet may take
+#: (the host's TTL), the host's bytes per size unit.
+IP_TTL, BYTES_PER_UNIT = 0, 1
+#: A staged transmission's integer fields (``out_ints``' rows; its start, cost and size
+#: in units are ``out_floats``' rows), as the ledger takes them: ``kind`` is the
+#: ledger's code of a data packet's kind, -1 for a control packet.
+STAGED_INTS = ("node", "msg_id", "size_bytes", "receiver", "lost", "type", "src", "dst",
+               "kind")
+#: The host's sends the loop has taken (``sends_ints``' rows, in order of their
+#: ``(time, number)``; their times and sizes in units are ``sends_floats``' rows).
+SENDS_INTS = ("seq", "msg_id", "src", "dst", "size_bytes", "kind")
+#: The events and rows there is room for at first (doubled as needed).
+CAPACITY = 1024
+# staged rows handed over one at a time, as Python values, up to this many
+_FEW = 8
+
+
+@njit(cache=True, inline="always")
+def before(t, seq, stop_t, stop_rank, stop_seq, ready_rank):
+    """Whether event ``(t, ready_rank, seq)`` comes before ``(stop_t, stop_rank,
+    stop_seq)``."""
+    if t != stop_t:
+        return t < stop_t
+    if ready_rank != stop_rank:
+        return ready_rank < stop_rank
+    return seq < stop_seq
+
+
+@njit(cache=True, inline="always")
+def release(refs, free_rows, ints, row):
+    """One event fewer refers to ``row``; it is free with none."""
+    refs[row] -= 1
+    if refs[row] == 0:
+        free_rows[ints[ROWS_FREE]] = row
+        ints[ROWS_FREE] += 1
+
+
+@njit(cache=True, inline="always")
+def new_row(refs, free_rows, ints):
+    """A free row, referred to once."""
+    ints[ROWS_FREE] -= 1
+    row = free_rows[ints[ROWS_FREE]]
+    refs[row] = 1
+    return row
+
+
+@njit(cache=True, inline="always")
+def next_event(ints, cal_time, cal_seq, sends_floats, sends_ints):
+    """``(from the sends, time, number)`` of the next event, the calendar's or the next
+    send's (a send goes first at an equal key: there is none, numbers being unique);
+    ``(False, inf, -1)`` for none."""
+    at = ints[SENDS_AT]
+    if at < ints[SENDS_END]:
+        t, seq = sends_floats[0, at], sends_ints[0, at]
+        if ints[HEAP_SIZE] == 0 or t < cal_time[0] or (t == cal_time[0]
+                                                         and seq < cal_seq[0]):
+            return True, t, seq
+    if ints[HEAP_SIZE] == 0:
+        return False, math.inf, -1
+    return False, cal_time[0], cal_seq[0]
+
+
+@njit(cache=True, inline="always")
+def short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits):
+    """Whether less than ``room`` rows or calendar entries are free, or the staging
+    arrays are full (numba checks no bounds)."""
+    return (ints[ROWS_FREE] < room or len(cal_time) - ints[HEAP_SIZE] < room
+            or ints[STAGED] >= out_floats.shape[1] or ints[N_ARRIVED] >= len(arrived_ids)
+            or ints[N_FIRST] >= len(first_waits))
+
+
+@njit(cache=True, inline="always")
+def take_send(t, seq, ints, floats, sends_floats, sends_ints, refs, free_rows, packets,
+              units, sent_at):
+    """The next send, taken as the current event: a data packet at its source, in a new
+    row; returns its row and node."""
+    at = ints[SENDS_AT]
+    ints[SENDS_AT] = at + 1
+    row = new_row(refs, free_rows, ints)
+    node = sends_ints[2, at]
+    data_row(row, -1, -1, sends_ints[1, at], node, sends_ints[3, at], 0,
+             sends_ints[4, at], sends_floats[1, at], sends_ints[5, at], t, 1, packets,
+             units, sent_at)
+    ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
+    ints[CURRENT_SEQ] = seq
+    return row, node
+
+
+@njit(cache=True, inline="always")
+def pythons(ints, consts, packets, refs, free_rows, alive_ready, row, u):
+    """Whether the data packet of ``row`` at ``u`` is Python's from here (let go if so):
+    ``u`` is down, its TTL is spent, it is at its destination (sent to itself), or back
+    at its source after a hop (the protocol's Python may hold it for a route)."""
+    if (not alive_ready[u] or packets[row, HOPS] >= consts[IP_TTL]
+            or u == packets[row, DST] or u == packets[row, ORIG]
+            and not packets[row, AT_SOURCE]):
+        release(refs, free_rows, ints, row)
+        return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def leaves(t, row, u, nxt, ints, packets, sent_at, flow_started, first_flows,
+           first_waits):
+    """The data packet of ``row`` leaves ``u`` for ``nxt`` at ``t`` (the host's
+    ``_forward``): one more hop taken; at its source, its flow's first packet's wait
+    staged."""
+    if packets[row, AT_SOURCE]:
+        packets[row, AT_SOURCE] = 0
+        dst = packets[row, DST]
+        if not flow_started[u, dst]:   # its flow's first: its wait for a route
+            flow_started[u, dst] = True
+            f = ints[N_FIRST]
+            first_flows[0, f], first_flows[1, f] = u, dst
+            first_waits[f] = t - sent_at[row]
+            ints[N_FIRST] = f + 1
+    packets[row, HOPS] += 1
+    packets[row, SENDER], packets[row, RECEIVER] = u, nxt
+
+
+@njit(cache=True, inline="always")
+def send_unicast(ints, floats, max_wait, consts, packets, refs, free_rows, units, first,
+                 last, head, attrs, link_costs, alive, link_times, pool, reorder,
+                 out_floats, out_ints, arrived_at, arrived_ids, cal):
+    """The current unicast (a data packet, or a protocol's) sent to its next hop
+    (:func:`unicast_frame`) and what follows it (:func:`after_unicast`, resumed in the
+    :data:`SENT` phase if it needs who is up at the arrival). Returns what Python must
+    do, else :data:`IDLE`."""
+    code = unicast_frame(ints, floats, max_wait, packets, refs, free_rows, first, last,
+                         head, attrs, link_times, pool, reorder)
+    if code == NOT_SENT:
+        return IDLE
+    if code != IDLE:
+        return code
+    code = after_unicast(ints, floats, consts, packets, refs, free_rows, units,
+                         out_floats, out_ints, link_costs, alive, arrived_at, arrived_ids,
+                         cal)
+    if code == NEED_FRAME_ALIVE:
+        ints[PHASE] = SENT
+    return code
+
+
+@njit(cache=True, inline="always")
+def unicast_frame(ints, floats, max_wait, packets, refs, free_rows, first, last, head,
+                  attrs, link_times, pool, reorder):
+    """Send the current unicast to its next hop (the host's ``_send_hop`` and
+    ``_transmit`` on the links medium): :data:`MAC_NOW` if the next hop is out of range
+    (no link), :data:`NOT_SENT` if it waited too long for its link (a data packet:
+    :data:`DATA_EXPIRED`, as the host drops it), else the frame
+    (:func:`~emulator.routing.fanout.unicast`; :data:`IDLE`), whose fate
+    :func:`after_unicast` decides."""
+    row, u, t = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
+    v, k = packets[row, RECEIVER], -1
+    for i in range(first[u], last[u]):
+        if head[i] == v:
+            k = i
+            break
+    if k < 0:   # out of range: the MAC gives up (its retries take no time here)
+        release(refs, free_rows, ints, row)
+        return MAC_NOW
+    code, start, _, arrive, dropped, taken = unicast(
+        t, max_wait, True, reorder, u, v, k, packets[row, SIZE], attrs, link_times, pool,
+        ints[DRAWN])
+    ints[DRAWN] = taken
+    if code == EXPIRED:   # waited too long for its link: dropped at its sender
+        release(refs, free_rows, ints, row)
+        if packets[row, TYPE] == DATA:
+            return DATA_EXPIRED
+        ints[N_EXPIRED] += 1
+        return NOT_SENT
+    floats[START], floats[ARRIVE] = start, arrive
+    ints[LINK], ints[DROPPED] = k, dropped
+    return IDLE
+
+
+@njit(cache=True, inline="always")
+def after_unicast(ints, floats, consts, packets, refs, free_rows, units, out_floats,
+                  out_ints, link_costs, alive, arrived_at, arrived_ids, cal):
+    """What follows the current unicast's frame (the host's ``_after_hop``): its ledger
+    row staged; if it arrives at its next hop up and not lost, a data packet at its
+    destination is staged as delivered, anything else is ready there; else the
+    sender's MAC learns of it at the arrival (:data:`MAC_LATER`, the timer's number
+    kept in ``ints[MAC_SEQ]``)."""
+    row, u, arrive = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[ARRIVE]
+    v, dropped = packets[row, RECEIVER], ints[DROPPED]
+    reached = True
+    if not dropped:
+        if not floats[AV_START] <= arrive < floats[AV_END]:
+            floats[ASK] = arrive
+            return NEED_FRAME_ALIVE
+        reached = alive[v]
+    lost = dropped or not reached
+    cost = link_costs[ints[LINK]]
+    data = packets[row, TYPE] == DATA
+    if data:
+        stage(ints, out_floats, out_ints, floats[START], cost, u, packets[row, MSG_ID],
+              packets[row, SIZE], v, lost, DATA, packets[row, ORIG], packets[row, DST],
+              packets[row, KIND], units[row])
+    else:
+        stage_control(ints, consts, packets, row, out_floats, out_ints, floats[START],
+                      cost, u, v, lost)
+    if not lost and data and v == packets[row, DST]:   # delivered: no event follows
+        a = ints[N_ARRIVED]
+        arrived_at[a], arrived_ids[a] = arrive, packets[row, MSG_ID]
+        ints[N_ARRIVED] = a + 1
+        release(refs, free_rows, ints, row)
+        return IDLE
+    ints[SEQ] += 1
+    if lost:
+        ints[MAC_SEQ] = ints[SEQ]
+        release(refs, free_rows, ints, row)
+        return MAC_LATER
+    calendar_push(cal, ints, arrive, ints[SEQ], row, v)   # the row goes on with it
+    return IDLE
+
+
+@njit(cache=True, inline="always")
+def stage(ints, out_floats, out_ints, start, cost, u, msg_id, size, v, lost, type_, src,
+          dst, kind, units):
+    """A transmission's ledger row (and a control packet's log entry), staged for the
+    host (:data:`STAGED_INTS`)."""
+    s = ints[STAGED]
+    out_floats[0, s], out_floats[1, s], out_floats[2, s] = start, cost, units
+    out_ints[0, s], out_ints[1, s], out_ints[2, s] = u, msg_id, size
+    out_ints[3, s], out_ints[4, s], out_ints[5, s] = v, lost, type_
+    out_ints[6, s], out_ints[7, s], out_ints[8, s] = src, dst, kind
+    ints[STAGED] = s + 1
+
+
+@njit(cache=True, inline="always")
+def stage_control(ints, consts, packets, row, out_floats, out_ints, start, cost, u, v,
+                  lost):
+    """A control packet's transmission from ``u`` to ``v`` (-1: everyone) staged: its
+    ledger row is from ``u`` to ``v``, its size in units its bytes over the host's
+    bytes per unit."""
+    size = packets[row, SIZE]
+    stage(ints, out_floats, out_ints, start, cost, u, packets[row, MSG_ID], size, v, lost,
+          packets[row, TYPE], u, v, -1, size / consts[BYTES_PER_UNIT])
+
+
+@njit(cache=True, _nrt=False)
+def file_data(t, node, seq, msg_id, receiver, src, dst, hops, size_bytes, units_, kind,
+              sent, at_source, cal_time, cal_seq, cal_msg, cal_node, ints, refs,
+              free_rows, packets, units, sent_at):
+    """File a data packet at ``node`` at ``t`` as the host's event number ``seq``: one
+    leaving for ``receiver``, ``hops`` taken with this one, in the event being
+    processed (the frame is sent at once, as the host's Python sends it), or one to
+    forward from its source (``receiver`` -1: released after a route was found); the
+    caller has made room."""
+    row = new_row(refs, free_rows, ints)
+    data_row(row, node if receiver >= 0 else -1, receiver, msg_id, src, dst, hops,
+             size_bytes, units_, kind, sent, at_source, packets, units, sent_at)
+    calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
+
+
+@njit(cache=True, inline="always")
+def data_row(row, sender, receiver, msg_id, src, dst, hops, size_bytes, units_, kind,
+             sent, at_source, packets, units, sent_at):
+    """Write a data packet's fields into ``row`` (:data:`FIELDS`)."""
+    for f in range(len(FIELDS)):
+        packets[row, f] = 0
+    packets[row, TYPE], packets[row, SIZE], packets[row, MSG_ID] = DATA, size_bytes, msg_id
+    packets[row, SENDER], packets[row, RECEIVER] = sender, receiver
+    packets[row, ORIG], packets[row, DST], packets[row, HOPS] = src, dst, hops
+    packets[row, KIND], packets[row, AT_SOURCE] = kind, at_source
+    units[row], sent_at[row] = units_, sent
+
+
+class CompiledLoop:
+    """The Python side of a protocol's compiled loop (the module docstring): the host
+    files data packets (:meth:`file_data`) and hands its sends over
+    (:meth:`take_sends`), calls :meth:`run` while :attr:`head` (the next event's
+    ``(time, rank, number)``, None for none) comes before its own next event, and
+    :meth:`hand_over` before it logs a transmission of its own.
+
+    A protocol's loop sets :attr:`kernel` (its compiled ``run``, whose arguments after
+    the stop are :meth:`_gather`'s), :attr:`TYPES` (its control types by code),
+    :attr:`FIELDS` and :attr:`INTS` (these and its own), and answers its own codes
+    (:meth:`_asked`, :meth:`_in_python`)."""
+
+    FIELDS = FIELDS
+    INTS = INTS
+    TYPES: tuple = ()
+    kernel = None
+
+    def __init__(self, host, protocol, times=(), consts=()):
+        self.host, self.protocol = host, protocol
+        capacity = CAPACITY
+        n = self.n = len(host._gids)
+        self.ints = np.zeros(self.INTS, np.int64)
+        self.floats = np.zeros(FLOATS)
+        self._forget_ready_view()
+        self.floats[AV_START], self.floats[AV_END] = math.inf, -math.inf
+        self.times = np.array([host.max_wait, *times], float)
+        self.consts = np.array([host.ip_ttl, host.bytes_per_unit, *consts], np.int64)
+        self.calendar = new_calendar(capacity)
+        self.packets = np.zeros((capacity, len(self.FIELDS)), np.int64)
+        self.refs = np.zeros(capacity, np.int64)
+        self.units = np.zeros(capacity)     # a data packet's size in units
+        self.sent_at = np.zeros(capacity)   # a data packet's
+        self.free_rows = np.arange(capacity - 1, -1, -1, dtype=np.int64)
+        self.ints[ROWS_FREE] = capacity
+        self.out_floats = np.zeros((3, 4096))
+        self.out_ints = np.zeros((len(STAGED_INTS), 4096), np.int64)
+        # data packets delivered, staged: their arrival and id; the packets in the loop
+        # by id (the host's messages)
+        self.arrived_at, self.arrived_ids = np.zeros(4096), np.zeros(4096, np.int64)
+        self._data: dict = {}
+        # flows' first packets' waits, staged (source and destination, wait)
+        self.first_flows, self.first_waits = np.zeros((2, 1024), np.int64), np.zeros(1024)
+        # the host's sends taken (SENDS_INTS), from ints[SENDS_AT] to ints[SENDS_END]
+        self.sends_floats = np.zeros((2, 0))
+        self.sends_ints = np.zeros((len(SENDS_INTS), 0), np.int64)
+        self._views: dict = {}    # by epoch: a ready view's arrays (_ready_view)
+        self._kept = self._args = None   # run's arguments (_arguments)
+        self._ids = host._gids.tolist()   # the host's ids by position
+        self._gids = None if self._ids == list(range(n)) else host._gids   # None: the same
+        #: ``(time, rank, number)`` of the next event, None for none.
+        self.head = None
+        self._room = self.room()
+
+    def room(self) -> int:
+        """The free rows and calendar entries an event may need (a data hop: one
+        each)."""
+        return 2
+
+    # -- what the host calls --------------------------------------------------------
+    @staticmethod
+    def takes(kind: str, dst: int) -> bool:
+        """Whether a control packet of type ``kind`` to ``dst`` goes through the loop
+        (:meth:`file`): none here."""
+        return False
+
+    def file_data(self, t: float, seq: int, msg, u: int, v: int, hops: int, rank: int,
+                  at_source: bool) -> None:
+        """The data packet ``msg`` leaves ``u`` for ``v`` at ``t``, its ``hops``-th hop,
+        in the host's event number ``seq`` (the one being processed); or, with ``v``
+        -1, is ready at its source ``u`` (``at_source``: released after a discovery),
+        ``hops`` taken so far, as event ``seq``."""
+        self._make_room()
+        pos, ledger = self.host._gpos, self.host.ledger
+        file_data(t, pos[u], seq, msg.msg_id, -1 if v < 0 else pos[v], pos[msg.src],
+                  pos[msg.dst], hops, msg.size_bytes, msg.size_units,
+                  0 if ledger is None else ledger.kind_code(msg.kind), msg.sent_at,
+                  int(at_source), *self.calendar, self.ints, self.refs, self.free_rows,
+                  self.packets, self.units, self.sent_at)
+        self._data[msg.msg_id] = msg
+        self._filed((t, rank, seq))
+
+    def take_sends(self, sends, rank: int) -> None:
+        """Take the host's queue of sends (``(time, rank, number, message, source)`` in
+        order, emptied): each is an event here, in the same order."""
+        ints, pos, ledger = self.ints, self.host._gpos, self.host.ledger
+        at, end = int(ints[SENDS_AT]), int(ints[SENDS_END])
+        count = len(sends)
+        floats = np.zeros((2, end - at + count))
+        table = np.zeros((len(SENDS_INTS), end - at + count), np.int64)
+        floats[:, :end - at] = self.sends_floats[:, at:end]
+        table[:, :end - at] = self.sends_ints[:, at:end]
+        data, kinds = self._data, {}
+        rows = []
+        for t, _, seq, msg, _ in sends:
+            kind = kinds.get(msg.kind)
+            if kind is None:
+                kind = kinds[msg.kind] = 0 if ledger is None else ledger.kind_code(msg.kind)
+            rows.append((t, msg.size_units, seq, msg.msg_id, pos[msg.src], pos[msg.dst],
+                         msg.size_bytes, kind))
+            data[msg.msg_id] = msg
+        sends.clear()
+        if rows:
+            taken = np.array(rows, dtype=object).T
+            floats[:, end - at:] = taken[:2].astype(float)
+            table[:, end - at:] = taken[2:].astype(np.int64)
+        self.sends_floats, self.sends_ints, self._kept = floats, table, None
+        ints[SENDS_AT], ints[SENDS_END] = 0, floats.shape[1]
+        self.head = self._head(rank)
+
+    def run(self, stop, until: float, rank: int) -> None:
+        """Take the loop's events before the host's next one ``stop`` (``(time, rank,
+        number, ...)``, None: none) and before ``until``; events the host's Python
+        must see are handed to it on the way."""
+        host, ints, floats = self.host, self.ints, self.floats
+        stop_t, stop_rank, stop_seq = (math.inf, 0, 0) if stop is None else stop[:3]
+        kernel = self.kernel
+        while True:
+            if host._view is None:   # none in force yet (or forgotten)
+                host._alive_at(self.head[0], host._gids[0].item())
+            floats[AV_START], floats[AV_END] = host._v_start, host._v_end
+            ints[SEQ], ints[NEXT_ID], ints[DRAWN] = (host._seq, host._next_control_id,
+                                                      host._drawn)
+            code = kernel(stop_t, stop_rank, stop_seq, until, rank, *self._arguments())
+            (heap, host._seq, host._next_control_id, host._drawn, staged, lost, dead,
+             expired, arrived, firsts, at, end) = ints[:_READ].tolist()
+            host._staged = staged > 0
+            if lost or dead or expired:
+                self._count_losses()
+            if arrived or firsts:
+                self._arrived()
+            if code == IDLE:
+                self.head = self._head(rank, heap, at, end)
+                return
+            if code == NEED_READY_VIEW:
+                self._ready_view(floats[ASK].item())
+            elif code == NEED_ROOM:
+                self.hand_over()
+                self._make_room()
+            elif code == NEED_FRAME_UNIFORMS:
+                host._refill_pool()
+            elif code == NEED_FRAME_ALIVE:
+                row = ints[CURRENT_ROW]
+                host._alive_at(floats[ASK].item(),
+                               host._gids[self.packets[row, RECEIVER]].item())
+            elif code < FIRST_OWN_CODE or not self._asked(code):
+                self._in_python(code)   # Python files something: it may come first
+                break
+        self.head = self._head(rank)
+
+    def forget_views(self) -> None:
+        """The network's views were rebuilt (nodes died): so are the ready views'
+        arrays."""
+        self._views.clear()
+        self._forget_ready_view()
+
+    def hand_over(self) -> None:
+        """The transmissions staged so far into the host's control log (control
+        packets') and ledger, in order: the host calls this before it logs one of its
+        own, and when its advance returns."""
+        ints, host = self.ints, self.host
+        count = ints.item(STAGED)
+        host._staged = False
+        if not count:
+            return
+        ints[STAGED] = 0
+        host.hops += count
+        if count <= _FEW:
+            self._hand_over_few(count)
+            return
+        staged = self.out_ints[:, :count]
+        gids = self._gids
+        if gids is not None:   # a broadcast's receiver stays -1
+            staged = staged.copy()
+            for field in (0, 3, 6, 7):
+                staged[field] = np.where(staged[field] < 0, staged[field],
+                                         gids[np.maximum(staged[field], 0)])
+        floats = self.out_floats[:, :count]
+        control = staged[5] != DATA
+        if control.any():
+            every = control.all()
+            starts = floats[0] if every else floats[0, control]
+            logged = staged if every else staged[:, control]
+            host.control_log.extend(starts.tolist(), logged[0].tolist(),
+                                    [self.TYPES[k] for k in logged[5].tolist()],
+                                    logged[2].tolist())
+        if host.ledger is not None:
+            _ledger_rows(host.ledger, floats, staged)
+
+    def _hand_over_few(self, count: int) -> None:
+        """:meth:`hand_over` of a few rows, one at a time (numpy's calls cost more than
+        the rows: a host that logs every few events hands over a row or two)."""
+        host, ids, types = self.host, self._ids, self.TYPES
+        log, ledger = host.control_log, host.ledger
+        kinds = None if ledger is None else list(ledger.kinds)
+        for (u, msg_id, size, v, lost, type_, src, dst, kind), (start, cost, units) in zip(
+                self.out_ints[:, :count].T.tolist(),
+                self.out_floats[:, :count].T.tolist()):
+            u, v = ids[u], (v if v < 0 else ids[v])
+            if type_ != DATA:
+                log.append(start, u, types[type_], size)
+            if ledger is not None:
+                if kind < 0:
+                    ledger.add(start, msg_id, "routing", u, v, u, v, units, size, cost,
+                               lost)
+                else:
+                    ledger.add(start, msg_id, kinds[kind], ids[src], ids[dst], u, v,
+                               units, size, cost, lost)
+
+    # -- what run hands over ----------------------------------------------------------
+    def _filed(self, key: tuple) -> None:
+        if self.head is None or key < self.head:
+            self.head = key
+
+    def _head(self, rank: int, heap: int | None = None, at: int = 0, end: int = 0):
+        """``(time, rank, number)`` of the next event, the calendar's or the next
+        send's, None for none (``heap``, ``at``, ``end``: ``ints``' HEAP_SIZE,
+        SENDS_AT and SENDS_END, if read already)."""
+        if heap is None:
+            heap, at, end = self.ints[[HEAP_SIZE, SENDS_AT, SENDS_END]].tolist()
+        send = (None if at == end else
+                (self.sends_floats.item(0, at), rank, self.sends_ints.item(0, at)))
+        if heap == 0:
+            return send
+        event = (self.calendar.time.item(0), rank, self.calendar.seq.item(0))
+        return event if send is None or event < send else send
+
+    def _arrived(self) -> None:
+        """The data packets delivered since the last call, into the host's arrivals (as
+        its ``_after_hop`` books one), at once: what its timers ask
+        (``_unresolved``) stays in step; and the flows' first waits, in the order
+        found."""
+        ints, host, data = self.ints, self.host, self._data
+        count = ints.item(N_ARRIVED)
+        taken, arrivals = host._taken, host.arrivals
+        for t, msg_id in zip(self.arrived_at[:count].tolist(),
+                             self.arrived_ids[:count].tolist()):
+            taken.pop(msg_id, None)
+            arrivals.append((t, data.pop(msg_id)))
+        host._unresolved -= count
+        ints[N_ARRIVED] = 0
+        count = ints.item(N_FIRST)
+        if count:
+            nodes, waits = self._ids, host.first_waits
+            for u, dst, wait in zip(*self.first_flows[:, :count].tolist(),
+                                    self.first_waits[:count].tolist()):
+                waits[nodes[u], nodes[dst]] = wait
+            ints[N_FIRST] = 0
+
+    def _count_losses(self) -> None:
+        """The control packets lost since the last call, into the host's counts at once
+        (the order their reasons first appear is the order of the run's figures)."""
+        ints, host = self.ints, self.host
+        for field, reason in ((N_LOST, "link_loss"), (N_DEAD, "dead_node"),
+                              (N_EXPIRED, "queue_expired")):
+            if ints[field]:
+                host.control_lost[reason] += int(ints[field])
+                ints[field] = 0
+
+    def _asked(self, code: int) -> bool:
+        """A protocol's own question (``code``) answered: True; False for anything
+        Python is to do (:meth:`_in_python`). None here."""
+        return False
+
+    def _in_python(self, code: int) -> None:
+        """What the loop hands to the host's Python: a unicast whose sender's MAC failed
+        now (no link) or will learn it failed at its arrival; a data packet that
+        waited too long for its link, or that the host's Python forwards (or drops)
+        from here."""
+        host, ints, nodes = self.host, self.ints, self._ids
+        # the current row was let go, but nothing has taken it since
+        row, t = int(ints[CURRENT_ROW]), self.floats[CURRENT_T].item()
+        u = nodes[ints[CURRENT_NODE]]
+        if self.packets[row, TYPE] == DATA:
+            msg = self._data.pop(self.packets[row, MSG_ID].item())
+        else:
+            msg = self._message(row)
+        v = nodes[self.packets[row, RECEIVER]]
+        if code == MAC_NOW:
+            host.mac_failed(t, u, msg, v, "link_break")
+        elif code == MAC_LATER:   # at the arrival, with the number kept for it
+            host.mac_fails(self.floats[ARRIVE].item(), int(ints[MAC_SEQ]), u, msg, v,
+                           "link_loss" if ints[DROPPED] else "link_break")
+        elif code == DATA_EXPIRED:
+            host.drop(t, u, msg, "queue_expired")
+        elif code == DATA_IN_PYTHON:   # as the host's Python would have it here
+            hops = self.packets[row, HOPS].item()
+            if hops:
+                host._taken[msg.msg_id] = hops
+            host._forward(t, int(ints[CURRENT_SEQ]), msg, u, host.network.view_span(t)[0])
+        else:
+            raise ValueError(f"a compiled loop returned {code}, which nothing answers")
+
+    def _message(self, row: int):
+        """A control packet's row as the host's message (a protocol's)."""
+        raise NotImplementedError
+
+    # -- arguments, room and views ------------------------------------------------------
+    def _arguments(self) -> tuple:
+        """The kernel's arguments after the stop (:meth:`_gather`), gathered again only
+        when one of them is another array (room grown, another view, uniforms refilled,
+        or :meth:`_kept_too`'s): about 2 us a call to gather, against some 10^5
+        calls."""
+        host, kept = self.host, self._kept
+        alive, pool, too = host._alive_array(), host._pool, self._kept_too()
+        if kept is None or kept[0] is not alive or kept[1] is not pool or \
+                kept[2] is not too:
+            self._kept = (alive, pool, too)
+            self._args = self._gather()
+        return self._args
+
+    def _kept_too(self):
+        """An array of the protocol's that may be made anew between calls (None: none)."""
+        return None
+
+    def _gather(self) -> tuple:
+        """The kernel's arguments after the stop (a protocol's)."""
+        raise NotImplementedError
+
+    def _row_arrays(self) -> tuple:
+        """The arrays by row (grown together); a protocol's may add its own."""
+        return (self.packets, self.refs, self.units, self.sent_at)
+
+    def _set_row_arrays(self, arrays: tuple) -> None:
+        self.packets, self.refs, self.units, self.sent_at = arrays
+
+    def _make_room(self) -> None:
+        """Twice the room wherever less than an event may need is left (:meth:`room`;
+        the staged rows were handed over)."""
+        room, ints = self._room, self.ints
+        while len(self.calendar.time) - ints[HEAP_SIZE] < room:
+            size = int(ints[HEAP_SIZE])
+            bigger = new_calendar(2 * len(self.calendar.time))
+            for old, new in zip(self.calendar, bigger):
+                new[:size] = old[:size]
+            self.calendar, self._kept = bigger, None
+        while ints[ROWS_FREE] < room:
+            *arrays, self.free_rows = doubled(self._row_arrays(), self.free_rows, ints,
+                                              ROWS_FREE)
+            self._set_row_arrays(tuple(arrays))
+            self._kept = None
+
+    def _forget_ready_view(self) -> None:
+        self.floats[RV_START], self.floats[RV_END] = math.inf, -math.inf
+        self._kept = None
+        n = self.n
+        self._ready = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n),
+                       np.zeros(n), np.zeros(n, np.bool_), np.zeros(1, np.int64),
+                       np.zeros((5, 1)), np.zeros(1))
+
+    def _ready_view(self, t: float) -> None:
+        """The view in force at ``t`` as a kernel reads a sender's: by position, its
+        links' first and last (in the view's arrays), their least bandwidth and
+        greatest cost, whether it is up; the links' receivers and attributes."""
+        host = self.host
+        view, start, end = host.network.view_span(t)
+        found = self._views.get(start)
+        if found is None:
+            head, attrs = host._links_of(view)
+            where = np.array([host._gpos[v] for v in view.nodes], np.int64)
+            starts = view.link_starts()
+            first, last = np.zeros(self.n, np.int64), np.zeros(self.n, np.int64)
+            first[where], last[where] = starts[:-1], starts[1:]
+            bandwidths, costs, _ = view.out_extremes()
+            least, dearest = np.full(self.n, math.inf), np.zeros(self.n)
+            least[where], dearest[where] = bandwidths, costs
+            alive = view._alive_map
+            up = np.array([alive.get(v, False) for v in host._gids.tolist()], np.bool_)
+            link_costs = np.asarray(view.hop_lists()[1], float)
+            found = (first, last, least, dearest, up, head, attrs, link_costs)
+            if len(self._views) > 2:
+                del self._views[next(iter(self._views))]
+            self._views[start] = found
+        self._ready, self._kept = found, None
+        self.floats[RV_START], self.floats[RV_END] = start, end
+
+
+def _ledger_rows(ledger, floats, staged) -> None:
+    """Staged transmissions' ledger rows (``floats``: start, cost, size in units;
+    ``staged``: :data:`STAGED_INTS`, ids for nodes), as the host's Python writes them:
+    a broadcast's ``hop_v = dst = -1``, costed at its dearest link; a control packet's
+    kind ``"routing"``."""
+    count = floats.shape[1]
+    out_floats, out_ints, at = ledger.reserve(count)
+    rows = slice(at, at + count)
+    out_floats[0, rows], out_floats[1, rows], out_floats[2, rows] = (
+        floats[0], floats[2], floats[1])
+    out_ints[0, rows] = staged[1]
+    kinds = staged[8]
+    out_ints[1, rows] = (np.where(kinds < 0, ledger.kind_code("routing"), kinds)
+                         if kinds.min() < 0 else kinds)
+    out_ints[2, rows], out_ints[3, rows] = staged[6], staged[7]
+    out_ints[4, rows], out_ints[5, rows] = staged[0], staged[3]
+    out_ints[6, rows], out_ints[7, rows] = staged[2], staged[4]
+
+
+def doubled(arrays, free, ints, free_field):
+    """``arrays`` (by row) with twice the rows, then the free list with the new ones
+    free."""
+    size = len(free)
+    grown = [np.concatenate([a, np.zeros_like(a)]) for a in arrays]
+    count = int(ints[free_field])
+    bigger = np.zeros(2 * size, np.int64)
+    bigger[:size] = np.arange(2 * size - 1, size - 1, -1)
+    bigger[size:size + count] = free[:count]
+    ints[free_field] = count + size
+    return (*grown, bigger)
