@@ -284,6 +284,28 @@ def test_aodv_discoveries_a_rrep_whose_next_hop_is_down_at_the_arrival(monkeypat
     assert out.attrs["routing"] == reference.attrs["routing"]
 
 
+def test_aodv_loop_takes_a_send_earlier_than_those_it_holds_in_time_order(monkeypatch):
+    """A message sent after an advance, due before messages the loop took at that
+    advance and has not reached yet, goes first, as the host's Python orders it (its
+    queue of sends would have put it in the calendar)."""
+    from emulator.routing.aodv.protocol import Aodv
+
+    def arrivals():
+        tr = routed(line(4, delay=0.1))
+        for msg_id, t in ((0, 5.0), (1, 5.5)):
+            tr.send(Message(msg_id, "data", 0, 3, t, 1.0, 500, None))
+        tr.advance(1.0)
+        tr.send(Message(2, "data", 0, 3, 2.0, 1.0, 500, None))
+        tr.advance()
+        return sorted((t, msg.msg_id) for t, msg in tr.arrivals)
+
+    compiled = arrivals()
+    monkeypatch.setattr(Aodv, "compiled_loop", lambda self, host: None)
+    assert compiled == arrivals()
+    assert [msg_id for _, msg_id in compiled] == [2, 0, 1]
+    assert compiled[0][0] < 3.0
+
+
 def test_aodv_discoveries_refuse_a_node_that_hears_itself():
     """A node with a link to itself (input validation refuses one, but a network built
     in code may hold it) would hear its own RREQs and send them again without end:

@@ -468,6 +468,12 @@ class CompiledLoop:
             taken = np.array(rows, dtype=object).T
             floats[:, end - at:] = taken[:2].astype(float)
             table[:, end - at:] = taken[2:].astype(np.int64)
+            kept = end - at
+            if kept and (floats[0, kept], table[0, kept]) < (floats[0, kept - 1],
+                                                             table[0, kept - 1]):
+                # sent before the last of those still here: in (time, number) order
+                order = np.lexsort((table[0], floats[0]))
+                floats, table = floats[:, order], table[:, order]
         self.sends_floats, self.sends_ints, self._kept = floats, table, None
         ints[SENDS_AT], ints[SENDS_END] = 0, floats.shape[1]
         self.head = self._head(rank)
@@ -581,7 +587,8 @@ class CompiledLoop:
         send's, None for none (``heap``, ``at``, ``end``: ``ints``' HEAP_SIZE,
         SENDS_AT and SENDS_END, if read already)."""
         if heap is None:
-            heap, at, end = self.ints[[HEAP_SIZE, SENDS_AT, SENDS_END]].tolist()
+            read = self.ints[:_READ].tolist()   # a slice: fancy indexing costs more
+            heap, at, end = read[HEAP_SIZE], read[SENDS_AT], read[SENDS_END]
         send = (None if at == end else
                 (self.sends_floats.item(0, at), rank, self.sends_ints.item(0, at)))
         if heap == 0:
