@@ -88,25 +88,34 @@ log = logging.getLogger(__name__)
 
 
 class ControlLog:
-    """Every control transmission, ``(time, node, type, size_bytes)``, kept as four
-    columns: iterating gives the rows, :meth:`frame` the table ``emulator.deliver``
-    returns. AODV at 200 nodes and 10^5 messages sends 1.6 M control packets: as a
-    tuple each they took pandas 0.78 s to turn into a frame (rows of mixed types are
-    converted one value at a time; 0.16 s from the columns), and the cyclic collector
-    a scan of each.
+    """Every control transmission, ``(time, node, type, size_bytes)``, kept as columns:
+    iterating gives the rows, :meth:`frame` the table ``emulator.deliver`` returns.
+    AODV at 200 nodes and 10^5 messages sends 1.6 M control packets: as a tuple each
+    they took pandas 0.78 s to turn into a frame (rows of mixed types are converted one
+    value at a time; 0.16 s from the columns), and the cyclic collector a scan of each.
+    The host's Python appends one row at a time (lists); a compiled loop hands over
+    many at once as arrays (:meth:`extend`), kept as blocks in order with the lists
+    between them, and joined when read.
 
     >>> log = ControlLog()
-    >>> log.append(0.5, 3, "RREQ", 24); log.append(0.75, 4, "RREP", 20)
+    >>> log.append(0.5, 3, "RREQ", 24)
+    >>> log.extend([0.75, 0.8], [4, 5], [1, 0], [20, 24], ("RREQ", "RREP"))
     >>> list(log), len(log)
-    ([(0.5, 3, 'RREQ', 24), (0.75, 4, 'RREP', 20)], 2)
+    ([(0.5, 3, 'RREQ', 24), (0.75, 4, 'RREP', 20), (0.8, 5, 'RREQ', 24)], 3)
     >>> log.frame().dtypes.astype(str).tolist()
     ['float64', 'int64', 'object', 'int64']
     """
 
-    __slots__ = ("_time", "_node", "_type", "_size")
+    __slots__ = ("_time", "_node", "_type", "_size", "_blocks", "_names", "_codes",
+                 "_count")
 
     def __init__(self):
         self._time, self._node, self._type, self._size = [], [], [], []
+        # (times, nodes, type codes, sizes) arrays, in order; a code is a name's place
+        self._blocks: list[tuple] = []
+        self._names: list[str] = []
+        self._codes: dict[str, int] = {}
+        self._count = 0   # rows in the blocks
 
     def append(self, t: float, node: int, kind: str, size_bytes: int) -> None:
         self._time.append(t)
@@ -114,26 +123,30 @@ class ControlLog:
         self._type.append(kind)
         self._size.append(size_bytes)
 
-    def extend(self, times: list, nodes: list, types: list, sizes: list) -> None:
-        """Transmissions, in order, as four columns."""
-        self._time.extend(times)
-        self._node.extend(nodes)
-        self._type.extend(types)
-        self._size.extend(sizes)
+    def extend(self, times, nodes, codes, sizes, names) -> None:
+        """Transmissions, in order, as four arrays (copied): their type is
+        ``names[code]``."""
+        self._keep_rows()
+        mine = np.array([self._code(name) for name in names], np.int64)
+        self._blocks.append((np.array(times, float), np.array(nodes, np.int64),
+                             mine[np.asarray(codes, np.int64)], np.array(sizes, np.int64)))
+        self._count += len(self._blocks[-1][0])
 
     def __iter__(self):
-        return zip(self._time, self._node, self._type, self._size)
+        times, nodes, _, sizes = self._columns()
+        return zip(times.tolist(), nodes.tolist(), self.types(), sizes.tolist())
 
     def types(self) -> list:
         """Every transmission's type, in order."""
-        return self._type
+        codes = self._columns()[2]   # first: it names the types appended since
+        return np.array(self._names, object)[codes].tolist()
 
     def sizes(self) -> list:
         """Every transmission's size in bytes, in order."""
-        return self._size
+        return self._columns()[3].tolist()
 
     def __len__(self) -> int:
-        return len(self._time)
+        return self._count + len(self._time)
 
     def bytes_by_type(self) -> Counter:
         """The bytes sent, by type, the types in the order first sent (one pass in
@@ -142,21 +155,56 @@ class ControlLog:
         >>> log = ControlLog()
         >>> for kind, size in (("RREQ", 24), ("RREP", 20), ("RREQ", 24)):
         ...     log.append(0.0, 1, kind, size)
-        >>> log.bytes_by_type()
-        Counter({'RREQ': 48, 'RREP': 20})
+        >>> log.bytes_by_type(), log.count_by_type()
+        (Counter({'RREQ': 48, 'RREP': 20}), Counter({'RREQ': 2, 'RREP': 1}))
         """
-        if not self._type:
+        return self._by_type(self._columns()[3])
+
+    def count_by_type(self) -> Counter:
+        """The transmissions, by type, the types in the order first sent."""
+        return self._by_type(None)
+
+    def _by_type(self, weights) -> Counter:
+        codes = self._columns()[2]
+        if not len(codes):
             return Counter()
-        codes, names = pd.factorize(np.array(self._type, object))   # first sent first
-        sums = np.bincount(codes, weights=np.array(self._size, np.int64))
-        return Counter(dict(zip(names.tolist(), sums.astype(np.int64).tolist())))
+        first, names = pd.factorize(codes)   # first sent first
+        sums = np.bincount(first, weights=weights)
+        return Counter(dict(zip([self._names[k] for k in names.tolist()],
+                                sums.astype(np.int64).tolist())))
 
     def frame(self) -> pd.DataFrame:
         """The log as a frame: ``time``, ``node``, ``type``, ``size_bytes``."""
-        return pd.DataFrame({"time": np.array(self._time, float),
-                             "node": np.array(self._node, np.int64),
-                             "type": np.array(self._type, object),
-                             "size_bytes": np.array(self._size, np.int64)})
+        times, nodes, codes, sizes = self._columns()
+        return pd.DataFrame({"time": times, "node": nodes,
+                             "type": np.array(self._names, object)[codes],
+                             "size_bytes": sizes})
+
+    def _code(self, name: str) -> int:
+        code = self._codes.get(name)
+        if code is None:
+            code = self._codes[name] = len(self._names)
+            self._names.append(name)
+        return code
+
+    def _keep_rows(self) -> None:
+        """The rows appended one at a time so far, into a block."""
+        if self._time:
+            self._blocks.append((np.array(self._time, float), np.array(self._node, np.int64),
+                                 np.array([self._code(k) for k in self._type], np.int64),
+                                 np.array(self._size, np.int64)))
+            self._count += len(self._time)
+            self._time, self._node, self._type, self._size = [], [], [], []
+
+    def _columns(self) -> tuple:
+        """The four columns, every row so far (joined into one block)."""
+        self._keep_rows()
+        if len(self._blocks) != 1:
+            self._blocks = [tuple(np.concatenate(column) for column in zip(*self._blocks))
+                            if self._blocks else (np.zeros(0), np.zeros(0, np.int64),
+                                                  np.zeros(0, np.int64),
+                                                  np.zeros(0, np.int64))]
+        return self._blocks[0]
 
 
 class _MacFailure(NamedTuple):
@@ -752,7 +800,7 @@ class RoutedTransport(Transport):
     def control_sent(self) -> Counter:
         """Control packets transmitted, by type (a packet of several messages by its
         first one's, as ns-3's trace names it; a notice's hops as ``"NOTICE"``)."""
-        return Counter(self.control_log.types())
+        return self.control_log.count_by_type()
 
     @property
     def control_bytes(self) -> Counter:

@@ -551,9 +551,7 @@ class CompiledLoop:
             every = control.all()
             starts = floats[0] if every else floats[0, control]
             logged = staged if every else staged[:, control]
-            host.control_log.extend(starts.tolist(), logged[0].tolist(),
-                                    [self.TYPES[k] for k in logged[5].tolist()],
-                                    logged[2].tolist())
+            host.control_log.extend(starts, logged[0], logged[5], logged[2], self.TYPES)
         if host.ledger is not None:
             _ledger_rows(host.ledger, floats, staged)
 
