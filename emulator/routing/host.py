@@ -190,8 +190,9 @@ class ControlLog:
     def _keep_rows(self) -> None:
         """The rows appended one at a time so far, into a block."""
         if self._time:
-            self._blocks.append((np.array(self._time, float), np.array(self._node, np.int64),
-                                 np.array([self._code(k) for k in self._type], np.int64),
+            codes = [self._code(kind) for kind in self._type]
+            self._blocks.append((np.array(self._time, float),
+                                 np.array(self._node, np.int64), np.array(codes, np.int64),
                                  np.array(self._size, np.int64)))
             self._count += len(self._time)
             self._time, self._node, self._type, self._size = [], [], [], []
