@@ -73,9 +73,9 @@ from emulator.routing.loop import (
     DATA, DATA_IN_PYTHON, DRAWN, DST, FIRST_OWN_CODE, HOPS, IDLE, INTS, MAX_WAIT,
     MSG_ID, N_DEAD, N_EXPIRED, N_LOST, NEED_FRAME_ALIVE, NEED_FRAME_UNIFORMS,
     NEED_READY_VIEW, NEED_ROOM, NEXT_ID, ORIG, PHASE, RECEIVER, ROOM, RV_END, RV_START,
-    SENDER, SENDING, SENT, SEQ, SIZE, TYPE, CompiledLoop, after_unicast, before,
-    doubled, leaves, new_row, next_event, pythons, release, send_unicast, short_of_room,
-    stage_control, take_send)
+    SENDER, SENDING, SENDS_AT, SENT, SEQ, SIZE, TYPE, CompiledLoop, after_unicast,
+    before, doubled, leaves, new_row, next_event, pythons, release, send_unicast,
+    short_of_room, stage_control, take_send)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 
 #: A row's fields: the loop's (:data:`emulator.routing.loop.FIELDS`), then a RREQ's own
@@ -175,36 +175,26 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         if (short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits)
                 or ints[GROUPS_FREE] < room):
             return NEED_ROOM
-        if sent:   # a data packet at its source, sent by the host
+        node = sends_ints[2, ints[SENDS_AT]] if sent else cal_node[0]
+        if node >= 0:   # a packet at a node (a send by the host: data at its source)
             if not floats[RV_START] <= t < floats[RV_END]:
                 floats[ASK] = t
                 return NEED_READY_VIEW
-            if len(pool) - ints[DRAWN] < 2:
-                return NEED_FRAME_UNIFORMS   # a frame takes two uniforms at most
-            take_send(t, seq, ints, floats, sends_floats, sends_ints, refs, free_rows,
-                      packets, packet_lifetimes, sent_at)
-            code = _data_hop(False, ints, floats, times, consts, packets, refs, free_rows,
-                             packet_lifetimes, first, last, head, attrs, link_costs,
-                             alive, alive_ready, link_times, pool, reorder, lifetimes,
-                             routes, out_floats, out_ints, arrived_at, arrived_ids,
-                             sent_at, flow_started, first_flows, first_waits, cal)
-            if code != IDLE:
-                return code
-            continue
-        row, node = cal_msg[0], cal_node[0]
-        if node >= 0:   # a packet ready at its sender, or at its next hop
-            if not floats[RV_START] <= t < floats[RV_END]:
-                floats[ASK] = t
-                return NEED_READY_VIEW
-            kind = packets[row, TYPE]
+            row, kind, sending = -1, DATA, False
+            if not sent:
+                row = cal_msg[0]
+                kind, sending = packets[row, TYPE], node == packets[row, SENDER]
             rrep = kind == _RREP
-            sending = node == packets[row, SENDER]
             if (kind == DATA or rrep and sending) and len(pool) - ints[DRAWN] < 2:
                 return NEED_FRAME_UNIFORMS   # a frame takes two uniforms at most
-            _calendar_pop(cal, ints)
-            if kind == DATA:
+            if sent:
+                row, node = take_send(t, seq, ints, floats, sends_floats, sends_ints, refs,
+                                      free_rows, packets, packet_lifetimes, sent_at)
+            else:
+                _calendar_pop(cal, ints)
                 ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
                 ints[CURRENT_SEQ] = seq
+            if kind == DATA:
                 code = _data_hop(sending, ints, floats, times, consts, packets, refs,
                                  free_rows, packet_lifetimes, first, last, head, attrs,
                                  link_costs, alive, alive_ready, link_times, pool,
@@ -217,7 +207,6 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
             if not alive_ready[node]:   # a dead node neither hears nor sends
                 release(refs, free_rows, ints, row)
                 continue
-            ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
             if not rrep:   # a RREQ or a RERR broadcast
                 code = _send(ints, floats, times, packets, refs, free_rows, groups,
                              group_len, free_groups, out_floats, out_ints, first, last,
@@ -237,7 +226,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
             if code != IDLE:
                 return code
             continue
-        group = -1 - node   # a group hears it
+        row, group = cal_msg[0], -1 - node   # a group hears it
         count = group_len[group]
         sender = packets[row, SENDER]
         for k in range(count):
