@@ -108,8 +108,6 @@ STAGED_INTS = ("node", "msg_id", "size_bytes", "receiver", "lost", "type", "src"
 SENDS_INTS = ("seq", "msg_id", "src", "dst", "size_bytes", "kind")
 #: The events and rows there is room for at first (doubled as needed).
 CAPACITY = 1024
-# staged rows handed over one at a time, as Python values, up to this many
-_FEW = 8
 
 
 @njit(cache=True, inline="always")
@@ -414,7 +412,7 @@ class CompiledLoop:
         self._gids = None if self._ids == list(range(n)) else host._gids   # None: the same
         #: ``(time, rank, number)`` of the next event, None for none.
         self.head = None
-        self._room = self.room()
+        self._room_needed = self.room()
 
     def room(self) -> int:
         """The free rows and calendar entries an event may need (a data hop: one
@@ -535,9 +533,6 @@ class CompiledLoop:
             return
         ints[STAGED] = 0
         host.hops += count
-        if count <= _FEW:
-            self._hand_over_few(count)
-            return
         staged = self.out_ints[:, :count]
         gids = self._gids
         if gids is not None:   # a broadcast's receiver stays -1
@@ -554,26 +549,6 @@ class CompiledLoop:
             host.control_log.extend(starts, logged[0], logged[5], logged[2], self.TYPES)
         if host.ledger is not None:
             _ledger_rows(host.ledger, floats, staged)
-
-    def _hand_over_few(self, count: int) -> None:
-        """:meth:`hand_over` of a few rows, one at a time (numpy's calls cost more than
-        the rows: a host that logs every few events hands over a row or two)."""
-        host, ids, types = self.host, self._ids, self.TYPES
-        log, ledger = host.control_log, host.ledger
-        kinds = None if ledger is None else list(ledger.kinds)
-        for (u, msg_id, size, v, lost, type_, src, dst, kind), (start, cost, units) in zip(
-                self.out_ints[:, :count].T.tolist(),
-                self.out_floats[:, :count].T.tolist()):
-            u, v = ids[u], (v if v < 0 else ids[v])
-            if type_ != DATA:
-                log.append(start, u, types[type_], size)
-            if ledger is not None:
-                if kind < 0:
-                    ledger.add(start, msg_id, "routing", u, v, u, v, units, size, cost,
-                               lost)
-                else:
-                    ledger.add(start, msg_id, kinds[kind], ids[src], ids[dst], u, v,
-                               units, size, cost, lost)
 
     # -- what run hands over ----------------------------------------------------------
     def _filed(self, key: tuple) -> None:
@@ -696,7 +671,7 @@ class CompiledLoop:
     def _make_room(self) -> None:
         """Twice the room wherever less than an event may need is left (:meth:`room`;
         the staged rows were handed over)."""
-        room, ints = self._room, self.ints
+        room, ints = self._room_needed, self.ints
         while len(self.calendar.time) - ints[HEAP_SIZE] < room:
             size = int(ints[HEAP_SIZE])
             bigger = new_calendar(2 * len(self.calendar.time))

@@ -717,7 +717,7 @@ class RouteDiscoveries(CompiledLoop):
 
     def _make_room(self) -> None:
         super()._make_room()
-        room, ints = self._room, self.ints
+        room, ints = self._room_needed, self.ints
         while ints[GROUPS_FREE] < room:
             self.groups, self.group_len, self.free_groups = doubled(
                 (self.groups, self.group_len), self.free_groups, ints, GROUPS_FREE)
