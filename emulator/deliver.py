@@ -336,8 +336,9 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
         delivered), in the order of ``messages``; ``attrs["hops"]`` counts the hops
         attempted. With a protocol, a data message may also be lost as ``queue_full``,
         ``ttl`` or ``link_break``, and ``attrs["control"]`` holds its control traffic,
-        one row per transmission (``time, node, type, size_bytes``; a notice's hops as
-        type ``NOTICE``), ``attrs["routing"]`` its figures (packets and bytes by type,
+        one row per transmission (``time, node, type, size_bytes``; ``type`` a
+        categorical of the types in the order first sent, a notice's hops as type
+        ``NOTICE``), ``attrs["routing"]`` its figures (packets and bytes by type,
         drops by reason, the first packet's wait for a route per flow).
 
     Raises

@@ -68,7 +68,7 @@ def figures(sc: Scenario, msgs, out, wall: float) -> dict:
             firsts.append(float(arrived.min()) - flow.start)
     control = out.attrs["control"]
     control = control[control["time"] < window]
-    types = control["type"].value_counts().sort_index()
+    types = control["type"].astype(str).value_counts().sort_index()   # sent in the window
     notices = int(types.get("NOTICE", 0))
     types = types.drop("NOTICE", errors="ignore")
     drops = out.loc[out["lost"], "loss_reason"].value_counts()
