@@ -196,8 +196,8 @@ def _mobile_run(seed: int, *, jitter: float, loss: float, routing: str = "aodv",
     (1, 0.004, 0.05, {"routing_options": {"aodv": {"gratuitous_reply": True,
                                                     "rrep_ack": True}}}),
     (2, 0.0, 0.0, {"reorder": True, "queue_max_wait": 0.004, "capacity": 48}),
-    (3, 0.01, 0.2, {"routing_options": {"aodv": {"hello": False,
-                                                  "rerr_ratelimit": 1}}}),
+    (3, 0.01, 0.2, {"routing_options": {"aodv": {"hello": False, "rerr_ratelimit": 1,
+                                                  "queue_length": 1}}}),
 ])
 def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeypatch,
                                                                          seed, jitter,
@@ -208,7 +208,9 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
     same deliveries, ledger, control log and figures, on moving nodes that die and
     come back, with jitter, losses (the MAC's failures handed back), gratuitous replies
     (two RREPs an answer), RREP-ACKs, waits too long for a link, reordering, arrays
-    grown from little, no HELLOs and RERRs passed on at one a second. The data
+    grown from little, no HELLOs, RERRs passed on at one a second and a request queue
+    of one packet (full queues met: the packets a source holds are the loop's rows,
+    sent by it when a RREP comes back, taken by Python when a discovery fails). The data
     packets handed back to Python are met in each run (no route at a relay, a MAC's
     failure), and one that waits too long for its link in the second."""
     from emulator.routing import loop

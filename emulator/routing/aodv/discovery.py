@@ -36,8 +36,10 @@ event is not before the host's, or when it needs what only Python has: the view 
 another epoch, uniforms, room in the duplicate table or in its own arrays; and it hands
 Python what Python does: a MAC's failure (no link, or a frame lost or a receiver dead,
 learnt at the arrival: the timer's number kept), a RREP with the A flag (answered with
-a RREP-ACK), a RREP back at an originator still discovering (its held packets go), a
-data packet to drop or expired at its link. After Python has
+a RREP-ACK), a data packet to drop or expired at its link. A RREP back at an
+originator still discovering ends the discovery here: the packets the originator held
+for the destination (rows of the loop, :meth:`RouteDiscoveries.request_queue`) are
+filed at it again, in the order held. After Python has
 filed something the host's loop looks again, since that may come first. A group that
 holds its own sender (only a self-loop makes one: input validation refuses them) is an
 error (:data:`SELF_HEARD`).
@@ -74,8 +76,8 @@ from emulator.routing.loop import (
     MSG_ID, N_DEAD, N_EXPIRED, N_LOST, NEED_FRAME_ALIVE, NEED_FRAME_UNIFORMS,
     NEED_READY_VIEW, NEED_ROOM, NEXT_ID, ORIG, PHASE, RECEIVER, ROOM, RV_END, RV_START,
     SENDER, SENDING, SENDS_AT, SENT, SEQ, SIZE, TYPE, CompiledLoop, after_unicast,
-    before, doubled, leaves, new_row, next_event, pythons, release, send_unicast,
-    short_of_room, stage_control, take_send)
+    before, data_row, doubled, leaves, new_row, next_event, pythons, release,
+    send_unicast, short_of_room, stage_control, take_send)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 
 #: A row's fields: the loop's (:data:`emulator.routing.loop.FIELDS`), then a RREQ's own
@@ -100,12 +102,11 @@ _RREQ, _RREP, _RERR = 0, 1, 2
 #: - ``NEED_FAN_UNIFORMS``: more uniforms for the fan-out's walk;
 #: - ``NEED_SEEN``: room in the duplicate table for ``ints[ROOM]`` keys at ``floats[ASK]``;
 #: - ``SELF_HEARD``: the next group holds its sender (an error);
-#: - ``RREP_IN_PYTHON``: the current RREP (A flag) is Python's to hear;
-#: - ``BACK_AT_ORIGINATOR``: it is back at an originator still discovering.
+#: - ``RREP_IN_PYTHON``: the current RREP (A flag) is Python's to hear.
 #:
 #: ``NEED_ROOM`` asks for ``ints[ROOM]`` entries of a RERR's walk too.
-(NEED_FAN_ALIVE, NEED_FAN_UNIFORMS, NEED_SEEN, SELF_HEARD, RREP_IN_PYTHON,
- BACK_AT_ORIGINATOR) = range(FIRST_OWN_CODE, FIRST_OWN_CODE + 6)
+(NEED_FAN_ALIVE, NEED_FAN_UNIFORMS, NEED_SEEN, SELF_HEARD, RREP_IN_PYTHON) = range(
+    FIRST_OWN_CODE, FIRST_OWN_CODE + 5)
 
 # ``ints``' own field: the free groups
 GROUPS_FREE, _INTS = INTS, INTS + 1
@@ -121,9 +122,10 @@ _RREP_BYTES, _RREP_ACK, _RERR_BYTES, _RERR_RATELIMIT = range(2, 6)
 
 
 @njit(cache=True, inline="always")
-def _room(n):
-    """The free rows, groups and calendar entries an event of ``n`` nodes may need."""
-    return 2 * n + 2
+def _room(n, held):
+    """The free rows, groups and calendar entries an event of ``n`` nodes may need,
+    ``held`` packets a node may hold (released at once when a RREP comes back)."""
+    return 2 * n + 2 + held
 
 
 @njit(cache=True, _nrt=False)
@@ -135,14 +137,15 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         lifetimes, routes, latest, seen_keys, seen_untils, seen_count, todo,
         last_broadcast, seqs, discovering, consts, lists, told, rerr_limits, arrived_at,
         arrived_ids, sent_at, sends_floats, sends_ints, flow_started, first_flows,
-        first_waits):
+        first_waits, held, held_count):
     """Take this calendar's events while they come before the host's next one
     ``(stop_t, stop_rank, stop_seq)`` and before ``until``; returns why it stopped (the
     module docstring). ``ints``/``floats``: the loop's state, which the host reads and
     writes between calls (the event counter, the next control id and the uniforms
     drawn are the host's, handed over in them). The host's sends it has taken
-    (``sends_*``) are events too, merged with the calendar's. Its 61 arguments cost
-    about 1.6 us a call to check."""
+    (``sends_*``) are events too, merged with the calendar's. ``held[u,
+    :held_count[u]]``: the rows of the packets ``u`` holds for a route, in order. Its 63
+    arguments cost about 1.6 us a call to check."""
     cal = (cal_time, cal_seq, cal_msg, cal_node)
     while True:
         phase = ints[PHASE]
@@ -171,7 +174,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         # room for what the event may file (numba checks no bounds): a broadcast's
         # groups (one a receiver at most), a group's rebroadcasts and answers (two a
         # receiver at most: a gratuitous reply), a staged row
-        room = _room(len(heard_at))
+        room = _room(len(heard_at), held.shape[1])
         if (short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits)
                 or ints[GROUPS_FREE] < room):
             return NEED_ROOM
@@ -222,7 +225,8 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
             else:
                 code = _hear_rrep(t, node, row, ints, times, packets, refs, free_rows,
                                   packet_lifetimes, hello_on, heard_at, heard_rank,
-                                  heard_next, lifetimes, routes, discovering, cal)
+                                  heard_next, lifetimes, routes, discovering, held,
+                                  held_count, cal)
             if code != IDLE:
                 return code
             continue
@@ -482,11 +486,11 @@ def _data_hop(sending, ints, floats, times, consts, packets, refs, free_rows,
 @njit(cache=True, inline="always")
 def _hear_rrep(t, u, row, ints, times, packets, refs, free_rows, packet_lifetimes,
                hello_on, heard_at, heard_rank, heard_next, lifetimes, routes, discovering,
-               cal):
+               held, held_count, cal):
     """Node ``u`` hears the RREP of ``row`` (the protocol's ``_on_rrep``): the routes'
-    work (:func:`~.receive.hear_rrep`), then relayed to the next hop back, handed to
-    Python at an originator still discovering (:data:`BACK_AT_ORIGINATOR`: the packets it
-    held go), or let go. One with the A flag is Python's whole
+    work (:func:`~.receive.hear_rrep`), then relayed to the next hop back, or, back at
+    an originator still discovering, the discovery over and the packets it held sent
+    (the protocol's ``rrep_arrived``), or let go. One with the A flag is Python's whole
     (:data:`RREP_IN_PYTHON`: it answers with a RREP-ACK first)."""
     if packets[row, _GRATUITOUS]:
         release(refs, free_rows, ints, row)
@@ -502,9 +506,59 @@ def _hear_rrep(t, u, row, ints, times, packets, refs, free_rows, packet_lifetime
                hops, lifetime, 0, packets[row, SIZE], ints, refs, free_rows, packets,
                packet_lifetimes, cal)
     release(refs, free_rows, ints, row)
-    if to == ARRIVED and discovering[u, packets[row, DST]]:
-        return BACK_AT_ORIGINATOR
+    dst = packets[row, DST]
+    if to == ARRIVED and discovering[u, dst]:
+        discovering[u, dst] = False
+        _release_held(t, u, dst, ints, packets, held, held_count, cal)
     return IDLE   # relayed, let go, or back where no discovery waits for it
+
+
+@njit(cache=True, inline="always")
+def _release_held(t, u, dst, ints, packets, held, held_count, cal):
+    """The packets ``u`` held for ``dst`` filed at ``u`` at ``t``, in the order held, to
+    be forwarded from their source (the host's ``release``); the others stay, in
+    order."""
+    kept = 0
+    for k in range(held_count[u]):
+        row = held[u, k]
+        if packets[row, DST] == dst:
+            ints[SEQ] += 1
+            calendar_push(cal, ints, t, ints[SEQ], row, u)   # the queue's reference
+        else:
+            held[u, kept] = row
+            kept += 1
+    held_count[u] = kept
+
+
+@njit(cache=True, _nrt=False)
+def hold(u, msg_id, src, dst, hops, size_bytes, units_, kind, sent, ints, refs,
+         free_rows, packets, units, sent_at, held, held_count):
+    """``u`` holds a data packet for a route, in a new row (ready to be filed at its
+    source: no sender or receiver yet); the caller has checked the queue's room and
+    made room for a row."""
+    row = new_row(refs, free_rows, ints)
+    data_row(row, -1, -1, msg_id, src, dst, hops, size_bytes, units_, kind, sent, 1,
+             packets, units, sent_at)
+    held[u, held_count[u]] = row
+    held_count[u] += 1
+
+
+@njit(cache=True, _nrt=False)
+def unhold(u, dst, held, held_count, packets, refs, free_rows, ints, taken):
+    """The packets ``u`` held for ``dst`` out of its queue, their message ids into
+    ``taken`` in the order held, their rows let go; returns how many."""
+    kept = count = 0
+    for k in range(held_count[u]):
+        row = held[u, k]
+        if packets[row, DST] == dst:
+            taken[count] = packets[row, MSG_ID]
+            count += 1
+            release(refs, free_rows, ints, row)
+        else:
+            held[u, kept] = row
+            kept += 1
+    held_count[u] = kept
+    return count
 
 
 @njit(cache=True, _nrt=False)
@@ -610,9 +664,21 @@ class RouteDiscoveries(CompiledLoop):
         self.ints[GROUPS_FREE] = capacity
         self.ids = np.arange(n, dtype=np.int64)   # the groups hold positions
         self.fan = Fanout(n)
+        # the packets each node holds for a route (their rows, in order)
+        self.held = np.zeros((n, self._queue_length()), np.int64)
+        self.held_count = np.zeros(n, np.int64)
+        self._taken_ids = np.zeros(self.held.shape[1], np.int64)
+
+    def _queue_length(self) -> int:
+        return max(self.protocol.params["queue_length"], 1)
 
     def room(self) -> int:
-        return _room(self.n)
+        return _room(self.n, self._queue_length())
+
+    def request_queue(self, at: int) -> "HeldRows":
+        """The request queue of the node at position ``at``: its packets are rows of
+        this loop, which sends them when a RREP comes back."""
+        return HeldRows(self, at, self.protocol.params["queue_length"])
 
     # -- what the host calls --------------------------------------------------------
     @staticmethod
@@ -664,18 +730,14 @@ class RouteDiscoveries(CompiledLoop):
         return True
 
     def _in_python(self, code: int) -> None:
-        """The loop's (:meth:`CompiledLoop._in_python`), a RREP with the A flag heard
-        and a RREP back at its originator."""
-        if code != BACK_AT_ORIGINATOR and code != RREP_IN_PYTHON:
+        """The loop's (:meth:`CompiledLoop._in_python`), and a RREP with the A flag
+        heard."""
+        if code != RREP_IN_PYTHON:
             super()._in_python(code)
             return
         ints, nodes = self.ints, self.protocol.nodes
         row, t = int(ints[CURRENT_ROW]), self.floats[CURRENT_T].item()
-        u = nodes[ints[CURRENT_NODE]]
-        if code == BACK_AT_ORIGINATOR:
-            self.protocol.rrep_arrived(t, u, nodes[self.packets[row, DST]])
-        else:
-            self.protocol.on_receive(t, u, self._message(row))
+        self.protocol.on_receive(t, nodes[ints[CURRENT_NODE]], self._message(row))
 
     def _message(self, row: int):
         """The RREP of ``row`` as the host's message."""
@@ -706,7 +768,7 @@ class RouteDiscoveries(CompiledLoop):
                 protocol.discovering, self.consts, self.lists, self.told,
                 protocol.rerr_limits, self.arrived_at, self.arrived_ids, self.sent_at,
                 self.sends_floats, self.sends_ints, host.flow_started, self.first_flows,
-                self.first_waits)
+                self.first_waits, self.held, self.held_count)
 
     def _row_arrays(self) -> tuple:
         return (*super()._row_arrays(), self.lists)
@@ -725,3 +787,40 @@ class RouteDiscoveries(CompiledLoop):
         if ints[ROOM] > len(self.told):   # a RERR walk's receivers times destinations
             self.told = np.zeros(2 * ints[ROOM], np.int64)
             self._kept = None
+
+
+class HeldRows:
+    """A node's request queue (:class:`~emulator.routing.aodv.rqueue.RequestQueue`'s
+    contract) as rows of its compiled loop, which files them when a RREP comes back:
+    at most ``capacity`` packets, first in first out by destination.
+    """
+
+    def __init__(self, loop: RouteDiscoveries, at: int, capacity: int):
+        self.loop, self.at, self.capacity = loop, at, capacity
+
+    def __len__(self) -> int:
+        return self.loop.held_count.item(self.at)
+
+    def push(self, msg, dst: int) -> bool:
+        """Hold ``msg`` for ``dst``; False (not held) when the queue is full."""
+        loop = self.loop
+        if len(self) >= self.capacity:
+            return False
+        loop._make_room()
+        host = loop.host
+        pos, ledger = host._gpos, host.ledger
+        hold(self.at, msg.msg_id, pos[msg.src], pos[dst], host._taken.get(msg.msg_id, 0),
+             msg.size_bytes, msg.size_units,
+             0 if ledger is None else ledger.kind_code(msg.kind), msg.sent_at, loop.ints,
+             loop.refs, loop.free_rows, loop.packets, loop.units, loop.sent_at, loop.held,
+             loop.held_count)
+        loop._data[msg.msg_id] = msg
+        return True
+
+    def take(self, dst: int) -> list:
+        """Every packet held for ``dst``, oldest first; they leave the queue."""
+        loop = self.loop
+        count = unhold(self.at, loop.host._gpos[dst], loop.held, loop.held_count,
+                       loop.packets, loop.refs, loop.free_rows, loop.ints, loop._taken_ids)
+        data = loop._data
+        return [data.pop(msg_id) for msg_id in loop._taken_ids[:count].tolist()]

@@ -56,25 +56,30 @@ from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.seen import Seen, new_latest, remember, seen_key
 
 _HELLO = "hello"
-# A RREQ the rate limit held back: its timer's tag (with the destination), and the
-# discovery's RREQ ID meanwhile (no RREQ of it is out, so no timeout of one acts)
+# A RREQ the rate limit held back: its timer's tag (with the destination)
 _RREQ_LATER = "rreq later"
+#: A discovery's fields (``Aodv.discoveries[node, destination]``, positions), valid
+#: while ``Aodv.discovering`` says it is in progress: its TTL, its retries at
+#: NET_DIAMETER, and the RREQ ID of its RREQ out, or NONE_OUT (none yet, or held again)
+#: or HELD_BACK (the rate limit held it: no timeout of an earlier one acts meanwhile).
+D_TTL, D_RETRIES, D_RREQ = 0, 1, 2
+NONE_OUT, HELD_BACK = -1, -2
 
 
 class _Node:
     """What one node knows: its position, sequence number and RREQ ID, routes, held
-    packets, discoveries in progress (the neighbours it has heard and the RREQs it has
-    seen are the protocol's arrays)."""
+    packets (the neighbours it has heard, the RREQs it has seen and its discoveries in
+    progress are the protocol's arrays)."""
 
-    __slots__ = ("at", "_seqs", "rreq_id", "table", "queue", "discovery")
+    __slots__ = ("at", "_seqs", "rreq_id", "table", "queue")
 
     def __init__(self, at: int, queue_length: int, table: RouteTable, seqs: np.ndarray):
         self.at = at
         self._seqs = seqs   # every node's sequence number, by position
         self.rreq_id = 0
         self.table = table
+        #: A :class:`~.rqueue.RequestQueue` (the compiled loop's rows with one).
         self.queue = RequestQueue(queue_length)
-        self.discovery: dict[int, list] = {}   # dst -> [ttl, retries, current RREQ ID]
 
     @property
     def seq(self) -> int:
@@ -117,6 +122,7 @@ class Aodv(Protocol):
         #: Whether a node has a discovery in progress for a destination (by positions):
         #: a RREP back at a node that has none changes nothing.
         self.discovering = np.zeros((n, n), np.bool_)
+        self.discoveries = np.zeros((n, n, 3), np.int64)   # D_TTL, D_RETRIES, D_RREQ
         self.seqs = np.zeros(n, np.int64)   # every node's own sequence number
         #: By position: the end of the rate limit's second and the RREQs originated,
         #: and the RERRs sent, within it (discovery.within_limit).
@@ -135,7 +141,12 @@ class Aodv(Protocol):
         """Route discoveries and errors (RREQs, RREPs and RERRs) in one compiled loop
         beside the host's calendar (:mod:`.discovery`), which reads the host's
         positions as its own."""
-        return RouteDiscoveries(host, self) if host._gids.tolist() == self.nodes else None
+        if host._gids.tolist() != self.nodes:
+            return None
+        loop = RouteDiscoveries(host, self)
+        for node in self._state.values():   # the packets held are the loop's rows
+            node.queue = loop.request_queue(node.at)
+        return loop
 
     # -- timers -------------------------------------------------------------------------
     def start(self, t: float) -> None:
@@ -147,9 +158,10 @@ class Aodv(Protocol):
         if tag == _HELLO:
             self._hello(t, node)
         elif tag[0] == _RREQ_LATER:
-            discovery = self._state[node].discovery.get(tag[1])
-            if discovery is not None and discovery[2] is _RREQ_LATER:   # still held
-                discovery[2] = None   # held again if this second is full already
+            i, j = self.position[node], self.position[tag[1]]
+            if self.discovering[i, j] and self.discoveries[i, j, D_RREQ] == HELD_BACK:
+                # still held: held again if this second is full already
+                self.discoveries[i, j, D_RREQ] = NONE_OUT
                 self._send_rreq(t, node, tag[1])
         else:
             self._rreq_timeout(t, node, tag[1], tag[2])
@@ -182,9 +194,10 @@ class Aodv(Protocol):
         elif u == msg.src:
             if not node.queue.push(msg, dst):
                 self.host.drop(t, u, msg, "queue_full")
-            elif dst not in node.discovery:
-                node.discovery[dst] = [self.params["ttl_start"], 0, None]
+            elif not self.discovering[node.at, column[dst]]:
                 self.discovering[node.at, column[dst]] = True
+                self.discoveries[node.at, column[dst]] = (self.params["ttl_start"], 0,
+                                                          NONE_OUT)
                 self._send_rreq(t, u, dst)
         else:   # §6.11 (ii): a packet to forward and no route
             self.host.drop(t, u, msg, "no_route")
@@ -206,19 +219,19 @@ class Aodv(Protocol):
     # -- route discovery ----------------------------------------------------------------
     def _send_rreq(self, t: float, u: int, dst: int) -> None:
         node = self._state[u]
+        discovery = self.discoveries[node.at, self.position[dst]]
         if not within_limit(t, self.rreq_limits, node.at, self.params["rreq_ratelimit"],
                             self.params["ratelimit_interval"]):
             # §6.3: not more than RREQ_RATELIMIT a second; sent in the next one
-            discovery = node.discovery[dst]
-            if discovery[2] is not _RREQ_LATER:   # one timer per held discovery
-                discovery[2] = _RREQ_LATER
+            if discovery[D_RREQ] != HELD_BACK:   # one timer per held discovery
+                discovery[D_RREQ] = HELD_BACK
                 self.host.set_timer(self.rreq_limits.item(node.at, 0), u,
                                     (_RREQ_LATER, dst))
             return
-        ttl, retries, _ = node.discovery[dst]
+        ttl, retries = discovery[D_TTL].item(), discovery[D_RETRIES].item()
         node.seq += 1
         node.rreq_id += 1
-        node.discovery[dst][2] = node.rreq_id
+        discovery[D_RREQ] = node.rreq_id
         self.seen.reserve(t, 1)
         remember(*self.seen.arrays(),
                  seen_key(node.at, node.at, node.rreq_id, len(self.nodes)),
@@ -234,19 +247,19 @@ class Aodv(Protocol):
 
     def _rreq_timeout(self, t: float, u: int, dst: int, rreq_id: int) -> None:
         node = self._state[u]
-        discovery = node.discovery.get(dst)
-        if discovery is None or discovery[2] != rreq_id:
+        i, j = node.at, self.position[dst]
+        discovery = self.discoveries[i, j]
+        if not self.discovering[i, j] or discovery[D_RREQ] != rreq_id:
             return   # answered, or a later RREQ is out
         p = self.params
-        ttl, retries, _ = discovery
+        ttl, retries = discovery[D_TTL].item(), discovery[D_RETRIES].item()
         if ttl < p["net_diameter"]:
             ttl += p["ttl_increment"]
-            discovery[0] = ttl if ttl <= p["ttl_threshold"] else p["net_diameter"]
+            discovery[D_TTL] = ttl if ttl <= p["ttl_threshold"] else p["net_diameter"]
         elif retries < p["rreq_retries"]:
-            discovery[1] = retries + 1
+            discovery[D_RETRIES] = retries + 1
         else:   # the destination cannot be reached: the held packets are dropped
-            del node.discovery[dst]
-            self.discovering[node.at, self.position[dst]] = False
+            self.discovering[i, j] = False
             for msg in node.queue.take(dst):
                 self.host.drop(t, u, msg, "no_route")
             return
@@ -389,7 +402,6 @@ class Aodv(Protocol):
         """A RREP for ``dst`` is back at ``u``, its originator, with a valid route: the
         discovery is over and the packets ``u`` held for ``dst`` go."""
         node = self._state[u]
-        node.discovery.pop(dst, None)
         self.discovering[node.at, self.position[dst]] = False
         for msg in node.queue.take(dst):
             self.host.release(t, u, msg)
