@@ -332,6 +332,11 @@ class RoutedTransport(Transport):
     def set_timer(self, t: float, node: int, tag) -> None:
         """Fire ``on_timer(t, node, tag)`` at ``t``, unless the run is over by then."""
         if (self._unresolved > 0) if self.horizon is None else (t < self.horizon):
+            compiled = self._compiled
+            if compiled is not None and compiled.takes_timer(tag):
+                self._seq += 1
+                compiled.file_timer(t, self._seq, node, tag)
+                return
             self._push(t, _TIMER, tag, node)
 
     def release(self, t: float, node: int, msg) -> None:

@@ -81,10 +81,11 @@ DATA = -1
 NOT_SENT = -1
 #: ``ints``' fields (HEAP_SIZE is the calendar's, first); a protocol's own follow, from
 #: ``INTS``. The first twelve are what the host reads after every call, in one slice
-#: (:data:`_READ`).
+#: (:data:`_READ`). ``UNRESOLVED``: the host's data packets neither delivered nor
+#: dropped when the call began (those delivered since are ``N_ARRIVED``).
 (SEQ, NEXT_ID, DRAWN, STAGED, N_LOST, N_DEAD, N_EXPIRED, N_ARRIVED, N_FIRST, SENDS_AT,
  SENDS_END, PHASE, ROWS_FREE, ROOM, CURRENT_ROW, CURRENT_NODE, CURRENT_SEQ, LINK,
- DROPPED, MAC_SEQ, INTS) = range(1, 22)
+ DROPPED, MAC_SEQ, UNRESOLVED, INTS) = range(1, 23)
 _READ = SENDS_END + 1
 #: ``floats``' fields: the ready view's span, the arrival view's, the time asked about,
 #: the current event's time, the current frame's start and arrival.
@@ -426,6 +427,12 @@ class CompiledLoop:
         (:meth:`file`): none here."""
         return False
 
+    @staticmethod
+    def takes_timer(tag) -> bool:
+        """Whether a protocol's timer ``tag`` is the loop's to fire (:meth:`file_timer`):
+        none here."""
+        return False
+
     def file_data(self, t: float, seq: int, msg, u: int, v: int, hops: int, rank: int,
                   at_source: bool) -> None:
         """The data packet ``msg`` leaves ``u`` for ``v`` at ``t``, its ``hops``-th hop,
@@ -487,8 +494,8 @@ class CompiledLoop:
             if host._view is None:   # none in force yet (or forgotten)
                 host._alive_at(self.head[0], host._gids[0].item())
             floats[AV_START], floats[AV_END] = host._v_start, host._v_end
-            ints[SEQ], ints[NEXT_ID], ints[DRAWN] = (host._seq, host._next_control_id,
-                                                      host._drawn)
+            ints[SEQ], ints[NEXT_ID], ints[DRAWN], ints[UNRESOLVED] = (
+                host._seq, host._next_control_id, host._drawn, host._unresolved)
             code = kernel(stop_t, stop_rank, stop_seq, until, rank, *self._arguments())
             (heap, host._seq, host._next_control_id, host._drawn, staged, lost, dead,
              expired, arrived, firsts, at, end) = ints[:_READ].tolist()

@@ -61,13 +61,16 @@ import math
 import numpy as np
 from numba import njit
 
-from emulator.hop_kernel import HEAP_SIZE, _calendar_pop, calendar_push
-from emulator.routing.aodv.packets import Rrep
+from emulator.hop_kernel import (HEAP_SIZE, _calendar_pop, calendar_push, grown_calendar,
+                                 new_calendar)
+from emulator.routing.aodv.packets import Rrep, Rreq
 from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
                                            hear_rerr, hear_rrep, hear_rreq)
 from emulator.routing.aodv.rtable import HOPS as ROUTE_HOPS, NEXT, SEQ as ROUTE_SEQ
 from emulator.routing.aodv.rtable import lost_cells, use
 from emulator.routing.base import IP_UDP_BYTES
+from emulator.routing.seen import remember, seen_key
+from emulator.transport import _TIMER
 from emulator.routing.fanout import (_GROUP_START, _GROUP_TIME, _HEARD_IDS, EXPIRED,
                                      NEED_UNIFORMS, NEED_VIEW, Fanout, hear)
 from emulator.routing.loop import (
@@ -75,7 +78,8 @@ from emulator.routing.loop import (
     DATA, DATA_IN_PYTHON, DRAWN, DST, FIRST_OWN_CODE, HOPS, IDLE, INTS, MAX_WAIT,
     MSG_ID, N_DEAD, N_EXPIRED, N_LOST, NEED_FRAME_ALIVE, NEED_FRAME_UNIFORMS,
     NEED_READY_VIEW, NEED_ROOM, NEXT_ID, ORIG, PHASE, RECEIVER, ROOM, RV_END, RV_START,
-    SENDER, SENDING, SENDS_AT, SENT, SEQ, SIZE, TYPE, CompiledLoop, after_unicast,
+    N_ARRIVED, SENDER, SENDING, SENDS_AT, SENT, SEQ, SIZE, TYPE, UNRESOLVED, CompiledLoop,
+    after_unicast,
     before, data_row, doubled, leaves, new_row, next_event, pythons, release,
     send_unicast, short_of_room, stage_control, take_send)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
@@ -102,23 +106,43 @@ _RREQ, _RREP, _RERR = 0, 1, 2
 #: - ``NEED_FAN_UNIFORMS``: more uniforms for the fan-out's walk;
 #: - ``NEED_SEEN``: room in the duplicate table for ``ints[ROOM]`` keys at ``floats[ASK]``;
 #: - ``SELF_HEARD``: the next group holds its sender (an error);
-#: - ``RREP_IN_PYTHON``: the current RREP (A flag) is Python's to hear.
+#: - ``RREP_IN_PYTHON``: the current RREP (A flag) is Python's to hear;
+#: - ``DISCOVERY_FAILED``: the last RREQ of the discovery of node ``ints[CURRENT_NODE]``
+#:   for ``ints[FAILED_DST]`` went unanswered at ``floats[CURRENT_T]`` (its packets are
+#:   dropped).
 #:
 #: ``NEED_ROOM`` asks for ``ints[ROOM]`` entries of a RERR's walk too.
-(NEED_FAN_ALIVE, NEED_FAN_UNIFORMS, NEED_SEEN, SELF_HEARD, RREP_IN_PYTHON) = range(
-    FIRST_OWN_CODE, FIRST_OWN_CODE + 5)
+(NEED_FAN_ALIVE, NEED_FAN_UNIFORMS, NEED_SEEN, SELF_HEARD, RREP_IN_PYTHON,
+ DISCOVERY_FAILED) = range(FIRST_OWN_CODE, FIRST_OWN_CODE + 6)
 
-# ``ints``' own field: the free groups
-GROUPS_FREE, _INTS = INTS, INTS + 1
+#: A discovery's fields (``discoveries[node, destination]``, positions), valid while
+#: ``discovering`` says it is in progress: its TTL, its retries at NET_DIAMETER, and
+#: the RREQ ID of its RREQ out, or NONE_OUT (none yet, or held again) or HELD_BACK (the
+#: rate limit held it: no timeout of an earlier one acts meanwhile). A timer's RREQ ID
+#: HELD_BACK is the rate limit's (the RREQ is sent when it fires).
+D_TTL, D_RETRIES, D_RREQ = 0, 1, 2
+NONE_OUT, HELD_BACK = -1, -2
+#: The protocol's timer tags this loop fires: ``(RREQ_TIMEOUT, destination, RREQ ID)``
+#: and ``(RREQ_LATER, destination)`` (a RREQ the rate limit held back).
+RREQ_TIMEOUT, RREQ_LATER = "rreq", "rreq later"
+
+# ``ints``' own fields: the free groups, a failed discovery's destination
+GROUPS_FREE, FAILED_DST, _INTS = INTS, INTS + 1, INTS + 2
 #: The room for a RERR walk's output at first, per node (grown as needed).
 TOLD = 4
-# ``times``' own fields (the protocol's timing, fixed for a run), after MAX_WAIT
+# ``times``' own fields (the protocol's timing, fixed for a run), after MAX_WAIT; the
+# horizon at which the host's timers stop (if consts[_HAS_HORIZON])
 (_ACTIVE_ROUTE_TIMEOUT, _PATH_DISCOVERY_TIME, _NET_TRAVERSAL_TIME, _NODE_TRAVERSAL_TIME,
- _MY_ROUTE_TIMEOUT, _DELETE_PERIOD, _RATELIMIT_INTERVAL) = range(1, 8)
+ _MY_ROUTE_TIMEOUT, _DELETE_PERIOD, _RATELIMIT_INTERVAL, _HORIZON) = range(1, 9)
 # ``consts``' own fields, after the loop's: a RREP's size in bytes, whether answers for
 # a neighbour ask for a RREP-ACK, a RERR's size less 8 bytes an entry, RERRs a node may
-# send a second
-_RREP_BYTES, _RREP_ACK, _RERR_BYTES, _RERR_RATELIMIT = range(2, 6)
+# send a second; a RREQ's size, RREQs a node may originate a second, whether they ask
+# for gratuitous replies, the expanding ring's TTL_START, TTL_INCREMENT,
+# TTL_THRESHOLD, NET_DIAMETER, RREQ_RETRIES, TIMEOUT_BUFFER, the packets a node may
+# hold; whether the host's timers stop at a horizon, and its rank for timers
+(_RREP_BYTES, _RREP_ACK, _RERR_BYTES, _RERR_RATELIMIT, _RREQ_BYTES, _RREQ_RATELIMIT,
+ _GRATUITOUS_ON, _TTL_START, _TTL_INCREMENT, _TTL_THRESHOLD, _NET_DIAMETER,
+ _RREQ_RETRIES, _TIMEOUT_BUFFER, _QUEUE_LENGTH, _HAS_HORIZON, _TIMER_RANK) = range(2, 18)
 
 
 @njit(cache=True, inline="always")
@@ -137,16 +161,26 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         lifetimes, routes, latest, seen_keys, seen_untils, seen_count, todo,
         last_broadcast, seqs, discovering, consts, lists, told, rerr_limits, arrived_at,
         arrived_ids, sent_at, sends_floats, sends_ints, flow_started, first_flows,
-        first_waits, held, held_count):
+        first_waits, held, held_count, timer_time, timer_seq, timer_msg, timer_node,
+        timer_state, rreq_ids, discoveries, rreq_limits):
     """Take this calendar's events while they come before the host's next one
     ``(stop_t, stop_rank, stop_seq)`` and before ``until``; returns why it stopped (the
     module docstring). ``ints``/``floats``: the loop's state, which the host reads and
     writes between calls (the event counter, the next control id and the uniforms
     drawn are the host's, handed over in them). The host's sends it has taken
     (``sends_*``) are events too, merged with the calendar's. ``held[u,
-    :held_count[u]]``: the rows of the packets ``u`` holds for a route, in order. Its 63
-    arguments cost about 1.6 us a call to check."""
+    :held_count[u]]``: the rows of the packets ``u`` holds for a route, in order;
+    ``timer_*``: the discoveries' timers, a calendar of the host's timer rank
+    (``timer_state[0]`` entries; ``node`` is the discovering node's position times n
+    plus the destination's, ``msg`` the RREQ ID the timer waits for, or HELD_BACK).
+    Its 71 arguments cost about 2 us a call to check."""
     cal = (cal_time, cal_seq, cal_msg, cal_node)
+    # a discovery's arrays, one argument to the helpers inlined (a call of more than
+    # 30 arguments is compiled as one of *args, which numba does not inline)
+    found = (held, held_count, (timer_time, timer_seq, timer_msg, timer_node),
+             timer_state, discovering, discoveries, rreq_limits, rreq_ids, seqs, routes,
+             last_broadcast, seen_keys, seen_untils, seen_count)
+    n = len(heard_at)
     while True:
         phase = ints[PHASE]
         if phase != BETWEEN:   # a transmission stopped for Python: on with it, once
@@ -167,17 +201,33 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
             if code != IDLE:
                 return code
         sent, t, seq = next_event(ints, cal_time, cal_seq, sends_floats, sends_ints)
-        if not sent and ints[HEAP_SIZE] == 0:
+        ready = sent or ints[HEAP_SIZE] > 0
+        # a timer at the same time as a packet ready comes after it (the host's ranks)
+        timer = timer_state[0] > 0 and (not ready or timer_time[0] < t)
+        if timer:
+            t, seq = timer_time[0], timer_seq[0]
+        elif not ready:
             return IDLE
-        if not (t < until and before(t, seq, stop_t, stop_rank, stop_seq, ready_rank)):
+        if not (t < until and before(t, seq, stop_t, stop_rank, stop_seq,
+                                     consts[_TIMER_RANK] if timer else ready_rank)):
             return IDLE
         # room for what the event may file (numba checks no bounds): a broadcast's
         # groups (one a receiver at most), a group's rebroadcasts and answers (two a
-        # receiver at most: a gratuitous reply), a staged row
-        room = _room(len(heard_at), held.shape[1])
+        # receiver at most: a gratuitous reply), a staged row, the packets a RREP
+        # releases, a timer; and a key in the duplicate table for a RREQ originated
+        room = _room(n, held.shape[1])
         if (short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits)
-                or ints[GROUPS_FREE] < room):
+                or ints[GROUPS_FREE] < room or len(timer_time) - timer_state[0] < 2):
             return NEED_ROOM
+        if seen_count[0] + 1 > len(seen_keys) // 2:
+            floats[ASK], ints[ROOM] = t, 1
+            return NEED_SEEN
+        if timer:
+            code = _timer_fires(t, n, ints, floats, times, consts, packets, refs,
+                                free_rows, cal, found)
+            if code != IDLE:
+                return code
+            continue
         node = sends_ints[2, ints[SENDS_AT]] if sent else cal_node[0]
         if node >= 0:   # a packet at a node (a send by the host: data at its source)
             if not floats[RV_START] <= t < floats[RV_END]:
@@ -201,9 +251,9 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                 code = _data_hop(sending, ints, floats, times, consts, packets, refs,
                                  free_rows, packet_lifetimes, first, last, head, attrs,
                                  link_costs, alive, alive_ready, link_times, pool,
-                                 reorder, lifetimes, routes, out_floats, out_ints,
-                                 arrived_at, arrived_ids, sent_at, flow_started,
-                                 first_flows, first_waits, cal)
+                                 reorder, lifetimes, out_floats, out_ints, arrived_at,
+                                 arrived_ids, sent_at, flow_started, first_flows,
+                                 first_waits, cal, found)
                 if code != IDLE:
                     return code
                 continue
@@ -456,23 +506,30 @@ def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free
 @njit(cache=True, inline="always")
 def _data_hop(sending, ints, floats, times, consts, packets, refs, free_rows,
               packet_lifetimes, first, last, head, attrs, link_costs, alive, alive_ready,
-              link_times, pool, reorder, lifetimes, routes, out_floats, out_ints,
-              arrived_at, arrived_ids, sent_at, flow_started, first_flows, first_waits,
-              cal):
+              link_times, pool, reorder, lifetimes, out_floats, out_ints, arrived_at,
+              arrived_ids, sent_at, flow_started, first_flows, first_waits, cal, found):
     """The current data packet at its node (the host's ``_forward``): sent on if its
     route is valid (the route kept active, as :func:`~.rtable.use` does for the
     protocol's ``next_hop``), then its frame
-    (:func:`~emulator.routing.loop.send_unicast`). Anything else is Python's
-    (:func:`~emulator.routing.loop.pythons`, :data:`DATA_IN_PYTHON`): a source
-    without a route holds it and looks for one. One Python filed (``sending``) has its
-    next hop already."""
+    (:func:`~emulator.routing.loop.send_unicast`); at its source without a route, held
+    while a discovery looks for one (:func:`_held_at_source`). Anything else is
+    Python's (:func:`~emulator.routing.loop.pythons`, :data:`DATA_IN_PYTHON`). One
+    Python filed (``sending``) has its next hop already. ``found``: the discoveries'
+    arrays and the routes (:func:`run`; at most 30 arguments are inlined)."""
     row, u, t = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
+    routes = found[9]
     if not sending:
         if pythons(ints, consts, packets, refs, free_rows, alive_ready, row, u):
             return DATA_IN_PYTHON
         nxt = use(routes, lifetimes, u, packets[row, DST], packets[row, ORIG], t,
                   t + times[_ACTIVE_ROUTE_TIMEOUT])
         if nxt < 0:
+            # pythons() let through only the packets at their source before their
+            # first hop, and those at a relay
+            if u == packets[row, ORIG] and _held_at_source(
+                    t, u, row, len(routes), ints, times, consts, packets, refs,
+                    free_rows, cal, found):
+                return IDLE
             release(refs, free_rows, ints, row)
             return DATA_IN_PYTHON
         leaves(t, row, u, nxt, ints, packets, sent_at, flow_started, first_flows,
@@ -481,6 +538,110 @@ def _data_hop(sending, ints, floats, times, consts, packets, refs, free_rows,
                         packet_lifetimes, first, last, head, attrs, link_costs, alive,
                         link_times, pool, reorder, out_floats, out_ints, arrived_at,
                         arrived_ids, cal)
+
+
+@njit(cache=True, inline="always")
+def _held_at_source(t, u, row, n, ints, times, consts, packets, refs, free_rows, cal,
+                    found):
+    """The data packet of ``row`` at its source ``u`` without a route: held (its row
+    kept, in ``u``'s queue), and a discovery started if none is in progress (the
+    protocol's ``next_hop``, RFC 3561 §6.3); False (nothing done) if ``u``'s queue is
+    full (Python drops it). ``found``: the discoveries' arrays (:func:`run`)."""
+    held, held_count, discovering, discoveries = found[0], found[1], found[4], found[5]
+    if held_count[u] >= consts[_QUEUE_LENGTH]:
+        return False
+    dst = packets[row, DST]
+    held[u, held_count[u]] = row   # the event's reference is the queue's now
+    held_count[u] += 1
+    if not discovering[u, dst]:
+        discovering[u, dst] = True
+        discoveries[u, dst, D_TTL] = consts[_TTL_START]
+        discoveries[u, dst, D_RETRIES] = 0
+        discoveries[u, dst, D_RREQ] = NONE_OUT
+        _send_rreq(t, u, dst, n, ints, times, consts, packets, refs, free_rows, cal,
+                   found)
+    return True
+
+
+@njit(cache=True, inline="always")
+def _send_rreq(t, u, dst, n, ints, times, consts, packets, refs, free_rows, cal, found):
+    """``u`` floods a RREQ of its discovery for ``dst`` and waits for its answer (the
+    protocol's ``_send_rreq``: the expanding ring's wait, then NET_TRAVERSAL_TIME
+    doubled at each retry); over the rate limit, the RREQ waits for the next second
+    (a timer of HELD_BACK)."""
+    (_, _, timers, timer_state, _, discoveries, rreq_limits, rreq_ids, seqs, routes,
+     last_broadcast, seen_keys, seen_untils, seen_count) = found
+    if not within_limit(t, rreq_limits, u, consts[_RREQ_RATELIMIT],
+                        times[_RATELIMIT_INTERVAL]):
+        if discoveries[u, dst, D_RREQ] != HELD_BACK:   # one timer per held discovery
+            discoveries[u, dst, D_RREQ] = HELD_BACK
+            _set_timer(rreq_limits[u, 0], u * n + dst, HELD_BACK, ints, times, consts,
+                       timers, timer_state)
+        return
+    ttl, retries = discoveries[u, dst, D_TTL], discoveries[u, dst, D_RETRIES]
+    seqs[u] += 1
+    rreq_ids[u] += 1
+    rreq_id = rreq_ids[u]
+    discoveries[u, dst, D_RREQ] = rreq_id
+    remember(seen_keys, seen_untils, seen_count, seen_key(u, u, rreq_id, n),
+             t + times[_PATH_DISCOVERY_TIME])
+    last_broadcast[u] = t
+    known = routes[u, dst, ROUTE_SEQ]   # -1: unknown (the U flag)
+    _rreq(t, u, u, seqs[u], rreq_id, dst, known if known >= 0 else -1, 0, ttl,
+          consts[_GRATUITOUS_ON], consts[_RREQ_BYTES], ints, refs, free_rows, packets,
+          cal)
+    if ttl < consts[_NET_DIAMETER]:
+        wait = 2 * times[_NODE_TRAVERSAL_TIME] * (ttl + consts[_TIMEOUT_BUFFER])
+    else:
+        wait = times[_NET_TRAVERSAL_TIME] * (1 << retries)
+    _set_timer(t + wait, u * n + dst, rreq_id, ints, times, consts, timers, timer_state)
+
+
+@njit(cache=True, inline="always")
+def _set_timer(t, key, rreq_id, ints, times, consts, timers, timer_state):
+    """A discovery's timer at ``t`` (the host's ``set_timer``: none once nothing is left
+    to deliver, or from the horizon on)."""
+    if (t < times[_HORIZON] if consts[_HAS_HORIZON]
+            else ints[UNRESOLVED] - ints[N_ARRIVED] > 0):
+        ints[SEQ] += 1
+        calendar_push(timers, timer_state, t, ints[SEQ], rreq_id, key)
+
+
+@njit(cache=True, inline="always")
+def _timer_fires(t, n, ints, floats, times, consts, packets, refs, free_rows, cal, found):
+    """The next discovery timer fires (the protocol's ``on_timer``): a RREQ held back
+    by the rate limit is sent; a RREQ unanswered is sent again with a wider ring, or
+    once more at NET_DIAMETER, or the discovery has failed (:data:`DISCOVERY_FAILED`:
+    Python drops its packets); a timer of a discovery answered, or of a RREQ sent
+    again since, does nothing. None acts once nothing is left to deliver (without a
+    horizon), as the host's timers do not."""
+    timers, timer_state, discovering, discoveries = found[2], found[3], found[4], found[5]
+    key, rreq_id = timers[3][0], timers[2][0]   # its node and RREQ ID
+    _calendar_pop(timers, timer_state)
+    u, dst = key // n, key % n
+    if not (consts[_HAS_HORIZON] or ints[UNRESOLVED] - ints[N_ARRIVED] > 0):
+        return IDLE
+    if not discovering[u, dst]:
+        return IDLE   # answered (or failed)
+    if rreq_id == HELD_BACK:
+        if discoveries[u, dst, D_RREQ] != HELD_BACK:
+            return IDLE
+        discoveries[u, dst, D_RREQ] = NONE_OUT   # held again if this second is full
+    else:
+        if discoveries[u, dst, D_RREQ] != rreq_id:
+            return IDLE   # a later RREQ is out
+        ttl, retries = discoveries[u, dst, D_TTL], discoveries[u, dst, D_RETRIES]
+        if ttl < consts[_NET_DIAMETER]:
+            ttl += consts[_TTL_INCREMENT]
+            discoveries[u, dst, D_TTL] = (ttl if ttl <= consts[_TTL_THRESHOLD]
+                                          else consts[_NET_DIAMETER])
+        elif retries < consts[_RREQ_RETRIES]:
+            discoveries[u, dst, D_RETRIES] = retries + 1
+        else:
+            ints[CURRENT_NODE], ints[FAILED_DST], floats[CURRENT_T] = u, dst, t
+            return DISCOVERY_FAILED
+    _send_rreq(t, u, dst, n, ints, times, consts, packets, refs, free_rows, cal, found)
+    return IDLE
 
 
 @njit(cache=True, inline="always")
@@ -647,14 +808,19 @@ class RouteDiscoveries(CompiledLoop):
 
     def __init__(self, host, protocol):
         p = protocol.params
+        horizon = host.horizon
         super().__init__(
             host, protocol,
             times=(p["active_route_timeout"], protocol.path_discovery_time,
                    protocol.net_traversal_time, p["node_traversal_time"],
                    protocol.my_route_timeout, protocol.delete_period,
-                   p["ratelimit_interval"]),
+                   p["ratelimit_interval"], math.inf if horizon is None else horizon),
             consts=(Rrep(0, 0, 0, 0, 0.0).bytes(), p["rrep_ack"], IP_UDP_BYTES + 4,
-                    p["rerr_ratelimit"]))
+                    p["rerr_ratelimit"], Rreq(0, 0, 0, 0, None, 0, 0).bytes(),
+                    p["rreq_ratelimit"], p["gratuitous_reply"], p["ttl_start"],
+                    p["ttl_increment"], p["ttl_threshold"], p["net_diameter"],
+                    p["rreq_retries"], p["timeout_buffer"], p["queue_length"],
+                    horizon is not None, _TIMER))
         n, capacity = self.n, len(self.refs)
         self.lists = np.zeros((capacity, 2, n), np.int64)   # a RERR's
         self.told = np.zeros(TOLD * n, np.int64)   # what a RERR walk writes (grown)
@@ -668,6 +834,9 @@ class RouteDiscoveries(CompiledLoop):
         self.held = np.zeros((n, self._queue_length()), np.int64)
         self.held_count = np.zeros(n, np.int64)
         self._taken_ids = np.zeros(self.held.shape[1], np.int64)
+        # the discoveries' timers (the host's rank for timers), and how many
+        self.timers = new_calendar(64)
+        self.timer_state = np.zeros(1, np.int64)
 
     def _queue_length(self) -> int:
         return max(self.protocol.params["queue_length"], 1)
@@ -686,6 +855,22 @@ class RouteDiscoveries(CompiledLoop):
         """Whether a control packet of type ``kind`` to ``dst`` goes through the loop: a
         RREQ or RERR (broadcast) or a RREP (to a neighbour)."""
         return kind == "RREQ" or kind == "RERR" or (kind == "RREP" and dst >= 0)
+
+    @staticmethod
+    def takes_timer(tag) -> bool:
+        """Whether a timer of the protocol's ``tag`` is this loop's (:meth:`file_timer`):
+        a RREQ's timeout, or a RREQ held back by the rate limit."""
+        return type(tag) is tuple and (tag[0] == RREQ_TIMEOUT or tag[0] == RREQ_LATER)
+
+    def file_timer(self, t: float, seq: int, node: int, tag) -> None:
+        """The protocol's timer ``tag`` at ``node``, due at ``t`` (the host's event
+        number ``seq``): its discovery's, fired here."""
+        self._make_room()
+        pos = self.protocol.position
+        rreq_id = tag[2] if tag[0] == RREQ_TIMEOUT else HELD_BACK
+        calendar_push(self.timers, self.timer_state, t, seq, rreq_id,
+                      pos[node] * self.n + pos[tag[1]])
+        self._filed((t, _TIMER, seq))
 
     def file(self, t: float, node: int, dst: int, seq: int, msg_id: int, control,
              size_bytes: int, rank: int) -> None:
@@ -730,14 +915,27 @@ class RouteDiscoveries(CompiledLoop):
         return True
 
     def _in_python(self, code: int) -> None:
-        """The loop's (:meth:`CompiledLoop._in_python`), and a RREP with the A flag
-        heard."""
-        if code != RREP_IN_PYTHON:
-            super()._in_python(code)
-            return
+        """The loop's (:meth:`CompiledLoop._in_python`), a RREP with the A flag heard
+        and a discovery failed."""
         ints, nodes = self.ints, self.protocol.nodes
-        row, t = int(ints[CURRENT_ROW]), self.floats[CURRENT_T].item()
-        self.protocol.on_receive(t, nodes[ints[CURRENT_NODE]], self._message(row))
+        t = self.floats[CURRENT_T].item()
+        if code == RREP_IN_PYTHON:
+            self.protocol.on_receive(t, nodes[ints[CURRENT_NODE]],
+                                     self._message(int(ints[CURRENT_ROW])))
+        elif code == DISCOVERY_FAILED:
+            self.protocol.discovery_failed(t, nodes[ints[CURRENT_NODE]],
+                                           nodes[ints[FAILED_DST]])
+        else:
+            super()._in_python(code)
+
+    def _head(self, rank: int, heap: int | None = None, at: int = 0, end: int = 0):
+        """The loop's next event (:meth:`CompiledLoop._head`) or its next timer's, the
+        least."""
+        event = super()._head(rank, heap, at, end)
+        if not self.timer_state.item(0):
+            return event
+        timer = (self.timers.time.item(0), _TIMER, self.timers.seq.item(0))
+        return timer if event is None or timer < event else event
 
     def _message(self, row: int):
         """The RREP of ``row`` as the host's message."""
@@ -768,7 +966,9 @@ class RouteDiscoveries(CompiledLoop):
                 protocol.discovering, self.consts, self.lists, self.told,
                 protocol.rerr_limits, self.arrived_at, self.arrived_ids, self.sent_at,
                 self.sends_floats, self.sends_ints, host.flow_started, self.first_flows,
-                self.first_waits, self.held, self.held_count)
+                self.first_waits, self.held, self.held_count, *self.timers,
+                self.timer_state, protocol.rreq_ids, protocol.discoveries,
+                protocol.rreq_limits)
 
     def _row_arrays(self) -> tuple:
         return (*super()._row_arrays(), self.lists)
@@ -783,6 +983,9 @@ class RouteDiscoveries(CompiledLoop):
         while ints[GROUPS_FREE] < room:
             self.groups, self.group_len, self.free_groups = doubled(
                 (self.groups, self.group_len), self.free_groups, ints, GROUPS_FREE)
+            self._kept = None
+        while len(self.timers.time) - self.timer_state[0] < 2:
+            self.timers = grown_calendar(self.timers, int(self.timer_state[0]))
             self._kept = None
         if ints[ROOM] > len(self.told):   # a RERR walk's receivers times destinations
             self.told = np.zeros(2 * ints[ROOM], np.int64)

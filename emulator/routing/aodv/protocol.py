@@ -47,7 +47,9 @@ import numpy as np
 from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
                                            gone_neighbours, hear_neighbour, hear_rerr,
                                            hear_rrep, hear_rreq)
-from emulator.routing.aodv.discovery import RouteDiscoveries, within_limit
+from emulator.routing.aodv.discovery import (D_RETRIES, D_RREQ, D_TTL, HELD_BACK, NONE_OUT,
+                                             RREQ_LATER, RREQ_TIMEOUT, RouteDiscoveries,
+                                             within_limit)
 from emulator.routing.aodv.packets import Rerr, Rrep, RrepAck, Rreq
 from emulator.routing.aodv.rqueue import RequestQueue
 from emulator.routing.aodv.rtable import (NEXT, VALID, RouteTable, lost_cells, new_routes,
@@ -56,27 +58,18 @@ from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.seen import Seen, new_latest, remember, seen_key
 
 _HELLO = "hello"
-# A RREQ the rate limit held back: its timer's tag (with the destination)
-_RREQ_LATER = "rreq later"
-#: A discovery's fields (``Aodv.discoveries[node, destination]``, positions), valid
-#: while ``Aodv.discovering`` says it is in progress: its TTL, its retries at
-#: NET_DIAMETER, and the RREQ ID of its RREQ out, or NONE_OUT (none yet, or held again)
-#: or HELD_BACK (the rate limit held it: no timeout of an earlier one acts meanwhile).
-D_TTL, D_RETRIES, D_RREQ = 0, 1, 2
-NONE_OUT, HELD_BACK = -1, -2
 
 
 class _Node:
-    """What one node knows: its position, sequence number and RREQ ID, routes, held
-    packets (the neighbours it has heard, the RREQs it has seen and its discoveries in
-    progress are the protocol's arrays)."""
+    """What one node knows: its position, sequence number, routes, held packets (the
+    neighbours it has heard, the RREQs it has seen, its last RREQ ID and its
+    discoveries in progress are the protocol's arrays)."""
 
-    __slots__ = ("at", "_seqs", "rreq_id", "table", "queue")
+    __slots__ = ("at", "_seqs", "table", "queue")
 
     def __init__(self, at: int, queue_length: int, table: RouteTable, seqs: np.ndarray):
         self.at = at
         self._seqs = seqs   # every node's sequence number, by position
-        self.rreq_id = 0
         self.table = table
         #: A :class:`~.rqueue.RequestQueue` (the compiled loop's rows with one).
         self.queue = RequestQueue(queue_length)
@@ -122,8 +115,10 @@ class Aodv(Protocol):
         #: Whether a node has a discovery in progress for a destination (by positions):
         #: a RREP back at a node that has none changes nothing.
         self.discovering = np.zeros((n, n), np.bool_)
-        self.discoveries = np.zeros((n, n, 3), np.int64)   # D_TTL, D_RETRIES, D_RREQ
+        #: Each node's discovery for each destination (discovery.D_TTL, ...).
+        self.discoveries = np.zeros((n, n, 3), np.int64)
         self.seqs = np.zeros(n, np.int64)   # every node's own sequence number
+        self.rreq_ids = np.zeros(n, np.int64)   # the last RREQ ID each node gave
         #: By position: the end of the rate limit's second and the RREQs originated,
         #: and the RERRs sent, within it (discovery.within_limit).
         self.rreq_limits, self.rerr_limits = np.zeros((n, 2)), np.zeros((n, 2))
@@ -157,7 +152,7 @@ class Aodv(Protocol):
     def on_timer(self, t: float, node: int, tag) -> None:
         if tag == _HELLO:
             self._hello(t, node)
-        elif tag[0] == _RREQ_LATER:
+        elif tag[0] == RREQ_LATER:
             i, j = self.position[node], self.position[tag[1]]
             if self.discovering[i, j] and self.discoveries[i, j, D_RREQ] == HELD_BACK:
                 # still held: held again if this second is full already
@@ -226,24 +221,23 @@ class Aodv(Protocol):
             if discovery[D_RREQ] != HELD_BACK:   # one timer per held discovery
                 discovery[D_RREQ] = HELD_BACK
                 self.host.set_timer(self.rreq_limits.item(node.at, 0), u,
-                                    (_RREQ_LATER, dst))
+                                    (RREQ_LATER, dst))
             return
         ttl, retries = discovery[D_TTL].item(), discovery[D_RETRIES].item()
         node.seq += 1
-        node.rreq_id += 1
-        discovery[D_RREQ] = node.rreq_id
+        rreq_id = self.rreq_ids[node.at] = self.rreq_ids.item(node.at) + 1
+        discovery[D_RREQ] = rreq_id
         self.seen.reserve(t, 1)
-        remember(*self.seen.arrays(),
-                 seen_key(node.at, node.at, node.rreq_id, len(self.nodes)),
+        remember(*self.seen.arrays(), seen_key(node.at, node.at, rreq_id, len(self.nodes)),
                  t + self.path_discovery_time)
-        self._broadcast(t, u, "RREQ", Rreq(u, node.seq, node.rreq_id, dst,
+        self._broadcast(t, u, "RREQ", Rreq(u, node.seq, rreq_id, dst,
                                            node.table.known_seq(dst), 0, ttl,
                                            self.params["gratuitous_reply"]))
         if ttl < self.params["net_diameter"]:
             wait = 2 * self.params["node_traversal_time"] * (ttl + self.params["timeout_buffer"])
         else:
             wait = self.net_traversal_time * 2 ** retries
-        self.host.set_timer(t + wait, u, ("rreq", dst, node.rreq_id))
+        self.host.set_timer(t + wait, u, (RREQ_TIMEOUT, dst, rreq_id))
 
     def _rreq_timeout(self, t: float, u: int, dst: int, rreq_id: int) -> None:
         node = self._state[u]
@@ -258,12 +252,18 @@ class Aodv(Protocol):
             discovery[D_TTL] = ttl if ttl <= p["ttl_threshold"] else p["net_diameter"]
         elif retries < p["rreq_retries"]:
             discovery[D_RETRIES] = retries + 1
-        else:   # the destination cannot be reached: the held packets are dropped
-            self.discovering[i, j] = False
-            for msg in node.queue.take(dst):
-                self.host.drop(t, u, msg, "no_route")
+        else:
+            self.discovery_failed(t, u, dst)
             return
         self._send_rreq(t, u, dst)
+
+    def discovery_failed(self, t: float, u: int, dst: int) -> None:
+        """``u``'s last RREQ for ``dst`` went unanswered: the destination cannot be
+        reached, the packets held for it are dropped (§6.3)."""
+        node = self._state[u]
+        self.discovering[node.at, self.position[dst]] = False
+        for msg in node.queue.take(dst):
+            self.host.drop(t, u, msg, "no_route")
 
     # -- packets heard ------------------------------------------------------------------
     def on_receive(self, t: float, u: int, msg) -> None:
