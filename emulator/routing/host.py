@@ -64,6 +64,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from contract.messages import Message
 from emulator.routing import PROTOCOLS
@@ -101,20 +102,22 @@ class ControlLog:
 
     >>> log = ControlLog()
     >>> log.append(0.5, 3, "RREQ", 24)
-    >>> log.extend([0.75, 0.8], [4, 5], [1, 0], [20, 24], ("RREQ", "RREP"))
+    >>> log.extend(np.array([0.75, 0.8, 0.85]), np.array([4, 5, 6]),  # a data row: -1
+    ...            np.array([1, 0, -1]), np.array([20, 24, 64]), ("RREQ", "RREP"))
     >>> list(log), len(log)
     ([(0.5, 3, 'RREQ', 24), (0.75, 4, 'RREP', 20), (0.8, 5, 'RREQ', 24)], 3)
     >>> log.frame().dtypes.astype(str).tolist()
     ['float64', 'int64', 'category', 'int64']
     >>> log.frame()["type"].cat.categories.tolist()   # in the order first sent
     ['RREQ', 'RREP']
-    >>> log.extend([0.9], [6], [2], [12], ("RREQ", "RREP", "RERR"))
+    >>> log.extend(np.array([0.9]), np.array([6]), np.array([2]), np.array([12]),
+    ...            ("RREQ", "RREP", "RERR"))
     >>> log.count_by_type()
     Counter({'RREQ': 2, 'RREP': 1, 'RERR': 1})
     """
 
     __slots__ = ("_time", "_node", "_type", "_size", "_columns_kept", "_names", "_codes",
-                 "_count")
+                 "_maps", "_count")
 
     def __init__(self):
         self._time, self._node, self._type, self._size = [], [], [], []
@@ -124,6 +127,7 @@ class ControlLog:
         self._columns_kept = (np.zeros(1024), *np.zeros((3, 1024), np.int64))
         self._names: list[str] = []
         self._codes: dict[str, int] = {}
+        self._maps: dict[tuple, np.ndarray] = {}   # extend's names -> their codes
         self._count = 0
 
     def append(self, t: float, node: int, kind: str, size_bytes: int) -> None:
@@ -133,16 +137,25 @@ class ControlLog:
         self._size.append(size_bytes)
 
     def extend(self, times, nodes, codes, sizes, names) -> None:
-        """Transmissions, in order, as four arrays (copied): their type is
-        ``names[code]``."""
+        """Transmissions, in order, as four arrays: their type is ``names[code]``; a
+        row whose code is negative is not a control packet's and is left out (a
+        compiled loop's staged rows, data and control packets together). One compiled
+        pass: the loop's 11 k hand-overs at 10^5 messages took 0.4 s as a dozen numpy
+        calls each."""
         self._keep_rows()
-        codes = np.asarray(codes, np.int64)
-        # the log's codes, numbered in the order the types are first sent
-        mine = np.zeros(len(names), np.int64)
-        sent, first = np.unique(codes, return_index=True)
-        for code in sent[np.argsort(first)].tolist():
-            mine[code] = self._code(names[code])
-        self._write(times, nodes, mine[codes], sizes)
+        mine = self._maps.get(names)   # the log's code of each of names, -1: none yet
+        if mine is None:
+            mine = self._maps[names] = np.full(len(names), -1, np.int64)
+        self._reserve(len(times))
+        while True:
+            at = _log_rows(times, nodes, codes, sizes, mine, *self._columns_kept,
+                           self._count)
+            if at >= 0:
+                self._count = at
+                return
+            # a type sent for the first time: coded now, so codes follow the order
+            # first sent, and the rows written again
+            mine[-1 - at] = self._code(names[-1 - at])
 
     def __iter__(self):
         times, nodes, _, sizes = self._columns()
@@ -205,10 +218,9 @@ class ControlLog:
                         self._size)
             self._time, self._node, self._type, self._size = [], [], [], []
 
-    def _write(self, times, nodes, codes, sizes) -> None:
-        """Rows at the end of the columns, doubled first if they would not fit."""
-        at, count = self._count, len(times)
-        kept = self._columns_kept
+    def _reserve(self, count: int) -> None:
+        """Room for ``count`` more rows: the columns doubled if they would not fit."""
+        at, kept = self._count, self._columns_kept
         if at + count > len(kept[0]):
             room = max(2 * len(kept[0]), at + count)
             grown = []
@@ -216,8 +228,13 @@ class ControlLog:
                 bigger = np.zeros(room, column.dtype)
                 bigger[:at] = column[:at]
                 grown.append(bigger)
-            kept = self._columns_kept = tuple(grown)
-        for column, values in zip(kept, (times, nodes, codes, sizes)):
+            self._columns_kept = tuple(grown)
+
+    def _write(self, times, nodes, codes, sizes) -> None:
+        """Rows at the end of the columns."""
+        at, count = self._count, len(times)
+        self._reserve(count)
+        for column, values in zip(self._columns_kept, (times, nodes, codes, sizes)):
             column[at:at + count] = values
         self._count = at + count
 
@@ -226,6 +243,23 @@ class ControlLog:
         self._keep_rows()
         count = self._count
         return tuple(column[:count] for column in self._columns_kept)
+
+
+@njit(cache=True, _nrt=False)
+def _log_rows(times, nodes, codes, sizes, mine, log_times, log_nodes, log_codes, log_sizes,
+              at):
+    """The rows of non-negative ``codes`` written at ``at`` on in the log's columns (room
+    made), their codes mapped by ``mine``; returns the end, or ``-1 - code`` for the
+    first code ``mine`` has none for yet (nothing is counted written then)."""
+    for k in range(len(codes)):
+        code = codes[k]
+        if code >= 0:
+            if mine[code] < 0:
+                return -1 - code
+            log_times[at], log_nodes[at], log_codes[at] = times[k], nodes[k], mine[code]
+            log_sizes[at] = sizes[k]
+            at += 1
+    return at
 
 
 class _MacFailure(NamedTuple):

@@ -548,12 +548,8 @@ class CompiledLoop:
                 staged[field] = np.where(staged[field] < 0, staged[field],
                                          gids[np.maximum(staged[field], 0)])
         floats = self.out_floats[:, :count]
-        control = staged[5] != DATA
-        if control.any():
-            every = control.all()
-            starts = floats[0] if every else floats[0, control]
-            logged = staged if every else staged[:, control]
-            host.control_log.extend(starts, logged[0], logged[5], logged[2], self.TYPES)
+        # the control packets' rows (a data packet's type is DATA, negative)
+        host.control_log.extend(floats[0], staged[0], staged[5], staged[2], self.TYPES)
         if host.ledger is not None:
             _ledger_rows(host.ledger, floats, staged)
 
