@@ -210,7 +210,8 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
     (two RREPs an answer), RREP-ACKs, waits too long for a link, reordering, arrays
     grown from little, no HELLOs, RERRs passed on at one a second and a request queue
     of one packet (full queues met: the packets a source holds are the loop's rows,
-    sent by it when a RREP comes back, taken by Python when a discovery fails). The data
+    sent by it when a RREP comes back, taken by Python when a discovery fails; the
+    discoveries' timeouts and the HELLO ticks are the loop's timers). The data
     packets handed back to Python are met in each run (no route at a relay, a MAC's
     failure), and one that waits too long for its link in the second."""
     from emulator.routing import loop
@@ -237,6 +238,10 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
     data = {code for code, kind in codes if kind == loop.DATA}
     assert {loop.DATA_IN_PYTHON, loop.MAC_NOW} <= data
     assert (loop.DATA_EXPIRED in data) == ("queue_max_wait" in options)
+    met = {code for code, _ in codes}   # the loop's own timers: HELLO ticks (with links
+    # broken by them) and discoveries that fail are met
+    assert (discovery.HELLO_IN_PYTHON in met) == (seed != 3)
+    assert (discovery.DISCOVERY_FAILED in met) == (seed == 1)
     assert set(ledger.kind) == {"data", "result", "routing"}
     pd.testing.assert_frame_equal(ledger, reference_ledger)
     pd.testing.assert_frame_equal(out, reference)

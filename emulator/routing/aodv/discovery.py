@@ -65,9 +65,10 @@ from emulator.hop_kernel import (HEAP_SIZE, _calendar_pop, calendar_push, grown_
                                  new_calendar)
 from emulator.routing.aodv.packets import Rrep, Rreq
 from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
-                                           hear_rerr, hear_rrep, hear_rreq)
+                                           gone_neighbours, hear_rerr, hear_rrep,
+                                           hear_rreq)
 from emulator.routing.aodv.rtable import HOPS as ROUTE_HOPS, NEXT, SEQ as ROUTE_SEQ
-from emulator.routing.aodv.rtable import lost_cells, use
+from emulator.routing.aodv.rtable import break_link, lost_cells, use
 from emulator.routing.base import IP_UDP_BYTES
 from emulator.routing.seen import remember, seen_key
 from emulator.transport import _TIMER
@@ -109,11 +110,14 @@ _RREQ, _RREP, _RERR = 0, 1, 2
 #: - ``RREP_IN_PYTHON``: the current RREP (A flag) is Python's to hear;
 #: - ``DISCOVERY_FAILED``: the last RREQ of the discovery of node ``ints[CURRENT_NODE]``
 #:   for ``ints[FAILED_DST]`` went unanswered at ``floats[CURRENT_T]`` (its packets are
-#:   dropped).
+#:   dropped);
+#: - ``HELLO_IN_PYTHON``: node ``ints[CURRENT_NODE]``'s HELLO tick at
+#:   ``floats[CURRENT_T]`` found no broadcast of its in the last interval: Python sends
+#:   a HELLO and sets the next tick (``Aodv.hello_due``).
 #:
 #: ``NEED_ROOM`` asks for ``ints[ROOM]`` entries of a RERR's walk too.
 (NEED_FAN_ALIVE, NEED_FAN_UNIFORMS, NEED_SEEN, SELF_HEARD, RREP_IN_PYTHON,
- DISCOVERY_FAILED) = range(FIRST_OWN_CODE, FIRST_OWN_CODE + 6)
+ DISCOVERY_FAILED, HELLO_IN_PYTHON) = range(FIRST_OWN_CODE, FIRST_OWN_CODE + 7)
 
 #: A discovery's fields (``discoveries[node, destination]``, positions), valid while
 #: ``discovering`` says it is in progress: its TTL, its retries at NET_DIAMETER, and
@@ -122,9 +126,11 @@ _RREQ, _RREP, _RERR = 0, 1, 2
 #: HELD_BACK is the rate limit's (the RREQ is sent when it fires).
 D_TTL, D_RETRIES, D_RREQ = 0, 1, 2
 NONE_OUT, HELD_BACK = -1, -2
-#: The protocol's timer tags this loop fires: ``(RREQ_TIMEOUT, destination, RREQ ID)``
-#: and ``(RREQ_LATER, destination)`` (a RREQ the rate limit held back).
-RREQ_TIMEOUT, RREQ_LATER = "rreq", "rreq later"
+#: The protocol's timer tags this loop fires: ``(RREQ_TIMEOUT, destination, RREQ ID)``,
+#: ``(RREQ_LATER, destination)`` (a RREQ the rate limit held back) and ``HELLO`` (a
+#: node's HELLO tick, a timer of RREQ ID HELLO_TICK here).
+RREQ_TIMEOUT, RREQ_LATER, HELLO = "rreq", "rreq later", "hello"
+HELLO_TICK = -3
 
 # ``ints``' own fields: the free groups, a failed discovery's destination
 GROUPS_FREE, FAILED_DST, _INTS = INTS, INTS + 1, INTS + 2
@@ -133,7 +139,8 @@ TOLD = 4
 # ``times``' own fields (the protocol's timing, fixed for a run), after MAX_WAIT; the
 # horizon at which the host's timers stop (if consts[_HAS_HORIZON])
 (_ACTIVE_ROUTE_TIMEOUT, _PATH_DISCOVERY_TIME, _NET_TRAVERSAL_TIME, _NODE_TRAVERSAL_TIME,
- _MY_ROUTE_TIMEOUT, _DELETE_PERIOD, _RATELIMIT_INTERVAL, _HORIZON) = range(1, 9)
+ _MY_ROUTE_TIMEOUT, _DELETE_PERIOD, _RATELIMIT_INTERVAL, _HORIZON, _HELLO_INTERVAL,
+ _HELLO_LIFETIME) = range(1, 11)
 # ``consts``' own fields, after the loop's: a RREP's size in bytes, whether answers for
 # a neighbour ask for a RREP-ACK, a RERR's size less 8 bytes an entry, RERRs a node may
 # send a second; a RREQ's size, RREQs a node may originate a second, whether they ask
@@ -179,7 +186,8 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
     # 30 arguments is compiled as one of *args, which numba does not inline)
     found = (held, held_count, (timer_time, timer_seq, timer_msg, timer_node),
              timer_state, discovering, discoveries, rreq_limits, rreq_ids, seqs, routes,
-             last_broadcast, seen_keys, seen_untils, seen_count)
+             last_broadcast, seen_keys, seen_untils, seen_count, lifetimes, heard_at,
+             heard_rank, todo, rerr_limits, lists)
     n = len(heard_at)
     while True:
         phase = ints[PHASE]
@@ -547,7 +555,7 @@ def _held_at_source(t, u, row, n, ints, times, consts, packets, refs, free_rows,
     kept, in ``u``'s queue), and a discovery started if none is in progress (the
     protocol's ``next_hop``, RFC 3561 §6.3); False (nothing done) if ``u``'s queue is
     full (Python drops it). ``found``: the discoveries' arrays (:func:`run`)."""
-    held, held_count, discovering, discoveries = found[0], found[1], found[4], found[5]
+    held, held_count, _, _, discovering, discoveries = found[:6]
     if held_count[u] >= consts[_QUEUE_LENGTH]:
         return False
     dst = packets[row, DST]
@@ -570,7 +578,7 @@ def _send_rreq(t, u, dst, n, ints, times, consts, packets, refs, free_rows, cal,
     doubled at each retry); over the rate limit, the RREQ waits for the next second
     (a timer of HELD_BACK)."""
     (_, _, timers, timer_state, _, discoveries, rreq_limits, rreq_ids, seqs, routes,
-     last_broadcast, seen_keys, seen_untils, seen_count) = found
+     last_broadcast, seen_keys, seen_untils, seen_count) = found[:14]
     if not within_limit(t, rreq_limits, u, consts[_RREQ_RATELIMIT],
                         times[_RATELIMIT_INTERVAL]):
         if discoveries[u, dst, D_RREQ] != HELD_BACK:   # one timer per held discovery
@@ -613,14 +621,17 @@ def _timer_fires(t, n, ints, floats, times, consts, packets, refs, free_rows, ca
     by the rate limit is sent; a RREQ unanswered is sent again with a wider ring, or
     once more at NET_DIAMETER, or the discovery has failed (:data:`DISCOVERY_FAILED`:
     Python drops its packets); a timer of a discovery answered, or of a RREQ sent
-    again since, does nothing. None acts once nothing is left to deliver (without a
-    horizon), as the host's timers do not."""
-    timers, timer_state, discovering, discoveries = found[2], found[3], found[4], found[5]
+    again since, does nothing; a HELLO tick is :func:`_hello`'s. None acts once nothing
+    is left to deliver (without a horizon), as the host's timers do not."""
+    _, _, timers, timer_state, discovering, discoveries = found[:6]
     key, rreq_id = timers[3][0], timers[2][0]   # its node and RREQ ID
     _calendar_pop(timers, timer_state)
     u, dst = key // n, key % n
     if not (consts[_HAS_HORIZON] or ints[UNRESOLVED] - ints[N_ARRIVED] > 0):
         return IDLE
+    if rreq_id == HELLO_TICK:
+        return _hello(t, u, n, ints, floats, times, consts, packets, refs, free_rows, cal,
+                      found)
     if not discovering[u, dst]:
         return IDLE   # answered (or failed)
     if rreq_id == HELD_BACK:
@@ -642,6 +653,46 @@ def _timer_fires(t, n, ints, floats, times, consts, packets, refs, free_rows, ca
             return DISCOVERY_FAILED
     _send_rreq(t, u, dst, n, ints, times, consts, packets, refs, free_rows, cal, found)
     return IDLE
+
+
+@njit(cache=True, inline="always")
+def _hello(t, u, n, ints, floats, times, consts, packets, refs, free_rows, cal, found):
+    """``u``'s HELLO tick (the protocol's ``_hello``, §6.9, §6.11): the neighbours not
+    heard for ALLOWED_HELLO_LOSS intervals are gone, the routes through each broken in
+    turn (:func:`_link_broken`); then a HELLO if ``u`` sent no broadcast in the last
+    interval (Python's: :data:`HELLO_IN_PYTHON`), else the next tick set here."""
+    (_, _, timers, timer_state, _, _, _, _, _, _, last_broadcast, _, _, _, _, heard_at,
+     heard_rank, todo) = found[:18]
+    gone = todo[0]
+    count = gone_neighbours(heard_at, heard_rank, u, t, times[_HELLO_LIFETIME], gone)
+    for k in range(count):
+        _link_broken(t, u, gone[k], ints, times, consts, packets, refs, free_rows, cal,
+                     found)
+    if t - last_broadcast[u] >= times[_HELLO_INTERVAL]:
+        ints[CURRENT_NODE], floats[CURRENT_T] = u, t
+        return HELLO_IN_PYTHON
+    _set_timer(t + times[_HELLO_INTERVAL], u * n + u, HELLO_TICK, ints, times, consts,
+               timers, timer_state)
+    return IDLE
+
+
+@njit(cache=True, inline="always")
+def _link_broken(t, u, v, ints, times, consts, packets, refs, free_rows, cal, found):
+    """``u``'s link to ``v`` is broken (the protocol's ``_link_broken``): the routes
+    through it invalid, their sequence numbers raised, and a RERR of those with
+    precursors broadcast unless ``u`` sent RERR_RATELIMIT this second (§6.11)."""
+    (_, _, _, _, _, _, _, _, _, routes, last_broadcast, _, _, _, lifetimes, _, _, todo,
+     rerr_limits, lists) = found
+    told = todo[1]
+    count = break_link(routes, lifetimes, u, v, t + times[_DELETE_PERIOD], True, told)
+    if count and within_limit(t, rerr_limits, u, consts[_RERR_RATELIMIT],
+                              times[_RATELIMIT_INTERVAL]):
+        last_broadcast[u] = t
+        row = _rerr(t, u, count, consts[_RERR_BYTES] + 8 * count, ints, refs, free_rows,
+                    packets, cal)
+        for e in range(count):   # (dst, its sequence number, none counted 0)
+            lists[row, 0, e] = told[e]
+            lists[row, 1, e] = max(routes[u, told[e], ROUTE_SEQ], 0)
 
 
 @njit(cache=True, inline="always")
@@ -814,7 +865,8 @@ class RouteDiscoveries(CompiledLoop):
             times=(p["active_route_timeout"], protocol.path_discovery_time,
                    protocol.net_traversal_time, p["node_traversal_time"],
                    protocol.my_route_timeout, protocol.delete_period,
-                   p["ratelimit_interval"], math.inf if horizon is None else horizon),
+                   p["ratelimit_interval"], math.inf if horizon is None else horizon,
+                   protocol.hello_interval, protocol.hello_lifetime),
             consts=(Rrep(0, 0, 0, 0, 0.0).bytes(), p["rrep_ack"], IP_UDP_BYTES + 4,
                     p["rerr_ratelimit"], Rreq(0, 0, 0, 0, None, 0, 0).bytes(),
                     p["rreq_ratelimit"], p["gratuitous_reply"], p["ttl_start"],
@@ -860,16 +912,20 @@ class RouteDiscoveries(CompiledLoop):
     def takes_timer(tag) -> bool:
         """Whether a timer of the protocol's ``tag`` is this loop's (:meth:`file_timer`):
         a RREQ's timeout, or a RREQ held back by the rate limit."""
-        return type(tag) is tuple and (tag[0] == RREQ_TIMEOUT or tag[0] == RREQ_LATER)
+        return tag == HELLO or type(tag) is tuple and (tag[0] == RREQ_TIMEOUT
+                                                      or tag[0] == RREQ_LATER)
 
     def file_timer(self, t: float, seq: int, node: int, tag) -> None:
         """The protocol's timer ``tag`` at ``node``, due at ``t`` (the host's event
         number ``seq``): its discovery's, fired here."""
         self._make_room()
         pos = self.protocol.position
-        rreq_id = tag[2] if tag[0] == RREQ_TIMEOUT else HELD_BACK
+        if tag == HELLO:
+            rreq_id, dst = HELLO_TICK, node
+        else:
+            rreq_id, dst = (tag[2] if tag[0] == RREQ_TIMEOUT else HELD_BACK), tag[1]
         calendar_push(self.timers, self.timer_state, t, seq, rreq_id,
-                      pos[node] * self.n + pos[tag[1]])
+                      pos[node] * self.n + pos[dst])
         self._filed((t, _TIMER, seq))
 
     def file(self, t: float, node: int, dst: int, seq: int, msg_id: int, control,
@@ -915,8 +971,8 @@ class RouteDiscoveries(CompiledLoop):
         return True
 
     def _in_python(self, code: int) -> None:
-        """The loop's (:meth:`CompiledLoop._in_python`), a RREP with the A flag heard
-        and a discovery failed."""
+        """The loop's (:meth:`CompiledLoop._in_python`), a RREP with the A flag heard,
+        a discovery failed and a HELLO to send."""
         ints, nodes = self.ints, self.protocol.nodes
         t = self.floats[CURRENT_T].item()
         if code == RREP_IN_PYTHON:
@@ -925,6 +981,8 @@ class RouteDiscoveries(CompiledLoop):
         elif code == DISCOVERY_FAILED:
             self.protocol.discovery_failed(t, nodes[ints[CURRENT_NODE]],
                                            nodes[ints[FAILED_DST]])
+        elif code == HELLO_IN_PYTHON:
+            self.protocol.hello_due(t, nodes[ints[CURRENT_NODE]])
         else:
             super()._in_python(code)
 

@@ -47,6 +47,7 @@ import numpy as np
 from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
                                            gone_neighbours, hear_neighbour, hear_rerr,
                                            hear_rrep, hear_rreq)
+from emulator.routing.aodv.discovery import HELLO as _HELLO
 from emulator.routing.aodv.discovery import (D_RETRIES, D_RREQ, D_TTL, HELD_BACK, NONE_OUT,
                                              RREQ_LATER, RREQ_TIMEOUT, RouteDiscoveries,
                                              within_limit)
@@ -57,7 +58,6 @@ from emulator.routing.aodv.rtable import (NEXT, VALID, RouteTable, lost_cells, n
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.seen import Seen, new_latest, remember, seen_key
 
-_HELLO = "hello"
 
 
 class _Node:
@@ -170,8 +170,15 @@ class Aodv(Protocol):
         for v in self._gone[:count].tolist():
             self._link_broken(t, u, self.nodes[v])
         if t - self._last_broadcast.item(node.at) >= self.hello_interval:
-            hello = Rrep(u, node.seq, u, 0, self.hello_lifetime)
-            self._broadcast(t, u, "HELLO", hello)
+            self.hello_due(t, u)
+        else:
+            self.host.set_timer(t + self.hello_interval, u, _HELLO)
+
+    def hello_due(self, t: float, u: int) -> None:
+        """``u`` sent no broadcast within the last HELLO_INTERVAL: a HELLO (a RREP to
+        itself, TTL 1), and the next tick."""
+        hello = Rrep(u, self._state[u].seq, u, 0, self.hello_lifetime)
+        self._broadcast(t, u, "HELLO", hello)
         self.host.set_timer(t + self.hello_interval, u, _HELLO)
 
     # -- forwarding ---------------------------------------------------------------------
