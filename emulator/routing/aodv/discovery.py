@@ -1,6 +1,7 @@
 """AODV's route discoveries and data hops in one compiled loop: RREQs flooded, RREPs
-sent back, RERRs passed on and data packets forwarded without coming back to Python
-(the links medium, without batteries).
+sent back, RERRs passed on, data packets held at their source while a route is looked
+for and forwarded, the discoveries' timers and HELLO ticks fired, without coming back to
+Python (the links medium, without batteries).
 
 Route discovery is most of an AODV run: at 200 mobile nodes and 10^5 messages, 1.51 M
 of the host's 3.70 M events are RREQs (755 k ready at their sender, 754 k groups of
@@ -23,10 +24,17 @@ one the host's Python made, event for event and draw for draw:
   (:func:`emulator.routing.aodv.receive.hear_rrep`), which relays it;
 - a RERR is broadcast, heard (:func:`emulator.routing.aodv.receive.hear_rerr`) and
   passed on under the rate limit;
-- a data packet the host's Python sent from its source (which may have waited for a
-  discovery) crosses its link by the same frame's rules and is forwarded at each node
-  on its valid route (:func:`emulator.routing.aodv.rtable.use`), until it is staged as
-  delivered or Python must drop it (its node down, its TTL spent, no valid route).
+- a data packet the host sent crosses its link by the same frame's rules and is
+  forwarded at each node on its valid route (:func:`emulator.routing.aodv.rtable.use`),
+  until it is staged as delivered or Python must drop it (its node down, its TTL
+  spent, no valid route at a relay); at its source without a route it is held (a row
+  in the source's queue, :class:`HeldRows`) and a discovery started (a RREQ, and its
+  timeout); a RREP back at the originator ends the discovery and files the packets
+  held for the destination at it again, in the order held;
+- a timer (:data:`RREQ_TIMEOUT`, :data:`RREQ_LATER`, :data:`HELLO`: the host's
+  ``set_timer`` hands this loop those tags) is an event of the host's timer rank: a
+  timeout widens the ring or sends the RREQ again, a RREQ the rate limit held back is
+  sent, a HELLO tick breaks the links to neighbours not heard (RERRs).
 
 Every transmission's ledger row and control log entry are staged for the host, which
 takes them before it logs one of its own and when its advance returns; deliveries are
@@ -36,10 +44,8 @@ event is not before the host's, or when it needs what only Python has: the view 
 another epoch, uniforms, room in the duplicate table or in its own arrays; and it hands
 Python what Python does: a MAC's failure (no link, or a frame lost or a receiver dead,
 learnt at the arrival: the timer's number kept), a RREP with the A flag (answered with
-a RREP-ACK), a data packet to drop or expired at its link. A RREP back at an
-originator still discovering ends the discovery here: the packets the originator held
-for the destination (rows of the loop, :meth:`RouteDiscoveries.request_queue`) are
-filed at it again, in the order held. After Python has
+a RREP-ACK), a data packet to drop or expired at its link, a source's full queue, a
+discovery failed (its packets dropped), a HELLO due (sent by Python). After Python has
 filed something the host's loop looks again, since that may come first. A group that
 holds its own sender (only a self-loop makes one: input validation refuses them) is an
 error (:data:`SELF_HEARD`).
@@ -48,7 +54,8 @@ Rows: a transmission is a row of ``packets`` (:data:`FIELDS`), held while an eve
 refers to it (``refs``); a group's receivers are a row of ``groups``. An event is
 ``(time, number, packet row, node)`` with ``node`` the sender of a packet ready to go,
 a RREP's next hop hearing it or a data packet's next node, ``-1 - group row`` for a
-group hearing a RREQ (every event here is of the host's rank "ready"). The host's
+group hearing a RREQ (every such event is of the host's rank "ready"; the timers
+are a calendar of their own, of its rank "timer"). The host's
 sends are taken as they are queued (:meth:`RouteDiscoveries.take_sends`) and are
 events too, merged with the calendar by the same key. Nodes are the protocol's (and
 the host's) positions. The shared medium (the channel's queue) and batteries (each
