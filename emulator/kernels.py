@@ -4,8 +4,9 @@ The hop kernel, the trees and a routing protocol's kernels are compiled by numba
 its cache on disk the first time they run, and loaded from it afterwards (under a
 second). A benchmark that timed its first run would time that too: :func:`ready` runs
 :func:`emulator.deliver` on a line of four nodes for each routing and medium asked,
-once as it is and once with a link breaking under a route (AODV's RERRs are compiled
-apart from its RREQs), grows a table of messages seen (only large runs do), and with
+once as it is and twice with a link breaking under a route (AODV's RERRs are compiled
+apart from its RREQs, and sent from its loop's HELLO ticks or from Python after a MAC's
+failure, which also sends a notice), grows a table of messages seen (only large runs do), and with
 the oracle runs :func:`emulator.links.warm_up` (a transport that keeps a ledger, which
 ``deliver`` does not); it says how long it took and whether anything compiled (the
 cache missing, or stale after the code changed).
@@ -43,7 +44,8 @@ def ready(routings=("oracle",), media=("links", "shared")) -> dict:
     start = time.perf_counter()
     for medium in media:
         for routing in routings:
-            for dynamics in (None, _LinkBreak(graph, (2, 3), 3.5)):
+            for dynamics in (None, _LinkBreak(graph, (2, 3), 3.5),
+                             _LinkBreak(graph, (1, 2), 3.5)):
                 deliver(graph, messages, medium=medium, routing=routing,
                         dynamics=dynamics)
     if set(routings) - {"oracle"}:
@@ -56,7 +58,8 @@ def ready(routings=("oracle",), media=("links", "shared")) -> dict:
 
 class _LinkBreak:
     """``graph``, then from ``at`` on without the link ``edge``: the 4.0 message's route
-    breaks at its last hop (AODV tells the precursors by RERRs)."""
+    breaks (AODV tells the precursors by RERRs: its HELLO ticks find the link (2, 3)
+    gone; the MAC fails on (1, 2), at a relay, which tells the source by a notice)."""
 
     def __init__(self, graph, edge: tuple, at: float):
         self.epochs = [0.0, at]

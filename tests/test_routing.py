@@ -153,18 +153,21 @@ def test_aodv_rrep_ack_is_asked_when_the_answer_is_for_a_neighbour():
 def _mobile_run(seed: int, *, jitter: float, loss: float, routing: str = "aodv",
                 **deliver_options):
     """``routing``'s deliver on 40 moving nodes, two of which leave and come back, with
-    ``jitter`` and ``loss`` on every link: the frame, its attrs and the transport's
-    ledger (which ``deliver`` keeps none of), the messages of two kinds and sizes in
-    units other than ``deliver``'s 1."""
+    ``jitter`` and ``loss`` on every link: the frame, its attrs, the transport's ledger
+    (which ``deliver`` keeps none of) and the losses its sources learnt (``(time,
+    msg_id, reason, node, source)``: at once, or by a relay's notice), the messages of
+    two kinds and sizes in units other than ``deliver``'s 1."""
     import topologies
     from emulator.ledger import Ledger
     from emulator.routing import host
 
     ledger = Ledger()
     opened = host.open_transport
+    made = []
 
     def open_transport(network, _, *args, **options):
         transport = opened(network, ledger, *args, **options)
+        made.append(transport)
         send = transport.send
         transport.send = lambda m: send(m._replace(kind=("data", "result")[m.msg_id % 2],
                                                    size_units=m.msg_id % 7 + 0.5))
@@ -189,7 +192,9 @@ def _mobile_run(seed: int, *, jitter: float, loss: float, routing: str = "aodv",
                       **deliver_options)
     finally:
         host.open_transport = opened
-    return out, dict(out.attrs), ledger.frame()
+    learnt = [(t, msg.msg_id, reason, node, msg.src)
+              for t, msg, reason, node in made[0].losses]
+    return out, dict(out.attrs), ledger.frame(), learnt
 
 
 @pytest.mark.parametrize("seed,jitter,loss,options", [
@@ -230,9 +235,9 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
         return codes[-1][0]
 
     monkeypatch.setattr(RouteDiscoveries, "kernel", staticmethod(run))
-    out, attrs, ledger = _mobile_run(seed, jitter=jitter, loss=loss, **options)
+    out, attrs, ledger, learnt = _mobile_run(seed, jitter=jitter, loss=loss, **options)
     monkeypatch.setattr(Aodv, "compiled_loop", lambda self, host: None)
-    reference, reference_attrs, reference_ledger = _mobile_run(
+    reference, reference_attrs, reference_ledger, reference_learnt = _mobile_run(
         seed, jitter=jitter, loss=loss, **options)
     assert len(codes) > 100   # the loop did run
     data = {code for code, kind in codes if kind == loop.DATA}
@@ -249,6 +254,10 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
     assert (attrs["hops"], attrs["routing"]) == (reference_attrs["hops"],
                                                  reference_attrs["routing"])
     assert attrs["routing"]["control_sent"]["RREQ"] > 1000
+    # what the sources learnt, some by notices the loop routed
+    assert learnt == reference_learnt
+    assert attrs["routing"]["control_sent"]["NOTICE"] > 0
+    assert any(node != src for _, _, _, node, src in learnt)   # told by a relay
 
 
 def test_aodv_discoveries_a_rrep_whose_next_hop_is_down_at_the_arrival(monkeypatch):

@@ -400,6 +400,10 @@ class RoutedTransport(Transport):
                              NOTICE_BYTES / self.bytes_per_unit, NOTICE_BYTES,
                              Notice(node, msg.src, msg, reason))
             self._next_control_id -= 1
+            if self._compiled is not None:   # routed there like data
+                self._seq += 1
+                self._compiled.file_data(t, self._seq, notice, node, -1, 0, _READY, True)
+                return
             self._push(t, _READY, notice, node)
 
     # -- the hop loop -----------------------------------------------------------------

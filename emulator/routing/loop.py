@@ -56,7 +56,8 @@ FIELDS = ("orig", "dst", "hops", "size_bytes", "sender", "msg_id", "type", "rece
           "kind", "at_source")
 (ORIG, DST, HOPS, SIZE, SENDER, MSG_ID, TYPE, RECEIVER, KIND, AT_SOURCE) = range(
     len(FIELDS))
-#: A data packet's type code (control types are 0, 1, ...: the protocol's names).
+#: A data packet's type code (control types are 0, 1, ...: the protocol's names; a
+#: notice's, routed like data, is ``consts[NOTICE_TYPE]``).
 DATA = -1
 
 #: What a loop's ``run`` returns (the host's Python does what it names, then calls
@@ -82,10 +83,11 @@ NOT_SENT = -1
 #: ``ints``' fields (HEAP_SIZE is the calendar's, first); a protocol's own follow, from
 #: ``INTS``. The first twelve are what the host reads after every call, in one slice
 #: (:data:`_READ`). ``UNRESOLVED``: the host's data packets neither delivered nor
-#: dropped when the call began (those delivered since are ``N_ARRIVED``).
+#: dropped when the call began (:func:`unresolved`); ``N_NOTICES``: how many of the
+#: ``N_ARRIVED`` staged are notices.
 (SEQ, NEXT_ID, DRAWN, STAGED, N_LOST, N_DEAD, N_EXPIRED, N_ARRIVED, N_FIRST, SENDS_AT,
  SENDS_END, PHASE, ROWS_FREE, ROOM, CURRENT_ROW, CURRENT_NODE, CURRENT_SEQ, LINK,
- DROPPED, MAC_SEQ, UNRESOLVED, INTS) = range(1, 23)
+ DROPPED, MAC_SEQ, UNRESOLVED, N_NOTICES, INTS) = range(1, 24)
 _READ = SENDS_END + 1
 #: ``floats``' fields: the ready view's span, the arrival view's, the time asked about,
 #: the current event's time, the current frame's start and arrival.
@@ -97,8 +99,10 @@ BETWEEN, SENT, SENDING = 0, 1, 2
 #: link (the host's ``max_wait``).
 MAX_WAIT = 0
 #: ``consts``' first fields (a protocol's own follow): the hops a data packet may take
-#: (the host's TTL), the host's bytes per size unit.
-IP_TTL, BYTES_PER_UNIT = 0, 1
+#: (the host's TTL), the host's bytes per size unit, the type code of a notice (a
+#: report to a dropped packet's source, routed like data: "NOTICE" in the protocol's
+#: types).
+IP_TTL, BYTES_PER_UNIT, NOTICE_TYPE = 0, 1, 2
 #: A staged transmission's integer fields (``out_ints``' rows; its start, cost and size
 #: in units are ``out_floats``' rows), as the ledger takes them: ``kind`` is the
 #: ledger's code of a data packet's kind, -1 for a control packet.
@@ -183,6 +187,20 @@ def take_send(t, seq, ints, floats, sends_floats, sends_ints, refs, free_rows, p
 
 
 @njit(cache=True, inline="always")
+def unresolved(ints):
+    """The host's data packets neither delivered nor dropped now (the host's
+    ``_unresolved``, less those delivered since the call began)."""
+    return ints[UNRESOLVED] - (ints[N_ARRIVED] - ints[N_NOTICES])
+
+
+@njit(cache=True, inline="always")
+def routed(consts, packets, row):
+    """Whether ``row`` is a packet routed end to end, hop by hop: a data packet or a
+    notice (a control packet goes one hop)."""
+    return packets[row, TYPE] == DATA or packets[row, TYPE] == consts[NOTICE_TYPE]
+
+
+@njit(cache=True, inline="always")
 def pythons(ints, consts, packets, refs, free_rows, alive_ready, row, u):
     """Whether the data packet of ``row`` at ``u`` is Python's from here (let go if so):
     ``u`` is down, its TTL is spent, it is at its destination (sent to itself), or back
@@ -198,13 +216,14 @@ def pythons(ints, consts, packets, refs, free_rows, alive_ready, row, u):
 @njit(cache=True, inline="always")
 def leaves(t, row, u, nxt, ints, packets, sent_at, flow_started, first_flows,
            first_waits):
-    """The data packet of ``row`` leaves ``u`` for ``nxt`` at ``t`` (the host's
-    ``_forward``): one more hop taken; at its source, its flow's first packet's wait
-    staged."""
+    """The data packet (or notice) of ``row`` leaves ``u`` for ``nxt`` at ``t`` (the
+    host's ``_forward``): one more hop taken; a data packet at its source has its
+    flow's first packet's wait staged."""
     if packets[row, AT_SOURCE]:
         packets[row, AT_SOURCE] = 0
         dst = packets[row, DST]
-        if not flow_started[u, dst]:   # its flow's first: its wait for a route
+        if packets[row, TYPE] == DATA and not flow_started[u, dst]:
+            # its flow's first: its wait for a route
             flow_started[u, dst] = True
             f = ints[N_FIRST]
             first_flows[0, f], first_flows[1, f] = u, dst
@@ -273,10 +292,10 @@ def unicast_frame(ints, floats, max_wait, packets, refs, free_rows, first, last,
 def after_unicast(ints, floats, consts, packets, refs, free_rows, units, out_floats,
                   out_ints, link_costs, alive, arrived_at, arrived_ids, cal):
     """What follows the current unicast's frame (the host's ``_after_hop``): its ledger
-    row staged; if it arrives at its next hop up and not lost, a data packet at its
-    destination is staged as delivered, anything else is ready there; else the
-    sender's MAC learns of it at the arrival (:data:`MAC_LATER`, the timer's number
-    kept in ``ints[MAC_SEQ]``)."""
+    row staged; if it arrives at its next hop up and not lost, a data packet or a
+    notice at its destination is staged as arrived (``ints[N_NOTICES]`` of them
+    notices), anything else is ready there; else the sender's MAC learns of it at the
+    arrival (:data:`MAC_LATER`, the timer's number kept in ``ints[MAC_SEQ]``)."""
     row, u, arrive = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[ARRIVE]
     v, dropped = packets[row, RECEIVER], ints[DROPPED]
     reached = True
@@ -287,18 +306,20 @@ def after_unicast(ints, floats, consts, packets, refs, free_rows, units, out_flo
         reached = alive[v]
     lost = dropped or not reached
     cost = link_costs[ints[LINK]]
-    data = packets[row, TYPE] == DATA
-    if data:
+    data = routed(consts, packets, row)
+    if data:   # its ledger row is of its kind, source and destination
         stage(ints, out_floats, out_ints, floats[START], cost, u, packets[row, MSG_ID],
-              packets[row, SIZE], v, lost, DATA, packets[row, ORIG], packets[row, DST],
-              packets[row, KIND], units[row])
+              packets[row, SIZE], v, lost, packets[row, TYPE], packets[row, ORIG],
+              packets[row, DST], packets[row, KIND], units[row])
     else:
         stage_control(ints, consts, packets, row, out_floats, out_ints, floats[START],
                       cost, u, v, lost)
-    if not lost and data and v == packets[row, DST]:   # delivered: no event follows
+    if not lost and data and v == packets[row, DST]:   # arrived: no event follows
         a = ints[N_ARRIVED]
         arrived_at[a], arrived_ids[a] = arrive, packets[row, MSG_ID]
         ints[N_ARRIVED] = a + 1
+        if packets[row, TYPE] != DATA:
+            ints[N_NOTICES] += 1
         release(refs, free_rows, ints, row)
         return IDLE
     ints[SEQ] += 1
@@ -336,16 +357,17 @@ def stage_control(ints, consts, packets, row, out_floats, out_ints, start, cost,
 
 @njit(cache=True, _nrt=False)
 def file_data(t, node, seq, msg_id, receiver, src, dst, hops, size_bytes, units_, kind,
-              sent, at_source, cal_time, cal_seq, cal_msg, cal_node, ints, refs,
+              sent, at_source, type_, cal_time, cal_seq, cal_msg, cal_node, ints, refs,
               free_rows, packets, units, sent_at):
-    """File a data packet at ``node`` at ``t`` as the host's event number ``seq``: one
-    leaving for ``receiver``, ``hops`` taken with this one, in the event being
-    processed (the frame is sent at once, as the host's Python sends it), or one to
-    forward from its source (``receiver`` -1: released after a route was found); the
-    caller has made room."""
+    """File a data packet (or a notice: ``type_``) at ``node`` at ``t`` as the host's
+    event number ``seq``: one leaving for ``receiver``, ``hops`` taken with this one,
+    in the event being processed (the frame is sent at once, as the host's Python
+    sends it), or one to forward from its source (``receiver`` -1: released after a
+    route was found, or a notice just made); the caller has made room."""
     row = new_row(refs, free_rows, ints)
     data_row(row, node if receiver >= 0 else -1, receiver, msg_id, src, dst, hops,
              size_bytes, units_, kind, sent, at_source, packets, units, sent_at)
+    packets[row, TYPE] = type_
     calendar_push((cal_time, cal_seq, cal_msg, cal_node), ints, t, seq, row, node)
 
 
@@ -388,7 +410,11 @@ class CompiledLoop:
         self._forget_ready_view()
         self.floats[AV_START], self.floats[AV_END] = math.inf, -math.inf
         self.times = np.array([host.max_wait, *times], float)
-        self.consts = np.array([host.ip_ttl, host.bytes_per_unit, *consts], np.int64)
+        #: The type code of a notice (routed like data): "NOTICE" among the types.
+        self.notice_type = (self.TYPES.index("NOTICE") if "NOTICE" in self.TYPES
+                            else len(self.TYPES))
+        self.consts = np.array([host.ip_ttl, host.bytes_per_unit, self.notice_type,
+                                *consts], np.int64)
         self.calendar = new_calendar(capacity)
         self.packets = np.zeros((capacity, len(self.FIELDS)), np.int64)
         self.refs = np.zeros(capacity, np.int64)
@@ -435,17 +461,19 @@ class CompiledLoop:
 
     def file_data(self, t: float, seq: int, msg, u: int, v: int, hops: int, rank: int,
                   at_source: bool) -> None:
-        """The data packet ``msg`` leaves ``u`` for ``v`` at ``t``, its ``hops``-th hop,
-        in the host's event number ``seq`` (the one being processed); or, with ``v``
-        -1, is ready at its source ``u`` (``at_source``: released after a discovery),
-        ``hops`` taken so far, as event ``seq``."""
+        """The data packet (or notice) ``msg`` leaves ``u`` for ``v`` at ``t``, its
+        ``hops``-th hop, in the host's event number ``seq`` (the one being processed);
+        or, with ``v`` -1, is ready at its source ``u`` (``at_source``: released after
+        a discovery, or a notice made there), ``hops`` taken so far, as event
+        ``seq``."""
         self._make_room()
         pos, ledger = self.host._gpos, self.host.ledger
         file_data(t, pos[u], seq, msg.msg_id, -1 if v < 0 else pos[v], pos[msg.src],
                   pos[msg.dst], hops, msg.size_bytes, msg.size_units,
                   0 if ledger is None else ledger.kind_code(msg.kind), msg.sent_at,
-                  int(at_source), *self.calendar, self.ints, self.refs, self.free_rows,
-                  self.packets, self.units, self.sent_at)
+                  int(at_source), DATA if msg.msg_id >= 0 else self.notice_type,
+                  *self.calendar, self.ints, self.refs, self.free_rows, self.packets,
+                  self.units, self.sent_at)
         self._data[msg.msg_id] = msg
         self._filed((t, rank, seq))
 
@@ -578,14 +606,18 @@ class CompiledLoop:
         (``_unresolved``) stays in step; and the flows' first waits, in the order
         found."""
         ints, host, data = self.ints, self.host, self._data
-        count = ints.item(N_ARRIVED)
+        count, notices = ints.item(N_ARRIVED), ints.item(N_NOTICES)
         taken, arrivals = host._taken, host.arrivals
         for t, msg_id in zip(self.arrived_at[:count].tolist(),
                              self.arrived_ids[:count].tolist()):
             taken.pop(msg_id, None)
-            arrivals.append((t, data.pop(msg_id)))
-        host._unresolved -= count
-        ints[N_ARRIVED] = 0
+            if msg_id >= 0:
+                arrivals.append((t, data.pop(msg_id)))
+            else:   # a notice (control ids are negative): its packet's source learns
+                notice = data.pop(msg_id).payload
+                host.losses.append((t, notice.packet, notice.reason, notice.src))
+        host._unresolved -= count - notices
+        ints[N_ARRIVED] = ints[N_NOTICES] = 0
         count = ints.item(N_FIRST)
         if count:
             nodes, waits = self._ids, host.first_waits
@@ -618,7 +650,7 @@ class CompiledLoop:
         # the current row was let go, but nothing has taken it since
         row, t = int(ints[CURRENT_ROW]), self.floats[CURRENT_T].item()
         u = nodes[ints[CURRENT_NODE]]
-        if self.packets[row, TYPE] == DATA:
+        if self.packets[row, TYPE] in (DATA, self.notice_type):
             msg = self._data.pop(self.packets[row, MSG_ID].item())
         else:
             msg = self._message(row)

@@ -86,10 +86,9 @@ from emulator.routing.loop import (
     DATA, DATA_IN_PYTHON, DRAWN, DST, FIRST_OWN_CODE, HOPS, IDLE, INTS, MAX_WAIT,
     MSG_ID, N_DEAD, N_EXPIRED, N_LOST, NEED_FRAME_ALIVE, NEED_FRAME_UNIFORMS,
     NEED_READY_VIEW, NEED_ROOM, NEXT_ID, ORIG, PHASE, RECEIVER, ROOM, RV_END, RV_START,
-    N_ARRIVED, SENDER, SENDING, SENDS_AT, SENT, SEQ, SIZE, TYPE, UNRESOLVED, CompiledLoop,
-    after_unicast,
+    SENDER, SENDING, SENDS_AT, SENT, SEQ, SIZE, TYPE, CompiledLoop, after_unicast,
     before, data_row, doubled, leaves, new_row, next_event, pythons, release,
-    send_unicast, short_of_room, stage_control, take_send)
+    routed, send_unicast, short_of_room, stage_control, take_send, unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 
 #: A row's fields: the loop's (:data:`emulator.routing.loop.FIELDS`), then a RREQ's own
@@ -103,8 +102,8 @@ FIELDS = DATA_FIELDS + ("orig_seq", "rreq_id", "dst_seq", "ttl", "gratuitous", "
 (_ORIG_SEQ, _RREQ_ID, _DST_SEQ, _TTL, _GRATUITOUS, _ENTRIES) = range(len(DATA_FIELDS),
                                                                      len(FIELDS))
 #: The control types the loop carries (``packets[:, type]``), by code (data is
-#: :data:`~emulator.routing.loop.DATA`).
-TYPES = ("RREQ", "RREP", "RERR")
+#: :data:`~emulator.routing.loop.DATA`; a notice is routed like data).
+TYPES = ("RREQ", "RREP", "RERR", "NOTICE")
 _RREQ, _RREP, _RERR = 0, 1, 2
 
 #: What :func:`run` returns beside the loop's codes (:data:`emulator.routing.loop.IDLE`
@@ -156,7 +155,7 @@ TOLD = 4
 # hold; whether the host's timers stop at a horizon, and its rank for timers
 (_RREP_BYTES, _RREP_ACK, _RERR_BYTES, _RERR_RATELIMIT, _RREQ_BYTES, _RREQ_RATELIMIT,
  _GRATUITOUS_ON, _TTL_START, _TTL_INCREMENT, _TTL_THRESHOLD, _NET_DIAMETER,
- _RREQ_RETRIES, _TIMEOUT_BUFFER, _QUEUE_LENGTH, _HAS_HORIZON, _TIMER_RANK) = range(2, 18)
+ _RREQ_RETRIES, _TIMEOUT_BUFFER, _QUEUE_LENGTH, _HAS_HORIZON, _TIMER_RANK) = range(3, 19)
 
 
 @njit(cache=True, inline="always")
@@ -248,12 +247,13 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
             if not floats[RV_START] <= t < floats[RV_END]:
                 floats[ASK] = t
                 return NEED_READY_VIEW
-            row, kind, sending = -1, DATA, False
+            row, kind, sending, hopped = -1, DATA, False, True
             if not sent:
                 row = cal_msg[0]
                 kind, sending = packets[row, TYPE], node == packets[row, SENDER]
+                hopped = routed(consts, packets, row)   # a data packet or a notice
             rrep = kind == _RREP
-            if (kind == DATA or rrep and sending) and len(pool) - ints[DRAWN] < 2:
+            if (hopped or rrep and sending) and len(pool) - ints[DRAWN] < 2:
                 return NEED_FRAME_UNIFORMS   # a frame takes two uniforms at most
             if sent:
                 row, node = take_send(t, seq, ints, floats, sends_floats, sends_ints, refs,
@@ -262,7 +262,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                 _calendar_pop(cal, ints)
                 ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
                 ints[CURRENT_SEQ] = seq
-            if kind == DATA:
+            if hopped:
                 code = _data_hop(sending, ints, floats, times, consts, packets, refs,
                                  free_rows, packet_lifetimes, first, last, head, attrs,
                                  link_costs, alive, alive_ready, link_times, pool,
@@ -523,9 +523,9 @@ def _data_hop(sending, ints, floats, times, consts, packets, refs, free_rows,
               packet_lifetimes, first, last, head, attrs, link_costs, alive, alive_ready,
               link_times, pool, reorder, lifetimes, out_floats, out_ints, arrived_at,
               arrived_ids, sent_at, flow_started, first_flows, first_waits, cal, found):
-    """The current data packet at its node (the host's ``_forward``): sent on if its
-    route is valid (the route kept active, as :func:`~.rtable.use` does for the
-    protocol's ``next_hop``), then its frame
+    """The current data packet (or notice) at its node (the host's ``_forward``): sent
+    on if its route is valid (the route kept active, as :func:`~.rtable.use` does for
+    the protocol's ``next_hop``), then its frame
     (:func:`~emulator.routing.loop.send_unicast`); at its source without a route, held
     while a discovery looks for one (:func:`_held_at_source`). Anything else is
     Python's (:func:`~emulator.routing.loop.pythons`, :data:`DATA_IN_PYTHON`). One
@@ -540,10 +540,10 @@ def _data_hop(sending, ints, floats, times, consts, packets, refs, free_rows,
                   t + times[_ACTIVE_ROUTE_TIMEOUT])
         if nxt < 0:
             # pythons() let through only the packets at their source before their
-            # first hop, and those at a relay
-            if u == packets[row, ORIG] and _held_at_source(
-                    t, u, row, len(routes), ints, times, consts, packets, refs,
-                    free_rows, cal, found):
+            # first hop, and those at a relay; a notice never waits for a route
+            at_source = u == packets[row, ORIG] and packets[row, TYPE] == DATA
+            if at_source and _held_at_source(t, u, row, len(routes), ints, times, consts,
+                                             packets, refs, free_rows, cal, found):
                 return IDLE
             release(refs, free_rows, ints, row)
             return DATA_IN_PYTHON
@@ -617,7 +617,7 @@ def _set_timer(t, key, rreq_id, ints, times, consts, timers, timer_state):
     """A discovery's timer at ``t`` (the host's ``set_timer``: none once nothing is left
     to deliver, or from the horizon on)."""
     if (t < times[_HORIZON] if consts[_HAS_HORIZON]
-            else ints[UNRESOLVED] - ints[N_ARRIVED] > 0):
+            else unresolved(ints) > 0):
         ints[SEQ] += 1
         calendar_push(timers, timer_state, t, ints[SEQ], rreq_id, key)
 
@@ -634,7 +634,7 @@ def _timer_fires(t, n, ints, floats, times, consts, packets, refs, free_rows, ca
     key, rreq_id = timers[3][0], timers[2][0]   # its node and RREQ ID
     _calendar_pop(timers, timer_state)
     u, dst = key // n, key % n
-    if not (consts[_HAS_HORIZON] or ints[UNRESOLVED] - ints[N_ARRIVED] > 0):
+    if not (consts[_HAS_HORIZON] or unresolved(ints) > 0):
         return IDLE
     if rreq_id == HELLO_TICK:
         return _hello(t, u, n, ints, floats, times, consts, packets, refs, free_rows, cal,
