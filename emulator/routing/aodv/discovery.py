@@ -31,6 +31,9 @@ one the host's Python made, event for event and draw for draw:
   in the source's queue, :class:`HeldRows`) and a discovery started (a RREQ, and its
   timeout); a RREP back at the originator ends the discovery and files the packets
   held for the destination at it again, in the order held;
+- a notice (the host's Python makes one where it drops a packet at a relay) is routed
+  like a data packet to the packet's source, where its arrival is staged with the
+  deliveries;
 - a timer (:data:`RREQ_TIMEOUT`, :data:`RREQ_LATER`, :data:`HELLO`: the host's
   ``set_timer`` hands this loop those tags) is an event of the host's timer rank: a
   timeout widens the ring or sends the RREQ again, a RREQ the rate limit held back is
