@@ -67,6 +67,7 @@ frame's energy) are the host's Python's still.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -141,6 +142,15 @@ NONE_OUT, HELD_BACK = -1, -2
 RREQ_TIMEOUT, RREQ_LATER, HELLO = "rreq", "rreq later", "hello"
 HELLO_TICK = -3
 
+#: What :func:`run` hands its helpers as one argument: the packets held, the timers
+#: (a calendar and its size), the discoveries, the rate limits, the nodes' sequence
+#: numbers and RREQ IDs, the routes, the last broadcasts, the duplicate table, the
+#: neighbours heard, the walks' scratch, the RERRs' lists (:func:`run`'s arguments).
+Found = namedtuple("Found", "held held_count timers timer_state discovering discoveries "
+                            "rreq_limits rreq_ids seqs routes last_broadcast seen_keys "
+                            "seen_untils seen_count lifetimes heard_at heard_rank todo "
+                            "rerr_limits lists")
+
 # ``ints``' own fields: the free groups, a failed discovery's destination
 GROUPS_FREE, FAILED_DST, _INTS = INTS, INTS + 1, INTS + 2
 #: The room for a RERR walk's output at first, per node (grown as needed).
@@ -191,12 +201,12 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
     plus the destination's, ``msg`` the RREQ ID the timer waits for, or HELD_BACK).
     Its 71 arguments cost about 2 us a call to check."""
     cal = (cal_time, cal_seq, cal_msg, cal_node)
-    # a discovery's arrays, one argument to the helpers inlined (a call of more than
-    # 30 arguments is compiled as one of *args, which numba does not inline)
-    found = (held, held_count, (timer_time, timer_seq, timer_msg, timer_node),
-             timer_state, discovering, discoveries, rreq_limits, rreq_ids, seqs, routes,
-             last_broadcast, seen_keys, seen_untils, seen_count, lifetimes, heard_at,
-             heard_rank, todo, rerr_limits, lists)
+    # the discoveries' arrays, one argument to the helpers inlined (a call of more
+    # than 30 arguments is compiled as one of *args, which numba does not inline)
+    found = Found(held, held_count, (timer_time, timer_seq, timer_msg, timer_node),
+                  timer_state, discovering, discoveries, rreq_limits, rreq_ids, seqs,
+                  routes, last_broadcast, seen_keys, seen_untils, seen_count, lifetimes,
+                  heard_at, heard_rank, todo, rerr_limits, lists)
     n = len(heard_at)
     while True:
         phase = ints[PHASE]
@@ -535,7 +545,7 @@ def _data_hop(sending, ints, floats, times, consts, packets, refs, free_rows,
     Python filed (``sending``) has its next hop already. ``found``: the discoveries'
     arrays and the routes (:func:`run`; at most 30 arguments are inlined)."""
     row, u, t = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
-    routes = found[9]
+    routes = found.routes
     if not sending:
         if pythons(ints, consts, packets, refs, free_rows, alive_ready, row, u):
             return DATA_IN_PYTHON
@@ -565,7 +575,8 @@ def _held_at_source(t, u, row, n, ints, times, consts, packets, refs, free_rows,
     kept, in ``u``'s queue), and a discovery started if none is in progress (the
     protocol's ``next_hop``, RFC 3561 §6.3); False (nothing done) if ``u``'s queue is
     full (Python drops it). ``found``: the discoveries' arrays (:func:`run`)."""
-    held, held_count, _, _, discovering, discoveries = found[:6]
+    held, held_count = found.held, found.held_count
+    discovering, discoveries = found.discovering, found.discoveries
     if held_count[u] >= consts[_QUEUE_LENGTH]:
         return False
     dst = packets[row, DST]
@@ -587,8 +598,12 @@ def _send_rreq(t, u, dst, n, ints, times, consts, packets, refs, free_rows, cal,
     protocol's ``_send_rreq``: the expanding ring's wait, then NET_TRAVERSAL_TIME
     doubled at each retry); over the rate limit, the RREQ waits for the next second
     (a timer of HELD_BACK)."""
-    (_, _, timers, timer_state, _, discoveries, rreq_limits, rreq_ids, seqs, routes,
-     last_broadcast, seen_keys, seen_untils, seen_count) = found[:14]
+    discoveries, rreq_limits, rreq_ids = (found.discoveries, found.rreq_limits,
+                                          found.rreq_ids)
+    timers, timer_state = found.timers, found.timer_state
+    seqs, routes, last_broadcast = found.seqs, found.routes, found.last_broadcast
+    seen_keys, seen_untils, seen_count = (found.seen_keys, found.seen_untils,
+                                          found.seen_count)
     if not within_limit(t, rreq_limits, u, consts[_RREQ_RATELIMIT],
                         times[_RATELIMIT_INTERVAL]):
         if discoveries[u, dst, D_RREQ] != HELD_BACK:   # one timer per held discovery
@@ -633,7 +648,8 @@ def _timer_fires(t, n, ints, floats, times, consts, packets, refs, free_rows, ca
     Python drops its packets); a timer of a discovery answered, or of a RREQ sent
     again since, does nothing; a HELLO tick is :func:`_hello`'s. None acts once nothing
     is left to deliver (without a horizon), as the host's timers do not."""
-    _, _, timers, timer_state, discovering, discoveries = found[:6]
+    timers, timer_state = found.timers, found.timer_state
+    discovering, discoveries = found.discovering, found.discoveries
     key, rreq_id = timers[3][0], timers[2][0]   # its node and RREQ ID
     _calendar_pop(timers, timer_state)
     u, dst = key // n, key % n
@@ -671,14 +687,14 @@ def _hello(t, u, n, ints, floats, times, consts, packets, refs, free_rows, cal, 
     heard for ALLOWED_HELLO_LOSS intervals are gone, the routes through each broken in
     turn (:func:`_link_broken`); then a HELLO if ``u`` sent no broadcast in the last
     interval (Python's: :data:`HELLO_IN_PYTHON`), else the next tick set here."""
-    (_, _, timers, timer_state, _, _, _, _, _, _, last_broadcast, _, _, _, _, heard_at,
-     heard_rank, todo) = found[:18]
-    gone = todo[0]
+    timers, timer_state = found.timers, found.timer_state
+    heard_at, heard_rank = found.heard_at, found.heard_rank
+    gone = found.todo[0]
     count = gone_neighbours(heard_at, heard_rank, u, t, times[_HELLO_LIFETIME], gone)
     for k in range(count):
         _link_broken(t, u, gone[k], ints, times, consts, packets, refs, free_rows, cal,
                      found)
-    if t - last_broadcast[u] >= times[_HELLO_INTERVAL]:
+    if t - found.last_broadcast[u] >= times[_HELLO_INTERVAL]:
         ints[CURRENT_NODE], floats[CURRENT_T] = u, t
         return HELLO_IN_PYTHON
     _set_timer(t + times[_HELLO_INTERVAL], u * n + u, HELLO_TICK, ints, times, consts,
@@ -691,13 +707,12 @@ def _link_broken(t, u, v, ints, times, consts, packets, refs, free_rows, cal, fo
     """``u``'s link to ``v`` is broken (the protocol's ``_link_broken``): the routes
     through it invalid, their sequence numbers raised, and a RERR of those with
     precursors broadcast unless ``u`` sent RERR_RATELIMIT this second (§6.11)."""
-    (_, _, _, _, _, _, _, _, _, routes, last_broadcast, _, _, _, lifetimes, _, _, todo,
-     rerr_limits, lists) = found
-    told = todo[1]
+    routes, lifetimes, lists = found.routes, found.lifetimes, found.lists
+    told = found.todo[1]
     count = break_link(routes, lifetimes, u, v, t + times[_DELETE_PERIOD], True, told)
-    if count and within_limit(t, rerr_limits, u, consts[_RERR_RATELIMIT],
+    if count and within_limit(t, found.rerr_limits, u, consts[_RERR_RATELIMIT],
                               times[_RATELIMIT_INTERVAL]):
-        last_broadcast[u] = t
+        found.last_broadcast[u] = t
         row = _rerr(t, u, count, consts[_RERR_BYTES] + 8 * count, ints, refs, free_rows,
                     packets, cal)
         for e in range(count):   # (dst, its sequence number, none counted 0)
