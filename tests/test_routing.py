@@ -216,9 +216,11 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
     grown from little, no HELLOs, RERRs passed on at one a second and a request queue
     of one packet (full queues met: the packets a source holds are the loop's rows,
     sent by it when a RREP comes back, taken by Python when a discovery fails; the
-    discoveries' timeouts and the HELLO ticks are the loop's timers). The data
-    packets handed back to Python are met in each run (no route at a relay, a MAC's
-    failure), and one that waits too long for its link in the second."""
+    discoveries' timeouts and the HELLO ticks are the loop's timers; a next hop out of
+    range breaks the link and drops the packet there). The data packets handed back
+    to Python are met in each run (no route at a relay; a MAC's failure learnt at the
+    arrival where frames are lost), and one that waits too long for its link in the
+    second."""
     from emulator.routing import loop
     from emulator.routing.aodv import discovery
     from emulator.routing.aodv.discovery import RouteDiscoveries
@@ -241,7 +243,7 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
         seed, jitter=jitter, loss=loss, **options)
     assert len(codes) > 100   # the loop did run
     data = {code for code, kind in codes if kind == loop.DATA}
-    assert {loop.DATA_IN_PYTHON, loop.MAC_NOW} <= data
+    assert loop.DATA_IN_PYTHON in data and (loop.MAC_LATER in data) == (loss > 0)
     assert (loop.DATA_EXPIRED in data) == ("queue_max_wait" in options)
     met = {code for code, _ in codes}   # the loop's own timers: HELLO ticks (with links
     # broken by them) and discoveries that fail are met
@@ -258,6 +260,9 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
     assert learnt == reference_learnt
     assert attrs["routing"]["control_sent"]["NOTICE"] > 0
     assert any(node != src for _, _, _, node, src in learnt)   # told by a relay
+    # links found gone by a MAC's failure (the loop's, when the next hop is out of
+    # range) and the packets dropped there
+    assert attrs["routing"]["drops_by_reason"].get("link_break", 0) > 0
 
 
 def test_aodv_discoveries_a_rrep_whose_next_hop_is_down_at_the_arrival(monkeypatch):

@@ -389,22 +389,34 @@ class RoutedTransport(Transport):
         if msg.kind == ROUTING:
             self.control_lost[reason] += 1
             return
-        self.lost[reason] += 1
-        self._unresolved -= 1
-        self.drops.append((t, msg, reason, node))
-        self._taken.pop(msg.msg_id, None)
-        if node == msg.src:
-            self.losses.append((t, msg, reason, node))
-        elif self._alive_at(t, node):   # a dead node tells no one
-            notice = Message(self._next_control_id, ROUTING, node, msg.src, t,
-                             NOTICE_BYTES / self.bytes_per_unit, NOTICE_BYTES,
-                             Notice(node, msg.src, msg, reason))
+        if self.booked_drop(t, node, msg, reason) and self._alive_at(t, node):
+            # a dead node tells no one
+            notice = self.notice(t, node, msg, reason, self._next_control_id)
             self._next_control_id -= 1
             if self._compiled is not None:   # routed there like data
                 self._seq += 1
                 self._compiled.file_data(t, self._seq, notice, node, -1, 0, _READY, True)
                 return
             self._push(t, _READY, notice, node)
+
+    def booked_drop(self, t: float, node: int, msg, reason: str) -> bool:
+        """The data packet ``msg`` dropped at ``node`` at ``t``, counted and listed (and
+        learnt by its source at once if it is the source); whether a notice is due."""
+        self.lost[reason] += 1
+        self._unresolved -= 1
+        self.drops.append((t, msg, reason, node))
+        self._taken.pop(msg.msg_id, None)
+        if node == msg.src:
+            self.losses.append((t, msg, reason, node))
+            return False
+        return True
+
+    def notice(self, t: float, node: int, msg, reason: str, msg_id: int) -> Message:
+        """The notice ``msg_id`` that ``node`` sends ``msg``'s source at ``t``: ``msg``
+        was dropped there for ``reason``."""
+        return Message(msg_id, ROUTING, node, msg.src, t,
+                       NOTICE_BYTES / self.bytes_per_unit, NOTICE_BYTES,
+                       Notice(node, msg.src, msg, reason))
 
     # -- the hop loop -----------------------------------------------------------------
     def _push(self, t: float, rank: int, a, b=None) -> None:

@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit
 
 from emulator.hop_kernel import HEAP_SIZE, calendar_push, new_calendar
+from emulator.routing.base import NOTICE_BYTES
 from emulator.routing.fanout import EXPIRED, unicast
 
 #: A row's fields every loop shares, in ``packets``' first columns (positions for
@@ -85,9 +86,9 @@ NOT_SENT = -1
 #: (:data:`_READ`). ``UNRESOLVED``: the host's data packets neither delivered nor
 #: dropped when the call began (:func:`unresolved`); ``N_NOTICES``: how many of the
 #: ``N_ARRIVED`` staged are notices.
-(SEQ, NEXT_ID, DRAWN, STAGED, N_LOST, N_DEAD, N_EXPIRED, N_ARRIVED, N_FIRST, SENDS_AT,
- SENDS_END, PHASE, ROWS_FREE, ROOM, CURRENT_ROW, CURRENT_NODE, CURRENT_SEQ, LINK,
- DROPPED, MAC_SEQ, UNRESOLVED, N_NOTICES, INTS) = range(1, 24)
+(SEQ, NEXT_ID, DRAWN, STAGED, N_LOST, N_DEAD, N_EXPIRED, N_ARRIVED, N_FIRST, N_BROKEN,
+ N_CTRL_BROKEN, SENDS_AT, SENDS_END, PHASE, ROWS_FREE, ROOM, CURRENT_ROW, CURRENT_NODE,
+ CURRENT_SEQ, LINK, DROPPED, MAC_SEQ, UNRESOLVED, N_NOTICES, INTS) = range(1, 26)
 _READ = SENDS_END + 1
 #: ``floats``' fields: the ready view's span, the arrival view's, the time asked about,
 #: the current event's time, the current frame's start and arrival.
@@ -101,8 +102,8 @@ MAX_WAIT = 0
 #: ``consts``' first fields (a protocol's own follow): the hops a data packet may take
 #: (the host's TTL), the host's bytes per size unit, the type code of a notice (a
 #: report to a dropped packet's source, routed like data: "NOTICE" in the protocol's
-#: types).
-IP_TTL, BYTES_PER_UNIT, NOTICE_TYPE = 0, 1, 2
+#: types) and its size in bytes.
+IP_TTL, BYTES_PER_UNIT, NOTICE_TYPE, NOTICE_SIZE = 0, 1, 2, 3
 #: A staged transmission's integer fields (``out_ints``' rows; its start, cost and size
 #: in units are ``out_floats``' rows), as the ledger takes them: ``kind`` is the
 #: ledger's code of a data packet's kind, -1 for a control packet.
@@ -161,12 +162,42 @@ def next_event(ints, cal_time, cal_seq, sends_floats, sends_ints):
 
 
 @njit(cache=True, inline="always")
-def short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits):
+def short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits, broken_at):
     """Whether less than ``room`` rows or calendar entries are free, or the staging
     arrays are full (numba checks no bounds)."""
     return (ints[ROWS_FREE] < room or len(cal_time) - ints[HEAP_SIZE] < room
             or ints[STAGED] >= out_floats.shape[1] or ints[N_ARRIVED] >= len(arrived_ids)
-            or ints[N_FIRST] >= len(first_waits))
+            or ints[N_FIRST] >= len(first_waits) or ints[N_BROKEN] >= len(broken_at))
+
+
+@njit(cache=True, inline="always")
+def broken(t, type_, msg_id, src, u, alive_ready, ints, consts, packets, refs,
+           free_rows, units, sent_at, broken_at, broken_ids, cal):
+    """A packet (of ``type_``, id ``msg_id``, from ``src``) is dropped at ``u`` at ``t``:
+    its sender's MAC gave up on a link that is gone (the host's ``drop``, for
+    "link_break"). A control packet or a notice is counted; a data packet's drop is
+    staged for the host's books, with the notice ``u`` sends its source if ``u`` is a
+    relay (routed from here like data, its number the next control id: 0 for none).
+    Room made for a row and an event."""
+    if type_ != DATA:
+        ints[N_CTRL_BROKEN] += 1
+        return
+    notice = 0
+    if u != src and alive_ready[u]:   # a dead node tells no one
+        notice = ints[NEXT_ID]
+        ints[NEXT_ID] -= 1
+        new = new_row(refs, free_rows, ints)
+        size = consts[NOTICE_SIZE]
+        data_row(new, -1, -1, notice, u, src, 0, size, size / consts[BYTES_PER_UNIT], -1,
+                 t, 1, packets, units, sent_at)
+        packets[new, TYPE] = consts[NOTICE_TYPE]
+        ints[SEQ] += 1
+        calendar_push(cal, ints, t, ints[SEQ], new, u)
+    b = ints[N_BROKEN]
+    broken_at[b] = t
+    broken_ids[0, b], broken_ids[1, b], broken_ids[2, b] = msg_id, u, notice
+    broken_ids[3, b] = ints[N_ARRIVED]   # the arrivals staged before it, for the order
+    ints[N_BROKEN] = b + 1
 
 
 @njit(cache=True, inline="always")
@@ -189,8 +220,8 @@ def take_send(t, seq, ints, floats, sends_floats, sends_ints, refs, free_rows, p
 @njit(cache=True, inline="always")
 def unresolved(ints):
     """The host's data packets neither delivered nor dropped now (the host's
-    ``_unresolved``, less those delivered since the call began)."""
-    return ints[UNRESOLVED] - (ints[N_ARRIVED] - ints[N_NOTICES])
+    ``_unresolved``, less those delivered or dropped since the call began)."""
+    return ints[UNRESOLVED] - (ints[N_ARRIVED] - ints[N_NOTICES]) - ints[N_BROKEN]
 
 
 @njit(cache=True, inline="always")
@@ -414,7 +445,7 @@ class CompiledLoop:
         self.notice_type = (self.TYPES.index("NOTICE") if "NOTICE" in self.TYPES
                             else len(self.TYPES))
         self.consts = np.array([host.ip_ttl, host.bytes_per_unit, self.notice_type,
-                                *consts], np.int64)
+                                NOTICE_BYTES, *consts], np.int64)
         self.calendar = new_calendar(capacity)
         self.packets = np.zeros((capacity, len(self.FIELDS)), np.int64)
         self.refs = np.zeros(capacity, np.int64)
@@ -430,6 +461,9 @@ class CompiledLoop:
         self._data: dict = {}
         # flows' first packets' waits, staged (source and destination, wait)
         self.first_flows, self.first_waits = np.zeros((2, 1024), np.int64), np.zeros(1024)
+        # data packets dropped at a MAC's failure, staged: when, and their id, node,
+        # notice and the arrivals staged before them (broken())
+        self.broken_at, self.broken_ids = np.zeros(1024), np.zeros((4, 1024), np.int64)
         # the host's sends taken (SENDS_INTS), from ints[SENDS_AT] to ints[SENDS_END]
         self.sends_floats = np.zeros((2, 0))
         self.sends_ints = np.zeros((len(SENDS_INTS), 0), np.int64)
@@ -470,7 +504,9 @@ class CompiledLoop:
         pos, ledger = self.host._gpos, self.host.ledger
         file_data(t, pos[u], seq, msg.msg_id, -1 if v < 0 else pos[v], pos[msg.src],
                   pos[msg.dst], hops, msg.size_bytes, msg.size_units,
-                  0 if ledger is None else ledger.kind_code(msg.kind), msg.sent_at,
+                  # a notice's kind is a control packet's (-1: "routing" in the ledger)
+                  -1 if msg.msg_id < 0 else 0 if ledger is None
+                  else ledger.kind_code(msg.kind), msg.sent_at,
                   int(at_source), DATA if msg.msg_id >= 0 else self.notice_type,
                   *self.calendar, self.ints, self.refs, self.free_rows, self.packets,
                   self.units, self.sent_at)
@@ -526,11 +562,12 @@ class CompiledLoop:
                 host._seq, host._next_control_id, host._drawn, host._unresolved)
             code = kernel(stop_t, stop_rank, stop_seq, until, rank, *self._arguments())
             (heap, host._seq, host._next_control_id, host._drawn, staged, lost, dead,
-             expired, arrived, firsts, at, end) = ints[:_READ].tolist()
+             expired, arrived, firsts, dropped, ctrl_dropped, at,
+             end) = ints[:_READ].tolist()
             host._staged = staged > 0
-            if lost or dead or expired:
+            if lost or dead or expired or ctrl_dropped:
                 self._count_losses()
-            if arrived or firsts:
+            if arrived or firsts or dropped:
                 self._arrived()
             if code == IDLE:
                 self.head = self._head(rank, heap, at, end)
@@ -601,37 +638,56 @@ class CompiledLoop:
         return event if send is None or event < send else send
 
     def _arrived(self) -> None:
-        """The data packets delivered since the last call, into the host's arrivals (as
-        its ``_after_hop`` books one), at once: what its timers ask
-        (``_unresolved``) stays in step; and the flows' first waits, in the order
-        found."""
+        """The packets delivered and the data packets dropped at a MAC's failure
+        (:func:`broken`) since the last call, into the host's books in the order they
+        were staged (as its ``_after_hop`` books an arrival and its ``drop`` a drop), at
+        once: what its timers ask (``_unresolved``) stays in step, and what the sources
+        learn (a drop at the source, a notice arrived) is in the run's order; and the
+        flows' first waits, in the order found."""
         ints, host, data = self.ints, self.host, self._data
         count, notices = ints.item(N_ARRIVED), ints.item(N_NOTICES)
-        taken, arrivals = host._taken, host.arrivals
-        for t, msg_id in zip(self.arrived_at[:count].tolist(),
-                             self.arrived_ids[:count].tolist()):
+        drops = list(zip(*self.broken_ids[:, :ints.item(N_BROKEN)].tolist(),
+                         self.broken_at[:ints.item(N_BROKEN)].tolist()))
+        taken, arrivals, nodes = host._taken, host.arrivals, self._ids
+        d = 0
+        for k, (t, msg_id) in enumerate(zip(self.arrived_at[:count].tolist(),
+                                            self.arrived_ids[:count].tolist())):
+            while d < len(drops) and drops[d][3] <= k:   # staged before this arrival
+                self._book_drop(*drops[d])
+                d += 1
             taken.pop(msg_id, None)
             if msg_id >= 0:
                 arrivals.append((t, data.pop(msg_id)))
             else:   # a notice (control ids are negative): its packet's source learns
                 notice = data.pop(msg_id).payload
                 host.losses.append((t, notice.packet, notice.reason, notice.src))
+        for drop in drops[d:]:
+            self._book_drop(*drop)
         host._unresolved -= count - notices
-        ints[N_ARRIVED] = ints[N_NOTICES] = 0
+        ints[N_ARRIVED] = ints[N_NOTICES] = ints[N_BROKEN] = 0
         count = ints.item(N_FIRST)
         if count:
-            nodes, waits = self._ids, host.first_waits
+            waits = host.first_waits
             for u, dst, wait in zip(*self.first_flows[:, :count].tolist(),
                                     self.first_waits[:count].tolist()):
                 waits[nodes[u], nodes[dst]] = wait
             ints[N_FIRST] = 0
+
+    def _book_drop(self, msg_id: int, u: int, notice: int, _, t: float) -> None:
+        """A data packet dropped at node position ``u`` at ``t`` at a MAC's failure
+        (:func:`broken`), into the host's books, with the notice it made (0: none)."""
+        host, node = self.host, self._ids[u]
+        msg = self._data.pop(msg_id)
+        host.booked_drop(t, node, msg, "link_break")
+        if notice:
+            self._data[notice] = host.notice(t, node, msg, "link_break", notice)
 
     def _count_losses(self) -> None:
         """The control packets lost since the last call, into the host's counts at once
         (the order their reasons first appear is the order of the run's figures)."""
         ints, host = self.ints, self.host
         for field, reason in ((N_LOST, "link_loss"), (N_DEAD, "dead_node"),
-                              (N_EXPIRED, "queue_expired")):
+                              (N_EXPIRED, "queue_expired"), (N_CTRL_BROKEN, "link_break")):
             if ints[field]:
                 host.control_lost[reason] += int(ints[field])
                 ints[field] = 0

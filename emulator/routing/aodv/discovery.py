@@ -79,7 +79,7 @@ from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, R
                                            gone_neighbours, hear_rerr, hear_rrep,
                                            hear_rreq)
 from emulator.routing.aodv.rtable import HOPS as ROUTE_HOPS, NEXT, SEQ as ROUTE_SEQ
-from emulator.routing.aodv.rtable import break_link, lost_cells, use
+from emulator.routing.aodv.rtable import break_link, lost_cells, new_routes, use
 from emulator.routing.base import IP_UDP_BYTES
 from emulator.routing.seen import remember, seen_key
 from emulator.transport import _TIMER
@@ -87,12 +87,13 @@ from emulator.routing.fanout import (_GROUP_START, _GROUP_TIME, _HEARD_IDS, EXPI
                                      NEED_UNIFORMS, NEED_VIEW, Fanout, hear)
 from emulator.routing.loop import (
     ASK, AV_END, AV_START, BETWEEN, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T,
-    DATA, DATA_IN_PYTHON, DRAWN, DST, FIRST_OWN_CODE, HOPS, IDLE, INTS, MAX_WAIT,
-    MSG_ID, N_DEAD, N_EXPIRED, N_LOST, NEED_FRAME_ALIVE, NEED_FRAME_UNIFORMS,
-    NEED_READY_VIEW, NEED_ROOM, NEXT_ID, ORIG, PHASE, RECEIVER, ROOM, RV_END, RV_START,
-    SENDER, SENDING, SENDS_AT, SENT, SEQ, SIZE, TYPE, CompiledLoop, after_unicast,
-    before, data_row, doubled, leaves, new_row, next_event, pythons, release,
-    routed, send_unicast, short_of_room, stage_control, take_send, unresolved)
+    DATA, DATA_IN_PYTHON, DRAWN, DST, FIRST_OWN_CODE, HOPS, IDLE, INTS, MAC_NOW,
+    MAX_WAIT, MSG_ID, N_DEAD, N_EXPIRED, N_LOST, NEED_FRAME_ALIVE, NEED_FRAME_UNIFORMS,
+    NEED_READY_VIEW, NEED_ROOM, NEXT_ID, ORIG, PHASE, RECEIVER, ROOM, ROWS_FREE, RV_END,
+    RV_START, SENDER, SENDING, SENDS_AT, SENT, SEQ, SIZE, TYPE, CompiledLoop,
+    after_unicast, before, broken, data_row, doubled, file_data, leaves, new_row,
+    next_event, pythons, release, routed, send_unicast, short_of_room, stage_control,
+    take_send, unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 
 #: A row's fields: the loop's (:data:`emulator.routing.loop.FIELDS`), then a RREQ's own
@@ -165,10 +166,12 @@ TOLD = 4
 # send a second; a RREQ's size, RREQs a node may originate a second, whether they ask
 # for gratuitous replies, the expanding ring's TTL_START, TTL_INCREMENT,
 # TTL_THRESHOLD, NET_DIAMETER, RREQ_RETRIES, TIMEOUT_BUFFER, the packets a node may
-# hold; whether the host's timers stop at a horizon, and its rank for timers
+# hold; whether the host's timers stop at a horizon, and its rank for timers; whether a
+# MAC's failure breaks the link
 (_RREP_BYTES, _RREP_ACK, _RERR_BYTES, _RERR_RATELIMIT, _RREQ_BYTES, _RREQ_RATELIMIT,
  _GRATUITOUS_ON, _TTL_START, _TTL_INCREMENT, _TTL_THRESHOLD, _NET_DIAMETER,
- _RREQ_RETRIES, _TIMEOUT_BUFFER, _QUEUE_LENGTH, _HAS_HORIZON, _TIMER_RANK) = range(3, 19)
+ _RREQ_RETRIES, _TIMEOUT_BUFFER, _QUEUE_LENGTH, _HAS_HORIZON, _TIMER_RANK,
+ _LINK_LAYER_FEEDBACK) = range(4, 21)
 
 
 @njit(cache=True, inline="always")
@@ -188,7 +191,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         last_broadcast, seqs, discovering, consts, lists, told, rerr_limits, arrived_at,
         arrived_ids, sent_at, sends_floats, sends_ints, flow_started, first_flows,
         first_waits, held, held_count, timer_time, timer_seq, timer_msg, timer_node,
-        timer_state, rreq_ids, discoveries, rreq_limits):
+        timer_state, rreq_ids, discoveries, rreq_limits, broken_at, broken_ids):
     """Take this calendar's events while they come before the host's next one
     ``(stop_t, stop_rank, stop_seq)`` and before ``until``; returns why it stopped (the
     module docstring). ``ints``/``floats``: the loop's state, which the host reads and
@@ -199,7 +202,8 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
     ``timer_*``: the discoveries' timers, a calendar of the host's timer rank
     (``timer_state[0]`` entries; ``node`` is the discovering node's position times n
     plus the destination's, ``msg`` the RREQ ID the timer waits for, or HELD_BACK).
-    Its 71 arguments cost about 2 us a call to check."""
+    ``broken_*``: the data packets dropped at a MAC's failure, staged for the host. Its
+    73 arguments cost about 2 us a call to check."""
     cal = (cal_time, cal_seq, cal_msg, cal_node)
     # the discoveries' arrays, one argument to the helpers inlined (a call of more
     # than 30 arguments is compiled as one of *args, which numba does not inline)
@@ -243,7 +247,8 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         # receiver at most: a gratuitous reply), a staged row, the packets a RREP
         # releases, a timer; and a key in the duplicate table for a RREQ originated
         room = _room(n, held.shape[1])
-        if (short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits)
+        if (short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits,
+                          broken_at)
                 or ints[GROUPS_FREE] < room or len(timer_time) - timer_state[0] < 2):
             return NEED_ROOM
         if seen_count[0] + 1 > len(seen_keys) // 2:
@@ -282,6 +287,10 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                                  reorder, lifetimes, out_floats, out_ints, arrived_at,
                                  arrived_ids, sent_at, flow_started, first_flows,
                                  first_waits, cal, found)
+                if code == MAC_NOW:
+                    code = _mac_now(ints, floats, times, consts, packets, refs, free_rows,
+                                    packet_lifetimes, sent_at, alive_ready, broken_at,
+                                    broken_ids, cal, found)
                 if code != IDLE:
                     return code
                 continue
@@ -300,6 +309,10 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                                     free_rows, packet_lifetimes, first, last, head, attrs,
                                     link_costs, alive, link_times, pool, reorder,
                                     out_floats, out_ints, arrived_at, arrived_ids, cal)
+                if code == MAC_NOW:
+                    code = _mac_now(ints, floats, times, consts, packets, refs, free_rows,
+                                    packet_lifetimes, sent_at, alive_ready, broken_at,
+                                    broken_ids, cal, found)
             else:
                 code = _hear_rrep(t, node, row, ints, times, packets, refs, free_rows,
                                   packet_lifetimes, hello_on, heard_at, heard_rank,
@@ -703,6 +716,25 @@ def _hello(t, u, n, ints, floats, times, consts, packets, refs, free_rows, cal, 
 
 
 @njit(cache=True, inline="always")
+def _mac_now(ints, floats, times, consts, packets, refs, free_rows, units, sent_at,
+             alive_ready, broken_at, broken_ids, cal, found):
+    """The current unicast's next hop is out of range: its sender's MAC gives up (the
+    host's ``mac_failed``): with link-layer feedback the link is broken (the protocol's
+    ``on_link_failure``: the neighbour lost, its routes' RERR), then the packet is
+    dropped (:func:`~emulator.routing.loop.broken`)."""
+    row, u, t = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
+    # the row was let go: what the drop needs is read before a RERR may take it
+    v, type_, msg_id, src = (packets[row, RECEIVER], packets[row, TYPE],
+                             packets[row, MSG_ID], packets[row, ORIG])
+    if consts[_LINK_LAYER_FEEDBACK]:
+        found.heard_at[u, v] = -np.inf   # heard again, it goes last in u's order
+        _link_broken(t, u, v, ints, times, consts, packets, refs, free_rows, cal, found)
+    broken(t, type_, msg_id, src, u, alive_ready, ints, consts, packets, refs, free_rows,
+           units, sent_at, broken_at, broken_ids, cal)
+    return IDLE
+
+
+@njit(cache=True, inline="always")
 def _link_broken(t, u, v, ints, times, consts, packets, refs, free_rows, cal, found):
     """``u``'s link to ``v`` is broken (the protocol's ``_link_broken``): the routes
     through it invalid, their sequence numbers raised, and a RERR of those with
@@ -873,6 +905,35 @@ def _rerr(t, u, entries, size_bytes, ints, refs, free_rows, packets, cal):
     return row
 
 
+def warm_up() -> None:
+    """Compile (or load) what the host's Python calls into the loop, with the types a
+    run gives it: a RREQ, RREP or RERR it sends, a packet held and taken back, a packet
+    filed (released, or a notice), and the protocol's route rule and rate limits. A
+    small run (``emulator.kernels.ready``) does all of these in the loop itself, and a
+    large one in Python too (a relay without a route: a RERR)."""
+    n, rows = 2, 8
+    cal, ints = new_calendar(rows), np.zeros(_INTS, np.int64)
+    refs, free_rows = np.zeros(rows, np.int64), np.arange(rows - 1, -1, -1, dtype=np.int64)
+    ints[ROWS_FREE] = rows
+    packets, units = np.zeros((rows, len(FIELDS)), np.int64), np.zeros(rows)
+    lists, sent_at = np.zeros((rows, 2, n), np.int64), np.zeros(rows)
+    file_rreq(0.0, 0, 1, -1, 0, 1, 1, 1, -1, 0, 1, 0, 52, *cal, ints, refs, free_rows,
+              packets)
+    file_rrep(0.0, 0, 2, -2, 1, 0, 1, 1, 1, 6.0, 0, 48, *cal, ints, refs, free_rows,
+              packets, units)
+    file_rerr(0.0, 0, 3, -3, np.zeros((2, 1), np.int64), 40, *cal, ints, refs, free_rows,
+              packets, lists)
+    held, held_count = np.zeros((n, 1), np.int64), np.zeros(n, np.int64)
+    hold(0, 0, 0, 1, 0, 56, 1.0, 0, 0.0, ints, refs, free_rows, packets, units, sent_at,
+         held, held_count)
+    unhold(0, 1, held, held_count, packets, refs, free_rows, ints, np.zeros(1, np.int64))
+    file_data(0.0, 0, 4, 0, -1, 0, 1, 0, 56, 1.0, 0, 0.0, 1, DATA, *cal, ints, refs,
+              free_rows, packets, units, sent_at)   # a packet released, a notice
+    lifetimes, routes = new_routes(n)
+    use(routes, lifetimes, 0, 1, 0, 0.0, 3.0)   # the protocol's next_hop
+    within_limit(0.0, np.zeros((n, 2)), 0, 10, 1.0)   # its RREQs' and RERRs' limits
+
+
 class RouteDiscoveries(CompiledLoop):
     """The route discoveries of an AODV run on the links medium, beside the host's
     calendar (:class:`~emulator.routing.host.RoutedTransport`), and its data packets'
@@ -897,7 +958,7 @@ class RouteDiscoveries(CompiledLoop):
                     p["rreq_ratelimit"], p["gratuitous_reply"], p["ttl_start"],
                     p["ttl_increment"], p["ttl_threshold"], p["net_diameter"],
                     p["rreq_retries"], p["timeout_buffer"], p["queue_length"],
-                    horizon is not None, _TIMER))
+                    horizon is not None, _TIMER, p["link_layer_feedback"]))
         n, capacity = self.n, len(self.refs)
         self.lists = np.zeros((capacity, 2, n), np.int64)   # a RERR's
         self.told = np.zeros(TOLD * n, np.int64)   # what a RERR walk writes (grown)
@@ -1051,7 +1112,7 @@ class RouteDiscoveries(CompiledLoop):
                 self.sends_floats, self.sends_ints, host.flow_started, self.first_flows,
                 self.first_waits, self.held, self.held_count, *self.timers,
                 self.timer_state, protocol.rreq_ids, protocol.discoveries,
-                protocol.rreq_limits)
+                protocol.rreq_limits, self.broken_at, self.broken_ids)
 
     def _row_arrays(self) -> tuple:
         return (*super()._row_arrays(), self.lists)
