@@ -101,7 +101,9 @@ def _message_columns() -> dict:
     from topologies.schema import Field
 
     return {
-        "msg_id": Field("integer", doc="the message's id, unique in the frame"),
+        "msg_id": Field("integer", low=0,
+                        doc="the message's id, unique in the frame (negative ids are a "
+                            "routing protocol's control messages')"),
         "src": Field("integer", doc="the node that sends it (a node of the graph)"),
         "dst": Field("integer", doc="the node it is for (a node of the graph)"),
         "sent_at": Field("number", low=0, doc="when it is sent, in time units"),

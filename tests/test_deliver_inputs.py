@@ -84,7 +84,9 @@ class NoSnapshot:
     (line(3), messages((0, 0, 2, 0.0, 1e30)), {}, ValueError,
      "messages.size_bytes: expected an integer >= 0, got 1e+30 (row 0)"),
     (line(3), messages((True, 0, 2, 0.0, 5)), {}, ValueError,
-     "messages.msg_id: expected an integer, got True (row 0)"),
+     "messages.msg_id: expected an integer >= 0, got True (row 0)"),
+    (line(3), messages((-1, 0, 2, 0.0, 5)), {}, ValueError,
+     "messages.msg_id: expected an integer >= 0, got -1 (row 0)"),
 ])
 def test_bad_input_is_named(graph, msgs, options, error, message):
     with pytest.raises(error) as raised:
@@ -284,7 +286,7 @@ def malformed(draw, target_name):
         value = draw(st.sampled_from(CELLS))
         rows[name][row] = math.nan if value is MISSING else value
         others = rows[name][:row] + rows[name][row + 1:]
-        valid = {"msg_id": integer(value) and value not in others,
+        valid = {"msg_id": integer(value) and value >= 0 and value not in others,
                  "src": integer(value) and value in g, "dst": integer(value) and value in g,
                  "sent_at": number(value) and math.isfinite(value) and value >= 0,
                  "size_bytes": integer(value) and value >= 0}[name]

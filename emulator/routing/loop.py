@@ -82,7 +82,7 @@ DATA = -1
 # link: a control packet is counted lost)
 NOT_SENT = -1
 #: ``ints``' fields (HEAP_SIZE is the calendar's, first); a protocol's own follow, from
-#: ``INTS``. The first twelve are what the host reads after every call, in one slice
+#: ``INTS``. The first fourteen are what the host reads after every call, in one slice
 #: (:data:`_READ`). ``UNRESOLVED``: the host's data packets neither delivered nor
 #: dropped when the call began (:func:`unresolved`); ``N_NOTICES``: how many of the
 #: ``N_ARRIVED`` staged are notices.
@@ -502,14 +502,14 @@ class CompiledLoop:
         ``seq``."""
         self._make_room()
         pos, ledger = self.host._gpos, self.host.ledger
+        if msg.msg_id < 0:   # a notice (control ids are negative): a control kind (-1)
+            type_, kind = self.notice_type, -1
+        else:
+            type_, kind = DATA, 0 if ledger is None else ledger.kind_code(msg.kind)
         file_data(t, pos[u], seq, msg.msg_id, -1 if v < 0 else pos[v], pos[msg.src],
-                  pos[msg.dst], hops, msg.size_bytes, msg.size_units,
-                  # a notice's kind is a control packet's (-1: "routing" in the ledger)
-                  -1 if msg.msg_id < 0 else 0 if ledger is None
-                  else ledger.kind_code(msg.kind), msg.sent_at,
-                  int(at_source), DATA if msg.msg_id >= 0 else self.notice_type,
-                  *self.calendar, self.ints, self.refs, self.free_rows, self.packets,
-                  self.units, self.sent_at)
+                  pos[msg.dst], hops, msg.size_bytes, msg.size_units, kind, msg.sent_at,
+                  int(at_source), type_, *self.calendar, self.ints, self.refs,
+                  self.free_rows, self.packets, self.units, self.sent_at)
         self._data[msg.msg_id] = msg
         self._filed((t, rank, seq))
 
