@@ -59,7 +59,6 @@ from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.seen import Seen, new_latest, remember, seen_key
 
 
-
 class _Node:
     """What one node knows: its position, sequence number, routes, held packets (the
     neighbours it has heard, the RREQs it has seen, its last RREQ ID and its
@@ -133,9 +132,10 @@ class Aodv(Protocol):
             for i, u in enumerate(self.nodes)}
 
     def compiled_loop(self, host):
-        """Route discoveries and errors (RREQs, RREPs and RERRs) in one compiled loop
-        beside the host's calendar (:mod:`.discovery`), which reads the host's
-        positions as its own."""
+        """Route discoveries and errors (RREQs, RREPs and RERRs), data hops and notices,
+        the packets held for a route and the discoveries' timers and HELLO ticks in one
+        compiled loop beside the host's calendar (:mod:`.discovery`), which reads the
+        host's positions as its own."""
         if host._gids.tolist() != self.nodes:
             return None
         loop = RouteDiscoveries(host, self)
