@@ -217,10 +217,10 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
     of one packet (full queues met: the packets a source holds are the loop's rows,
     sent by it when a RREP comes back, taken by Python when a discovery fails; the
     discoveries' timeouts and the HELLO ticks are the loop's timers; a next hop out of
-    range breaks the link and drops the packet there). The data packets handed back
-    to Python are met in each run (no route at a relay; a MAC's failure learnt at the
-    arrival where frames are lost), and one that waits too long for its link in the
-    second."""
+    range breaks the link and drops the packet there, and so does a relay without a
+    route, with a RERR). The data packets handed back to Python are met in each run (a
+    node down, a packet back at its source; a MAC's failure learnt at the arrival where
+    frames are lost), and one that waits too long for its link in the second."""
     from emulator.routing import loop
     from emulator.routing.aodv import discovery
     from emulator.routing.aodv.discovery import RouteDiscoveries

@@ -82,13 +82,17 @@ DATA = -1
 # link: a control packet is counted lost)
 NOT_SENT = -1
 #: ``ints``' fields (HEAP_SIZE is the calendar's, first); a protocol's own follow, from
-#: ``INTS``. The first fourteen are what the host reads after every call, in one slice
+#: ``INTS``. The first fifteen are what the host reads after every call, in one slice
 #: (:data:`_READ`). ``UNRESOLVED``: the host's data packets neither delivered nor
 #: dropped when the call began (:func:`unresolved`); ``N_NOTICES``: how many of the
 #: ``N_ARRIVED`` staged are notices.
-(SEQ, NEXT_ID, DRAWN, STAGED, N_LOST, N_DEAD, N_EXPIRED, N_ARRIVED, N_FIRST, N_BROKEN,
- N_CTRL_BROKEN, SENDS_AT, SENDS_END, PHASE, ROWS_FREE, ROOM, CURRENT_ROW, CURRENT_NODE,
- CURRENT_SEQ, LINK, DROPPED, MAC_SEQ, UNRESOLVED, N_NOTICES, INTS) = range(1, 26)
+(SEQ, NEXT_ID, DRAWN, STAGED, N_LOST, N_DEAD, N_EXPIRED, N_ARRIVED, N_FIRST, N_DROPS,
+ N_CTRL_LINK_BREAK, N_CTRL_NO_ROUTE, SENDS_AT, SENDS_END, PHASE, ROWS_FREE, ROOM,
+ CURRENT_ROW, CURRENT_NODE, CURRENT_SEQ, LINK, DROPPED, MAC_SEQ, UNRESOLVED, N_NOTICES,
+ INTS) = range(1, 27)
+#: Why the loop drops a packet itself (:func:`drop_here`), by code.
+DROP_REASONS = ("link_break", "no_route")
+LINK_BREAK, NO_ROUTE = 0, 1
 _READ = SENDS_END + 1
 #: ``floats``' fields: the ready view's span, the arrival view's, the time asked about,
 #: the current event's time, the current frame's start and arrival.
@@ -162,25 +166,25 @@ def next_event(ints, cal_time, cal_seq, sends_floats, sends_ints):
 
 
 @njit(cache=True, inline="always")
-def short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits, broken_at):
+def short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits, drops_at):
     """Whether less than ``room`` rows or calendar entries are free, or the staging
     arrays are full (numba checks no bounds)."""
     return (ints[ROWS_FREE] < room or len(cal_time) - ints[HEAP_SIZE] < room
             or ints[STAGED] >= out_floats.shape[1] or ints[N_ARRIVED] >= len(arrived_ids)
-            or ints[N_FIRST] >= len(first_waits) or ints[N_BROKEN] >= len(broken_at))
+            or ints[N_FIRST] >= len(first_waits) or ints[N_DROPS] >= len(drops_at))
 
 
 @njit(cache=True, inline="always")
-def broken(t, type_, msg_id, src, u, alive_ready, ints, consts, packets, refs,
-           free_rows, units, sent_at, broken_at, broken_ids, cal):
-    """A packet (of ``type_``, id ``msg_id``, from ``src``) is dropped at ``u`` at ``t``:
-    its sender's MAC gave up on a link that is gone (the host's ``drop``, for
-    "link_break"). A control packet or a notice is counted; a data packet's drop is
-    staged for the host's books, with the notice ``u`` sends its source if ``u`` is a
-    relay (routed from here like data, its number the next control id: 0 for none).
-    Room made for a row and an event."""
+def drop_here(t, reason, type_, msg_id, src, u, alive_ready, ints, consts, packets, refs,
+              free_rows, units, sent_at, drops_at, drop_ids, cal):
+    """A packet (of ``type_``, id ``msg_id``, from ``src``) is dropped at ``u`` at ``t``
+    for ``reason`` (:data:`DROP_REASONS`: its sender's MAC gave up on a link that is
+    gone, or a relay has no route; the host's ``drop``). A control packet or a notice
+    is counted; a data packet's drop is staged for the host's books, with the notice
+    ``u`` sends its source if ``u`` is a relay (routed from here like data, its number
+    the next control id: 0 for none). Room made for a row and an event."""
     if type_ != DATA:
-        ints[N_CTRL_BROKEN] += 1
+        ints[N_CTRL_LINK_BREAK if reason == LINK_BREAK else N_CTRL_NO_ROUTE] += 1
         return
     notice = 0
     if u != src and alive_ready[u]:   # a dead node tells no one
@@ -193,11 +197,12 @@ def broken(t, type_, msg_id, src, u, alive_ready, ints, consts, packets, refs,
         packets[new, TYPE] = consts[NOTICE_TYPE]
         ints[SEQ] += 1
         calendar_push(cal, ints, t, ints[SEQ], new, u)
-    b = ints[N_BROKEN]
-    broken_at[b] = t
-    broken_ids[0, b], broken_ids[1, b], broken_ids[2, b] = msg_id, u, notice
-    broken_ids[3, b] = ints[N_ARRIVED]   # the arrivals staged before it, for the order
-    ints[N_BROKEN] = b + 1
+    b = ints[N_DROPS]
+    drops_at[b] = t
+    drop_ids[0, b], drop_ids[1, b], drop_ids[2, b] = msg_id, u, notice
+    drop_ids[3, b] = ints[N_ARRIVED]   # the arrivals staged before it, for the order
+    drop_ids[4, b] = reason
+    ints[N_DROPS] = b + 1
 
 
 @njit(cache=True, inline="always")
@@ -221,7 +226,7 @@ def take_send(t, seq, ints, floats, sends_floats, sends_ints, refs, free_rows, p
 def unresolved(ints):
     """The host's data packets neither delivered nor dropped now (the host's
     ``_unresolved``, less those delivered or dropped since the call began)."""
-    return ints[UNRESOLVED] - (ints[N_ARRIVED] - ints[N_NOTICES]) - ints[N_BROKEN]
+    return ints[UNRESOLVED] - (ints[N_ARRIVED] - ints[N_NOTICES]) - ints[N_DROPS]
 
 
 @njit(cache=True, inline="always")
@@ -461,9 +466,9 @@ class CompiledLoop:
         self._data: dict = {}
         # flows' first packets' waits, staged (source and destination, wait)
         self.first_flows, self.first_waits = np.zeros((2, 1024), np.int64), np.zeros(1024)
-        # data packets dropped at a MAC's failure, staged: when, and their id, node,
-        # notice and the arrivals staged before them (broken())
-        self.broken_at, self.broken_ids = np.zeros(1024), np.zeros((4, 1024), np.int64)
+        # data packets the loop dropped, staged: when, and their id, node, notice, the
+        # arrivals staged before them and why (drop_here())
+        self.drops_at, self.drop_ids = np.zeros(1024), np.zeros((5, 1024), np.int64)
         # the host's sends taken (SENDS_INTS), from ints[SENDS_AT] to ints[SENDS_END]
         self.sends_floats = np.zeros((2, 0))
         self.sends_ints = np.zeros((len(SENDS_INTS), 0), np.int64)
@@ -562,10 +567,10 @@ class CompiledLoop:
                 host._seq, host._next_control_id, host._drawn, host._unresolved)
             code = kernel(stop_t, stop_rank, stop_seq, until, rank, *self._arguments())
             (heap, host._seq, host._next_control_id, host._drawn, staged, lost, dead,
-             expired, arrived, firsts, dropped, ctrl_dropped, at,
+             expired, arrived, firsts, dropped, ctrl_broken, ctrl_unrouted, at,
              end) = ints[:_READ].tolist()
             host._staged = staged > 0
-            if lost or dead or expired or ctrl_dropped:
+            if lost or dead or expired or ctrl_broken or ctrl_unrouted:
                 self._count_losses()
             if arrived or firsts or dropped:
                 self._arrived()
@@ -638,16 +643,16 @@ class CompiledLoop:
         return event if send is None or event < send else send
 
     def _arrived(self) -> None:
-        """The packets delivered and the data packets dropped at a MAC's failure
-        (:func:`broken`) since the last call, into the host's books in the order they
+        """The packets delivered and the data packets the loop dropped
+        (:func:`drop_here`) since the last call, into the host's books in the order they
         were staged (as its ``_after_hop`` books an arrival and its ``drop`` a drop), at
         once: what its timers ask (``_unresolved``) stays in step, and what the sources
         learn (a drop at the source, a notice arrived) is in the run's order; and the
         flows' first waits, in the order found."""
         ints, host, data = self.ints, self.host, self._data
         count, notices = ints.item(N_ARRIVED), ints.item(N_NOTICES)
-        drops = list(zip(*self.broken_ids[:, :ints.item(N_BROKEN)].tolist(),
-                         self.broken_at[:ints.item(N_BROKEN)].tolist()))
+        drops = list(zip(*self.drop_ids[:, :ints.item(N_DROPS)].tolist(),
+                         self.drops_at[:ints.item(N_DROPS)].tolist()))
         taken, arrivals, nodes = host._taken, host.arrivals, self._ids
         d = 0
         for k, (t, msg_id) in enumerate(zip(self.arrived_at[:count].tolist(),
@@ -664,7 +669,7 @@ class CompiledLoop:
         for drop in drops[d:]:
             self._book_drop(*drop)
         host._unresolved -= count - notices
-        ints[N_ARRIVED] = ints[N_NOTICES] = ints[N_BROKEN] = 0
+        ints[N_ARRIVED] = ints[N_NOTICES] = ints[N_DROPS] = 0
         count = ints.item(N_FIRST)
         if count:
             waits = host.first_waits
@@ -673,21 +678,24 @@ class CompiledLoop:
                 waits[nodes[u], nodes[dst]] = wait
             ints[N_FIRST] = 0
 
-    def _book_drop(self, msg_id: int, u: int, notice: int, _, t: float) -> None:
-        """A data packet dropped at node position ``u`` at ``t`` at a MAC's failure
-        (:func:`broken`), into the host's books, with the notice it made (0: none)."""
-        host, node = self.host, self._ids[u]
+    def _book_drop(self, msg_id: int, u: int, notice: int, _, reason: int,
+                   t: float) -> None:
+        """A data packet dropped at node position ``u`` at ``t`` for ``reason``
+        (:func:`drop_here`), into the host's books, with the notice it made (0: none)."""
+        host, node, why = self.host, self._ids[u], DROP_REASONS[reason]
         msg = self._data.pop(msg_id)
-        host.booked_drop(t, node, msg, "link_break")
+        host.booked_drop(t, node, msg, why)
         if notice:
-            self._data[notice] = host.notice(t, node, msg, "link_break", notice)
+            self._data[notice] = host.notice(t, node, msg, why, notice)
 
     def _count_losses(self) -> None:
         """The control packets lost since the last call, into the host's counts at once
         (the order their reasons first appear is the order of the run's figures)."""
         ints, host = self.ints, self.host
         for field, reason in ((N_LOST, "link_loss"), (N_DEAD, "dead_node"),
-                              (N_EXPIRED, "queue_expired"), (N_CTRL_BROKEN, "link_break")):
+                              (N_EXPIRED, "queue_expired"),
+                              (N_CTRL_LINK_BREAK, "link_break"),
+                              (N_CTRL_NO_ROUTE, "no_route")):
             if ints[field]:
                 host.control_lost[reason] += int(ints[field])
                 ints[field] = 0

@@ -87,13 +87,13 @@ from emulator.routing.fanout import (_GROUP_START, _GROUP_TIME, _HEARD_IDS, EXPI
                                      NEED_UNIFORMS, NEED_VIEW, Fanout, hear)
 from emulator.routing.loop import (
     ASK, AV_END, AV_START, BETWEEN, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T,
-    DATA, DATA_IN_PYTHON, DRAWN, DST, FIRST_OWN_CODE, HOPS, IDLE, INTS, MAC_NOW,
-    MAX_WAIT, MSG_ID, N_DEAD, N_EXPIRED, N_LOST, NEED_FRAME_ALIVE, NEED_FRAME_UNIFORMS,
-    NEED_READY_VIEW, NEED_ROOM, NEXT_ID, ORIG, PHASE, RECEIVER, ROOM, ROWS_FREE, RV_END,
-    RV_START, SENDER, SENDING, SENDS_AT, SENT, SEQ, SIZE, TYPE, CompiledLoop,
-    after_unicast, before, broken, data_row, doubled, file_data, leaves, new_row,
-    next_event, pythons, release, routed, send_unicast, short_of_room, stage_control,
-    take_send, unresolved)
+    DATA, DATA_IN_PYTHON, DRAWN, DST, FIRST_OWN_CODE, HOPS, IDLE, INTS, LINK_BREAK,
+    MAC_NOW, MAX_WAIT, MSG_ID, N_DEAD, N_EXPIRED, N_LOST, NEED_FRAME_ALIVE,
+    NEED_FRAME_UNIFORMS, NEED_READY_VIEW, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, PHASE,
+    RECEIVER, ROOM, ROWS_FREE, RV_END, RV_START, SENDER, SENDING, SENDS_AT, SENT, SEQ, SIZE,
+    TYPE, CompiledLoop, after_unicast, before, data_row, doubled, drop_here, file_data,
+    leaves, new_row, next_event, pythons, release, routed, send_unicast, short_of_room,
+    stage_control, take_send, unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 
 #: A row's fields: the loop's (:data:`emulator.routing.loop.FIELDS`), then a RREQ's own
@@ -146,11 +146,12 @@ HELLO_TICK = -3
 #: What :func:`run` hands its helpers as one argument: the packets held, the timers
 #: (a calendar and its size), the discoveries, the rate limits, the nodes' sequence
 #: numbers and RREQ IDs, the routes, the last broadcasts, the duplicate table, the
-#: neighbours heard, the walks' scratch, the RERRs' lists (:func:`run`'s arguments).
+#: neighbours heard, the walks' scratch, the RERRs' lists, the drops staged
+#: (:func:`run`'s arguments).
 Found = namedtuple("Found", "held held_count timers timer_state discovering discoveries "
                             "rreq_limits rreq_ids seqs routes last_broadcast seen_keys "
                             "seen_untils seen_count lifetimes heard_at heard_rank todo "
-                            "rerr_limits lists")
+                            "rerr_limits lists drops_at drop_ids")
 
 # ``ints``' own fields: the free groups, a failed discovery's destination
 GROUPS_FREE, FAILED_DST, _INTS = INTS, INTS + 1, INTS + 2
@@ -191,7 +192,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         last_broadcast, seqs, discovering, consts, lists, told, rerr_limits, arrived_at,
         arrived_ids, sent_at, sends_floats, sends_ints, flow_started, first_flows,
         first_waits, held, held_count, timer_time, timer_seq, timer_msg, timer_node,
-        timer_state, rreq_ids, discoveries, rreq_limits, broken_at, broken_ids):
+        timer_state, rreq_ids, discoveries, rreq_limits, drops_at, drop_ids):
     """Take this calendar's events while they come before the host's next one
     ``(stop_t, stop_rank, stop_seq)`` and before ``until``; returns why it stopped (the
     module docstring). ``ints``/``floats``: the loop's state, which the host reads and
@@ -202,7 +203,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
     ``timer_*``: the discoveries' timers, a calendar of the host's timer rank
     (``timer_state[0]`` entries; ``node`` is the discovering node's position times n
     plus the destination's, ``msg`` the RREQ ID the timer waits for, or HELD_BACK).
-    ``broken_*``: the data packets dropped at a MAC's failure, staged for the host. Its
+    ``drop*``: the data packets the loop dropped, staged for the host. Its
     73 arguments cost about 2 us a call to check."""
     cal = (cal_time, cal_seq, cal_msg, cal_node)
     # the discoveries' arrays, one argument to the helpers inlined (a call of more
@@ -210,7 +211,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
     found = Found(held, held_count, (timer_time, timer_seq, timer_msg, timer_node),
                   timer_state, discovering, discoveries, rreq_limits, rreq_ids, seqs,
                   routes, last_broadcast, seen_keys, seen_untils, seen_count, lifetimes,
-                  heard_at, heard_rank, todo, rerr_limits, lists)
+                  heard_at, heard_rank, todo, rerr_limits, lists, drops_at, drop_ids)
     n = len(heard_at)
     while True:
         phase = ints[PHASE]
@@ -248,7 +249,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         # releases, a timer; and a key in the duplicate table for a RREQ originated
         room = _room(n, held.shape[1])
         if (short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits,
-                          broken_at)
+                          drops_at)
                 or ints[GROUPS_FREE] < room or len(timer_time) - timer_state[0] < 2):
             return NEED_ROOM
         if seen_count[0] + 1 > len(seen_keys) // 2:
@@ -289,8 +290,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                                  first_waits, cal, found)
                 if code == MAC_NOW:
                     code = _mac_now(ints, floats, times, consts, packets, refs, free_rows,
-                                    packet_lifetimes, sent_at, alive_ready, broken_at,
-                                    broken_ids, cal, found)
+                                    packet_lifetimes, sent_at, alive_ready, cal, found)
                 if code != IDLE:
                     return code
                 continue
@@ -311,8 +311,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                                     out_floats, out_ints, arrived_at, arrived_ids, cal)
                 if code == MAC_NOW:
                     code = _mac_now(ints, floats, times, consts, packets, refs, free_rows,
-                                    packet_lifetimes, sent_at, alive_ready, broken_at,
-                                    broken_ids, cal, found)
+                                    packet_lifetimes, sent_at, alive_ready, cal, found)
             else:
                 code = _hear_rrep(t, node, row, ints, times, packets, refs, free_rows,
                                   packet_lifetimes, hello_on, heard_at, heard_rank,
@@ -553,9 +552,12 @@ def _data_hop(sending, ints, floats, times, consts, packets, refs, free_rows,
     on if its route is valid (the route kept active, as :func:`~.rtable.use` does for
     the protocol's ``next_hop``), then its frame
     (:func:`~emulator.routing.loop.send_unicast`); at its source without a route, held
-    while a discovery looks for one (:func:`_held_at_source`). Anything else is
-    Python's (:func:`~emulator.routing.loop.pythons`, :data:`DATA_IN_PYTHON`). One
-    Python filed (``sending``) has its next hop already. ``found``: the discoveries'
+    while a discovery looks for one (:func:`_held_at_source`); at a relay without one,
+    dropped (a RERR for its destination, §6.11 (ii); a notice without a route is
+    dropped anywhere). Anything else is Python's
+    (:func:`~emulator.routing.loop.pythons`, :data:`DATA_IN_PYTHON`: its node down, its
+    TTL spent, back at its source, its source's queue full). One Python filed
+    (``sending``) has its next hop already. ``found``: the discoveries'
     arrays and the routes (:func:`run`; at most 30 arguments are inlined)."""
     row, u, t = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
     routes = found.routes
@@ -567,12 +569,25 @@ def _data_hop(sending, ints, floats, times, consts, packets, refs, free_rows,
         if nxt < 0:
             # pythons() let through only the packets at their source before their
             # first hop, and those at a relay; a notice never waits for a route
-            at_source = u == packets[row, ORIG] and packets[row, TYPE] == DATA
-            if at_source and _held_at_source(t, u, row, len(routes), ints, times, consts,
-                                             packets, refs, free_rows, cal, found):
-                return IDLE
+            type_, dst, src = packets[row, TYPE], packets[row, DST], packets[row, ORIG]
+            if type_ == DATA and u == src:
+                if _held_at_source(t, u, row, len(routes), ints, times, consts, packets,
+                                   refs, free_rows, cal, found):
+                    return IDLE
+                release(refs, free_rows, ints, row)
+                return DATA_IN_PYTHON   # its queue is full: Python drops it
+            msg_id = packets[row, MSG_ID]
             release(refs, free_rows, ints, row)
-            return DATA_IN_PYTHON
+            drop_here(t, NO_ROUTE, type_, msg_id, src, u, alive_ready, ints, consts,
+                      packets, refs, free_rows, packet_lifetimes, sent_at, found.drops_at,
+                      found.drop_ids, cal)
+            if type_ == DATA:   # §6.11 (ii): a packet to forward and no route
+                new = _rerr_from(t, u, 1, ints, times, consts, packets, refs, free_rows,
+                                 cal, found)
+                if new >= 0:   # (dst, its sequence number, none counted 0)
+                    found.lists[new, 0, 0] = dst
+                    found.lists[new, 1, 0] = max(routes[u, dst, ROUTE_SEQ], 0)
+            return IDLE
         leaves(t, row, u, nxt, ints, packets, sent_at, flow_started, first_flows,
                first_waits)
     return send_unicast(ints, floats, times[MAX_WAIT], consts, packets, refs, free_rows,
@@ -717,11 +732,11 @@ def _hello(t, u, n, ints, floats, times, consts, packets, refs, free_rows, cal, 
 
 @njit(cache=True, inline="always")
 def _mac_now(ints, floats, times, consts, packets, refs, free_rows, units, sent_at,
-             alive_ready, broken_at, broken_ids, cal, found):
+             alive_ready, cal, found):
     """The current unicast's next hop is out of range: its sender's MAC gives up (the
     host's ``mac_failed``): with link-layer feedback the link is broken (the protocol's
     ``on_link_failure``: the neighbour lost, its routes' RERR), then the packet is
-    dropped (:func:`~emulator.routing.loop.broken`)."""
+    dropped (:func:`~emulator.routing.loop.drop_here`)."""
     row, u, t = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
     # the row was let go: what the drop needs is read before a RERR may take it
     v, type_, msg_id, src = (packets[row, RECEIVER], packets[row, TYPE],
@@ -729,8 +744,8 @@ def _mac_now(ints, floats, times, consts, packets, refs, free_rows, units, sent_
     if consts[_LINK_LAYER_FEEDBACK]:
         found.heard_at[u, v] = -np.inf   # heard again, it goes last in u's order
         _link_broken(t, u, v, ints, times, consts, packets, refs, free_rows, cal, found)
-    broken(t, type_, msg_id, src, u, alive_ready, ints, consts, packets, refs, free_rows,
-           units, sent_at, broken_at, broken_ids, cal)
+    drop_here(t, LINK_BREAK, type_, msg_id, src, u, alive_ready, ints, consts, packets,
+              refs, free_rows, units, sent_at, found.drops_at, found.drop_ids, cal)
     return IDLE
 
 
@@ -742,14 +757,25 @@ def _link_broken(t, u, v, ints, times, consts, packets, refs, free_rows, cal, fo
     routes, lifetimes, lists = found.routes, found.lifetimes, found.lists
     told = found.todo[1]
     count = break_link(routes, lifetimes, u, v, t + times[_DELETE_PERIOD], True, told)
-    if count and within_limit(t, found.rerr_limits, u, consts[_RERR_RATELIMIT],
-                              times[_RATELIMIT_INTERVAL]):
-        found.last_broadcast[u] = t
-        row = _rerr(t, u, count, consts[_RERR_BYTES] + 8 * count, ints, refs, free_rows,
-                    packets, cal)
+    row = _rerr_from(t, u, count, ints, times, consts, packets, refs, free_rows, cal,
+                     found) if count else -1
+    if row >= 0:
         for e in range(count):   # (dst, its sequence number, none counted 0)
             lists[row, 0, e] = told[e]
             lists[row, 1, e] = max(routes[u, told[e], ROUTE_SEQ], 0)
+
+
+@njit(cache=True, inline="always")
+def _rerr_from(t, u, entries, ints, times, consts, packets, refs, free_rows, cal, found):
+    """``u`` broadcasts a RERR of ``entries`` destinations at ``t`` unless it sent
+    RERR_RATELIMIT this second (the protocol's ``_send_rerr``, §6.11); returns its row
+    (-1: none), whose list the caller fills."""
+    if not within_limit(t, found.rerr_limits, u, consts[_RERR_RATELIMIT],
+                        times[_RATELIMIT_INTERVAL]):
+        return -1
+    found.last_broadcast[u] = t
+    return _rerr(t, u, entries, consts[_RERR_BYTES] + 8 * entries, ints, refs, free_rows,
+                 packets, cal)
 
 
 @njit(cache=True, inline="always")
@@ -1112,7 +1138,7 @@ class RouteDiscoveries(CompiledLoop):
                 self.sends_floats, self.sends_ints, host.flow_started, self.first_flows,
                 self.first_waits, self.held, self.held_count, *self.timers,
                 self.timer_state, protocol.rreq_ids, protocol.discoveries,
-                protocol.rreq_limits, self.broken_at, self.broken_ids)
+                protocol.rreq_limits, self.drops_at, self.drop_ids)
 
     def _row_arrays(self) -> tuple:
         return (*super()._row_arrays(), self.lists)
