@@ -45,10 +45,13 @@ handed over at each return (the protocol's timers stop when nothing is left to
 deliver, so the host's count must be in step). :func:`run` returns when its next
 event is not before the host's, or when it needs what only Python has: the view of
 another epoch, uniforms, room in the duplicate table or in its own arrays; and it hands
-Python what Python does: a MAC's failure (no link, or a frame lost or a receiver dead,
-learnt at the arrival: the timer's number kept), a RREP with the A flag (answered with
-a RREP-ACK), a data packet to drop or expired at its link, a source's full queue, a
-discovery failed (its packets dropped), a HELLO due (sent by Python). After Python has
+Python what Python does: a MAC's failure learnt at the arrival (a frame lost or a
+receiver dead: the timer's number kept), a RREP with the A flag (answered with a
+RREP-ACK), a data packet at a node down, its TTL spent, back at its source or expired
+at its link, a source's full queue, a discovery failed (its packets dropped), a HELLO
+due (sent by Python). A next hop out of range and a relay without a route are the
+loop's: the packet is dropped here and the drop staged for the host's books
+(:func:`~emulator.routing.loop.drop_here`, with the notice a relay sends). After Python has
 filed something the host's loop looks again, since that may come first. A group that
 holds its own sender (only a self-loop makes one: input validation refuses them) is an
 error (:data:`SELF_HEARD`).
