@@ -323,35 +323,55 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
             if code != IDLE:
                 return code
             continue
-        row, group = cal_msg[0], -1 - node   # a group hears it
-        count = group_len[group]
-        sender = packets[row, SENDER]
-        for k in range(count):
-            if groups[group, k] == sender:   # only a self-loop makes one
-                ints[CURRENT_NODE] = sender
-                return SELF_HEARD
-        if packets[row, TYPE] == _RERR:
-            if count * packets[row, _ENTRIES] > len(told):   # what the walk may write
-                ints[ROOM] = count * packets[row, _ENTRIES]
-                return NEED_ROOM
-            _calendar_pop(cal, ints)
-            ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
-            _hear_rerr(t, sender, row, groups[group, :count], ints, floats, times,
-                       consts, packets, refs, free_rows, groups, free_groups, hello_on,
-                       heard_at, heard_rank, heard_next, lifetimes, routes, todo, told,
-                       lists, rerr_limits, last_broadcast, cal)
-            continue
-        if seen_count[0] + count > len(seen_keys) // 2:
-            floats[ASK], ints[ROOM] = t, count
-            return NEED_SEEN
+        code = _group_hears(t, -1 - node, ints, floats, times, consts, packets, refs,
+                            free_rows, groups, group_len, free_groups, hello_on,
+                            heard_next, latest, told, packet_lifetimes, cal, found)
+        if code != IDLE:
+            return code
+
+
+@njit(cache=True, inline="always")
+def _group_hears(t, group, ints, floats, times, consts, packets, refs, free_rows, groups,
+                 group_len, free_groups, hello_on, heard_next, latest, told,
+                 packet_lifetimes, cal, found):
+    """The receivers of ``group`` (the calendar's first event) hear its RREQ or RERR
+    at ``t``: walked (:func:`_hear_rreq`, :func:`_hear_rerr`), then what each one
+    does, in order; or what the walk needs first (room for a RERR walk's output, or
+    in the duplicate table), the event left in the calendar. A group that holds its
+    sender is an error (:data:`SELF_HEARD`)."""
+    row, count = cal[2][0], group_len[group]
+    sender = packets[row, SENDER]
+    for k in range(count):
+        if groups[group, k] == sender:   # only a self-loop makes one
+            ints[CURRENT_NODE] = sender
+            return SELF_HEARD
+    heard_at, heard_rank, lifetimes = found.heard_at, found.heard_rank, found.lifetimes
+    routes, todo = found.routes, found.todo
+    if packets[row, TYPE] == _RERR:
+        if count * packets[row, _ENTRIES] > len(told):   # what the walk may write
+            ints[ROOM] = count * packets[row, _ENTRIES]
+            return NEED_ROOM
         _calendar_pop(cal, ints)
-        ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
-        listed = _hear_rreq(t, sender, row, groups[group, :count], times, packets,
-                            hello_on, heard_at, heard_rank, heard_next, lifetimes, routes,
-                            latest, seen_keys, seen_untils, seen_count, todo)
-        _answer_or_send_on(ints, floats, times, consts, packets, refs, free_rows, groups,
-                           group_len, free_groups, todo, last_broadcast, seqs, routes,
-                           lifetimes, packet_lifetimes, cal, listed)
+        ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, -1 - group, t
+        _hear_rerr(t, sender, row, groups[group, :count], ints, floats, times, consts,
+                   packets, refs, free_rows, groups, free_groups, hello_on, heard_at,
+                   heard_rank, heard_next, lifetimes, routes, todo, told, found.lists,
+                   found.rerr_limits, found.last_broadcast, cal)
+        return IDLE
+    seen_keys, seen_untils, seen_count = (found.seen_keys, found.seen_untils,
+                                          found.seen_count)
+    if seen_count[0] + count > len(seen_keys) // 2:
+        floats[ASK], ints[ROOM] = t, count
+        return NEED_SEEN
+    _calendar_pop(cal, ints)
+    ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, -1 - group, t
+    listed = _hear_rreq(t, sender, row, groups[group, :count], times, packets, hello_on,
+                        heard_at, heard_rank, heard_next, lifetimes, routes, latest,
+                        seen_keys, seen_untils, seen_count, todo)
+    _answer_or_send_on(ints, floats, times, consts, packets, refs, free_rows, groups,
+                       group_len, free_groups, todo, found.last_broadcast, found.seqs,
+                       routes, lifetimes, packet_lifetimes, cal, listed)
+    return IDLE
 
 
 @njit(cache=True, inline="always")
