@@ -468,12 +468,9 @@ def _pass_on(ints, floats, times, consts, packets, refs, free_rows, groups, free
     for j in range(count):
         k, many = todo[0, j], todo[2, j]
         if many:
-            u = groups[group, k]
-            if within_limit(t, rerr_limits, u, consts[_RERR_RATELIMIT],
-                            times[_RATELIMIT_INTERVAL]):
-                last_broadcast[u] = t
-                new = _rerr(t, u, many, consts[_RERR_BYTES] + 8 * many, ints, refs,
-                            free_rows, packets, cal)
+            new = _rerr_from(t, groups[group, k], many, ints, times, consts, packets, refs,
+                             free_rows, cal, rerr_limits, last_broadcast)
+            if new >= 0:
                 for e in range(many):
                     lists[new, 0, e] = lists[row, 0, told[at + e]]
                     lists[new, 1, e] = lists[row, 1, told[at + e]]
@@ -606,7 +603,7 @@ def _data_hop(sending, ints, floats, times, consts, packets, refs, free_rows,
                       found.drop_ids, cal)
             if type_ == DATA:   # §6.11 (ii): a packet to forward and no route
                 new = _rerr_from(t, u, 1, ints, times, consts, packets, refs, free_rows,
-                                 cal, found)
+                                 cal, found.rerr_limits, found.last_broadcast)
                 if new >= 0:   # (dst, its sequence number, none counted 0)
                     found.lists[new, 0, 0] = dst
                     found.lists[new, 1, 0] = max(routes[u, dst, ROUTE_SEQ], 0)
@@ -781,7 +778,7 @@ def _link_broken(t, u, v, ints, times, consts, packets, refs, free_rows, cal, fo
     told = found.todo[1]
     count = break_link(routes, lifetimes, u, v, t + times[_DELETE_PERIOD], True, told)
     row = _rerr_from(t, u, count, ints, times, consts, packets, refs, free_rows, cal,
-                     found) if count else -1
+                     found.rerr_limits, found.last_broadcast) if count else -1
     if row >= 0:
         for e in range(count):   # (dst, its sequence number, none counted 0)
             lists[row, 0, e] = told[e]
@@ -789,14 +786,15 @@ def _link_broken(t, u, v, ints, times, consts, packets, refs, free_rows, cal, fo
 
 
 @njit(cache=True, inline="always")
-def _rerr_from(t, u, entries, ints, times, consts, packets, refs, free_rows, cal, found):
+def _rerr_from(t, u, entries, ints, times, consts, packets, refs, free_rows, cal,
+               rerr_limits, last_broadcast):
     """``u`` broadcasts a RERR of ``entries`` destinations at ``t`` unless it sent
     RERR_RATELIMIT this second (the protocol's ``_send_rerr``, §6.11); returns its row
     (-1: none), whose list the caller fills."""
-    if not within_limit(t, found.rerr_limits, u, consts[_RERR_RATELIMIT],
+    if not within_limit(t, rerr_limits, u, consts[_RERR_RATELIMIT],
                         times[_RATELIMIT_INTERVAL]):
         return -1
-    found.last_broadcast[u] = t
+    last_broadcast[u] = t
     return _rerr(t, u, entries, consts[_RERR_BYTES] + 8 * entries, ints, refs, free_rows,
                  packets, cal)
 
