@@ -265,6 +265,60 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
     assert attrs["routing"]["drops_by_reason"].get("link_break", 0) > 0
 
 
+@pytest.mark.parametrize("seed,jitter,loss,options", [
+    (1, 0.004, 0.05, {"routing_options": {"olsr": {"link_layer_feedback": True}}}),
+    (2, 0.0, 0.0, {"reorder": True, "queue_max_wait": 0.004, "capacity": 48}),
+    (3, 0.01, 0.2, {"routing_options": {"olsr": {"hello_interval": 0.5,
+                                                  "max_messages_per_packet": 1}}}),
+])
+def test_olsr_data_hops_run_compiled_as_the_hosts_python_runs_them(monkeypatch, seed,
+                                                                   jitter, loss, options):
+    """OLSR's data packets and notices hop by hop in their compiled loop (olsr.forward)
+    against the host's Python, which forwarded them all before it (and still does on
+    the shared medium): the same deliveries, ledger, control log, figures and what the
+    sources learnt, on moving nodes that die and come back, with jitter, losses (the
+    MAC's failures learnt at the arrival handed back), reordering, waits too long for a
+    link, arrays grown from little, link-layer feedback (a next hop out of range breaks
+    the link in the loop) and HELLOs four times as often. A next hop out of range and a
+    node without a route drop the packet in the loop, a relay sending its source a
+    notice routed there too; the packets handed back to Python (a node down, a TTL
+    spent, back at its source) are met in every run."""
+    from emulator.routing import loop
+    from emulator.routing.olsr import forward
+    from emulator.routing.olsr.forward import DataHops
+    from emulator.routing.olsr.protocol import Olsr
+
+    if "capacity" in options:   # room made again and again
+        options = dict(options)
+        monkeypatch.setattr(loop, "CAPACITY", options.pop("capacity"))
+    codes = []   # what the loop returned
+
+    def run(*args):
+        codes.append(forward.run(*args))
+        return codes[-1]
+
+    monkeypatch.setattr(DataHops, "kernel", staticmethod(run))
+    out, attrs, ledger, learnt = _mobile_run(seed, jitter=jitter, loss=loss,
+                                             routing="olsr", **options)
+    monkeypatch.setattr(Olsr, "compiled_loop", lambda self, host: None)
+    reference, reference_attrs, reference_ledger, reference_learnt = _mobile_run(
+        seed, jitter=jitter, loss=loss, routing="olsr", **options)
+    assert len(codes) > 100   # the loop did run
+    met = set(codes)
+    assert loop.DATA_IN_PYTHON in met and (loop.MAC_LATER in met) == (loss > 0)
+    assert (loop.DATA_EXPIRED in met) == ("queue_max_wait" in options)
+    pd.testing.assert_frame_equal(ledger, reference_ledger)
+    pd.testing.assert_frame_equal(out, reference)
+    pd.testing.assert_frame_equal(attrs["control"], reference_attrs["control"])
+    assert (attrs["hops"], attrs["routing"]) == (reference_attrs["hops"],
+                                                 reference_attrs["routing"])
+    assert learnt == reference_learnt
+    drops = attrs["routing"]["drops_by_reason"]
+    assert drops.get("link_break", 0) > 0 and drops.get("no_route", 0) > 0
+    assert attrs["routing"]["control_sent"]["NOTICE"] > 0
+    assert any(node != src for _, _, _, node, src in learnt)   # told by a relay
+
+
 def test_aodv_discoveries_a_rrep_whose_next_hop_is_down_at_the_arrival(monkeypatch):
     """A RREP that arrives in another epoch, its next hop down by then: the loop asks
     Python who is up at the arrival, then hands it the MAC's failure. Run on nodes

@@ -650,9 +650,10 @@ class CompiledLoop:
         learn (a drop at the source, a notice arrived) is in the run's order; and the
         flows' first waits, in the order found."""
         ints, host, data = self.ints, self.host, self._data
-        count, notices = ints.item(N_ARRIVED), ints.item(N_NOTICES)
-        drops = list(zip(*self.drop_ids[:, :ints.item(N_DROPS)].tolist(),
-                         self.drops_at[:ints.item(N_DROPS)].tolist()))
+        count, notices, dropped = (ints.item(N_ARRIVED), ints.item(N_NOTICES),
+                                   ints.item(N_DROPS))
+        drops = (list(zip(*self.drop_ids[:, :dropped].tolist(),
+                          self.drops_at[:dropped].tolist())) if dropped else ())
         taken, arrivals, nodes = host._taken, host.arrivals, self._ids
         d = 0
         for k, (t, msg_id) in enumerate(zip(self.arrived_at[:count].tolist(),

@@ -162,6 +162,15 @@ class Olsr(Protocol):
                                 ("forward", tc))
 
     # -- forwarding ---------------------------------------------------------------------
+    def compiled_loop(self, host):
+        """Data packets and notices hop by hop in a compiled loop beside the host's
+        calendar (:mod:`.forward`), which reads the host's positions as the tables'."""
+        if host._gids.tolist() != self._inputs.ids:
+            return None
+        from emulator.routing.olsr.forward import DataHops
+
+        return DataHops(host, self)
+
     def next_hop(self, t: float, u: int, msg) -> int | None:
         v = self._inputs.route(t, u, msg.dst)   # self.route's, at every data hop
         if v is None:
