@@ -346,7 +346,68 @@ class RoutedTransport(Transport):
         # transmissions staged for the control log and ledger (handed over before this
         # logs one, and when advance returns)
         self._compiled = None
+        self._loop_asked = False
         self._staged = False
+        #: ``(ids, arrival times)`` of the messages sent as arrays delivered so far (by
+        #: the compiled loop, in order; no message objects), as lists
+        self.framed_arrivals: tuple[list, list] = ([], [])
+
+    def _loop(self):
+        """The protocol's compiled loop for this run (:attr:`_compiled`, made at the
+        first ask: on the links medium without batteries), None for none."""
+        if not self._loop_asked:
+            self._loop_asked = True
+            if self.medium == "links" and self.energy is None:
+                self._compiled = self.protocol.compiled_loop(self)
+        return self._compiled
+
+    def send_many(self, msg_id: np.ndarray, src: np.ndarray, dst: np.ndarray,
+                  sent_at: np.ndarray, size_bytes: np.ndarray) -> None:
+        """Data messages of one unit given as arrays, in order of ``sent_at``
+        (:meth:`Transport.send_many`): to a compiled loop as arrays, numbered in order
+        as :meth:`send` numbers them, each made into a message object only if Python
+        handles it (their deliveries come back in lists: :attr:`framed_arrivals`);
+        without a loop, one :meth:`send` each."""
+        loop = self._loop()
+        if loop is None:
+            super().send_many(msg_id, src, dst, sent_at, size_bytes)
+            return
+        crossing = int(np.count_nonzero(src != dst))
+        self.sent += crossing
+        self._unresolved += crossing
+        seqs = np.arange(self._seq + 1, self._seq + 1 + len(msg_id), dtype=np.int64)
+        self._seq += len(msg_id)
+        loop.take_send_arrays(seqs, msg_id, src, dst, sent_at, size_bytes, _READY)
+
+    def _pending(self) -> tuple[int, float]:
+        """As :meth:`Transport._pending`, then the deliveries of the messages sent as
+        arrays (:attr:`framed_arrivals`), their delays summed on in the order they
+        arrived (numpy's ``accumulate`` adds one after another, where its ``sum`` adds
+        pairwise). :func:`emulator.deliver` sends every message as an array, and a
+        run's driver none, so :attr:`arrivals` then holds only messages sent to their
+        own node, which do not count."""
+        pending, pending_sum = super()._pending()
+        self._framed_block()
+        if self._frames_arrived:
+            blocks = self._frames_arrived
+            ids = np.concatenate([ids for ids, _ in blocks])
+            delays = (np.concatenate([times for _, times in blocks])
+                      - self._compiled._data.sent_at(ids))
+            pending += len(ids)
+            pending_sum = float(np.add.accumulate(np.append(pending_sum, delays))[-1])
+        return pending, pending_sum
+
+    def outcomes(self) -> tuple:
+        self._framed_block()
+        return super().outcomes()
+
+    def _framed_block(self) -> None:
+        """The deliveries of messages sent as arrays so far (:attr:`framed_arrivals`)
+        into :attr:`_frames_arrived`, as one block."""
+        ids, times = self.framed_arrivals
+        if ids:
+            self._frames_arrived.append((np.array(ids, np.int64), np.array(times)))
+            self.framed_arrivals = ([], [])
 
     # -- the Host contract ------------------------------------------------------------
     def send_control(self, t: float, node: int, dst: int, control: Control,
@@ -444,8 +505,7 @@ class RoutedTransport(Transport):
         """
         if not self._started:
             self._started = True
-            if self.medium == "links" and self.energy is None:
-                self._compiled = self.protocol.compiled_loop(self)
+            self._loop()
             self.protocol.start(0.0)
         compiled = self._compiled
         if compiled is not None and self._sends:   # its sends are the loop's too
