@@ -42,7 +42,8 @@ from numba import njit
 
 from emulator.hop_kernel import HEAP_SIZE, calendar_push, new_calendar
 from emulator.routing.base import NOTICE_BYTES
-from emulator.routing.fanout import EXPIRED, unicast
+from emulator.routing.fanout import (_GROUP_START, _GROUP_TIME, _HEARD_IDS, EXPIRED,
+                                     NEED_UNIFORMS, NEED_VIEW, Fanout, hear, unicast)
 
 #: A row's fields every loop shares, in ``packets``' first columns (positions for
 #: nodes): ``orig`` (a data packet's source, a control packet's originator), ``dst``,
@@ -74,9 +75,12 @@ DATA = -1
 #: - ``DATA_EXPIRED``: the current data packet waited too long for its link;
 #: - ``DATA_IN_PYTHON``: the current data packet is Python's from here (its node is
 #:   down, its TTL is spent, it has no route, it is back at its source or at its
-#:   destination).
+#:   destination);
+#: - ``NEED_FAN_ALIVE``: who is up at the fan-out's asked arrival (``Fanout.ask_time``);
+#: - ``NEED_FAN_UNIFORMS``: more uniforms for the fan-out's walk.
 (IDLE, NEED_READY_VIEW, NEED_ROOM, NEED_FRAME_UNIFORMS, NEED_FRAME_ALIVE, MAC_NOW,
- MAC_LATER, DATA_EXPIRED, DATA_IN_PYTHON, FIRST_OWN_CODE) = range(10)
+ MAC_LATER, DATA_EXPIRED, DATA_IN_PYTHON, NEED_FAN_ALIVE, NEED_FAN_UNIFORMS,
+ FIRST_OWN_CODE) = range(12)
 
 # what send_unicast's frame returns when it was never sent (it waited too long for its
 # link: a control packet is counted lost)
@@ -85,11 +89,11 @@ NOT_SENT = -1
 #: ``INTS``. The first fifteen are what the host reads after every call, in one slice
 #: (:data:`_READ`). ``UNRESOLVED``: the host's data packets neither delivered nor
 #: dropped when the call began (:func:`unresolved`); ``N_NOTICES``: how many of the
-#: ``N_ARRIVED`` staged are notices.
+#: ``N_ARRIVED`` staged are notices; ``GROUPS_FREE``: the free rows of ``groups``.
 (SEQ, NEXT_ID, DRAWN, STAGED, N_LOST, N_DEAD, N_EXPIRED, N_ARRIVED, N_FIRST, N_DROPS,
  N_CTRL_LINK_BREAK, N_CTRL_NO_ROUTE, SENDS_AT, SENDS_END, PHASE, ROWS_FREE, ROOM,
  CURRENT_ROW, CURRENT_NODE, CURRENT_SEQ, LINK, DROPPED, MAC_SEQ, UNRESOLVED, N_NOTICES,
- INTS) = range(1, 27)
+ GROUPS_FREE, INTS) = range(1, 28)
 #: Why the loop drops a packet itself (:func:`drop_here`), by code.
 DROP_REASONS = ("link_break", "no_route")
 LINK_BREAK, NO_ROUTE = 0, 1
@@ -391,6 +395,62 @@ def stage_control(ints, consts, packets, row, out_floats, out_ints, start, cost,
           packets[row, TYPE], u, v, -1, size / consts[BYTES_PER_UNIT])
 
 
+@njit(cache=True, inline="always")
+def broadcast(ints, floats, max_wait, consts, packets, refs, free_rows, groups, group_len,
+              free_groups, out_floats, out_ints, first, last, bandwidths, costs, head,
+              attrs, alive, link_times, pool, ids, fan_ints, fan_floats, reorder, cal,
+              resume):
+    """Broadcast the current control packet from its sender (the host's ``_broadcast``
+    on the links medium): the fan-out's walk (:func:`~emulator.routing.fanout.hear`;
+    ``resume``: on with it after Python answered what it asked), then the row staged
+    and the groups of receivers filed, each an event ``-1 - group`` at its arrival,
+    numbered as the host numbers them: the first one more than the last event's, each
+    as many on as it holds."""
+    row, u, ready = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
+    need, taken, lost, dead, count, heard, arrive, start, done = hear(
+        ready, max_wait, bandwidths[u], u, first[u], last[u], packets[row, SIZE],
+        ints[DRAWN], resume, True, reorder, floats[AV_START], floats[AV_END], head, attrs,
+        link_times, pool, alive, ids, fan_ints, fan_floats)
+    if need == NEED_VIEW:
+        return NEED_FAN_ALIVE
+    if need == NEED_UNIFORMS:
+        return NEED_FAN_UNIFORMS
+    if need == EXPIRED:   # waited too long for its links: dropped at its sender
+        ints[N_EXPIRED] += 1
+        release(refs, free_rows, ints, row)
+        return IDLE
+    ints[DRAWN] = taken
+    stage_control(ints, consts, packets, row, out_floats, out_ints, start, costs[u], u,
+                  -1, False)
+    ints[N_LOST] += lost
+    ints[N_DEAD] += dead
+    starts, heard_ids = fan_ints[_GROUP_START], fan_ints[_HEARD_IDS]
+    group_times = fan_floats[_GROUP_TIME]
+    seq = ints[SEQ]
+    for g in range(count):
+        a, b = starts[g], starts[g + 1]
+        ints[GROUPS_FREE] -= 1
+        group = free_groups[ints[GROUPS_FREE]]
+        for k in range(a, b):
+            groups[group, k - a] = heard_ids[k]
+        group_len[group] = b - a
+        refs[row] += 1
+        calendar_push(cal, ints, group_times[g], seq + 1, row, -1 - group)
+        seq += b - a
+    ints[SEQ] = seq
+    release(refs, free_rows, ints, row)
+    return IDLE
+
+
+@njit(cache=True, inline="always")
+def group_done(ints, free_groups, refs, free_rows, group, row):
+    """A group has heard its broadcast: its row of ``groups`` free, and the packet's
+    row let go once."""
+    free_groups[ints[GROUPS_FREE]] = group
+    ints[GROUPS_FREE] += 1
+    release(refs, free_rows, ints, row)
+
+
 @njit(cache=True, _nrt=False)
 def file_data(t, node, seq, msg_id, receiver, src, dst, hops, size_bytes, units_, kind,
               sent, at_source, type_, cal_time, cal_seq, cal_msg, cal_node, ints, refs,
@@ -533,6 +593,13 @@ class CompiledLoop:
         self.sent_at = np.zeros(capacity)   # a data packet's
         self.free_rows = np.arange(capacity - 1, -1, -1, dtype=np.int64)
         self.ints[ROWS_FREE] = capacity
+        # the receivers of a broadcast that hear it at one time, by group (broadcast())
+        self.groups = np.zeros((capacity, n), np.int64)
+        self.group_len = np.zeros(capacity, np.int64)
+        self.free_groups = np.arange(capacity - 1, -1, -1, dtype=np.int64)
+        self.ints[GROUPS_FREE] = capacity
+        self.ids = np.arange(n, dtype=np.int64)   # the groups hold positions
+        self.fan = Fanout(n)
         self.out_floats = np.zeros((3, 4096))
         self.out_ints = np.zeros((len(STAGED_INTS), 4096), np.int64)
         # data packets delivered, staged: their arrival and id; the packets in the loop
@@ -685,6 +752,13 @@ class CompiledLoop:
                 row = ints[CURRENT_ROW]
                 host._alive_at(floats[ASK].item(),
                                host._gids[self.packets[row, RECEIVER]].item())
+            elif code == NEED_FAN_ALIVE:
+                host._alive_at(self.fan.ask_time(),
+                               host._gids[ints[CURRENT_NODE]].item())
+            elif code == NEED_FAN_UNIFORMS:
+                host._drawn = self.fan.taken()
+                host._refill_pool()
+                self.fan.restart_pool()
             elif code < FIRST_OWN_CODE or not self._asked(code):
                 self._in_python(code)   # Python files something: it may come first
                 break
@@ -885,6 +959,10 @@ class CompiledLoop:
             *arrays, self.free_rows = doubled(self._row_arrays(), self.free_rows, ints,
                                               ROWS_FREE)
             self._set_row_arrays(tuple(arrays))
+            self._kept = None
+        while ints[GROUPS_FREE] < room:
+            self.groups, self.group_len, self.free_groups = doubled(
+                (self.groups, self.group_len), self.free_groups, ints, GROUPS_FREE)
             self._kept = None
 
     def _forget_ready_view(self) -> None:

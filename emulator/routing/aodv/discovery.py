@@ -86,17 +86,14 @@ from emulator.routing.aodv.rtable import break_link, lost_cells, new_routes, use
 from emulator.routing.base import IP_UDP_BYTES
 from emulator.routing.seen import remember, seen_key
 from emulator.transport import _TIMER
-from emulator.routing.fanout import (_GROUP_START, _GROUP_TIME, _HEARD_IDS, EXPIRED,
-                                     NEED_UNIFORMS, NEED_VIEW, Fanout, hear)
 from emulator.routing.loop import (
-    ASK, AV_END, AV_START, BETWEEN, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T,
-    DATA, DATA_IN_PYTHON, DRAWN, DST, FIRST_OWN_CODE, HOPS, IDLE, INTS, LINK_BREAK,
-    MAC_NOW, MAX_WAIT, MSG_ID, N_DEAD, N_EXPIRED, N_LOST, NEED_FRAME_ALIVE,
-    NEED_FRAME_UNIFORMS, NEED_READY_VIEW, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, PHASE,
-    RECEIVER, ROOM, ROWS_FREE, RV_END, RV_START, SENDER, SENDING, SENDS_AT, SENT, SEQ, SIZE,
-    TYPE, CompiledLoop, after_unicast, before, data_row, doubled, drop_here, file_data,
-    leaves, new_row, next_event, pythons, release, routed, send_unicast, short_of_room,
-    stage_control, take_send, unresolved)
+    ASK, BETWEEN, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA, DATA_IN_PYTHON,
+    DRAWN, DST, FIRST_OWN_CODE, GROUPS_FREE, HOPS, IDLE, INTS, LINK_BREAK, MAC_NOW,
+    MAX_WAIT, MSG_ID, NEED_FRAME_ALIVE, NEED_FRAME_UNIFORMS, NEED_READY_VIEW, NEED_ROOM,
+    NEXT_ID, NO_ROUTE, ORIG, PHASE, RECEIVER, ROOM, ROWS_FREE, RV_END, RV_START, SENDER,
+    SENDING, SENDS_AT, SENT, SEQ, SIZE, TYPE, CompiledLoop, after_unicast, before,
+    broadcast, data_row, drop_here, file_data, group_done, leaves, new_row, next_event,
+    pythons, release, routed, send_unicast, short_of_room, take_send, unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 
 #: A row's fields: the loop's (:data:`emulator.routing.loop.FIELDS`), then a RREQ's own
@@ -117,8 +114,6 @@ _RREQ, _RREP, _RERR = 0, 1, 2
 #: What :func:`run` returns beside the loop's codes (:data:`emulator.routing.loop.IDLE`
 #: ...; the host's Python does what it names, then calls again):
 #:
-#: - ``NEED_FAN_ALIVE``: who is up at the fan-out's asked arrival (``Fanout.ask_time``);
-#: - ``NEED_FAN_UNIFORMS``: more uniforms for the fan-out's walk;
 #: - ``NEED_SEEN``: room in the duplicate table for ``ints[ROOM]`` keys at ``floats[ASK]``;
 #: - ``SELF_HEARD``: the next group holds its sender (an error);
 #: - ``RREP_IN_PYTHON``: the current RREP (A flag) is Python's to hear;
@@ -130,8 +125,8 @@ _RREQ, _RREP, _RERR = 0, 1, 2
 #:   a HELLO and sets the next tick (``Aodv.hello_due``).
 #:
 #: ``NEED_ROOM`` asks for ``ints[ROOM]`` entries of a RERR's walk too.
-(NEED_FAN_ALIVE, NEED_FAN_UNIFORMS, NEED_SEEN, SELF_HEARD, RREP_IN_PYTHON,
- DISCOVERY_FAILED, HELLO_IN_PYTHON) = range(FIRST_OWN_CODE, FIRST_OWN_CODE + 7)
+(NEED_SEEN, SELF_HEARD, RREP_IN_PYTHON, DISCOVERY_FAILED,
+ HELLO_IN_PYTHON) = range(FIRST_OWN_CODE, FIRST_OWN_CODE + 5)
 
 #: A discovery's fields (``discoveries[node, destination]``, positions), valid while
 #: ``discovering`` says it is in progress: its TTL, its retries at NET_DIAMETER, and
@@ -156,8 +151,8 @@ Found = namedtuple("Found", "held held_count timers timer_state discovering disc
                             "seen_untils seen_count lifetimes heard_at heard_rank todo "
                             "rerr_limits lists drops_at drop_ids")
 
-# ``ints``' own fields: the free groups, a failed discovery's destination
-GROUPS_FREE, FAILED_DST, _INTS = INTS, INTS + 1, INTS + 2
+# ``ints``' own field: a failed discovery's destination
+FAILED_DST, _INTS = INTS, INTS + 1
 #: The room for a RERR walk's output at first, per node (grown as needed).
 TOLD = 4
 # ``times``' own fields (the protocol's timing, fixed for a run), after MAX_WAIT; the
@@ -221,10 +216,11 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         if phase != BETWEEN:   # a transmission stopped for Python: on with it, once
             ints[PHASE] = BETWEEN
             if phase == SENDING:
-                code = _send(ints, floats, times, packets, refs, free_rows, groups,
-                             group_len, free_groups, out_floats, out_ints, first, last,
-                             bandwidths, costs, head, attrs, alive, link_times, pool, ids,
-                             fan_ints, fan_floats, reorder, consts, cal, ready_rank, True)
+                code = broadcast(ints, floats, times[MAX_WAIT], consts, packets, refs,
+                                 free_rows, groups, group_len, free_groups, out_floats,
+                                 out_ints, first, last, bandwidths, costs, head, attrs,
+                                 alive, link_times, pool, ids, fan_ints, fan_floats,
+                                 reorder, cal, True)
                 if code != IDLE:   # Python again, then on again
                     ints[PHASE] = SENDING
             else:
@@ -301,10 +297,11 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                 release(refs, free_rows, ints, row)
                 continue
             if not rrep:   # a RREQ or a RERR broadcast
-                code = _send(ints, floats, times, packets, refs, free_rows, groups,
-                             group_len, free_groups, out_floats, out_ints, first, last,
-                             bandwidths, costs, head, attrs, alive, link_times, pool, ids,
-                             fan_ints, fan_floats, reorder, consts, cal, ready_rank, False)
+                code = broadcast(ints, floats, times[MAX_WAIT], consts, packets, refs,
+                                 free_rows, groups, group_len, free_groups, out_floats,
+                                 out_ints, first, last, bandwidths, costs, head, attrs,
+                                 alive, link_times, pool, ids, fan_ints, fan_floats,
+                                 reorder, cal, False)
                 if code != IDLE:
                     ints[PHASE] = SENDING
             elif sending:
@@ -434,9 +431,7 @@ def _answer_or_send_on(ints, floats, times, consts, packets, refs, free_rows, gr
                        routes[u, orig, ROUTE_HOPS], lifetimes[u, orig] - t, 0,
                        consts[_RREP_BYTES], ints, refs, free_rows, packets,
                        packet_lifetimes, cal)
-    free_groups[ints[GROUPS_FREE]] = group
-    ints[GROUPS_FREE] += 1
-    release(refs, free_rows, ints, row)
+    group_done(ints, free_groups, refs, free_rows, group, row)
 
 
 @njit(cache=True, inline="always")
@@ -475,9 +470,7 @@ def _pass_on(ints, floats, times, consts, packets, refs, free_rows, groups, free
                     lists[new, 0, e] = lists[row, 0, told[at + e]]
                     lists[new, 1, e] = lists[row, 1, told[at + e]]
             at += many
-    free_groups[ints[GROUPS_FREE]] = group
-    ints[GROUPS_FREE] += 1
-    release(refs, free_rows, ints, row)
+    group_done(ints, free_groups, refs, free_rows, group, row)
 
 
 @njit(cache=True, inline="always")
@@ -515,52 +508,6 @@ def _reply(t, u, to, dst, dst_seq, orig, hops, lifetime, ack, size_bytes, ints, 
     packets[row, HOPS], packets[row, _GRATUITOUS] = hops, ack
     packets[row, RECEIVER] = to
     packet_lifetimes[row] = lifetime
-
-
-@njit(cache=True, inline="always")
-def _send(ints, floats, times, packets, refs, free_rows, groups, group_len, free_groups,
-          out_floats, out_ints, first, last, bandwidths, costs, head, attrs, alive,
-          link_times, pool, ids, fan_ints, fan_floats, reorder, consts, cal, ready_rank,
-          resume):
-    """Broadcast the current RREQ or RERR from its sender (the host's ``_broadcast``
-    on the links medium): the fan-out's walk, then the row staged and the groups
-    filed."""
-    row, u, ready = ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T]
-    need, taken, lost, dead, count, heard, arrive, start, done = hear(
-        ready, times[MAX_WAIT], bandwidths[u], u, first[u], last[u], packets[row, SIZE],
-        ints[DRAWN], resume, True, reorder, floats[AV_START], floats[AV_END], head, attrs,
-        link_times, pool, alive, ids, fan_ints, fan_floats)
-    if need == NEED_VIEW:
-        return NEED_FAN_ALIVE
-    if need == NEED_UNIFORMS:
-        return NEED_FAN_UNIFORMS
-    if need == EXPIRED:   # waited too long for its links: dropped at its sender
-        ints[N_EXPIRED] += 1
-        release(refs, free_rows, ints, row)
-        return IDLE
-    ints[DRAWN] = taken
-    stage_control(ints, consts, packets, row, out_floats, out_ints, start, costs[u], u,
-                   -1, False)
-    ints[N_LOST] += lost
-    ints[N_DEAD] += dead
-    # the groups, numbered as the host numbers them: the first one more than the last
-    # event's, each as many on as it holds
-    starts, heard_ids = fan_ints[_GROUP_START], fan_ints[_HEARD_IDS]
-    group_times = fan_floats[_GROUP_TIME]
-    seq = ints[SEQ]
-    for g in range(count):
-        a, b = starts[g], starts[g + 1]
-        ints[GROUPS_FREE] -= 1
-        group = free_groups[ints[GROUPS_FREE]]
-        for k in range(a, b):
-            groups[group, k - a] = heard_ids[k]
-        group_len[group] = b - a
-        refs[row] += 1
-        calendar_push(cal, ints, group_times[g], seq + 1, row, -1 - group)
-        seq += b - a
-    ints[SEQ] = seq
-    release(refs, free_rows, ints, row)
-    return IDLE
 
 
 @njit(cache=True, inline="always")
@@ -1009,12 +956,6 @@ class RouteDiscoveries(CompiledLoop):
         n, capacity = self.n, len(self.refs)
         self.lists = np.zeros((capacity, 2, n), np.int64)   # a RERR's
         self.told = np.zeros(TOLD * n, np.int64)   # what a RERR walk writes (grown)
-        self.groups = np.zeros((capacity, n), np.int64)
-        self.group_len = np.zeros(capacity, np.int64)
-        self.free_groups = np.arange(capacity - 1, -1, -1, dtype=np.int64)
-        self.ints[GROUPS_FREE] = capacity
-        self.ids = np.arange(n, dtype=np.int64)   # the groups hold positions
-        self.fan = Fanout(n)
         # the packets each node holds for a route (their rows, in order)
         self.held = np.zeros((n, self._queue_length()), np.int64)
         self.held_count = np.zeros(n, np.int64)
@@ -1087,13 +1028,7 @@ class RouteDiscoveries(CompiledLoop):
     # -- the protocol's own codes ---------------------------------------------------------
     def _asked(self, code: int) -> bool:
         host, ints, floats = self.host, self.ints, self.floats
-        if code == NEED_FAN_ALIVE:
-            host._alive_at(self.fan.ask_time(), host._gids[ints[CURRENT_NODE]].item())
-        elif code == NEED_FAN_UNIFORMS:
-            host._drawn = self.fan.taken()
-            host._refill_pool()
-            self.fan.restart_pool()
-        elif code == NEED_SEEN:
+        if code == NEED_SEEN:
             self.protocol.seen.reserve(floats[ASK].item(), int(ints[ROOM]))
         elif code == SELF_HEARD:
             node = self.protocol.nodes[ints[CURRENT_NODE]]
@@ -1170,11 +1105,7 @@ class RouteDiscoveries(CompiledLoop):
 
     def _make_room(self) -> None:
         super()._make_room()
-        room, ints = self._room_needed, self.ints
-        while ints[GROUPS_FREE] < room:
-            self.groups, self.group_len, self.free_groups = doubled(
-                (self.groups, self.group_len), self.free_groups, ints, GROUPS_FREE)
-            self._kept = None
+        ints = self.ints
         while len(self.timers.time) - self.timer_state[0] < 2:
             self.timers = grown_calendar(self.timers, int(self.timer_state[0]))
             self._kept = None
