@@ -112,7 +112,10 @@ class Protocol:
         self._positions: dict[tuple, np.ndarray] = {}
         self.params = params
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 3561])))
-        self._uniforms: list[float] = []
+        #: The draws from U(0, 1) :meth:`uniform` gives, from the end: ``uniforms_left``
+        #: of ``uniforms`` (a compiled loop may draw from them too, in turn).
+        self.uniforms = np.zeros(0)
+        self.uniforms_left = np.zeros(1, np.int64)
 
     def positions(self, nodes) -> np.ndarray:
         """The positions of ``nodes`` (ids) as an array, kept for the next time: a
@@ -132,9 +135,27 @@ class Protocol:
 
     def uniform(self) -> float:
         """A draw from U(0, 1), from blocks (a scalar numpy draw costs microseconds)."""
-        if not self._uniforms:
-            self._uniforms = self.rng.random(1024).tolist()
-        return self._uniforms.pop()
+        left = self.uniforms_left
+        k = left.item(0)
+        if not k:
+            self.more_uniforms()
+            k = left.item(0)
+        left[0] = k - 1
+        return self.uniforms.item(k - 1)
+
+    def more_uniforms(self) -> None:
+        """A block of draws more, taken after those left (:attr:`uniforms` is read from
+        its end), so the draws are the same whenever the block is made.
+
+        >>> p = Protocol(None, [0], {}, 0)
+        >>> first = [p.uniform() for _ in range(3)]
+        >>> q = Protocol(None, [0], {}, 0); q.more_uniforms(); q.more_uniforms()
+        >>> [q.uniform() for _ in range(3)] == first
+        True
+        """
+        k = self.uniforms_left.item(0)
+        self.uniforms = np.concatenate([self.rng.random(1024), self.uniforms[:k]])
+        self.uniforms_left[0] = k + 1024
 
     def compiled_loop(self, host):
         """What runs some of this protocol's packets in a compiled loop beside the

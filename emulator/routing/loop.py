@@ -40,8 +40,9 @@ import math
 import numpy as np
 from numba import njit
 
-from emulator.hop_kernel import HEAP_SIZE, calendar_push, new_calendar
+from emulator.hop_kernel import HEAP_SIZE, calendar_push, grown_calendar, new_calendar
 from emulator.routing.base import NOTICE_BYTES
+from emulator.transport import _TIMER
 from emulator.routing.fanout import (_GROUP_START, _GROUP_TIME, _HEARD_IDS, EXPIRED,
                                      NEED_UNIFORMS, NEED_VIEW, Fanout, hear, unicast)
 
@@ -600,6 +601,10 @@ class CompiledLoop:
         self.ints[GROUPS_FREE] = capacity
         self.ids = np.arange(n, dtype=np.int64)   # the groups hold positions
         self.fan = Fanout(n)
+        # the loop's own timers (a protocol's, of the host's rank for timers), and how
+        # many
+        self.timers = new_calendar(64)
+        self.timer_state = np.zeros(1, np.int64)
         self.out_floats = np.zeros((3, 4096))
         self.out_ints = np.zeros((len(STAGED_INTS), 4096), np.int64)
         # data packets delivered, staged: their arrival and id; the packets in the loop
@@ -800,18 +805,22 @@ class CompiledLoop:
             self.head = key
 
     def _head(self, rank: int, heap: int | None = None, at: int = 0, end: int = 0):
-        """``(time, rank, number)`` of the next event, the calendar's or the next
-        send's, None for none (``heap``, ``at``, ``end``: ``ints``' HEAP_SIZE,
-        SENDS_AT and SENDS_END, if read already)."""
+        """``(time, rank, number)`` of the next event, the calendar's, the next send's
+        or the next timer's, None for none (``heap``, ``at``, ``end``: ``ints``'
+        HEAP_SIZE, SENDS_AT and SENDS_END, if read already)."""
         if heap is None:
             read = self.ints[:_READ].tolist()   # a slice: fancy indexing costs more
             heap, at, end = read[HEAP_SIZE], read[SENDS_AT], read[SENDS_END]
         send = (None if at == end else
                 (self.sends_floats.item(0, at), rank, self.sends_ints.item(0, at)))
-        if heap == 0:
-            return send
-        event = (self.calendar.time.item(0), rank, self.calendar.seq.item(0))
-        return event if send is None or event < send else send
+        event = send
+        if heap:
+            filed = (self.calendar.time.item(0), rank, self.calendar.seq.item(0))
+            event = filed if send is None or filed < send else send
+        if not self.timer_state.item(0):
+            return event
+        timer = (self.timers.time.item(0), _TIMER, self.timers.seq.item(0))
+        return timer if event is None or timer < event else event
 
     def _arrived(self) -> None:
         """The packets delivered and the data packets the loop dropped
@@ -925,14 +934,14 @@ class CompiledLoop:
         host, kept = self.host, self._kept
         alive, pool, too = host._alive_array(), host._pool, self._kept_too()
         if kept is None or kept[0] is not alive or kept[1] is not pool or \
-                kept[2] is not too:
+                any(a is not b for a, b in zip(kept[2], too)):
             self._kept = (alive, pool, too)
             self._args = self._gather()
         return self._args
 
-    def _kept_too(self):
-        """An array of the protocol's that may be made anew between calls (None: none)."""
-        return None
+    def _kept_too(self) -> tuple:
+        """The protocol's arrays that may be made anew between calls."""
+        return ()
 
     def _gather(self) -> tuple:
         """The kernel's arguments after the stop (a protocol's)."""
@@ -963,6 +972,9 @@ class CompiledLoop:
         while ints[GROUPS_FREE] < room:
             self.groups, self.group_len, self.free_groups = doubled(
                 (self.groups, self.group_len), self.free_groups, ints, GROUPS_FREE)
+            self._kept = None
+        while len(self.timers.time) - self.timer_state[0] < 2:
+            self.timers = grown_calendar(self.timers, int(self.timer_state[0]))
             self._kept = None
 
     def _forget_ready_view(self) -> None:

@@ -960,9 +960,6 @@ class RouteDiscoveries(CompiledLoop):
         self.held = np.zeros((n, self._queue_length()), np.int64)
         self.held_count = np.zeros(n, np.int64)
         self._taken_ids = np.zeros(self.held.shape[1], np.int64)
-        # the discoveries' timers (the host's rank for timers), and how many
-        self.timers = new_calendar(64)
-        self.timer_state = np.zeros(1, np.int64)
 
     def _queue_length(self) -> int:
         return max(self.protocol.params["queue_length"], 1)
@@ -1054,15 +1051,6 @@ class RouteDiscoveries(CompiledLoop):
         else:
             super()._in_python(code)
 
-    def _head(self, rank: int, heap: int | None = None, at: int = 0, end: int = 0):
-        """The loop's next event (:meth:`CompiledLoop._head`) or its next timer's, the
-        least."""
-        event = super()._head(rank, heap, at, end)
-        if not self.timer_state.item(0):
-            return event
-        timer = (self.timers.time.item(0), _TIMER, self.timers.seq.item(0))
-        return timer if event is None or timer < event else event
-
     def _message(self, row: int):
         """The RREP of ``row`` as the host's message."""
         from contract.messages import Message
@@ -1076,8 +1064,8 @@ class RouteDiscoveries(CompiledLoop):
                        size, Control("RREP", rrep))
 
     # -- arguments and room -------------------------------------------------------------
-    def _kept_too(self):
-        return self.protocol.seen.keys
+    def _kept_too(self) -> tuple:
+        return (self.protocol.seen.keys,)
 
     def _gather(self) -> tuple:
         host, protocol = self.host, self.protocol
@@ -1106,9 +1094,6 @@ class RouteDiscoveries(CompiledLoop):
     def _make_room(self) -> None:
         super()._make_room()
         ints = self.ints
-        while len(self.timers.time) - self.timer_state[0] < 2:
-            self.timers = grown_calendar(self.timers, int(self.timer_state[0]))
-            self._kept = None
         if ints[ROOM] > len(self.told):   # a RERR walk's receivers times destinations
             self.told = np.zeros(2 * ints[ROOM], np.int64)
             self._kept = None

@@ -147,8 +147,8 @@ class DataHops(CompiledLoop):
                          consts=(int(protocol.params["link_layer_feedback"]),))
         self._inputs, self._heard_until = protocol._inputs, protocol._reps.heard_until
 
-    def _kept_too(self):
-        return self._inputs.bit_sets()   # made anew when a list more needs room
+    def _kept_too(self) -> tuple:
+        return (self._inputs.bit_sets(),)   # made anew when a list more needs room
 
     def _gather(self) -> tuple:
         host, inputs = self.host, self._inputs
