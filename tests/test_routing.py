@@ -276,7 +276,7 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
 
 @pytest.mark.parametrize("seed,jitter,loss,options", [
     (1, 0.004, 0.05, {"routing_options": {"olsr": {"link_layer_feedback": True}},
-                      "objects": False}),
+                      "objects": False, "draws": 8}),
     (2, 0.0, 0.0, {"reorder": True, "queue_max_wait": 0.004, "capacity": 48}),
     (3, 0.01, 0.2, {"routing_options": {"olsr": {"hello_interval": 0.5,
                                                   "max_messages_per_packet": 1}},
@@ -284,24 +284,33 @@ def test_aodv_discoveries_run_compiled_as_the_protocols_python_runs_them(monkeyp
 ])
 def test_olsr_data_hops_run_compiled_as_the_hosts_python_runs_them(monkeypatch, seed,
                                                                    jitter, loss, options):
-    """OLSR's data packets and notices hop by hop in their compiled loop (olsr.forward)
-    against the host's Python, which forwarded them all before it (and still does on
-    the shared medium): the same deliveries, ledger, control log, figures and what the
-    sources learnt, on moving nodes that die and come back, with jitter, losses (the
-    MAC's failures learnt at the arrival handed back), reordering, waits too long for a
-    link, arrays grown from little, link-layer feedback (a next hop out of range breaks
-    the link in the loop) and HELLOs four times as often. A next hop out of range and a
-    node without a route drop the packet in the loop, a relay sending its source a
-    notice routed there too; the packets handed back to Python (a node down, a TTL
-    spent, back at its source) are met in every run."""
+    """OLSR's data packets and notices hop by hop, and its packets queued, flushed,
+    broadcast, heard and relayed, in their compiled loop (olsr.forward) against the
+    host's Python, which ran them all before it (and still does on the shared medium):
+    the same deliveries, ledger, control log, figures (messages by type among them) and
+    what the sources learnt, on moving nodes that die and come back, with jitter,
+    losses (the MAC's failures learnt at the arrival handed back), reordering, waits
+    too long for a link, arrays, queues and uniforms run out from little, link-layer
+    feedback (a next hop out of range breaks the link in the loop) and, with one
+    message a packet (the loop's data only), HELLOs four times as often. A next hop out
+    of range and a node without a route drop the packet in the loop, a relay sending
+    its source a notice routed there too; the packets handed back to Python (a node
+    down, a TTL spent, back at its source) are met in every run."""
     from emulator.routing import loop
+    from emulator.routing.base import Protocol
     from emulator.routing.olsr import forward
     from emulator.routing.olsr.forward import DataHops
     from emulator.routing.olsr.protocol import Olsr
 
-    if "capacity" in options:   # room made again and again
-        options = dict(options)
+    options = dict(options)
+    if "capacity" in options:   # room made again and again, from little
         monkeypatch.setattr(loop, "CAPACITY", options.pop("capacity"))
+        monkeypatch.setattr(forward, "QUEUE", 2)
+    draws = options.pop("draws", None)
+    if draws:   # the protocol's uniforms drawn a few at a time
+        monkeypatch.setattr(Protocol, "uniforms_block", draws)
+    control = options.get("routing_options", {}).get("olsr", {}).get(
+        "max_messages_per_packet", 64) > 1
     codes = []   # what the loop returned
 
     def run(*args):
@@ -318,6 +327,11 @@ def test_olsr_data_hops_run_compiled_as_the_hosts_python_runs_them(monkeypatch, 
     met = set(codes)
     assert loop.DATA_IN_PYTHON in met and (loop.MAC_LATER in met) == (loss > 0)
     assert (loop.DATA_EXPIRED in met) == ("queue_max_wait" in options)
+    # the protocol's packets in the loop (room asked for their receptions), or not
+    assert (forward.NEED_SEEN in met) == (loop.NEED_FAN_ALIVE in met) == control
+    # queues and uniforms run out in the loop
+    assert (forward.NEED_QUEUE_ROOM in met) == ("queue_max_wait" in options)
+    assert (forward.NEED_DRAWS in met) == (draws is not None)
     pd.testing.assert_frame_equal(ledger, reference_ledger)
     pd.testing.assert_frame_equal(out, reference)
     pd.testing.assert_frame_equal(attrs["control"], reference_attrs["control"])

@@ -99,6 +99,8 @@ class Protocol:
     """
 
     name = ""
+    #: The draws :meth:`more_uniforms` makes at a time.
+    uniforms_block = 1024
     #: Whether a control packet's body may carry several messages (``body.types``:
     #: OLSR's packets), which the host then counts one by one.
     packs_messages = False
@@ -154,8 +156,9 @@ class Protocol:
         True
         """
         k = self.uniforms_left.item(0)
-        self.uniforms = np.concatenate([self.rng.random(1024), self.uniforms[:k]])
-        self.uniforms_left[0] = k + 1024
+        block = self.uniforms_block
+        self.uniforms = np.concatenate([self.rng.random(block), self.uniforms[:k]])
+        self.uniforms_left[0] = k + block
 
     def compiled_loop(self, host):
         """What runs some of this protocol's packets in a compiled loop beside the

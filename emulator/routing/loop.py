@@ -973,7 +973,7 @@ class CompiledLoop:
             self.groups, self.group_len, self.free_groups = doubled(
                 (self.groups, self.group_len), self.free_groups, ints, GROUPS_FREE)
             self._kept = None
-        while len(self.timers.time) - self.timer_state[0] < 2:
+        while len(self.timers.time) - self.timer_state[0] < room:
             self.timers = grown_calendar(self.timers, int(self.timer_state[0]))
             self._kept = None
 

@@ -1,45 +1,101 @@
-"""OLSR's data hops in a compiled loop beside the host's calendar (the links medium,
-without batteries): a data packet or a notice forwarded hop by hop on the next hop its
-node's table gives, without coming back to Python between hops.
+"""OLSR's forwarding in a compiled loop beside the host's calendar (the links medium,
+without batteries): data packets and notices hop by hop, and the protocol's own packets
+queued, flushed, broadcast, heard and relayed, without coming back to Python between
+them.
 
-Data hops are most of a busy OLSR run's events: at 200 mobile nodes and 10^5 messages,
-282 k forwarding decisions against 48 k timers and 33 k packets of control heard; at
-10^6 messages ten times as many decisions and the same control. Each one, in the host's
-Python, cost a few microseconds around the table's compiled search. Here
-(:class:`~emulator.routing.loop.CompiledLoop`, whose rows, calendar, frames and staging
-are shared with AODV's loop) a packet at a node is, as the host's Python would have it:
+Data hops are most of a busy OLSR run's events (at 200 mobile nodes and 10^5 messages,
+282 k forwarding decisions; at 10^6 ten times as many), its packets heard most of the
+rest (33 k packets of 3.6 messages each heard by 24 receivers). Here
+(:class:`~emulator.routing.loop.CompiledLoop`, whose rows, calendar, frames, broadcasts,
+timers and staging are shared with AODV's loop), as the host's Python would have it:
 
-- sent on to the next hop of its node's table (:meth:`~.routes.RouteInputs.route`'s
-  rule: the table searched again, only as deep as asked, at the first query after a
-  change), crossing its link by the unicast frame's rules, then ready at the next node
-  or staged as delivered;
-- dropped where its node's table has no route (``no_route``; a relay sends the
-  packet's source a notice, routed from there like data);
-- dropped where its next hop is out of range (the MAC gives up: ``link_break``), the
-  link broken first with ``link_layer_feedback`` (the protocol's ``on_link_failure``:
-  the link set's entry expired, the table searched again);
-- Python's otherwise (:data:`~emulator.routing.loop.DATA_IN_PYTHON`: its node down,
-  its TTL spent, back at its source; a MAC's failure learnt at the arrival; a wait too
-  long for its link).
+- a data packet or a notice at a node is sent on to the next hop of the node's table
+  (:meth:`~.routes.RouteInputs.route`'s rule: the table searched again, only as deep
+  as asked, at the first query after a change), crossing its link by the unicast
+  frame's rules, then ready at the next node or staged as delivered; it is dropped
+  where the node's table has no route (``no_route``; a relay sends the packet's source a
+  notice, routed from there like data) and where its next hop is out of range (the
+  MAC gives up: ``link_break``), the link broken first with ``link_layer_feedback``
+  (the protocol's ``on_link_failure``); it is Python's otherwise
+  (:data:`~emulator.routing.loop.DATA_IN_PYTHON`: its node down, its TTL spent, back
+  at its source; a MAC's failure learnt at the arrival; a wait too long for its link);
+- a node's messages (its HELLOs and TCs, which the protocol's Python makes at its
+  timers, and the TCs it relays) wait in its queue, and the first one to find the queue
+  empty sets the flush, a timer after a jitter drawn from the protocol's uniforms
+  (:meth:`~emulator.routing.base.Protocol.uniform`, which this loop draws from in turn
+  with Python); at the flush the queue leaves in packets of up to
+  ``max_messages_per_packet`` messages (its rows), each broadcast by the fan-out's rules
+  (:func:`~emulator.routing.loop.broadcast`);
+- a group of receivers hearing a packet learns its messages
+  (:func:`~.receive.receive`), and each TC a receiver relays joins its queue, its TTL
+  less one.
 
-HELLOs, TCs and their packets stay the host's Python, so the loop returns whenever
-one of them comes first: about 60 k returns at 10^5 messages, whatever the traffic.
+With ``max_messages_per_packet`` 1 (a relayed TC waits on a timer of its own) the
+protocol's packets stay the host's Python and this loop carries the data only. The
+HELLO and TC timers are the host's Python's either way.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
+import numpy as np
 from numba import njit
 
-from emulator.hop_kernel import HEAP_SIZE, _calendar_pop
+from emulator.hop_kernel import HEAP_SIZE, _calendar_pop, calendar_push
 from emulator.routing.loop import (
     ASK, BETWEEN, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA_IN_PYTHON, DRAWN,
-    DST, IDLE, LINK_BREAK, MAC_NOW, MAX_WAIT, MSG_ID, NEED_FRAME_ALIVE,
-    NEED_FRAME_UNIFORMS, NEED_READY_VIEW, NEED_ROOM, NO_ROUTE, ORIG, PHASE, RECEIVER,
-    RV_END, RV_START, SENDER, SENT, TYPE, CompiledLoop, after_unicast, before, drop_here, leaves, next_event,
-    pythons, release, send_unicast, short_of_room, take_send)
+    DST, FIRST_OWN_CODE, GROUPS_FREE, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT, MSG_ID,
+    NEED_FRAME_ALIVE, NEED_FRAME_UNIFORMS, NEED_READY_VIEW, NEED_ROOM, NEXT_ID, NO_ROUTE,
+    ORIG, PHASE, RECEIVER, ROOM, RV_END, RV_START, SENDER, SENDING, SENDS_AT, SENT, SEQ,
+    SIZE, STAGED, TYPE, CompiledLoop, after_unicast, before, broadcast, drop_here,
+    group_done, leaves, new_row, next_event, pythons, release, routed, send_unicast,
+    short_of_room, take_send, unresolved)
+from emulator.routing.loop import FIELDS as DATA_FIELDS
+from emulator.routing.olsr.messages import _PACKET, TC, message_rows
+from emulator.routing.olsr.receive import receive
 from emulator.routing.olsr.routes import UNKNOWN, _route
+from emulator.transport import _TIMER
 
-#: ``consts``' own field, after the loop's: whether a MAC's failure breaks the link.
-_LINK_LAYER_FEEDBACK = 4
+#: A row's fields: the loop's, then how many messages a packet of the protocol's holds
+#: (their rows are ``messages[row, :count]``, as :func:`~.messages.message_rows` makes
+#: them, and their own sizes ``message_sizes[row, :count]``).
+FIELDS = DATA_FIELDS + ("count",)
+_COUNT = len(DATA_FIELDS)
+#: The control types the loop carries, by code: a packet's is its first message's
+#: (:data:`~.messages.HELLO` 0, :data:`~.messages.TC` 1); a notice is routed like data.
+TYPES = ("HELLO", "TC", "NOTICE")
+#: What :func:`run` returns beside the loop's codes: room in the table of messages seen
+#: (and in ``asks``) for ``ints[ROOM]`` keys at ``floats[ASK]`` (what
+#: :func:`~.receive.hear` reserves before every packet heard); room in the nodes'
+#: queues; more of the protocol's uniforms.
+NEED_SEEN, NEED_QUEUE_ROOM, NEED_DRAWS = range(FIRST_OWN_CODE, FIRST_OWN_CODE + 3)
+#: The protocol's timer tag whose timers this loop fires (a node's queue flushed).
+FLUSH = "flush"
+#: The messages a node's queue has room for at first (doubled as needed).
+QUEUE = 16
+# ``ints``' own field: the packets flushed whose message types are staged (``packed``)
+_PACKED, _INTS = INTS, INTS + 1
+# ``times``' own fields: MAXJITTER, the hold times, the horizon at which the host's
+# timers stop (if consts[_HAS_HORIZON])
+_MAXJITTER, _NEIGHB_HOLD, _DUP_HOLD, _TOP_HOLD, _HORIZON = range(1, 6)
+# ``consts``' own fields, after the loop's: whether a MAC's failure breaks the link,
+# the messages a packet may hold, whether the host's timers stop at a horizon, its rank
+# for timers, the bytes a packet pays once (IPv4, UDP, its header)
+(_LINK_LAYER_FEEDBACK, _MAX_MESSAGES, _HAS_HORIZON, _TIMER_RANK,
+ _PACKET_BYTES) = range(4, 9)
+
+#: The arrays the data hops read (the nodes' tables, :class:`~.routes.RouteInputs`'; and
+#: the link sets', :class:`~.state.Repositories`'), as one argument of the helpers.
+Tables = namedtuple("Tables", "stale search_t sym_until two_hop_until two_hop_list "
+                              "topology_until topology_list lists routes search "
+                              "heard_until")
+#: The arrays the protocol's packets use: the groups of receivers, the packets'
+#: messages, the nodes' queues and flushes, the timers, the uniforms, the message
+#: types staged, and what a packet heard updates (:func:`~.receive.receive`'s).
+Flood = namedtuple("Flood", "groups group_len free_groups messages message_sizes queue "
+                            "queue_len flush_at timers timer_state uniforms uniforms_left "
+                            "packed selector_until topology_ansn topology_expiry "
+                            "seen_keys seen_untils seen_count latest asks")
 
 
 @njit(cache=True, _nrt=False)
@@ -49,77 +105,158 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         link_times, pool, reorder, out_floats, out_ints, arrived_at, arrived_ids,
         flow_started, first_flows, first_waits, drops_at, drop_ids, sends_floats,
         sends_ints, stale, search_t, sym_until, two_hop_until, two_hop_list,
-        topology_until, topology_list, lists, routes, search, heard_until):
+        topology_until, topology_list, lists, routes, search, heard_until, groups,
+        group_len, free_groups, ids, fan_ints, fan_floats, messages, message_sizes,
+        queue, queue_len, flush_at, timer_time, timer_seq, timer_msg, timer_node,
+        timer_state, uniforms, uniforms_left, packed, selector_until, topology_ansn,
+        topology_expiry, seen_keys, seen_untils, seen_count, latest, asks):
     """Take this calendar's events (data packets and notices at a node, the host's
-    sends) while they come before the host's next one ``(stop_t, stop_rank,
+    sends, the protocol's packets at their sender and their groups of receivers, the
+    flushes) while they come before the host's next one ``(stop_t, stop_rank,
     stop_seq)`` and before ``until``; returns why it stopped (the module docstring;
     :data:`~emulator.routing.loop.IDLE`: nothing more before the host's). The tables'
     arrays are :class:`~.routes.RouteInputs`' (``lists``: its bit sets), read and
-    searched as its ``route`` does; ``heard_until``: the link sets'
-    (:class:`~.state.Repositories`)."""
+    searched as its ``route`` does; what a packet heard updates is
+    :class:`~.state.Repositories`'. ``queue[u, :queue_len[u]]``: node ``u``'s messages
+    waiting (their rows and own sizes), ``flush_at[u]``: when its flush was last set
+    for; ``timer_*``: the flushes (``node``: the node's position); ``packed``: the
+    message types of the packets flushed (their id, count and which are TCs)."""
     cal = (cal_time, cal_seq, cal_msg, cal_node)
+    tables = Tables(stale, search_t, sym_until, two_hop_until, two_hop_list,
+                    topology_until, topology_list, lists, routes, search, heard_until)
+    flood = Flood(groups, group_len, free_groups, messages, message_sizes, queue,
+                  queue_len, flush_at, (timer_time, timer_seq, timer_msg, timer_node),
+                  timer_state, uniforms, uniforms_left, packed, selector_until,
+                  topology_ansn, topology_expiry, seen_keys, seen_untils, seen_count,
+                  latest, asks)
+    # a hop's links and what it stages, one argument each (numba inlines no call of
+    # more than 30 arguments)
+    links = (first, last, head, attrs, link_costs, alive, alive_ready, link_times, pool,
+             reorder)
+    staged = (out_floats, out_ints, arrived_at, arrived_ids, flow_started, first_flows,
+              first_waits, drops_at, drop_ids)
+    n = len(heard_until)
+    # room for what an event may file: a broadcast's groups (one a receiver at most),
+    # a flush's packets, a group's flushes (one a receiver), a notice's row
+    room = max(n + 1, queue.shape[1] // consts[_MAX_MESSAGES] + 2)
     while True:
-        if ints[PHASE] != BETWEEN:   # a frame whose arrival's epoch Python looked up
+        phase = ints[PHASE]
+        if phase != BETWEEN:   # a transmission stopped for Python: on with it, once
             ints[PHASE] = BETWEEN
-            code = after_unicast(ints, floats, consts, packets, refs, free_rows, units,
-                                 out_floats, out_ints, link_costs, alive, arrived_at,
-                                 arrived_ids, cal)
-            if code == NEED_FRAME_ALIVE:
-                ints[PHASE] = SENT
+            if phase == SENDING:
+                code = broadcast(ints, floats, times[MAX_WAIT], consts, packets, refs,
+                                 free_rows, groups, group_len, free_groups, out_floats,
+                                 out_ints, first, last, bandwidths, costs, head, attrs,
+                                 alive, link_times, pool, ids, fan_ints, fan_floats,
+                                 reorder, cal, True)
+                if code != IDLE:   # Python again, then on again
+                    ints[PHASE] = SENDING
+            else:
+                code = after_unicast(ints, floats, consts, packets, refs, free_rows,
+                                     units, out_floats, out_ints, link_costs, alive,
+                                     arrived_at, arrived_ids, cal)
+                if code == NEED_FRAME_ALIVE:
+                    ints[PHASE] = SENT
             if code != IDLE:
                 return code
         sent, t, seq = next_event(ints, cal_time, cal_seq, sends_floats, sends_ints)
-        if not sent and ints[HEAP_SIZE] == 0:
+        ready = sent or ints[HEAP_SIZE] > 0
+        # a timer at the same time as a packet ready comes after it (the host's ranks)
+        timer = timer_state[0] > 0 and (not ready or timer_time[0] < t)
+        if timer:
+            t, seq = timer_time[0], timer_seq[0]
+        elif not ready:
             return IDLE
-        if not (t < until and before(t, seq, stop_t, stop_rank, stop_seq, ready_rank)):
+        if not (t < until and before(t, seq, stop_t, stop_rank, stop_seq,
+                                     consts[_TIMER_RANK] if timer else ready_rank)):
             return IDLE
-        # a row and an event for a notice (numba checks no bounds); a frame's uniforms
-        if short_of_room(ints, 2, cal_time, out_floats, arrived_ids, first_waits,
-                         drops_at):
+        if (short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits,
+                          drops_at)
+                or ints[GROUPS_FREE] < room or len(timer_time) - timer_state[0] < room
+                or packed.shape[1] - ints[_PACKED] < room):
             return NEED_ROOM
-        if not floats[RV_START] <= t < floats[RV_END]:
-            floats[ASK] = t
-            return NEED_READY_VIEW
-        if len(pool) - ints[DRAWN] < 2:
-            return NEED_FRAME_UNIFORMS
-        if sent:
-            row, u = take_send(t, seq, ints, floats, sends_floats, sends_ints, refs,
-                               free_rows, packets, units, sent_at)
-        else:
-            row, u = cal_msg[0], cal_node[0]
-            _calendar_pop(cal, ints)
-            ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, u, t
-            ints[CURRENT_SEQ] = seq
-        if u != packets[row, SENDER]:   # else Python chose its next hop: sent at once
-            if pythons(ints, consts, packets, refs, free_rows, alive_ready, row, u):
-                return DATA_IN_PYTHON
-            nxt = next_hop(t, u, packets[row, DST], stale, search_t, sym_until,
-                           two_hop_until, two_hop_list, topology_until, topology_list,
-                           lists, routes, search)
-            if nxt < 0:
-                release(refs, free_rows, ints, row)   # read below before a notice's
-                drop_here(t, NO_ROUTE, packets[row, TYPE], packets[row, MSG_ID],
-                          packets[row, ORIG], u, alive_ready, ints, consts, packets, refs,
-                          free_rows, units, sent_at, drops_at, drop_ids, cal)
-                continue
-            leaves(t, row, u, nxt, ints, packets, sent_at, flow_started, first_flows,
-                   first_waits)
-        code = send_unicast(ints, floats, times[MAX_WAIT], consts, packets, refs,
-                            free_rows, units, first, last, head, attrs, link_costs, alive,
-                            link_times, pool, reorder, out_floats, out_ints, arrived_at,
-                            arrived_ids, cal)
-        if code == MAC_NOW:   # the row was let go; nothing has taken it since
-            v = packets[row, RECEIVER]
-            if consts[_LINK_LAYER_FEEDBACK] and heard_until[u, v] >= 0:
-                # the protocol's on_link_failure (Repositories.break_link)
-                heard_until[u, v] = sym_until[u, v] = t
-                stale[u] = True
-            drop_here(t, LINK_BREAK, packets[row, TYPE], packets[row, MSG_ID],
-                      packets[row, ORIG], u, alive_ready, ints, consts, packets, refs,
-                      free_rows, units, sent_at, drops_at, drop_ids, cal)
+        if timer:
+            _flush(t, ints, consts, packets, refs, free_rows, cal, flood)
             continue
+        node = sends_ints[2, ints[SENDS_AT]] if sent else cal_node[0]
+        if node >= 0:   # a packet at a node (a send by the host: data at its source)
+            if not floats[RV_START] <= t < floats[RV_END]:
+                floats[ASK] = t
+                return NEED_READY_VIEW
+            hopped = sent or routed(consts, packets, cal_msg[0])
+            if hopped and len(pool) - ints[DRAWN] < 2:
+                return NEED_FRAME_UNIFORMS   # a frame takes two uniforms at most
+            if sent:
+                row, node = take_send(t, seq, ints, floats, sends_floats, sends_ints, refs,
+                                      free_rows, packets, units, sent_at)
+            else:
+                row = cal_msg[0]
+                _calendar_pop(cal, ints)
+                ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, node, t
+                ints[CURRENT_SEQ] = seq
+            if hopped:
+                code = _data_hop(row, node, t, ints, floats, times, consts, packets, refs,
+                                 free_rows, units, sent_at, links, staged, cal, tables)
+            elif not alive_ready[node]:   # a dead node sends nothing
+                release(refs, free_rows, ints, row)
+                code = IDLE
+            else:
+                code = broadcast(ints, floats, times[MAX_WAIT], consts, packets, refs,
+                                 free_rows, groups, group_len, free_groups, out_floats,
+                                 out_ints, first, last, bandwidths, costs, head, attrs,
+                                 alive, link_times, pool, ids, fan_ints, fan_floats,
+                                 reorder, cal, False)
+                if code != IDLE:
+                    ints[PHASE] = SENDING
+            if code != IDLE:
+                return code
+            continue
+        code = _group_hears(t, -1 - node, ints, floats, times, consts, packets, refs,
+                            free_rows, cal, tables, flood)
         if code != IDLE:
             return code
+
+
+@njit(cache=True, inline="always")
+def _data_hop(row, u, t, ints, floats, times, consts, packets, refs, free_rows, units,
+              sent_at, links, staged, cal, tables):
+    """The current data packet (or notice) of ``row`` at ``u`` (the host's
+    ``_forward``): on to its next hop (one Python chose is sent at once), dropped
+    without a route or with its next hop out of range, or Python's. ``links``,
+    ``staged``: :func:`run`'s arrays of a hop's links and of what it stages."""
+    first, last, head, attrs, link_costs, alive, alive_ready, link_times, pool, \
+        reorder = links
+    (out_floats, out_ints, arrived_at, arrived_ids, flow_started, first_flows,
+     first_waits, drops_at, drop_ids) = staged
+    if u != packets[row, SENDER]:
+        if pythons(ints, consts, packets, refs, free_rows, alive_ready, row, u):
+            return DATA_IN_PYTHON
+        nxt = next_hop(t, u, packets[row, DST], tables.stale, tables.search_t,
+                       tables.sym_until, tables.two_hop_until, tables.two_hop_list,
+                       tables.topology_until, tables.topology_list, tables.lists,
+                       tables.routes, tables.search)
+        if nxt < 0:
+            release(refs, free_rows, ints, row)   # read below before a notice's
+            drop_here(t, NO_ROUTE, packets[row, TYPE], packets[row, MSG_ID],
+                      packets[row, ORIG], u, alive_ready, ints, consts, packets, refs,
+                      free_rows, units, sent_at, drops_at, drop_ids, cal)
+            return IDLE
+        leaves(t, row, u, nxt, ints, packets, sent_at, flow_started, first_flows,
+               first_waits)
+    code = send_unicast(ints, floats, times[MAX_WAIT], consts, packets, refs, free_rows,
+                        units, first, last, head, attrs, link_costs, alive, link_times,
+                        pool, reorder, out_floats, out_ints, arrived_at, arrived_ids, cal)
+    if code == MAC_NOW:   # the row was let go; nothing has taken it since
+        v = packets[row, RECEIVER]
+        if consts[_LINK_LAYER_FEEDBACK] and tables.heard_until[u, v] >= 0:
+            # the protocol's on_link_failure (Repositories.break_link)
+            tables.heard_until[u, v] = tables.sym_until[u, v] = t
+            tables.stale[u] = True
+        drop_here(t, LINK_BREAK, packets[row, TYPE], packets[row, MSG_ID],
+                  packets[row, ORIG], u, alive_ready, ints, consts, packets, refs,
+                  free_rows, units, sent_at, drops_at, drop_ids, cal)
+        return IDLE
+    return code
 
 
 @njit(cache=True, inline="always")
@@ -134,24 +271,246 @@ def next_hop(t, i, j, stale, search_t, sym_until, two_hop_until, two_hop_list,
     return k
 
 
-class DataHops(CompiledLoop):
-    """The data packets and notices of an OLSR run on the links medium, hop by hop,
-    beside the host's calendar (the module docstring); the protocol's tables are read
-    and searched in place."""
+@njit(cache=True, inline="always")
+def _group_hears(t, group, ints, floats, times, consts, packets, refs, free_rows, cal,
+                 tables, flood):
+    """The receivers of ``group`` (the calendar's first event) hear its packet at ``t``
+    (the protocol's ``on_receive_all``): its messages learnt, then each TC a receiver
+    relays queued at it (:func:`enqueue`, its TTL less one), in order; or what that
+    needs first (room in the table of messages seen, in the queues, uniforms), the
+    event left in the calendar."""
+    row, count = cal[2][0], flood.group_len[group]
+    sender, messages = packets[row, SENDER], packets[row, _COUNT]
+    most = count * messages   # a key and a TC to ask about a receiver and message
+    if flood.seen_count[0] + most > len(flood.seen_keys) // 2 or len(flood.asks) < most:
+        floats[ASK], ints[ROOM] = t, most
+        return NEED_SEEN
+    receivers = flood.groups[group, :count]
+    queue_len = flood.queue_len
+    for a in range(count):
+        if queue_len[receivers[a]] + messages > flood.queue.shape[1]:
+            ints[ROOM] = queue_len[receivers[a]] + messages
+            return NEED_QUEUE_ROOM
+    if flood.uniforms_left[0] < count:   # a flush's jitter a receiver at most
+        return NEED_DRAWS
+    _calendar_pop(cal, ints)
+    ints[CURRENT_ROW], ints[CURRENT_NODE], floats[CURRENT_T] = row, -1 - group, t
+    asks = flood.asks
+    relayed = receive(t, sender, receivers, flood.messages[row, :messages],
+                      times[_NEIGHB_HOLD], times[_DUP_HOLD], times[_TOP_HOLD],
+                      tables.heard_until, tables.sym_until, tables.two_hop_until,
+                      tables.two_hop_list, flood.selector_until, flood.topology_ansn,
+                      tables.topology_until, tables.topology_list, flood.topology_expiry,
+                      tables.stale, tables.lists, flood.seen_keys, flood.seen_untils,
+                      flood.seen_count, flood.latest, asks)
+    for j in range(relayed):   # tc._replace(ttl=tc.ttl - 1), from the receiver
+        a, k = asks[j, 0], asks[j, 1]
+        u = receivers[a]
+        at = enqueue(t, u, flood.messages[row, k], -1, flood.message_sizes[row, k],
+                     times, flood.queue, queue_len, flood.flush_at, flood.uniforms,
+                     flood.uniforms_left)
+        if at >= 0:
+            _set_flush(at, u, ints, times, consts, flood.timers, flood.timer_state)
+    group_done(ints, flood.free_groups, refs, free_rows, group, row)
+    return IDLE
 
-    TYPES = ("NOTICE",)
+
+@njit(cache=True, inline="always")
+def enqueue(t, u, message, ttl_change, size, times, queue, queue_len, flush_at, uniforms,
+            uniforms_left):
+    """Node ``u`` has the message of row ``message`` (its TTL changed by ``ttl_change``)
+    of ``size`` bytes to send at ``t`` (the protocol's ``_emit``): into its queue; the
+    first one to find it empty (or a flush set for before ``t``, which the host
+    refused) sets the flush after a jitter, whose time it returns (-1: none to set).
+    The caller has made room, and left a uniform.
+
+    >>> times, queue = np.array([0.0, 0.5]), np.zeros((1, 4, 7), np.int64)
+    >>> queue_len, flush_at = np.zeros(1, np.int64), np.full(1, np.inf)
+    >>> uniforms, left = np.array([0.2, 0.6]), np.array([2])
+    >>> tc = np.array([1, 3, 7, 1, 5, 255])       # a TC of node 3 (:data:`.TC` 1)
+    >>> [enqueue(t, 0, tc, -1, 52, times, queue, queue_len, flush_at, uniforms, left)
+    ...  for t in (1.0, 1.1, 2.0)]                 # flush at 1.3, then at 2.1 (late)
+    [1.3, -1.0, 2.1]
+    >>> queue[0, :3, 5].tolist(), queue_len.tolist(), left.tolist()   # TTLs less one
+    ([254, 254, 254], [3], [0])
+    """
+    q = queue_len[u]
+    for c in range(6):
+        queue[u, q, c] = message[c]
+    queue[u, q, 5] += ttl_change
+    queue[u, q, 6] = size
+    queue_len[u] = q + 1
+    if q and flush_at[u] >= t:
+        return -1.0
+    k = uniforms_left[0] - 1
+    uniforms_left[0] = k
+    at = t + uniforms[k] * times[_MAXJITTER]
+    flush_at[u] = at
+    return at
+
+
+@njit(cache=True, inline="always")
+def _set_flush(t, u, ints, times, consts, timers, timer_state):
+    """Node ``u``'s flush at ``t`` (the host's ``set_timer``: none once nothing is left
+    to deliver, or from the horizon on)."""
+    if t < times[_HORIZON] if consts[_HAS_HORIZON] else unresolved(ints) > 0:
+        ints[SEQ] += 1
+        calendar_push(timers, timer_state, t, ints[SEQ], 0, u)
+
+
+@njit(cache=True, inline="always")
+def _flush(t, ints, consts, packets, refs, free_rows, cal, flood):
+    """The next flush fires (the protocol's ``_flush``, unless nothing is left to
+    deliver without a horizon, as the host's timers do not fire then): the node's queue
+    leaves in packets of up to ``max_messages_per_packet`` messages, each ready at it
+    now (a row, numbered from the host's control ids), their message types staged."""
+    timers, timer_state, queue = flood.timers, flood.timer_state, flood.queue
+    u = timers[3][0]
+    _calendar_pop(timers, timer_state)
+    if not (consts[_HAS_HORIZON] or unresolved(ints) > 0):
+        return
+    count, most = flood.queue_len[u], consts[_MAX_MESSAGES]
+    flood.queue_len[u] = 0
+    for k in range(0, count, most):
+        end = min(k + most, count)
+        row = new_row(refs, free_rows, ints)
+        for f in range(packets.shape[1]):
+            packets[row, f] = 0
+        size, tcs = consts[_PACKET_BYTES], 0
+        for j in range(k, end):
+            for c in range(6):
+                flood.messages[row, j - k, c] = queue[u, j, c]
+            flood.message_sizes[row, j - k] = queue[u, j, 6]
+            size += queue[u, j, 6] - consts[_PACKET_BYTES]
+            if queue[u, j, 0] == TC:
+                tcs |= 1 << (j - k)
+        packets[row, TYPE], packets[row, SIZE] = queue[u, k, 0], size
+        packets[row, SENDER], packets[row, ORIG], packets[row, RECEIVER] = u, u, -1
+        packets[row, _COUNT], packets[row, MSG_ID] = end - k, ints[NEXT_ID]
+        p = ints[_PACKED]
+        flood.packed[0, p], flood.packed[1, p] = ints[NEXT_ID], end - k
+        flood.packed[2, p] = tcs
+        ints[_PACKED] = p + 1
+        ints[NEXT_ID] -= 1
+        ints[SEQ] += 1
+        calendar_push(cal, ints, t, ints[SEQ], row, u)
+
+
+class DataHops(CompiledLoop):
+    """OLSR's data packets and notices, and with ``max_messages_per_packet`` above 1
+    its own packets (:attr:`control`), on the links medium beside the host's calendar
+    (the module docstring); the protocol's tables and repositories are read and
+    written in place, its queues are this loop's (:meth:`enqueue`)."""
+
+    FIELDS, INTS, TYPES = FIELDS, _INTS, TYPES
     kernel = staticmethod(run)
 
     def __init__(self, host, protocol):
-        super().__init__(host, protocol,
-                         consts=(int(protocol.params["link_layer_feedback"]),))
-        self._inputs, self._heard_until = protocol._inputs, protocol._reps.heard_until
+        p = protocol.params
+        horizon = host.horizon
+        n, most = len(host._gids), p["max_messages_per_packet"]
+        # each node's messages waiting (their rows and own sizes), and how many; when
+        # its flush was last set for (none: never before a time asked)
+        self.queue = np.zeros((n, QUEUE, 7), np.int64)
+        self.queue_len = np.zeros(n, np.int64)
+        self.flush_at = np.full(n, np.inf)
+        super().__init__(
+            host, protocol,
+            times=(p["maxjitter"], p["neighb_hold_time"], p["dup_hold_time"],
+                   p["top_hold_time"], np.inf if horizon is None else horizon),
+            consts=(int(p["link_layer_feedback"]), p["max_messages_per_packet"],
+                    horizon is not None, _TIMER, _PACKET))
+        #: Whether the protocol's packets are this loop's too.
+        self.control = p["max_messages_per_packet"] > 1
+        self._reps = protocol._reps
+        self._inputs = self._reps.inputs
+        capacity = len(self.refs)
+        self.messages = np.zeros((capacity, most, 6), np.int64)
+        self.message_sizes = np.zeros((capacity, most), np.int64)
+        self.packed = np.zeros((3, 1024), np.int64)
+        self._types: dict[int, tuple] = {}   # a packet's message types, by its id
 
+    # -- what the protocol and the host call ------------------------------------------
+    def takes_timer(self, tag) -> bool:
+        return self.control and tag == FLUSH
+
+    def file_timer(self, t: float, seq: int, node: int, tag) -> None:
+        """A node's flush, due at ``t`` (the host's event number ``seq``)."""
+        self._make_room()
+        calendar_push(self.timers, self.timer_state, t, seq, 0,
+                      self.protocol.position[node])
+        self._filed((t, _TIMER, seq))
+
+    def enqueue(self, t: float, u: int, kind: str, message) -> None:
+        """Node ``u`` has ``message`` (of type ``kind``) to send at ``t``: into its
+        queue (:func:`enqueue`), and its flush set if it is the first."""
+        reps, protocol = self._reps, self.protocol
+        row = message_rows(((kind, message),), reps.pos, reps.inputs.list_number)[0]
+        i = protocol.position[u]
+        if self.queue_len[i] == self.queue.shape[1]:
+            self._grow_queues(self.queue_len[i] + 1)
+        if not protocol.uniforms_left[0]:
+            protocol.more_uniforms()
+        at = enqueue(t, i, row, 0, message.bytes(), self.times, self.queue,
+                     self.queue_len, self.flush_at, protocol.uniforms,
+                     protocol.uniforms_left)
+        if at >= 0:
+            self.host.set_timer(at, u, FLUSH)
+
+    def hand_over(self) -> None:
+        """The loop's (:meth:`CompiledLoop.hand_over`), with the message types of each
+        packet of the protocol's handed over (the host counts each message)."""
+        ints, host = self.ints, self.host
+        packed = ints.item(_PACKED)
+        if packed:
+            for msg_id, count, tcs in zip(*self.packed[:, :packed].tolist()):
+                self._types[msg_id] = tuple("TC" if tcs >> i & 1 else "HELLO"
+                                            for i in range(count))
+            ints[_PACKED] = 0
+        count = ints.item(STAGED)
+        if count and self._types:
+            at, types = len(host.control_log), self._types
+            for msg_id, type_ in zip(self.out_ints[1, :count].tolist(),
+                                     self.out_ints[5, :count].tolist()):
+                if type_ < 0:   # a data packet's: not logged
+                    continue
+                if type_ < len(TYPES) - 1:   # a packet of the protocol's
+                    host._packed[at] = types.pop(msg_id)
+                at += 1
+        super().hand_over()
+
+    # -- the protocol's own codes ---------------------------------------------------------
+    def _asked(self, code: int) -> bool:
+        ints, reps = self.ints, self._reps
+        if code == NEED_SEEN:   # as receive.hear makes room before a packet heard
+            most = int(ints[ROOM])
+            reps.seen.reserve(self.floats[ASK].item(), most)
+            if len(reps.asks) < most:
+                reps.asks = np.empty((max(most, 2 * len(reps.asks)), 3), np.int64)
+        elif code == NEED_QUEUE_ROOM:
+            self._grow_queues(int(ints[ROOM]))
+        elif code == NEED_DRAWS:
+            self.protocol.more_uniforms()
+        else:
+            return False
+        return True
+
+    def _grow_queues(self, room: int) -> None:
+        """Queues of at least ``room`` messages each (twice as long at least)."""
+        longer = np.zeros((self.n, max(room, 2 * self.queue.shape[1]), 7), np.int64)
+        longer[:, :self.queue.shape[1]] = self.queue
+        self.queue, self._kept = longer, None
+        self._room_needed = self.room()
+
+    # -- arguments and room -------------------------------------------------------------
     def _kept_too(self) -> tuple:
-        return (self._inputs.bit_sets(),)   # made anew when a list more needs room
+        # made anew when a list more needs room, a table of messages seen is remade,
+        # asks grows, a block of uniforms is drawn
+        return (self._inputs.bit_sets(), self._reps.seen.keys, self._reps.asks,
+                self.protocol.uniforms)
 
     def _gather(self) -> tuple:
-        host, inputs = self.host, self._inputs
+        host, inputs, reps, protocol = self.host, self._inputs, self._reps, self.protocol
         return (*self.calendar, self.ints, self.floats, self.times, self.consts,
                 self.packets, self.refs, self.free_rows, self.units, self.sent_at,
                 *self._ready, host._alive_array(), host._link_times, host._pool,
@@ -160,4 +519,29 @@ class DataHops(CompiledLoop):
                 self.drops_at, self.drop_ids, self.sends_floats, self.sends_ints,
                 inputs.stale, inputs._search_t, inputs.sym_until, inputs.two_hop_until,
                 inputs.two_hop_list, inputs.topology_until, inputs.topology_list,
-                inputs.bit_sets(), inputs.routes, inputs._search, self._heard_until)
+                inputs.bit_sets(), inputs.routes, inputs._search, reps.heard_until,
+                self.groups, self.group_len, self.free_groups, self.ids, self.fan.ints,
+                self.fan.floats, self.messages, self.message_sizes, self.queue,
+                self.queue_len, self.flush_at, *self.timers, self.timer_state,
+                protocol.uniforms, protocol.uniforms_left, self.packed,
+                reps.selector_until, reps.topology_ansn, reps.topology_expiry,
+                *reps.seen.arrays(), reps.latest, reps.asks)
+
+    def _row_arrays(self) -> tuple:
+        return (*super()._row_arrays(), self.messages, self.message_sizes)
+
+    def _set_row_arrays(self, arrays: tuple) -> None:
+        super()._set_row_arrays(arrays[:-2])
+        self.messages, self.message_sizes = arrays[-2:]
+
+    def _make_room(self) -> None:
+        super()._make_room()
+        if self.packed.shape[1] - self.ints[_PACKED] < self._room_needed:
+            self.packed = np.concatenate([self.packed, np.zeros_like(self.packed)], 1)
+            self._kept = None
+
+    def room(self) -> int:
+        """As :func:`run` counts it: a broadcast's groups, a flush's packets."""
+        return max(len(self.queue) + 1,
+                   self.queue.shape[1] // self.protocol.params["max_messages_per_packet"]
+                   + 2)

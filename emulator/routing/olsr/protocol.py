@@ -69,11 +69,12 @@ jitter (a draw up to ``maxjitter``) has not run out by 0.1, as two when it has.
 from __future__ import annotations
 
 from emulator.routing.base import BROADCAST, Control, Protocol
+from emulator.routing.olsr.forward import FLUSH as _FLUSH
 from emulator.routing.olsr.messages import Hello, Packet, Tc
 from emulator.routing.olsr.receive import hear
 from emulator.routing.olsr.state import OlsrNode, Repositories
 
-_HELLO, _TC, _FLUSH = "hello", "tc", "flush"
+_HELLO, _TC = "hello", "tc"
 _TTL = 255
 
 
@@ -94,6 +95,9 @@ class Olsr(Protocol):
         #: the messages each node has queued, and when their packet leaves
         self._queued: dict[int, list] = {u: [] for u in self.nodes}
         self._flush_at: dict[int, float] = {}
+        #: The compiled loop whose queues are the nodes' (:mod:`.forward`), None for
+        #: none (the queues above).
+        self._queues = None
 
     def _jittered(self, interval: float) -> float:
         if self.max_messages > 1:   # the queue's wait jitters the sending instead
@@ -169,7 +173,10 @@ class Olsr(Protocol):
             return None
         from emulator.routing.olsr.forward import DataHops
 
-        return DataHops(host, self)
+        loop = DataHops(host, self)
+        if loop.control:
+            self._queues = loop
+        return loop
 
     def next_hop(self, t: float, u: int, msg) -> int | None:
         v = self._inputs.route(t, u, msg.dst)   # self.route's, at every data hop
@@ -194,6 +201,9 @@ class Olsr(Protocol):
         jitter then)."""
         if self.max_messages == 1:
             self._send(t, u, ((kind, message),))
+            return
+        if self._queues is not None:   # the compiled loop's
+            self._queues.enqueue(t, u, kind, message)
             return
         queue = self._queued[u]
         queue.append((kind, message))
