@@ -323,7 +323,7 @@ def test_olsr_data_hops_run_compiled_as_the_hosts_python_runs_them(monkeypatch, 
     monkeypatch.setattr(Olsr, "compiled_loop", lambda self, host: None)
     reference, reference_attrs, reference_ledger, reference_learnt = _mobile_run(
         seed, jitter=jitter, loss=loss, routing="olsr", **options)
-    assert len(codes) > 100   # the loop did run
+    assert len(codes) > 20   # the loop did run
     met = set(codes)
     assert loop.DATA_IN_PYTHON in met and (loop.MAC_LATER in met) == (loss > 0)
     assert (loop.DATA_EXPIRED in met) == ("queue_max_wait" in options)
@@ -483,7 +483,7 @@ def test_olsr_floods_tcs_through_mprs_only():
     tr.send(Message(0, "data", 0, 24, 30.0, 1.0, 50, None))
     tr.advance()
     assert len(tr.arrivals) == 1
-    originated = sum(node.msg_seq for node in tr.protocol._state.values())
+    originated = int(tr.protocol.msg_seqs.sum())
     relayed = tr.control_messages["TC"] - originated
     # a flood in which every node repeats every TC would relay 24 per TC; the MPRs of a
     # 5 x 5 grid relay fewer

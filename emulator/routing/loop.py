@@ -90,11 +90,13 @@ NOT_SENT = -1
 #: ``INTS``. The first fifteen are what the host reads after every call, in one slice
 #: (:data:`_READ`). ``UNRESOLVED``: the host's data packets neither delivered nor
 #: dropped when the call began (:func:`unresolved`); ``N_NOTICES``: how many of the
-#: ``N_ARRIVED`` staged are notices; ``GROUPS_FREE``: the free rows of ``groups``.
+#: ``N_ARRIVED`` staged are notices; ``GROUPS_FREE``: the free rows of ``groups``;
+#: ``LOSSES_SEEN``: the reasons a control packet was lost for so far (bits, in the order
+#: of :meth:`CompiledLoop._count_losses`).
 (SEQ, NEXT_ID, DRAWN, STAGED, N_LOST, N_DEAD, N_EXPIRED, N_ARRIVED, N_FIRST, N_DROPS,
  N_CTRL_LINK_BREAK, N_CTRL_NO_ROUTE, SENDS_AT, SENDS_END, PHASE, ROWS_FREE, ROOM,
  CURRENT_ROW, CURRENT_NODE, CURRENT_SEQ, LINK, DROPPED, MAC_SEQ, UNRESOLVED, N_NOTICES,
- GROUPS_FREE, INTS) = range(1, 28)
+ GROUPS_FREE, LOSSES_SEEN, INTS) = range(1, 29)
 #: Why the loop drops a packet itself (:func:`drop_here`), by code.
 DROP_REASONS = ("link_break", "no_route")
 LINK_BREAK, NO_ROUTE = 0, 1
@@ -228,6 +230,20 @@ def take_send(t, seq, ints, floats, sends_floats, sends_ints, refs, free_rows, p
 
 
 @njit(cache=True, inline="always")
+def new_loss(ints):
+    """Whether a control packet was lost since the last return for a reason the loop
+    had not met yet: the loop returns then, between events, for the host to count it
+    at once (the run's figures list the reasons in the order first met)."""
+    seen = ints[LOSSES_SEEN]
+    now = ((ints[N_LOST] > 0) | (ints[N_DEAD] > 0) << 1 | (ints[N_EXPIRED] > 0) << 2
+           | (ints[N_CTRL_LINK_BREAK] > 0) << 3 | (ints[N_CTRL_NO_ROUTE] > 0) << 4)
+    if now & ~seen:
+        ints[LOSSES_SEEN] = seen | now
+        return True
+    return False
+
+
+@njit(cache=True, inline="always")
 def unresolved(ints):
     """The host's data packets neither delivered nor dropped now (the host's
     ``_unresolved``, less those delivered or dropped since the call began)."""
@@ -288,12 +304,8 @@ def send_unicast(ints, floats, max_wait, consts, packets, refs, free_rows, units
         return IDLE
     if code != IDLE:
         return code
-    code = after_unicast(ints, floats, consts, packets, refs, free_rows, units,
-                         out_floats, out_ints, link_costs, alive, arrived_at, arrived_ids,
-                         cal)
-    if code == NEED_FRAME_ALIVE:
-        ints[PHASE] = SENT
-    return code
+    return after_frame(ints, floats, consts, packets, refs, free_rows, units, out_floats,
+                       out_ints, link_costs, alive, arrived_at, arrived_ids, cal)
 
 
 @njit(cache=True, inline="always")
@@ -327,6 +339,19 @@ def unicast_frame(ints, floats, max_wait, packets, refs, free_rows, first, last,
     floats[START], floats[ARRIVE] = start, arrive
     ints[LINK], ints[DROPPED] = k, dropped
     return IDLE
+
+
+@njit(cache=True, inline="always")
+def after_frame(ints, floats, consts, packets, refs, free_rows, units, out_floats,
+                out_ints, link_costs, alive, arrived_at, arrived_ids, cal):
+    """:func:`after_unicast`, to be resumed in the :data:`SENT` phase if it needs who is
+    up at the arrival."""
+    code = after_unicast(ints, floats, consts, packets, refs, free_rows, units,
+                         out_floats, out_ints, link_costs, alive, arrived_at, arrived_ids,
+                         cal)
+    if code == NEED_FRAME_ALIVE:
+        ints[PHASE] = SENT
+    return code
 
 
 @njit(cache=True, inline="always")
@@ -441,6 +466,53 @@ def broadcast(ints, floats, max_wait, consts, packets, refs, free_rows, groups, 
     ints[SEQ] = seq
     release(refs, free_rows, ints, row)
     return IDLE
+
+
+@njit(cache=True, inline="always")
+def resume(ints, floats, max_wait, consts, packets, refs, free_rows, units, out_floats,
+           out_ints, link_costs, alive, arrived_at, arrived_ids, cal, fan, frame):
+    """On with a transmission stopped for Python (``ints[PHASE]``), once: a broadcast's
+    walk (:func:`broadcast`), or what follows a unicast's frame (:func:`after_unicast`);
+    :data:`IDLE` when none was stopped or it is done, else what Python must do first
+    (the phase kept). ``fan``: the groups' arrays and the fan-out's (``groups,
+    group_len, free_groups, ids, fan_ints, fan_floats``); ``frame``: the links'
+    (``first, last, bandwidths, costs, head, attrs, link_times, pool, reorder``)."""
+    phase = ints[PHASE]
+    if phase == BETWEEN:
+        return IDLE
+    ints[PHASE] = BETWEEN
+    if phase == SENDING:
+        groups, group_len, free_groups, ids, fan_ints, fan_floats = fan
+        first, last, bandwidths, costs, head, attrs, link_times, pool, reorder = frame
+        code = broadcast(ints, floats, max_wait, consts, packets, refs, free_rows, groups,
+                         group_len, free_groups, out_floats, out_ints, first, last,
+                         bandwidths, costs, head, attrs, alive, link_times, pool, ids,
+                         fan_ints, fan_floats, reorder, cal, True)
+        if code != IDLE:   # Python again, then on again
+            ints[PHASE] = SENDING
+        return code
+    return after_frame(ints, floats, consts, packets, refs, free_rows, units, out_floats,
+                       out_ints, link_costs, alive, arrived_at, arrived_ids, cal)
+
+
+@njit(cache=True, inline="always")
+def next_due(ints, cal_time, cal_seq, sends_floats, sends_ints, timer_time, timer_seq,
+             timer_state, until, stop_t, stop_rank, stop_seq, ready_rank, timer_rank):
+    """``(due, timer, sent, time, number)`` of the loop's next event: the calendar's, the
+    next send's (``sent``) or the next timer's (``timer``; one at the time of a packet
+    ready comes after it, as the host's ranks order them); ``due`` if there is one and
+    it comes before ``until`` and the host's next event ``(stop_t, stop_rank,
+    stop_seq)``."""
+    sent, t, seq = next_event(ints, cal_time, cal_seq, sends_floats, sends_ints)
+    ready = sent or ints[HEAP_SIZE] > 0
+    timer = timer_state[0] > 0 and (not ready or timer_time[0] < t)
+    if timer:
+        t, seq = timer_time[0], timer_seq[0]
+    elif not ready:
+        return False, False, sent, t, seq
+    due = t < until and before(t, seq, stop_t, stop_rank, stop_seq,
+                               timer_rank if timer else ready_rank)
+    return due, timer, sent, t, seq
 
 
 @njit(cache=True, inline="always")

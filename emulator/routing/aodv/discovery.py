@@ -87,13 +87,13 @@ from emulator.routing.base import IP_UDP_BYTES
 from emulator.routing.seen import remember, seen_key
 from emulator.transport import _TIMER
 from emulator.routing.loop import (
-    ASK, BETWEEN, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA, DATA_IN_PYTHON,
-    DRAWN, DST, FIRST_OWN_CODE, GROUPS_FREE, HOPS, IDLE, INTS, LINK_BREAK, MAC_NOW,
-    MAX_WAIT, MSG_ID, NEED_FRAME_ALIVE, NEED_FRAME_UNIFORMS, NEED_READY_VIEW, NEED_ROOM,
-    NEXT_ID, NO_ROUTE, ORIG, PHASE, RECEIVER, ROOM, ROWS_FREE, RV_END, RV_START, SENDER,
-    SENDING, SENDS_AT, SENT, SEQ, SIZE, TYPE, CompiledLoop, after_unicast, before,
-    broadcast, data_row, drop_here, file_data, group_done, leaves, new_row, next_event,
-    pythons, release, routed, send_unicast, short_of_room, take_send, unresolved)
+    ASK, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA, DATA_IN_PYTHON, DRAWN,
+    DST, FIRST_OWN_CODE, GROUPS_FREE, HOPS, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT,
+    MSG_ID, NEED_FRAME_UNIFORMS, NEED_READY_VIEW, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, PHASE,
+    RECEIVER, ROOM, ROWS_FREE, RV_END, RV_START, SENDER, SENDING, SENDS_AT, SEQ, SIZE, TYPE,
+    CompiledLoop, before, broadcast, data_row, drop_here, file_data, group_done, leaves,
+    new_loss, new_row, next_due, pythons, release, resume, routed, send_unicast,
+    short_of_room, take_send, unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 
 #: A row's fields: the loop's (:data:`emulator.routing.loop.FIELDS`), then a RREQ's own
@@ -211,36 +211,21 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                   routes, last_broadcast, seen_keys, seen_untils, seen_count, lifetimes,
                   heard_at, heard_rank, todo, rerr_limits, lists, drops_at, drop_ids)
     n = len(heard_at)
+    fan = (groups, group_len, free_groups, ids, fan_ints, fan_floats)
+    frame = (first, last, bandwidths, costs, head, attrs, link_times, pool, reorder)
     while True:
-        phase = ints[PHASE]
-        if phase != BETWEEN:   # a transmission stopped for Python: on with it, once
-            ints[PHASE] = BETWEEN
-            if phase == SENDING:
-                code = broadcast(ints, floats, times[MAX_WAIT], consts, packets, refs,
-                                 free_rows, groups, group_len, free_groups, out_floats,
-                                 out_ints, first, last, bandwidths, costs, head, attrs,
-                                 alive, link_times, pool, ids, fan_ints, fan_floats,
-                                 reorder, cal, True)
-                if code != IDLE:   # Python again, then on again
-                    ints[PHASE] = SENDING
-            else:
-                code = after_unicast(ints, floats, consts, packets, refs, free_rows,
-                                     packet_lifetimes, out_floats, out_ints, link_costs,
-                                     alive, arrived_at, arrived_ids, cal)
-                if code == NEED_FRAME_ALIVE:
-                    ints[PHASE] = SENT
-            if code != IDLE:
-                return code
-        sent, t, seq = next_event(ints, cal_time, cal_seq, sends_floats, sends_ints)
-        ready = sent or ints[HEAP_SIZE] > 0
-        # a timer at the same time as a packet ready comes after it (the host's ranks)
-        timer = timer_state[0] > 0 and (not ready or timer_time[0] < t)
-        if timer:
-            t, seq = timer_time[0], timer_seq[0]
-        elif not ready:
+        code = resume(ints, floats, times[MAX_WAIT], consts, packets, refs, free_rows,
+                      packet_lifetimes, out_floats, out_ints, link_costs, alive,
+                      arrived_at, arrived_ids, cal, fan, frame)
+        if code != IDLE:
+            return code
+        if new_loss(ints):   # for the host to count first
             return IDLE
-        if not (t < until and before(t, seq, stop_t, stop_rank, stop_seq,
-                                     consts[_TIMER_RANK] if timer else ready_rank)):
+        due, timer, sent, t, seq = next_due(ints, cal_time, cal_seq, sends_floats,
+                                            sends_ints, timer_time, timer_seq,
+                                            timer_state, until, stop_t, stop_rank,
+                                            stop_seq, ready_rank, consts[_TIMER_RANK])
+        if not due:
             return IDLE
         # room for what the event may file (numba checks no bounds): a broadcast's
         # groups (one a receiver at most), a group's rebroadcasts and answers (two a

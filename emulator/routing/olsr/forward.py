@@ -43,17 +43,21 @@ from numba import njit
 
 from emulator.hop_kernel import HEAP_SIZE, _calendar_pop, calendar_push
 from emulator.routing.loop import (
-    ASK, BETWEEN, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA_IN_PYTHON, DRAWN,
-    DST, FIRST_OWN_CODE, GROUPS_FREE, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT, MSG_ID,
-    NEED_FRAME_ALIVE, NEED_FRAME_UNIFORMS, NEED_READY_VIEW, NEED_ROOM, NEXT_ID, NO_ROUTE,
-    ORIG, PHASE, RECEIVER, ROOM, RV_END, RV_START, SENDER, SENDING, SENDS_AT, SENT, SEQ,
-    SIZE, STAGED, TYPE, CompiledLoop, after_unicast, before, broadcast, drop_here,
-    group_done, leaves, new_row, next_event, pythons, release, routed, send_unicast,
-    short_of_room, take_send, unresolved)
+    ASK, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA_IN_PYTHON, DRAWN, DST,
+    FIRST_OWN_CODE, GROUPS_FREE, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT, MSG_ID,
+    NEED_FRAME_UNIFORMS, NEED_READY_VIEW, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, PHASE,
+    RECEIVER, ROOM, RV_END, RV_START, SENDER, SENDING, SENDS_AT, SEQ, SIZE, STAGED, TYPE,
+    CompiledLoop, before, broadcast, drop_here, group_done, leaves, new_loss, new_row,
+    next_due, pythons, release, resume, routed, send_unicast, short_of_room, take_send,
+    unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
-from emulator.routing.olsr.messages import _PACKET, TC, message_rows
+from emulator.routing import bits as bitset
+from emulator.routing.olsr.messages import _PACKET, HELLO, TC, message_rows
+from emulator.routing.olsr.mpr import select_into
 from emulator.routing.olsr.receive import receive
 from emulator.routing.olsr.routes import UNKNOWN, _route
+from emulator.routing.olsr.state import purge
+from emulator.routing.seen import remember, seen_key
 from emulator.transport import _TIMER
 
 #: A row's fields: the loop's, then how many messages a packet of the protocol's holds
@@ -66,18 +70,26 @@ _COUNT = len(DATA_FIELDS)
 TYPES = ("HELLO", "TC", "NOTICE")
 #: What :func:`run` returns beside the loop's codes: room in the table of messages seen
 #: (and in ``asks``) for ``ints[ROOM]`` keys at ``floats[ASK]`` (what
-#: :func:`~.receive.hear` reserves before every packet heard); room in the nodes'
-#: queues; more of the protocol's uniforms.
-NEED_SEEN, NEED_QUEUE_ROOM, NEED_DRAWS = range(FIRST_OWN_CODE, FIRST_OWN_CODE + 3)
-#: The protocol's timer tag whose timers this loop fires (a node's queue flushed).
-FLUSH = "flush"
+#: :func:`~.receive.hear` reserves before every packet heard, or a TC remembers); room
+#: in the nodes' queues; more of the protocol's uniforms; room for lists (a HELLO's
+#: three, a TC's one, numbered with the protocol's Python: ``RouteInputs.grow_lists``).
+NEED_SEEN, NEED_QUEUE_ROOM, NEED_DRAWS, NEED_LISTS = range(FIRST_OWN_CODE,
+                                                          FIRST_OWN_CODE + 4)
+#: The protocol's timer tags whose timers this loop fires: a node's queue flushed, its
+#: HELLO and its TC due (a timer's ``msg`` here: :data:`FLUSH_TIMER` ...).
+FLUSH, HELLO_TAG, TC_TAG = "flush", "hello", "tc"
+FLUSH_TIMER, HELLO_TIMER, TC_TIMER = 0, 1, 2
+_TIMER_KINDS = {FLUSH: FLUSH_TIMER, HELLO_TAG: HELLO_TIMER, TC_TAG: TC_TIMER}
 #: The messages a node's queue has room for at first (doubled as needed).
 QUEUE = 16
 # ``ints``' own field: the packets flushed whose message types are staged (``packed``)
 _PACKED, _INTS = INTS, INTS + 1
 # ``times``' own fields: MAXJITTER, the hold times, the horizon at which the host's
-# timers stop (if consts[_HAS_HORIZON])
-_MAXJITTER, _NEIGHB_HOLD, _DUP_HOLD, _TOP_HOLD, _HORIZON = range(1, 6)
+# timers stop (if consts[_HAS_HORIZON]), the HELLO and TC intervals
+(_MAXJITTER, _NEIGHB_HOLD, _DUP_HOLD, _TOP_HOLD, _HORIZON, _HELLO_INTERVAL,
+ _TC_INTERVAL) = range(1, 8)
+#: A TC's TTL as its originator sends it.
+TC_TTL = 255
 # ``consts``' own fields, after the loop's: whether a MAC's failure breaks the link,
 # the messages a packet may hold, whether the host's timers stop at a horizon, its rank
 # for timers, the bytes a packet pays once (IPv4, UDP, its header)
@@ -96,6 +108,12 @@ Flood = namedtuple("Flood", "groups group_len free_groups messages message_sizes
                             "queue_len flush_at timers timer_state uniforms uniforms_left "
                             "packed selector_until topology_ansn topology_expiry "
                             "seen_keys seen_untils seen_count latest asks")
+#: What a node's HELLO and TC use beyond :data:`Flood`: the link sets' state at the last
+#: purge, the lists numbered so far, each node's message sequence number, ANSN and the
+#: selectors its last TC advertised (a bit set), the MPR selection's scratch and a
+#: message's row being made.
+Own = namedtuple("Own", "last_symmetric lists_used msg_seqs ansns advertised strict "
+                        "covers reach sets mpr row")
 
 
 @njit(cache=True, _nrt=False)
@@ -109,7 +127,9 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
         group_len, free_groups, ids, fan_ints, fan_floats, messages, message_sizes,
         queue, queue_len, flush_at, timer_time, timer_seq, timer_msg, timer_node,
         timer_state, uniforms, uniforms_left, packed, selector_until, topology_ansn,
-        topology_expiry, seen_keys, seen_untils, seen_count, latest, asks):
+        topology_expiry, seen_keys, seen_untils, seen_count, latest, asks, last_symmetric,
+        lists_used, msg_seqs, ansns, advertised, strict, covers, reach, sets, mpr,
+        own_row):
     """Take this calendar's events (data packets and notices at a node, the host's
     sends, the protocol's packets at their sender and their groups of receivers, the
     flushes) while they come before the host's next one ``(stop_t, stop_rank,
@@ -129,6 +149,8 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                   timer_state, uniforms, uniforms_left, packed, selector_until,
                   topology_ansn, topology_expiry, seen_keys, seen_untils, seen_count,
                   latest, asks)
+    own = Own(last_symmetric, lists_used, msg_seqs, ansns, advertised, strict, covers,
+              reach, sets, mpr, own_row)
     # a hop's links and what it stages, one argument each (numba inlines no call of
     # more than 30 arguments)
     links = (first, last, head, attrs, link_costs, alive, alive_ready, link_times, pool,
@@ -139,36 +161,21 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
     # room for what an event may file: a broadcast's groups (one a receiver at most),
     # a flush's packets, a group's flushes (one a receiver), a notice's row
     room = max(n + 1, queue.shape[1] // consts[_MAX_MESSAGES] + 2)
+    fan = (groups, group_len, free_groups, ids, fan_ints, fan_floats)
+    frame = (first, last, bandwidths, costs, head, attrs, link_times, pool, reorder)
     while True:
-        phase = ints[PHASE]
-        if phase != BETWEEN:   # a transmission stopped for Python: on with it, once
-            ints[PHASE] = BETWEEN
-            if phase == SENDING:
-                code = broadcast(ints, floats, times[MAX_WAIT], consts, packets, refs,
-                                 free_rows, groups, group_len, free_groups, out_floats,
-                                 out_ints, first, last, bandwidths, costs, head, attrs,
-                                 alive, link_times, pool, ids, fan_ints, fan_floats,
-                                 reorder, cal, True)
-                if code != IDLE:   # Python again, then on again
-                    ints[PHASE] = SENDING
-            else:
-                code = after_unicast(ints, floats, consts, packets, refs, free_rows,
-                                     units, out_floats, out_ints, link_costs, alive,
-                                     arrived_at, arrived_ids, cal)
-                if code == NEED_FRAME_ALIVE:
-                    ints[PHASE] = SENT
-            if code != IDLE:
-                return code
-        sent, t, seq = next_event(ints, cal_time, cal_seq, sends_floats, sends_ints)
-        ready = sent or ints[HEAP_SIZE] > 0
-        # a timer at the same time as a packet ready comes after it (the host's ranks)
-        timer = timer_state[0] > 0 and (not ready or timer_time[0] < t)
-        if timer:
-            t, seq = timer_time[0], timer_seq[0]
-        elif not ready:
+        code = resume(ints, floats, times[MAX_WAIT], consts, packets, refs, free_rows,
+                      units, out_floats, out_ints, link_costs, alive, arrived_at,
+                      arrived_ids, cal, fan, frame)
+        if code != IDLE:
+            return code
+        if new_loss(ints):   # for the host to count first
             return IDLE
-        if not (t < until and before(t, seq, stop_t, stop_rank, stop_seq,
-                                     consts[_TIMER_RANK] if timer else ready_rank)):
+        due, timer, sent, t, seq = next_due(ints, cal_time, cal_seq, sends_floats,
+                                            sends_ints, timer_time, timer_seq,
+                                            timer_state, until, stop_t, stop_rank,
+                                            stop_seq, ready_rank, consts[_TIMER_RANK])
+        if not due:
             return IDLE
         if (short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits,
                           drops_at)
@@ -176,7 +183,10 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                 or packed.shape[1] - ints[_PACKED] < room):
             return NEED_ROOM
         if timer:
-            _flush(t, ints, consts, packets, refs, free_rows, cal, flood)
+            code = _timer_fires(t, ints, floats, times, consts, packets, refs, free_rows,
+                                cal, tables, flood, own)
+            if code != IDLE:
+                return code
             continue
         node = sends_ints[2, ints[SENDS_AT]] if sent else cal_node[0]
         if node >= 0:   # a packet at a node (a send by the host: data at its source)
@@ -310,7 +320,8 @@ def _group_hears(t, group, ints, floats, times, consts, packets, refs, free_rows
                      times, flood.queue, queue_len, flood.flush_at, flood.uniforms,
                      flood.uniforms_left)
         if at >= 0:
-            _set_flush(at, u, ints, times, consts, flood.timers, flood.timer_state)
+            _set_timer(at, u, FLUSH_TIMER, ints, times, consts, flood.timers,
+                       flood.timer_state)
     group_done(ints, flood.free_groups, refs, free_rows, group, row)
     return IDLE
 
@@ -350,25 +361,131 @@ def enqueue(t, u, message, ttl_change, size, times, queue, queue_len, flush_at, 
 
 
 @njit(cache=True, inline="always")
-def _set_flush(t, u, ints, times, consts, timers, timer_state):
-    """Node ``u``'s flush at ``t`` (the host's ``set_timer``: none once nothing is left
-    to deliver, or from the horizon on)."""
+def _set_timer(t, u, kind, ints, times, consts, timers, timer_state):
+    """Node ``u``'s timer of ``kind`` at ``t`` (the host's ``set_timer``: none once
+    nothing is left to deliver, or from the horizon on)."""
     if t < times[_HORIZON] if consts[_HAS_HORIZON] else unresolved(ints) > 0:
         ints[SEQ] += 1
-        calendar_push(timers, timer_state, t, ints[SEQ], 0, u)
+        calendar_push(timers, timer_state, t, ints[SEQ], kind, u)
 
 
 @njit(cache=True, inline="always")
-def _flush(t, ints, consts, packets, refs, free_rows, cal, flood):
-    """The next flush fires (the protocol's ``_flush``, unless nothing is left to
-    deliver without a horizon, as the host's timers do not fire then): the node's queue
-    leaves in packets of up to ``max_messages_per_packet`` messages, each ready at it
-    now (a row, numbered from the host's control ids), their message types staged."""
-    timers, timer_state, queue = flood.timers, flood.timer_state, flood.queue
-    u = timers[3][0]
+def _timer_fires(t, ints, floats, times, consts, packets, refs, free_rows, cal, tables,
+                 flood, own):
+    """The next timer fires (the protocol's ``on_timer``; none acts once nothing is
+    left to deliver without a horizon, as the host's timers do not): a node's flush,
+    HELLO or TC; or what a HELLO or TC needs first (room in its queue, a uniform, room
+    for lists, room in the table of messages seen), the timer left in the calendar."""
+    timers, timer_state = flood.timers, flood.timer_state
+    kind, u = timers[2][0], timers[3][0]
+    if kind != FLUSH_TIMER:
+        if flood.queue_len[u] + 1 > flood.queue.shape[1]:
+            ints[ROOM] = flood.queue_len[u] + 1
+            return NEED_QUEUE_ROOM
+        if flood.uniforms_left[0] < 1:
+            return NEED_DRAWS
+        if own.lists_used[0] + 3 > len(tables.lists):
+            ints[ROOM] = own.lists_used[0] + 3
+            return NEED_LISTS
+        if kind == TC_TIMER and flood.seen_count[0] + 1 > len(flood.seen_keys) // 2:
+            floats[ASK], ints[ROOM] = t, 1   # the TC remembered as seen
+            return NEED_SEEN
     _calendar_pop(timers, timer_state)
     if not (consts[_HAS_HORIZON] or unresolved(ints) > 0):
-        return
+        return IDLE
+    if kind == FLUSH_TIMER:
+        _flush(t, u, ints, consts, packets, refs, free_rows, cal, flood)
+    elif kind == HELLO_TIMER:
+        _hello(t, u, ints, times, consts, tables, flood, own)
+    else:
+        _tc(t, u, ints, times, consts, tables, flood, own)
+    return IDLE
+
+
+@njit(cache=True, inline="always")
+def _hello(t, u, ints, times, consts, tables, flood, own):
+    """Node ``u``'s HELLO (the protocol's ``_hello``): its expired entries purged, its
+    MPRs selected, a HELLO of its symmetric, heard-only and MPR neighbours queued (the
+    three lists numbered anew), the next one due a HELLO_INTERVAL on."""
+    purge(u, t, tables.heard_until, tables.sym_until, own.last_symmetric,
+          tables.two_hop_until, flood.topology_ansn, tables.topology_until,
+          flood.topology_expiry, tables.stale)
+    select_into(u, t, tables.sym_until, tables.two_hop_until, tables.two_hop_list,
+                tables.lists, own.strict, own.covers, own.reach, own.sets, own.mpr)
+    lists, k = tables.lists, own.lists_used[0]
+    own.lists_used[0] = k + 3
+    for w in range(lists.shape[1]):
+        lists[k, w] = lists[k + 1, w] = lists[k + 2, w] = 0
+    sym = heard = mprs = 0
+    for j in range(len(own.mpr)):
+        if tables.sym_until[u, j] > t:
+            bitset.add(lists[k], j)
+            sym += 1
+        elif tables.heard_until[u, j] > t:
+            bitset.add(lists[k + 1], j)
+            heard += 1
+        if own.mpr[j]:
+            bitset.add(lists[k + 2], j)
+            mprs += 1
+    codes = (mprs > 0) + (sym > mprs) + (heard > 0)   # Hello.bytes
+    size = _PACKET + 16 + 4 * codes + 4 * (sym + heard)
+    row = own.row
+    row[0], row[1], row[2], row[3], row[4], row[5] = HELLO, k, k + 1, k + 2, 0, 0
+    _queue_own(t, u, row, size, ints, times, consts, flood)
+    _set_timer(t + times[_HELLO_INTERVAL], u, HELLO_TIMER, ints, times, consts,
+               flood.timers, flood.timer_state)
+
+
+@njit(cache=True, inline="always")
+def _tc(t, u, ints, times, consts, tables, flood, own):
+    """Node ``u``'s TC (the protocol's ``_tc``): if some neighbour chose it as an MPR, a
+    TC of its selectors queued (its ANSN raised if they changed, remembered as seen),
+    the next one due a TC_INTERVAL on."""
+    lists, k = tables.lists, own.lists_used[0]
+    for w in range(lists.shape[1]):
+        lists[k, w] = 0
+    selectors = 0
+    for j in range(len(own.mpr)):
+        if flood.selector_until[u, j] > t:
+            bitset.add(lists[k], j)
+            selectors += 1
+    if selectors:
+        own.lists_used[0] = k + 1
+        changed = False
+        for w in range(lists.shape[1]):
+            if lists[k, w] != own.advertised[u, w]:
+                changed = True
+            own.advertised[u, w] = lists[k, w]
+        if changed:
+            own.ansns[u] += 1
+        own.msg_seqs[u] += 1
+        remember(flood.seen_keys, flood.seen_untils, flood.seen_count,
+                 seen_key(u, u, own.msg_seqs[u], len(own.mpr)), t + times[_DUP_HOLD])
+        row = own.row
+        row[0], row[1], row[2], row[3], row[4], row[5] = (TC, u, own.msg_seqs[u],
+                                                          own.ansns[u], k, TC_TTL)
+        _queue_own(t, u, row, _PACKET + 16 + 4 * selectors, ints, times, consts, flood)
+    _set_timer(t + times[_TC_INTERVAL], u, TC_TIMER, ints, times, consts, flood.timers,
+               flood.timer_state)
+
+
+@njit(cache=True, inline="always")
+def _queue_own(t, u, row, size, ints, times, consts, flood):
+    """Node ``u``'s own message (``row``, six fields) of ``size`` bytes into its queue
+    (:func:`enqueue`), its flush set if it is the first."""
+    at = enqueue(t, u, row, 0, size, times, flood.queue, flood.queue_len,
+                 flood.flush_at, flood.uniforms, flood.uniforms_left)
+    if at >= 0:
+        _set_timer(at, u, FLUSH_TIMER, ints, times, consts, flood.timers,
+                   flood.timer_state)
+
+
+@njit(cache=True, inline="always")
+def _flush(t, u, ints, consts, packets, refs, free_rows, cal, flood):
+    """Node ``u``'s flush (the protocol's ``_flush``): its queue leaves in packets of up
+    to ``max_messages_per_packet`` messages, each ready at it now (a row, numbered from
+    the host's control ids), their message types staged."""
+    queue = flood.queue
     count, most = flood.queue_len[u], consts[_MAX_MESSAGES]
     flood.queue_len[u] = 0
     for k in range(0, count, most):
@@ -417,7 +534,8 @@ class DataHops(CompiledLoop):
         super().__init__(
             host, protocol,
             times=(p["maxjitter"], p["neighb_hold_time"], p["dup_hold_time"],
-                   p["top_hold_time"], np.inf if horizon is None else horizon),
+                   p["top_hold_time"], np.inf if horizon is None else horizon,
+                   p["hello_interval"], p["tc_interval"]),
             consts=(int(p["link_layer_feedback"]), p["max_messages_per_packet"],
                     horizon is not None, _TIMER, _PACKET))
         #: Whether the protocol's packets are this loop's too.
@@ -429,15 +547,20 @@ class DataHops(CompiledLoop):
         self.message_sizes = np.zeros((capacity, most), np.int64)
         self.packed = np.zeros((3, 1024), np.int64)
         self._types: dict[int, tuple] = {}   # a packet's message types, by its id
+        words = self._inputs.bit_sets().shape[1]
+        # the MPR selection's scratch (mpr.select_into), a message's row
+        self._scratch = (np.zeros((n, words), np.uint64), np.zeros(n, np.int64),
+                         np.zeros(n, np.int64), np.zeros((3, words), np.uint64),
+                         np.zeros(n, np.bool_), np.zeros(6, np.int64))
 
     # -- what the protocol and the host call ------------------------------------------
     def takes_timer(self, tag) -> bool:
-        return self.control and tag == FLUSH
+        return self.control and tag in _TIMER_KINDS
 
     def file_timer(self, t: float, seq: int, node: int, tag) -> None:
-        """A node's flush, due at ``t`` (the host's event number ``seq``)."""
+        """A node's flush, HELLO or TC, due at ``t`` (the host's event number ``seq``)."""
         self._make_room()
-        calendar_push(self.timers, self.timer_state, t, seq, 0,
+        calendar_push(self.timers, self.timer_state, t, seq, _TIMER_KINDS[tag],
                       self.protocol.position[node])
         self._filed((t, _TIMER, seq))
 
@@ -491,6 +614,8 @@ class DataHops(CompiledLoop):
             self._grow_queues(int(ints[ROOM]))
         elif code == NEED_DRAWS:
             self.protocol.more_uniforms()
+        elif code == NEED_LISTS:
+            self._inputs.grow_lists(int(ints[ROOM]))
         else:
             return False
         return True
@@ -525,7 +650,9 @@ class DataHops(CompiledLoop):
                 self.queue_len, self.flush_at, *self.timers, self.timer_state,
                 protocol.uniforms, protocol.uniforms_left, self.packed,
                 reps.selector_until, reps.topology_ansn, reps.topology_expiry,
-                *reps.seen.arrays(), reps.latest, reps.asks)
+                *reps.seen.arrays(), reps.latest, reps.asks, reps.last_symmetric,
+                inputs.lists_used, protocol.msg_seqs, protocol.ansns,
+                protocol.advertised, *self._scratch)
 
     def _row_arrays(self) -> tuple:
         return (*super()._row_arrays(), self.messages, self.message_sizes)

@@ -50,18 +50,38 @@ def select_mprs_compiled(i, t, sym_until, two_hop_until, two_hop_list, bits):
     (:class:`~emulator.routing.olsr.state.Repositories`): its symmetric neighbours,
     and the list each one's valid HELLO gave (``bits``: the lists' bit sets,
     :meth:`~emulator.routing.olsr.routes.RouteInputs.bit_sets`); returns the MPRs as
-    flags by position. Neighbours are taken in position (id) order, so ties go to the
-    smaller id; a neighbour's strict two-hop nodes are a bit set, so what it covers of
-    those left is a count of bits."""
+    flags by position (:func:`select_into`, in arrays made here)."""
     n, words = sym_until.shape[1], bits.shape[1]
-    neighbour = sym_until[i] > t
-    outside = bitset.of_flags(neighbour, words)   # i and its neighbours: not strict
-    bitset.add(outside, i)                        # two-hop nodes
-    strict = np.zeros((n, words), np.uint64)   # by neighbour, its strict two-hop nodes
-    covers = np.zeros(n, np.int64)     # how many neighbours reach a strict two-hop node
-    reach = np.zeros(n, np.int64)      # how many strict two-hop nodes a neighbour reaches
+    mpr = np.zeros(n, np.bool_)
+    select_into(i, t, sym_until, two_hop_until, two_hop_list, bits,
+                np.zeros((n, words), np.uint64), np.zeros(n, np.int64),
+                np.zeros(n, np.int64), np.zeros((3, words), np.uint64), mpr)
+    return mpr
+
+
+@njit(cache=True, inline="always")
+def select_into(i, t, sym_until, two_hop_until, two_hop_list, bits, strict, covers,
+                reach, sets, mpr):
+    """:func:`select_mprs_compiled`, its MPRs written into the flags ``mpr``, in arrays
+    given (a compiled loop allocates none): ``strict`` (by neighbour, its strict two-hop
+    nodes as a bit set), ``covers`` (how many neighbours reach a strict two-hop node),
+    ``reach`` (how many strict two-hop nodes a neighbour reaches), ``sets`` (three bit
+    sets). Neighbours are taken in position (id) order, so ties go to the smaller id; a
+    neighbour's strict two-hop nodes are a bit set, so what it covers of those left is
+    a count of bits."""
+    n, words = sym_until.shape[1], bits.shape[1]
+    outside, uncovered, only = sets[0], sets[1], sets[2]
+    for w in range(words):
+        outside[w] = uncovered[w] = only[w] = 0
     for v in range(n):
-        if neighbour[v] and two_hop_until[i, v] > t:
+        covers[v], reach[v], mpr[v] = 0, 0, False
+        if sym_until[i, v] > t:   # i and its neighbours: not strict two-hop nodes
+            bitset.add(outside, v)
+    bitset.add(outside, i)
+    for v in range(n):
+        for w in range(words):
+            strict[v, w] = 0
+        if sym_until[i, v] > t and two_hop_until[i, v] > t:
             listed = bits[two_hop_list[i, v]]
             for w in range(words):
                 word = listed[w] & ~outside[w]
@@ -70,22 +90,34 @@ def select_mprs_compiled(i, t, sym_until, two_hop_until, two_hop_list, bits):
                 while word:
                     j, word = bitset.lowest(word)
                     covers[(w << 6) + j] += 1
-    uncovered = bitset.of_flags(covers > 0, words)
-    only = bitset.of_flags(covers == 1, words)
-    mpr = np.zeros(n, np.bool_)
+    for p in range(n):
+        if covers[p] > 0:
+            bitset.add(uncovered, p)
+        if covers[p] == 1:
+            bitset.add(only, p)
     for v in range(n):   # the only way to some two-hop node
         if reach[v] and bitset.common(strict[v], only) > 0:
             mpr[v] = True
     for v in range(n):
         if mpr[v]:
-            uncovered &= ~strict[v]
-    while uncovered.any():
+            for w in range(words):
+                uncovered[w] &= ~strict[v, w]
+    while _any(uncovered):
         best, best_new = -1, -1
         for v in range(n):   # most uncovered, then greatest reach, then smallest id
-            if neighbour[v] and not mpr[v]:
+            if sym_until[i, v] > t and not mpr[v]:
                 new = bitset.common(strict[v], uncovered) if reach[v] else 0
                 if new > best_new or (new == best_new and reach[v] > reach[best]):
                     best, best_new = v, new
         mpr[best] = True
-        uncovered &= ~strict[best]
-    return mpr
+        for w in range(words):
+            uncovered[w] &= ~strict[best, w]
+
+
+@njit(cache=True, inline="always")
+def _any(s):
+    """Whether the bit set ``s`` holds any position."""
+    for w in range(len(s)):
+        if s[w]:
+            return True
+    return False

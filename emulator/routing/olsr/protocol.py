@@ -68,14 +68,18 @@ jitter (a draw up to ``maxjitter``) has not run out by 0.1, as two when it has.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from emulator.routing import bits
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.olsr.forward import FLUSH as _FLUSH
+from emulator.routing.olsr.forward import HELLO_TAG as _HELLO
+from emulator.routing.olsr.forward import TC_TAG as _TC
+from emulator.routing.olsr.forward import TC_TTL as _TTL
 from emulator.routing.olsr.messages import Hello, Packet, Tc
 from emulator.routing.olsr.receive import hear
-from emulator.routing.olsr.state import OlsrNode, Repositories
+from emulator.routing.olsr.state import Repositories
 
-_HELLO, _TC = "hello", "tc"
-_TTL = 255
 
 
 class Olsr(Protocol):
@@ -87,9 +91,13 @@ class Olsr(Protocol):
 
     def __init__(self, host, nodes, params: dict, seed: int):
         super().__init__(host, nodes, params, seed)
-        self._state = {u: OlsrNode() for u in self.nodes}
         #: every node's repositories (and what their routing tables are computed from)
         self._reps = Repositories(self.nodes)
+        #: what each node keeps besides (by position): its last message sequence number,
+        #: its ANSN and the selectors its last TC advertised (a bit set, routing.bits)
+        n = len(self.nodes)
+        self.msg_seqs, self.ansns = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        self.advertised = np.zeros((n, bits.words(n)), np.uint64)
         self._inputs = self._reps.inputs
         self.max_messages = params["max_messages_per_packet"]
         #: the messages each node has queued, and when their packet leaves
@@ -122,24 +130,26 @@ class Olsr(Protocol):
             self._send(t, u, (("TC", tag[1]),))
 
     def _hello(self, t: float, u: int) -> None:
-        reps, node = self._reps, self._state[u]
+        reps = self._reps
         reps.purge(u, t)
-        node.mprs = reps.mprs(u, t)
-        hello = Hello(reps.symmetric(u, t), reps.heard_only(u, t), tuple(sorted(node.mprs)))
+        mprs = reps.mprs(u, t)
+        hello = Hello(reps.symmetric(u, t), reps.heard_only(u, t), tuple(sorted(mprs)))
         self._emit(t, u, "HELLO", hello)
         self.host.set_timer(t + self._jittered(self.params["hello_interval"]), u, _HELLO)
 
     def _tc(self, t: float, u: int) -> None:
-        node = self._state[u]
+        i = self.position[u]
         selectors = self._reps.selectors(u, t)
         if selectors:
-            if selectors != node.advertised:
-                node.ansn += 1
-                node.advertised = selectors
-            node.msg_seq += 1
-            self._reps.remember(t, u, u, node.msg_seq, t + self.params["dup_hold_time"])
-            self._emit(t, u, "TC", Tc(u, node.msg_seq, node.ansn,
-                                      tuple(sorted(selectors)), _TTL, 0))
+            now = np.zeros(self.advertised.shape[1], np.uint64)
+            bits.fill(now, self.positions(sorted(selectors)))
+            if not np.array_equal(now, self.advertised[i]):
+                self.ansns[i] += 1
+                self.advertised[i] = now
+            self.msg_seqs[i] += 1
+            seq, ansn = self.msg_seqs.item(i), self.ansns.item(i)
+            self._reps.remember(t, u, u, seq, t + self.params["dup_hold_time"])
+            self._emit(t, u, "TC", Tc(u, seq, ansn, tuple(sorted(selectors)), _TTL, 0))
         self.host.set_timer(t + self._jittered(self.params["tc_interval"]), u, _TC)
 
     # -- packets heard ------------------------------------------------------------------

@@ -106,6 +106,9 @@ class RouteInputs:
         # the lists by their members (ids), numbered; row k of _bits: list k's bit set
         self._lists: dict[tuple, int] = {}
         self._bits = np.zeros((1024, bits.words(n)), np.uint64)
+        #: ``[lists numbered so far]``: a compiled loop numbers lists of its own too
+        #: (:meth:`grow_lists` makes room)
+        self.lists_used = np.zeros(1, np.int64)
         #: ``stale[i]``: ``i``'s table is to be searched again (from its next query)
         self.stale = np.ones(n, np.bool_)
         #: ``routes[i, j]``: ``i``'s next hop's position towards ``j``, -1 for none,
@@ -173,14 +176,19 @@ class RouteInputs:
         k = -1 if j is None else table[j]
         return None if k < 0 else self.ids[k]
 
+    def grow_lists(self, count: int) -> None:
+        """Room for ``count`` lists (:meth:`bit_sets` twice as large as needed)."""
+        while count > len(self._bits):
+            self._bits = np.concatenate([self._bits, np.zeros_like(self._bits)])
+
     def list_number(self, members: tuple) -> int:
         """The number of the list ``members`` (ids), kept as a bit set of positions in
         :meth:`bit_sets` (a list met again keeps its number)."""
         k = self._lists.get(members)
         if k is None:
-            k = self._lists[members] = len(self._lists)
-            if k == len(self._bits):
-                self._bits = np.concatenate([self._bits, np.zeros_like(self._bits)])
+            k = self._lists[members] = self.lists_used.item(0)
+            self.lists_used[0] = k + 1
+            self.grow_lists(k + 1)
             pos = self.pos
             bits.fill(self._bits[k], np.array([pos[v] for v in members], np.int64))
         return k

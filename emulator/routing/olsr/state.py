@@ -39,18 +39,6 @@ from emulator.routing.seen import Seen, new_latest, remember, seen_key
 ABSENT = -1.0
 
 
-class OlsrNode:
-    """What one node keeps besides its repositories: the sequence numbers it sends,
-    the selectors its last TC advertised and its MPRs."""
-
-    __slots__ = ("msg_seq", "ansn", "advertised", "mprs")
-
-    def __init__(self):
-        self.msg_seq, self.ansn = 0, 0
-        self.advertised: frozenset = frozenset()   # the selectors of the last TC
-        self.mprs: frozenset = frozenset()
-
-
 class Repositories:
     """Every node's link set, two-hop set, MPR selector set and topology set.
 
