@@ -19,20 +19,22 @@ timers and staging are shared with AODV's loop), as the host's Python would have
   (the protocol's ``on_link_failure``); it is Python's otherwise
   (:data:`~emulator.routing.loop.DATA_IN_PYTHON`: its node down, its TTL spent, back
   at its source; a MAC's failure learnt at the arrival; a wait too long for its link);
-- a node's messages (its HELLOs and TCs, which the protocol's Python makes at its
-  timers, and the TCs it relays) wait in its queue, and the first one to find the queue
-  empty sets the flush, a timer after a jitter drawn from the protocol's uniforms
-  (:meth:`~emulator.routing.base.Protocol.uniform`, which this loop draws from in turn
-  with Python); at the flush the queue leaves in packets of up to
-  ``max_messages_per_packet`` messages (its rows), each broadcast by the fan-out's rules
-  (:func:`~emulator.routing.loop.broadcast`);
+- at a node's HELLO timer its expired entries are purged, its MPRs selected and a
+  HELLO queued; at its TC timer, if some neighbour chose it as an MPR, a TC of its
+  selectors (the protocol's ``_hello`` and ``_tc``);
+- a node's messages (its HELLOs and TCs, and the TCs it relays) wait in its queue, and
+  the first one to find the queue empty sets the flush, a timer after a jitter drawn
+  from the protocol's uniforms (:meth:`~emulator.routing.base.Protocol.uniform`, which
+  this loop draws from in turn with Python); at the flush the queue leaves in packets
+  of up to ``max_messages_per_packet`` messages (its rows), each broadcast by the
+  fan-out's rules (:func:`~emulator.routing.loop.broadcast`);
 - a group of receivers hearing a packet learns its messages
   (:func:`~.receive.receive`), and each TC a receiver relays joins its queue, its TTL
   less one.
 
 With ``max_messages_per_packet`` 1 (a relayed TC waits on a timer of its own) the
-protocol's packets stay the host's Python and this loop carries the data only. The
-HELLO and TC timers are the host's Python's either way.
+protocol's packets and timers stay the host's Python and this loop carries the data
+only.
 """
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ from emulator.routing.loop import (
     unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 from emulator.routing import bits as bitset
-from emulator.routing.olsr.messages import _PACKET, HELLO, TC, message_rows
+from emulator.routing.olsr.messages import _PACKET, HELLO, TC
 from emulator.routing.olsr.mpr import select_into
 from emulator.routing.olsr.receive import receive
 from emulator.routing.olsr.routes import UNKNOWN, _route
@@ -515,9 +517,9 @@ def _flush(t, u, ints, consts, packets, refs, free_rows, cal, flood):
 
 class DataHops(CompiledLoop):
     """OLSR's data packets and notices, and with ``max_messages_per_packet`` above 1
-    its own packets (:attr:`control`), on the links medium beside the host's calendar
-    (the module docstring); the protocol's tables and repositories are read and
-    written in place, its queues are this loop's (:meth:`enqueue`)."""
+    its own packets and timers (:attr:`control`), on the links medium beside the host's
+    calendar (the module docstring); the protocol's tables, repositories and sequence
+    numbers are read and written in place, the nodes' queues are this loop's."""
 
     FIELDS, INTS, TYPES = FIELDS, _INTS, TYPES
     kernel = staticmethod(run)
@@ -563,22 +565,6 @@ class DataHops(CompiledLoop):
         calendar_push(self.timers, self.timer_state, t, seq, _TIMER_KINDS[tag],
                       self.protocol.position[node])
         self._filed((t, _TIMER, seq))
-
-    def enqueue(self, t: float, u: int, kind: str, message) -> None:
-        """Node ``u`` has ``message`` (of type ``kind``) to send at ``t``: into its
-        queue (:func:`enqueue`), and its flush set if it is the first."""
-        reps, protocol = self._reps, self.protocol
-        row = message_rows(((kind, message),), reps.pos, reps.inputs.list_number)[0]
-        i = protocol.position[u]
-        if self.queue_len[i] == self.queue.shape[1]:
-            self._grow_queues(self.queue_len[i] + 1)
-        if not protocol.uniforms_left[0]:
-            protocol.more_uniforms()
-        at = enqueue(t, i, row, 0, message.bytes(), self.times, self.queue,
-                     self.queue_len, self.flush_at, protocol.uniforms,
-                     protocol.uniforms_left)
-        if at >= 0:
-            self.host.set_timer(at, u, FLUSH)
 
     def hand_over(self) -> None:
         """The loop's (:meth:`CompiledLoop.hand_over`), with the message types of each

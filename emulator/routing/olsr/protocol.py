@@ -32,7 +32,8 @@ What runs, by the RFC's sections:
 
 What the nodes learn is kept as arrays (:mod:`.state`) and learnt compiled: the packets
 heard (:mod:`.receive`), the purges, the MPR selection and the tables. This class holds
-the timers, the queues of messages and what is sent.
+the timers, the queues of messages and what is sent; on the links medium without
+batteries a compiled loop runs all of these (:mod:`.forward`) the way this class does.
 
 Left out: multiple interfaces (MID, HNA), willingness other than the default, LOST link
 codes, the immediate TC on a change of selectors and the empty TCs sent after the last
@@ -73,6 +74,7 @@ import numpy as np
 from emulator.routing import bits
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.olsr.forward import FLUSH as _FLUSH
+from emulator.routing.olsr.forward import DataHops
 from emulator.routing.olsr.forward import HELLO_TAG as _HELLO
 from emulator.routing.olsr.forward import TC_TAG as _TC
 from emulator.routing.olsr.forward import TC_TTL as _TTL
@@ -103,9 +105,6 @@ class Olsr(Protocol):
         #: the messages each node has queued, and when their packet leaves
         self._queued: dict[int, list] = {u: [] for u in self.nodes}
         self._flush_at: dict[int, float] = {}
-        #: The compiled loop whose queues are the nodes' (:mod:`.forward`), None for
-        #: none (the queues above).
-        self._queues = None
 
     def _jittered(self, interval: float) -> float:
         if self.max_messages > 1:   # the queue's wait jitters the sending instead
@@ -178,15 +177,12 @@ class Olsr(Protocol):
     # -- forwarding ---------------------------------------------------------------------
     def compiled_loop(self, host):
         """Data packets and notices hop by hop in a compiled loop beside the host's
-        calendar (:mod:`.forward`), which reads the host's positions as the tables'."""
+        calendar, and with more than one message a packet this protocol's packets and
+        timers too (:mod:`.forward`, which reads the host's positions as the
+        tables')."""
         if host._gids.tolist() != self._inputs.ids:
             return None
-        from emulator.routing.olsr.forward import DataHops
-
-        loop = DataHops(host, self)
-        if loop.control:
-            self._queues = loop
-        return loop
+        return DataHops(host, self)
 
     def next_hop(self, t: float, u: int, msg) -> int | None:
         v = self._inputs.route(t, u, msg.dst)   # self.route's, at every data hop
@@ -211,9 +207,6 @@ class Olsr(Protocol):
         jitter then)."""
         if self.max_messages == 1:
             self._send(t, u, ((kind, message),))
-            return
-        if self._queues is not None:   # the compiled loop's
-            self._queues.enqueue(t, u, kind, message)
             return
         queue = self._queued[u]
         queue.append((kind, message))
