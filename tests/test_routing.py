@@ -299,7 +299,7 @@ def test_olsr_data_hops_run_compiled_as_the_hosts_python_runs_them(monkeypatch, 
     from emulator.routing import loop
     from emulator.routing.base import Protocol
     from emulator.routing.olsr import forward
-    from emulator.routing.olsr.forward import DataHops
+    from emulator.routing.olsr.forward import OlsrLoop
     from emulator.routing.olsr.protocol import Olsr
 
     options = dict(options)
@@ -317,7 +317,7 @@ def test_olsr_data_hops_run_compiled_as_the_hosts_python_runs_them(monkeypatch, 
         codes.append(forward.run(*args))
         return codes[-1]
 
-    monkeypatch.setattr(DataHops, "kernel", staticmethod(run))
+    monkeypatch.setattr(OlsrLoop, "kernel", staticmethod(run))
     out, attrs, ledger, learnt = _mobile_run(seed, jitter=jitter, loss=loss,
                                              routing="olsr", **options)
     monkeypatch.setattr(Olsr, "compiled_loop", lambda self, host: None)

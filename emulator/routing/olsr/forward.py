@@ -515,7 +515,7 @@ def _flush(t, u, ints, consts, packets, refs, free_rows, cal, flood):
         calendar_push(cal, ints, t, ints[SEQ], row, u)
 
 
-class DataHops(CompiledLoop):
+class OlsrLoop(CompiledLoop):
     """OLSR's data packets and notices, and with ``max_messages_per_packet`` above 1
     its own packets and timers (:attr:`control`), on the links medium beside the host's
     calendar (the module docstring); the protocol's tables, repositories and sequence

@@ -74,7 +74,7 @@ import numpy as np
 from emulator.routing import bits
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.olsr.forward import FLUSH as _FLUSH
-from emulator.routing.olsr.forward import DataHops
+from emulator.routing.olsr.forward import OlsrLoop
 from emulator.routing.olsr.forward import HELLO_TAG as _HELLO
 from emulator.routing.olsr.forward import TC_TAG as _TC
 from emulator.routing.olsr.forward import TC_TTL as _TTL
@@ -182,7 +182,7 @@ class Olsr(Protocol):
         tables')."""
         if host._gids.tolist() != self._inputs.ids:
             return None
-        return DataHops(host, self)
+        return OlsrLoop(host, self)
 
     def next_hop(self, t: float, u: int, msg) -> int | None:
         v = self._inputs.route(t, u, msg.dst)   # self.route's, at every data hop
