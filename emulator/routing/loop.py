@@ -495,6 +495,34 @@ def resume(ints, floats, max_wait, consts, packets, refs, free_rows, units, out_
                        out_ints, link_costs, alive, arrived_at, arrived_ids, cal)
 
 
+#: What :func:`next_step` returns first when an event is due to be taken.
+GO = -1
+
+
+@njit(cache=True, inline="always")
+def next_step(ints, floats, max_wait, consts, packets, refs, free_rows, units, out_floats,
+              out_ints, link_costs, alive, arrived_at, arrived_ids, cal, fan, frame,
+              sends, timers, timer_state, stop, ready_rank, timer_rank):
+    """What a loop does between events: on with a transmission stopped for Python
+    (:func:`resume`), back to the host if a control packet was first lost for a reason
+    (:func:`new_loss`), then its next event (:func:`next_due`). Returns ``(GO, timer,
+    sent, time, number)`` when an event is due, else ``(code, ...)`` with the code the
+    loop returns. ``sends``: ``(sends_floats, sends_ints)``; ``timers``: the timers'
+    calendar; ``stop``: ``(until, stop_t, stop_rank, stop_seq)``."""
+    code = resume(ints, floats, max_wait, consts, packets, refs, free_rows, units,
+                  out_floats, out_ints, link_costs, alive, arrived_at, arrived_ids, cal,
+                  fan, frame)
+    if code != IDLE:
+        return code, False, False, 0.0, 0
+    if new_loss(ints):   # for the host to count first
+        return IDLE, False, False, 0.0, 0
+    until, stop_t, stop_rank, stop_seq = stop
+    due, timer, sent, t, seq = next_due(ints, cal[0], cal[1], sends[0], sends[1],
+                                        timers[0], timers[1], timer_state, until, stop_t,
+                                        stop_rank, stop_seq, ready_rank, timer_rank)
+    return (GO if due else IDLE), timer, sent, t, seq
+
+
 @njit(cache=True, inline="always")
 def next_due(ints, cal_time, cal_seq, sends_floats, sends_ints, timer_time, timer_seq,
              timer_state, until, stop_t, stop_rank, stop_seq, ready_rank, timer_rank):

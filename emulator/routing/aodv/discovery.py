@@ -88,12 +88,12 @@ from emulator.routing.seen import remember, seen_key
 from emulator.transport import _TIMER
 from emulator.routing.loop import (
     ASK, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA, DATA_IN_PYTHON, DRAWN,
-    DST, FIRST_OWN_CODE, GROUPS_FREE, HOPS, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT,
+    DST, FIRST_OWN_CODE, GO, GROUPS_FREE, HOPS, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT,
     MSG_ID, NEED_FRAME_UNIFORMS, NEED_READY_VIEW, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, PHASE,
     RECEIVER, ROOM, ROWS_FREE, RV_END, RV_START, SENDER, SENDING, SENDS_AT, SEQ, SIZE, TYPE,
     CompiledLoop, before, broadcast, data_row, drop_here, file_data, group_done, leaves,
-    new_loss, new_row, next_due, pythons, release, resume, routed, send_unicast,
-    short_of_room, take_send, unresolved)
+    new_row, next_step, pythons, release, routed, send_unicast, short_of_room, take_send,
+    unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 
 #: A row's fields: the loop's (:data:`emulator.routing.loop.FIELDS`), then a RREQ's own
@@ -213,20 +213,17 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
     n = len(heard_at)
     fan = (groups, group_len, free_groups, ids, fan_ints, fan_floats)
     frame = (first, last, bandwidths, costs, head, attrs, link_times, pool, reorder)
+    sends = (sends_floats, sends_ints)
+    timers = (timer_time, timer_seq, timer_msg, timer_node)
+    stop = (until, stop_t, stop_rank, stop_seq)
     while True:
-        code = resume(ints, floats, times[MAX_WAIT], consts, packets, refs, free_rows,
-                      packet_lifetimes, out_floats, out_ints, link_costs, alive,
-                      arrived_at, arrived_ids, cal, fan, frame)
-        if code != IDLE:
+        code, timer, sent, t, seq = next_step(
+            ints, floats, times[MAX_WAIT], consts, packets, refs, free_rows,
+            packet_lifetimes, out_floats, out_ints, link_costs, alive, arrived_at,
+            arrived_ids, cal, fan, frame, sends, timers, timer_state, stop, ready_rank,
+            consts[_TIMER_RANK])
+        if code != GO:
             return code
-        if new_loss(ints):   # for the host to count first
-            return IDLE
-        due, timer, sent, t, seq = next_due(ints, cal_time, cal_seq, sends_floats,
-                                            sends_ints, timer_time, timer_seq,
-                                            timer_state, until, stop_t, stop_rank,
-                                            stop_seq, ready_rank, consts[_TIMER_RANK])
-        if not due:
-            return IDLE
         # room for what the event may file (numba checks no bounds): a broadcast's
         # groups (one a receiver at most), a group's rebroadcasts and answers (two a
         # receiver at most: a gratuitous reply), a staged row, the packets a RREP

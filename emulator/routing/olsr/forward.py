@@ -46,12 +46,11 @@ from numba import njit
 from emulator.hop_kernel import HEAP_SIZE, _calendar_pop, calendar_push
 from emulator.routing.loop import (
     ASK, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA_IN_PYTHON, DRAWN, DST,
-    FIRST_OWN_CODE, GROUPS_FREE, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT, MSG_ID,
+    FIRST_OWN_CODE, GO, GROUPS_FREE, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT, MSG_ID,
     NEED_FRAME_UNIFORMS, NEED_READY_VIEW, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, PHASE,
     RECEIVER, ROOM, RV_END, RV_START, SENDER, SENDING, SENDS_AT, SEQ, SIZE, STAGED, TYPE,
-    CompiledLoop, before, broadcast, drop_here, group_done, leaves, new_loss, new_row,
-    next_due, pythons, release, resume, routed, send_unicast, short_of_room, take_send,
-    unresolved)
+    CompiledLoop, before, broadcast, drop_here, group_done, leaves, new_row, next_step,
+    pythons, release, routed, send_unicast, short_of_room, take_send, unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 from emulator.routing import bits as bitset
 from emulator.routing.olsr.messages import _PACKET, HELLO, TC
@@ -165,20 +164,16 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
     room = max(n + 1, queue.shape[1] // consts[_MAX_MESSAGES] + 2)
     fan = (groups, group_len, free_groups, ids, fan_ints, fan_floats)
     frame = (first, last, bandwidths, costs, head, attrs, link_times, pool, reorder)
+    sends = (sends_floats, sends_ints)
+    timers = (timer_time, timer_seq, timer_msg, timer_node)
+    stop = (until, stop_t, stop_rank, stop_seq)
     while True:
-        code = resume(ints, floats, times[MAX_WAIT], consts, packets, refs, free_rows,
-                      units, out_floats, out_ints, link_costs, alive, arrived_at,
-                      arrived_ids, cal, fan, frame)
-        if code != IDLE:
+        code, timer, sent, t, seq = next_step(
+            ints, floats, times[MAX_WAIT], consts, packets, refs, free_rows, units,
+            out_floats, out_ints, link_costs, alive, arrived_at, arrived_ids, cal, fan,
+            frame, sends, timers, timer_state, stop, ready_rank, consts[_TIMER_RANK])
+        if code != GO:
             return code
-        if new_loss(ints):   # for the host to count first
-            return IDLE
-        due, timer, sent, t, seq = next_due(ints, cal_time, cal_seq, sends_floats,
-                                            sends_ints, timer_time, timer_seq,
-                                            timer_state, until, stop_t, stop_rank,
-                                            stop_seq, ready_rank, consts[_TIMER_RANK])
-        if not due:
-            return IDLE
         if (short_of_room(ints, room, cal_time, out_floats, arrived_ids, first_waits,
                           drops_at)
                 or ints[GROUPS_FREE] < room or len(timer_time) - timer_state[0] < room
