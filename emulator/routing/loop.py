@@ -505,22 +505,32 @@ def next_step(ints, floats, max_wait, consts, packets, refs, free_rows, units, o
               sends, timers, timer_state, stop, ready_rank, timer_rank):
     """What a loop does between events: on with a transmission stopped for Python
     (:func:`resume`), back to the host if a control packet was first lost for a reason
-    (:func:`new_loss`), then its next event (:func:`next_due`). Returns ``(GO, timer,
-    sent, time, number)`` when an event is due, else ``(code, ...)`` with the code the
+    (:func:`new_loss`), then its next event (:func:`next_due`), whose node (a packet's,
+    or ``-1 - group`` for a group hearing a broadcast; -1 for a timer) asks for the
+    view in force at its time if it is not the ready view. Returns ``(GO, timer, sent,
+    time, number, node)`` when an event is due, else ``(code, ...)`` with the code the
     loop returns. ``sends``: ``(sends_floats, sends_ints)``; ``timers``: the timers'
     calendar; ``stop``: ``(until, stop_t, stop_rank, stop_seq)``."""
     code = resume(ints, floats, max_wait, consts, packets, refs, free_rows, units,
                   out_floats, out_ints, link_costs, alive, arrived_at, arrived_ids, cal,
                   fan, frame)
     if code != IDLE:
-        return code, False, False, 0.0, 0
+        return code, False, False, 0.0, 0, -1
     if new_loss(ints):   # for the host to count first
-        return IDLE, False, False, 0.0, 0
+        return IDLE, False, False, 0.0, 0, -1
     until, stop_t, stop_rank, stop_seq = stop
     due, timer, sent, t, seq = next_due(ints, cal[0], cal[1], sends[0], sends[1],
                                         timers[0], timers[1], timer_state, until, stop_t,
                                         stop_rank, stop_seq, ready_rank, timer_rank)
-    return (GO if due else IDLE), timer, sent, t, seq
+    if not due:
+        return IDLE, timer, sent, t, seq, -1
+    node = -1
+    if not timer:   # a send by the host is data at its source
+        node = sends[1][2, ints[SENDS_AT]] if sent else cal[3][0]
+        if node >= 0 and not floats[RV_START] <= t < floats[RV_END]:
+            floats[ASK] = t
+            return NEED_READY_VIEW, timer, sent, t, seq, node
+    return GO, timer, sent, t, seq, node
 
 
 @njit(cache=True, inline="always")

@@ -47,10 +47,10 @@ from emulator.hop_kernel import HEAP_SIZE, _calendar_pop, calendar_push
 from emulator.routing.loop import (
     ASK, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA_IN_PYTHON, DRAWN, DST,
     FIRST_OWN_CODE, GO, GROUPS_FREE, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT, MSG_ID,
-    NEED_FRAME_UNIFORMS, NEED_READY_VIEW, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, PHASE,
-    RECEIVER, ROOM, RV_END, RV_START, SENDER, SENDING, SENDS_AT, SEQ, SIZE, STAGED, TYPE,
-    CompiledLoop, before, broadcast, drop_here, group_done, leaves, new_row, next_step,
-    pythons, release, routed, send_unicast, short_of_room, take_send, unresolved)
+    NEED_FRAME_UNIFORMS, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, PHASE, RECEIVER, ROOM, SENDER,
+    SENDING, SEQ, SIZE, STAGED, TYPE, CompiledLoop, before, broadcast, drop_here,
+    group_done, leaves, new_row, next_step, pythons, release, routed, send_unicast,
+    short_of_room, take_send, unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 from emulator.routing import bits as bitset
 from emulator.routing.olsr.messages import _PACKET, HELLO, TC
@@ -168,7 +168,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
     timers = (timer_time, timer_seq, timer_msg, timer_node)
     stop = (until, stop_t, stop_rank, stop_seq)
     while True:
-        code, timer, sent, t, seq = next_step(
+        code, timer, sent, t, seq, node = next_step(
             ints, floats, times[MAX_WAIT], consts, packets, refs, free_rows, units,
             out_floats, out_ints, link_costs, alive, arrived_at, arrived_ids, cal, fan,
             frame, sends, timers, timer_state, stop, ready_rank, consts[_TIMER_RANK])
@@ -185,11 +185,7 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
             if code != IDLE:
                 return code
             continue
-        node = sends_ints[2, ints[SENDS_AT]] if sent else cal_node[0]
         if node >= 0:   # a packet at a node (a send by the host: data at its source)
-            if not floats[RV_START] <= t < floats[RV_END]:
-                floats[ASK] = t
-                return NEED_READY_VIEW
             hopped = sent or routed(consts, packets, cal_msg[0])
             if hopped and len(pool) - ints[DRAWN] < 2:
                 return NEED_FRAME_UNIFORMS   # a frame takes two uniforms at most
