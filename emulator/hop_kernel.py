@@ -266,13 +266,10 @@ def _calendar_pop(cal, state):
         child = 2 * i + 1
         if child >= n:
             break
-        # the lesser child chosen without a branch (bitwise, not short-circuit): which
-        # child is less is a coin toss the processor cannot predict, and a mispredicted
-        # branch at every level was the pop's cost
-        right = min(child + 1, n - 1)
-        child += (right != child) & ((time[right] < time[child]) |
-                                     ((time[right] == time[child]) &
-                                      (seqs[right] < seqs[child])))
+        right = child + 1
+        if right < n and (time[right] < time[child] or
+                          (time[right] == time[child] and seqs[right] < seqs[child])):
+            child = right
         if t < time[child] or (t == time[child] and seq < seqs[child]):
             break
         time[i], seqs[i], msgs[i], nodes[i] = (time[child], seqs[child], msgs[child],

@@ -226,8 +226,6 @@ def test_link_numbers_follow_first_appearance_across_growth():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_calendar_gives_its_entries_in_key_order_pushes_and_pops_interleaved(seed):
     # times drawn from a few values, so many keys tie on time and the number decides
-    # (the pop picks a child without a branch: a wrong pick shows as an entry out of
-    # order here)
     from emulator import hop_kernel as k
     import heapq
 
