@@ -17,16 +17,22 @@ SimPy (:func:`emulator.reference.simpy_reference`: a process per message, a
 ``simpy.Resource`` per link) on the same network and messages with jitter off, checks
 that both give the same arrivals, and prints their hops per second.
 
+``--floor`` also times the least a driver that calls the programs once per event could
+cost (:func:`per_event_floor`): the same tuples, programs and transport, and nothing
+else, so the figure a faster driver of this contract could at best reach.
+
 ``--repeat N`` runs it all N times, in turn, and prints the medians (each run's ratios
 are taken against the SimPy loop timed in the same minute; ``--json`` lists them too).
 
 Run: ``python benchmarks/bench_emulator.py [--duration 100] [--nodes 200] [--medium shared]
-[--reference] [--repeat 1] [--json]``
+[--reference] [--floor] [--repeat 1] [--json]``
 """
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
+import math
 import statistics
 import time
 
@@ -34,6 +40,7 @@ import numpy as np
 import simpy
 
 import topologies
+from contract.messages import Message
 from contract.program import NodeProgram
 from emulator import kernels
 from emulator.driver import execute
@@ -101,6 +108,60 @@ def transport_rate(dynamics, tuples, sink, seed, medium="links") -> float:
     return transport.hops / (time.perf_counter() - start)
 
 
+class _LeanContext:
+    """The least a program's context can be: where and when it runs, what it sent."""
+
+    __slots__ = ("node", "now", "sent")
+
+    def __init__(self):
+        self.node, self.now, self.sent = 0, 0.0, []
+
+    def send(self, dst, kind, payload, size_units):
+        self.sent.append((self.now, self.node, dst, kind, payload, size_units))
+
+
+def per_event_floor(dynamics, tuples, programs, sink, seed, step, duration,
+                    medium="links") -> tuple[float, int]:
+    """Hops per second, and deliveries, of the leanest driver the node-program contract
+    allows: windows of ``step``, in each the transport advanced, every tuple and
+    delivery due handed to its program's ``on_tuple`` / ``on_message`` one by one, the
+    messages sent into the transport one by one, the transport advanced to the window's
+    end. No journal, books, results, memory samples, liveness, generators or step
+    outputs: what a real driver adds to this is its own cost. ``programs`` are fresh.
+    """
+    sent = sorted(((t.entered_at, t.origin, t) for stream in tuples.values()
+                   for t in stream), key=lambda row: row[:2])
+    times = [row[0] for row in sent]
+    windows = int(round(duration / step))
+    bounds = np.searchsorted(np.array(times), np.arange(windows + 1) * step).tolist()
+    transport = Transport(Network(dynamics), Ledger(), seed, medium)
+    ctx, due, next_id = _LeanContext(), [], 0
+    receiver = programs[sink]
+    start = time.perf_counter()
+    k = 0
+    # on while deliveries are decided but not taken, due, or hops are left
+    while k < windows or transport.arrivals or due or transport.next_time() < math.inf:
+        end = (k + 1) * step
+        transport.advance(k * step)
+        for at, msg in transport.take_arrivals():
+            heapq.heappush(due, (at, msg.msg_id, msg))
+        ctx.sent = []
+        if k < windows:
+            for j in range(bounds[k], bounds[k + 1]):
+                ctx.now, ctx.node, tup = sent[j]
+                programs[ctx.node].on_tuple(ctx, tup)
+        ctx.node = sink
+        while due and due[0][0] < end:
+            ctx.now, _, msg = heapq.heappop(due)
+            receiver.on_message(ctx, msg)
+        for now, src, dst, kind, payload, size in ctx.sent:
+            transport.send(Message(next_id, kind, src, dst, now, size, 56, payload))
+            next_id += 1
+        transport.advance(end)
+        k += 1
+    return transport.hops / (time.perf_counter() - start), receiver.received
+
+
 def reference_rates(args, sink, tuples) -> dict:
     """Hops per second of :func:`emulator.deliver` and of the straightforward SimPy model
     on the benchmark's network without jitter (the model has none), same messages."""
@@ -144,11 +205,22 @@ def timed_run(args, dynamics, tuples: dict, sink: int, origins) -> dict:
     del out, programs
     simpy_rate = bare_simpy_rate(1_000_000)
     alone = transport_rate(dynamics, tuples, sink, args.seed, args.medium)
-    return {"wall_s": wall, "hops": hops, "messages": info["messages"],
-            "delivered": delivered, "lost": info["lost"],
-            "hops_per_s": hops / wall, "simpy_timeouts_per_s": simpy_rate,
-            "transport_hops_per_s": alone, "end_to_end_ratio": hops / wall / simpy_rate,
-            "transport_ratio": alone / simpy_rate}
+    figures = {"wall_s": wall, "hops": hops, "messages": info["messages"],
+               "delivered": delivered, "lost": info["lost"],
+               "hops_per_s": hops / wall, "simpy_timeouts_per_s": simpy_rate,
+               "transport_hops_per_s": alone, "end_to_end_ratio": hops / wall / simpy_rate,
+               "transport_ratio": alone / simpy_rate}
+    if args.floor:
+        programs = {int(o): Source(sink) for o in origins}
+        programs[sink] = Sink()
+        floor, floor_delivered = per_event_floor(dynamics, tuples, programs, sink,
+                                                 args.seed, 0.01, args.duration,
+                                                 args.medium)
+        if floor_delivered != delivered:   # it must do the run's work, no less
+            raise SystemExit(f"bench_emulator: the per-event floor delivered "
+                             f"{floor_delivered} messages, the run {delivered}")
+        figures.update(floor_hops_per_s=floor, floor_ratio=floor / simpy_rate)
+    return figures
 
 
 def build_network(args, jitter: float):
@@ -171,6 +243,9 @@ def main() -> None:
     ap.add_argument("--medium", choices=("links", "shared"), default="links")
     ap.add_argument("--reference", action="store_true",
                     help="also time the links medium against a process-per-message SimPy model")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time the leanest per-event driver over the same programs "
+                         "and transport (floor_ratio)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs (each with its own SimPy yardstick and transport-alone run, "
                          "in turn); figures are their medians")
@@ -211,7 +286,8 @@ def main() -> None:
           f"{hops / max(1, first['messages']):.2f}")
     median = {key: statistics.median(run[key] for run in runs)
               for key in ("hops_per_s", "simpy_timeouts_per_s", "transport_hops_per_s",
-                          "end_to_end_ratio", "transport_ratio")}
+                          "end_to_end_ratio", "transport_ratio")
+              + (("floor_hops_per_s", "floor_ratio") if args.floor else ())}
     of = f" (median of {len(runs)})" if len(runs) > 1 else ""
     print(f"emulation wall time{of}: {wall:.2f} s")
     print(f"hop-deliveries per second:     {median['hops_per_s']:12,.0f}")
@@ -219,6 +295,9 @@ def main() -> None:
     print(f"ratio (target >= 0.5):          {median['end_to_end_ratio']:12.2f}")
     print(f"transport alone, hops per second: {median['transport_hops_per_s']:10,.0f}  "
           f"(ratio {median['transport_ratio']:.2f})")
+    if args.floor:
+        print(f"leanest per-event driver, hops per second: "
+              f"{median['floor_hops_per_s']:,.0f}  (ratio {median['floor_ratio']:.2f})")
     figures = {"medium": args.medium, **median, "hops": hops, "messages": first["messages"],
                "wall_s": wall, "runs": len(runs),
                "end_to_end_ratios": [round(run["end_to_end_ratio"], 4) for run in runs],
