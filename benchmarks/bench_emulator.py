@@ -17,9 +17,9 @@ SimPy (:func:`emulator.reference.simpy_reference`: a process per message, a
 ``simpy.Resource`` per link) on the same network and messages with jitter off, checks
 that both give the same arrivals, and prints their hops per second.
 
-``--floor`` also times the least a driver that calls the programs once per event could
-cost (:func:`per_event_floor`): the same tuples, programs and transport, and nothing
-else, so the figure a faster driver of this contract could at best reach.
+``--floor`` also times a driver that calls the programs once per event and does
+nothing else (:func:`per_event_floor`): the same tuples, programs and transport, so
+about the best a driver of this contract over this transport could reach.
 
 ``--repeat N`` runs it all N times, in turn, and prints the medians (each run's ratios
 are taken against the SimPy loop timed in the same minute; ``--json`` lists them too).
@@ -40,7 +40,7 @@ import numpy as np
 import simpy
 
 import topologies
-from contract.messages import Message
+from contract.messages import Message, wire_bytes
 from contract.program import NodeProgram
 from emulator import kernels
 from emulator.driver import execute
@@ -120,21 +120,25 @@ class _LeanContext:
         self.sent.append((self.now, self.node, dst, kind, payload, size_units))
 
 
-def per_event_floor(dynamics, tuples, programs, sink, seed, step, duration,
-                    medium="links") -> tuple[float, int]:
-    """Hops per second, and deliveries, of the leanest driver the node-program contract
-    allows: windows of ``step``, in each the transport advanced, every tuple and
-    delivery due handed to its program's ``on_tuple`` / ``on_message`` one by one, the
-    messages sent into the transport one by one, the transport advanced to the window's
-    end. No journal, books, results, memory samples, liveness, generators or step
-    outputs: what a real driver adds to this is its own cost. ``programs`` are fresh.
+def per_event_floor(plan, tuples, programs, sink) -> tuple[float, int]:
+    """Hops per second, and deliveries, of a driver of the node-program contract
+    stripped to what the contract cannot do without: ``plan``'s windows, in each the
+    transport advanced, every tuple and delivery due handed to its program's
+    ``on_tuple`` / ``on_message`` one by one, the messages sent (their bytes as the
+    plan counts them) into the transport one by one, the transport advanced to the
+    window's end. No journal, books, results, memory samples, liveness, generators or
+    step outputs: what a real driver adds to this is its own cost. ``programs`` are
+    fresh.
     """
+    step, seed = plan.step, plan.seed
+    per_unit, header = plan.bytes_per_unit, plan.header_bytes
+    medium = plan.spec.get("network", {}).get("medium", "links")
     sent = sorted(((t.entered_at, t.origin, t) for stream in tuples.values()
                    for t in stream), key=lambda row: row[:2])
     times = [row[0] for row in sent]
-    windows = int(round(duration / step))
+    windows = int(round(plan.duration / step))
     bounds = np.searchsorted(np.array(times), np.arange(windows + 1) * step).tolist()
-    transport = Transport(Network(dynamics), Ledger(), seed, medium)
+    transport = Transport(Network(plan.dynamics), Ledger(), seed, medium)
     ctx, due, next_id = _LeanContext(), [], 0
     receiver = programs[sink]
     start = time.perf_counter()
@@ -155,7 +159,8 @@ def per_event_floor(dynamics, tuples, programs, sink, seed, step, duration,
             ctx.now, _, msg = heapq.heappop(due)
             receiver.on_message(ctx, msg)
         for now, src, dst, kind, payload, size in ctx.sent:
-            transport.send(Message(next_id, kind, src, dst, now, size, 56, payload))
+            transport.send(Message(next_id, kind, src, dst, now, size,
+                                   wire_bytes(size, per_unit, header), payload))
             next_id += 1
         transport.advance(end)
         k += 1
@@ -213,9 +218,7 @@ def timed_run(args, dynamics, tuples: dict, sink: int, origins) -> dict:
     if args.floor:
         programs = {int(o): Source(sink) for o in origins}
         programs[sink] = Sink()
-        floor, floor_delivered = per_event_floor(dynamics, tuples, programs, sink,
-                                                 args.seed, 0.01, args.duration,
-                                                 args.medium)
+        floor, floor_delivered = per_event_floor(plan, tuples, programs, sink)
         if floor_delivered != delivered:   # it must do the run's work, no less
             raise SystemExit(f"bench_emulator: the per-event floor delivered "
                              f"{floor_delivered} messages, the run {delivered}")

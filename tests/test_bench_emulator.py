@@ -32,6 +32,6 @@ def test_the_per_event_floor_delivers_and_hops_as_the_driver_does():
                      algorithm="bench", spec={"network": {"medium": "links"}})
     info = execute(plan, driven, tuples, InprocRuntime()).info
     lean = programs()
-    rate, delivered = bench.per_event_floor(dynamics, tuples, lean, sink, 1, 0.01, 5.0)
+    rate, delivered = bench.per_event_floor(plan, tuples, lean, sink)
     assert delivered == driven[sink].received > 800
     assert rate > 0 and info["hops"] > delivered
