@@ -236,6 +236,18 @@ def build_network(args, jitter: float):
     return topo, dynamics
 
 
+def source_tuples(args, origins, rng) -> dict:
+    """Each source's stream: Poisson many tuples at ``args.rate`` per time unit, at
+    uniform times over the run, in time order."""
+    tuples = {}
+    for i, origin in enumerate(origins):
+        n = rng.poisson(args.rate * args.duration)
+        ts = np.sort(rng.uniform(0, args.duration, n))
+        tuples[f"R{i}"] = [StreamTuple(f"R{i}", k, float(t), 0, None, None, int(origin), 1.0,
+                                       float(t)) for k, t in enumerate(ts)]
+    return tuples
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=200)
@@ -266,12 +278,7 @@ def main() -> None:
     nodes = sorted(topo.graph.nodes)
     sink = nodes[0]
     origins = rng.choice(nodes[1:], size=args.sources, replace=False)
-    tuples = {}
-    for i, origin in enumerate(origins):
-        n = rng.poisson(args.rate * args.duration)
-        ts = np.sort(rng.uniform(0, args.duration, n))
-        tuples[f"R{i}"] = [StreamTuple(f"R{i}", k, float(t), 0, None, None, int(origin), 1.0,
-                                       float(t)) for k, t in enumerate(ts)]
+    tuples = source_tuples(args, origins, rng)
     build = time.perf_counter() - t_build
 
     runs = [timed_run(args, dynamics, tuples, sink, origins) for _ in range(args.repeat)]
