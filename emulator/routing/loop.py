@@ -428,7 +428,8 @@ def broadcast(ints, floats, max_wait, consts, packets, refs, free_rows, groups, 
               resume):
     """Broadcast the current control packet from its sender (the host's ``_broadcast``
     on the links medium): the fan-out's walk (:func:`~emulator.routing.fanout.hear`;
-    ``resume``: on with it after Python answered what it asked), then the row staged
+    ``resume``: on with it after Python answered what it asked; when it asks, the phase
+    is left at ``SENDING`` for :func:`resume`), then the row staged
     and the groups of receivers filed, each an event ``-1 - group`` at its arrival,
     numbered as the host numbers them: the first one more than the last event's, each
     as many on as it holds."""
@@ -437,10 +438,9 @@ def broadcast(ints, floats, max_wait, consts, packets, refs, free_rows, groups, 
         ready, max_wait, bandwidths[u], u, first[u], last[u], packets[row, SIZE],
         ints[DRAWN], resume, True, reorder, floats[AV_START], floats[AV_END], head, attrs,
         link_times, pool, alive, ids, fan_ints, fan_floats)
-    if need == NEED_VIEW:
-        return NEED_FAN_ALIVE
-    if need == NEED_UNIFORMS:
-        return NEED_FAN_UNIFORMS
+    if need == NEED_VIEW or need == NEED_UNIFORMS:
+        ints[PHASE] = SENDING   # Python answers, then resume goes on with the walk
+        return NEED_FAN_ALIVE if need == NEED_VIEW else NEED_FAN_UNIFORMS
     if need == EXPIRED:   # waited too long for its links: dropped at its sender
         ints[N_EXPIRED] += 1
         release(refs, free_rows, ints, row)
@@ -488,9 +488,7 @@ def resume(ints, floats, max_wait, consts, packets, refs, free_rows, units, out_
                          group_len, free_groups, out_floats, out_ints, first, last,
                          bandwidths, costs, head, attrs, alive, link_times, pool, ids,
                          fan_ints, fan_floats, reorder, cal, True)
-        if code != IDLE:   # Python again, then on again
-            ints[PHASE] = SENDING
-        return code
+        return code   # not IDLE: Python again (broadcast kept the phase), then on again
     return after_frame(ints, floats, consts, packets, refs, free_rows, units, out_floats,
                        out_ints, link_costs, alive, arrived_at, arrived_ids, cal)
 

@@ -89,8 +89,8 @@ from emulator.transport import _TIMER
 from emulator.routing.loop import (
     ASK, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA, DATA_IN_PYTHON, DRAWN,
     DST, FIRST_OWN_CODE, GO, GROUPS_FREE, HOPS, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT,
-    MSG_ID, NEED_FRAME_UNIFORMS, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, PHASE, RECEIVER, ROOM,
-    ROWS_FREE, SENDER, SENDING, SEQ, SIZE, TYPE, CompiledLoop, before, broadcast, data_row,
+    MSG_ID, NEED_FRAME_UNIFORMS, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, RECEIVER, ROOM,
+    ROWS_FREE, SENDER, SEQ, SIZE, TYPE, CompiledLoop, before, broadcast, data_row,
     drop_here, file_data, group_done, leaves, new_row, next_step, pythons, release, routed,
     send_unicast, short_of_room, take_send, unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
@@ -279,8 +279,6 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                                  out_ints, first, last, bandwidths, costs, head, attrs,
                                  alive, link_times, pool, ids, fan_ints, fan_floats,
                                  reorder, cal, False)
-                if code != IDLE:
-                    ints[PHASE] = SENDING
             elif sending:
                 code = send_unicast(ints, floats, times[MAX_WAIT], consts, packets, refs,
                                     free_rows, packet_lifetimes, first, last, head, attrs,

@@ -47,8 +47,8 @@ from emulator.hop_kernel import HEAP_SIZE, _calendar_pop, calendar_push
 from emulator.routing.loop import (
     ASK, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA_IN_PYTHON, DRAWN, DST,
     FIRST_OWN_CODE, GO, GROUPS_FREE, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT, MSG_ID,
-    NEED_FRAME_UNIFORMS, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, PHASE, RECEIVER, ROOM, SENDER,
-    SENDING, SEQ, SIZE, STAGED, TYPE, CompiledLoop, before, broadcast, drop_here,
+    NEED_FRAME_UNIFORMS, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, RECEIVER, ROOM, SENDER,
+    SEQ, SIZE, STAGED, TYPE, CompiledLoop, before, broadcast, drop_here,
     group_done, leaves, new_row, next_step, pythons, release, routed, send_unicast,
     short_of_room, take_send, unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
@@ -209,8 +209,6 @@ def run(stop_t, stop_rank, stop_seq, until, ready_rank, cal_time, cal_seq, cal_m
                                  out_ints, first, last, bandwidths, costs, head, attrs,
                                  alive, link_times, pool, ids, fan_ints, fan_floats,
                                  reorder, cal, False)
-                if code != IDLE:
-                    ints[PHASE] = SENDING
             if code != IDLE:
                 return code
             continue
