@@ -12,6 +12,8 @@ tests and benchmarks build theirs with ``experiments.planning.make_plan``.
 ...             algorithm="centralized", params={}, net0=None, spec={})
 >>> plan.stream_nodes, plan.stream_names
 ({'R1': 3, 'R2': 4}, ['R1', 'R2'])
+>>> plan.run_end(), plan.run_end(0.5)   # the drain: one more duration unless given
+(4.0, 2.5)
 """
 from __future__ import annotations
 
@@ -76,6 +78,11 @@ class Plan:
     #: what the spec asks that the run will not do as written (one line each, naming the
     #: field; :func:`experiments.spec.spec_warnings`), recorded in the run's summary
     warnings: tuple = ()
+
+    def run_end(self, drain: float | None = None) -> float:
+        """When the run stops: ``duration`` plus the drain for messages still in flight
+        (by default one more ``duration``)."""
+        return self.duration + (self.duration if drain is None else drain)
 
     @property
     def stream_nodes(self) -> dict[str, int]:

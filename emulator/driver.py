@@ -18,7 +18,7 @@ The driver alone owns the rules of a run (the backends only keep calendars):
   for a time within that step still fires);
 - an event at a node that is down: a tuple is dropped (the sensor is off); anything else
   waits until the node is up again (dropped if it never is);
-- after ``finish`` the run drains messages still in flight until :func:`run_end`;
+- after ``finish`` the run drains messages still in flight until :meth:`Plan.run_end`;
 - a loss notice reaches a program only if it overrides ``on_lost``;
 - memory is sampled every ``plan.memory_interval`` (the state as last reported).
 
@@ -44,11 +44,6 @@ Example
 >>> out = execute(plan, {0: Ping(), 1: Pong()}, {}, InprocRuntime())
 >>> out.results[["emitted_at", "got"]].to_dict("records")
 [{'emitted_at': 0.5, 'got': 'hi'}]
-
-The run stops after the drain (by default one more ``duration``):
-
->>> run_end(plan), run_end(plan, 0.5)
-(4.0, 2.5)
 """
 from __future__ import annotations
 
@@ -67,11 +62,6 @@ from contract.plan import Plan
 from emulator import collector
 
 log = logging.getLogger(__name__)
-
-
-def run_end(plan: Plan, drain: float | None = None) -> float:
-    """When a run stops: ``duration`` plus the drain (by default one more ``duration``)."""
-    return plan.duration + (plan.duration if drain is None else drain)
 
 
 def seed_calendar(backend, plan: Plan, programs: dict, tuples_by_stream: dict,
@@ -133,7 +123,7 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
         runtime.on_phase = bar.set_postfix_str
     runtime.open(plan, programs)
     state, lookahead = _books(plan, programs, tuples_by_stream, backend, run_ahead)
-    end = run_end(plan, drain)
+    end = plan.run_end(drain)
     t0 = 0.0
     timed = False
     while True:

@@ -108,8 +108,7 @@ class SimpyBackend:
         """The backend for a run's plan (``[network]``: medium, interference radius,
         reorder, queue_max_wait, routing; ``[routing]``: the protocol's parameters). A
         protocol's periodic timers run until the run's end
-        (:func:`emulator.driver.run_end`)."""
-        from emulator.driver import run_end
+        (:meth:`~contract.plan.Plan.run_end`)."""
         from emulator.routing.params import resolve
 
         network = plan.spec.get("network", {})
@@ -125,7 +124,7 @@ class SimpyBackend:
                    reorder=network.get("reorder", False),
                    queue_max_wait=network.get("queue_max_wait"), routing=routing,
                    routing_params=params,
-                   horizon=run_end(plan, plan.spec.get("run", {}).get("drain")),
+                   horizon=plan.run_end(plan.spec.get("run", {}).get("drain")),
                    energy=energy, mains=mains, sample_interval=plan.memory_interval)
 
     def _positions(self, t: float) -> dict:

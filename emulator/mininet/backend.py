@@ -41,7 +41,6 @@ import pandas as pd
 
 from contract.outputs import RunOutput, metrics_frame, results_frame
 from contract.plan import Plan
-from emulator.driver import run_end
 from emulator.ledger import empty_frame
 from emulator.mininet.babel import BabelDaemons
 from emulator.mininet.control import Agents
@@ -142,7 +141,7 @@ def run(plan: Plan, programs: dict, tuples_by_stream: dict, runtime, progress: b
         options = MininetOptions.from_table(plan.spec.get("mininet"),
                                             source=f"spec of run {plan.name!r}")
     drain = plan.spec.get("run", {}).get("drain")
-    end = run_end(plan, drain)
+    end = plan.run_end(drain)
     network = Network(plan.dynamics)
     epochs = [t for t in network.epochs if t < end]
     edges = _edges(plan.dynamics, epochs)
