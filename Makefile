@@ -38,7 +38,7 @@ $(STAMP): setup.cfg pyproject.toml
 	@$(PY) -m pip install -q --upgrade pip 2>&1 | $(QUIET_PIP)
 	@$(PY) -m pip install -q -e '.[test]' 2>&1 | $(QUIET_PIP)
 	@echo "compiling the hop kernel into numba's cache"
-	@$(PY) -c 'from emulator.links import warm_up; warm_up()'
+	@$(PY) -c 'from emulator.transport import warm_up; warm_up()'
 	@touch $@
 
 # ns-3 (the ns3 extra, about 70 s to install) for the tests' ns-3 cross-check only: `make

@@ -8,7 +8,7 @@ once as it is and twice with a link breaking under a route (AODV's RERRs are com
 apart from its RREQs: its HELLO ticks find one link gone, its MAC another, at a relay
 that sends a notice), files into AODV's loop what the host's Python files there in a
 large run (``aodv.discovery.warm_up``), grows a table of messages seen (only large runs
-do), and with the oracle runs :func:`emulator.links.warm_up` (a transport that keeps a
+do), and with the oracle runs :func:`emulator.transport.warm_up` (a transport that keeps a
 ledger, which ``deliver`` does not); it says how long it took and whether anything
 compiled (the cache missing, or stale after the code changed).
 
@@ -31,7 +31,7 @@ def ready(routings=("oracle",), media=("links", "shared")) -> dict:
     """Run each of ``routings`` on each of ``media`` once, on a line of four nodes:
     ``{"kernel_ready_s": seconds, "kernel_compiled": whether numba compiled}``."""
     from emulator.deliver import deliver
-    from emulator.links import warm_up
+    from emulator.transport import warm_up
     from emulator.routing.aodv.discovery import warm_up as aodv_warm_up
     from emulator.routing.seen import SMALLEST, Seen
 

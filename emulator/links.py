@@ -15,7 +15,7 @@ Example: two messages over a line of three nodes (links of delay 0.1, 100 bytes 
 unit, cost 2); the second waits for the first on link 0 -> 1.
 
 >>> import networkx as nx
->>> from topologies.dynamics import StaticDynamics
+>>> from topologies.static import StaticDynamics
 >>> from topologies.model import Topology
 >>> from emulator.network import Network
 >>> from contract.messages import Message
@@ -669,29 +669,3 @@ def _record(hops, start, msg, u, v, cost, lost, msg_id, kind, src, dst, units, s
 assert FLOATS == ("time", "size_units", "link_cost") and INTS == (
     "msg_id", "kind", "src", "dst", "hop_u", "hop_v", "size_bytes", "lost"), \
     "emulator.links._record writes the ledger's columns in their old order"
-
-
-def warm_up() -> None:
-    """Compile the kernels into numba's cache on disk (``make setup`` does, so that the
-    first run does not spend its seconds compiling): one message over one link on each
-    medium, every tree of that link at once (what the trees' workers compute), and one
-    tree as a view builds it when asked (a run whose trees are not fetched ahead)."""
-    import networkx as nx
-
-    from contract.messages import Message
-    from emulator.ledger import Ledger
-    from emulator.network import Network, all_next_hops
-    from emulator.transport import Transport
-
-    class OneEpoch:
-        epochs = [0.0]
-
-        def snapshot(self, t):
-            return nx.path_graph(2)
-
-    for medium in ("links", "shared"):
-        transport = Transport(Network(OneEpoch()), Ledger(), seed=0, medium=medium)
-        transport.send(Message(0, "data", 0, 1, 0.0, 1.0, 10, None))
-        transport.advance()
-    all_next_hops(*transport.network.view(0.0).routing_links())
-    Network(OneEpoch()).view(0.0).route_array(1)

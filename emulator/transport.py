@@ -47,11 +47,14 @@ import heapq
 import math
 from collections import Counter, deque
 
+import networkx as nx
 import numpy as np
 
+from contract.messages import Message
 from emulator import hop_kernel
 from emulator.ledger import Ledger
 from emulator.links import CompiledLinks, refilled
+from emulator.network import Network, all_next_hops
 
 #: The channel models.
 MEDIA = ("links", "shared")
@@ -174,7 +177,7 @@ class Transport:
 
         >>> import networkx as nx
         >>> from emulator.network import Network
-        >>> from topologies.dynamics import StaticDynamics
+        >>> from topologies.static import StaticDynamics
         >>> from topologies.model import Topology
         >>> g = nx.path_graph(3); nx.set_edge_attributes(g, 0.5, "delay")
         >>> tr = Transport(Network(StaticDynamics(Topology(g))), None, seed=1)
@@ -369,3 +372,22 @@ def _keep_few(cache: dict) -> None:
     """Make room in a cache by epoch for one more: the last three are kept."""
     if len(cache) > 2:
         del cache[next(iter(cache))]
+
+
+def warm_up() -> None:
+    """Compile the kernels into numba's cache on disk (``make setup`` does, so that the
+    first run does not spend its seconds compiling): one message over one link on each
+    medium, every tree of that link at once (what the trees' workers compute), and one
+    tree as a view builds it when asked (a run whose trees are not fetched ahead)."""
+    class OneEpoch:
+        epochs = [0.0]
+
+        def snapshot(self, t):
+            return nx.path_graph(2)
+
+    for medium in ("links", "shared"):
+        transport = Transport(Network(OneEpoch()), Ledger(), seed=0, medium=medium)
+        transport.send(Message(0, "data", 0, 1, 0.0, 1.0, 10, None))
+        transport.advance()
+    all_next_hops(*transport.network.view(0.0).routing_links())
+    Network(OneEpoch()).view(0.0).route_array(1)
