@@ -25,7 +25,7 @@ Examples
 >>> topologies.path_cost_matrix(topo, [0, 8]).tolist()
 [[0.0, 4.0], [4.0, 0.0]]
 """
-from topologies.dynamics import Dynamics, static_dynamics
+from topologies.dynamics import Dynamics
 from topologies.errors import DisconnectedTopologyError, TopologyFileError
 from topologies.files import parse_topology, read_topology, write_topology
 from topologies.generators import complete, grid, line, random_geometric
@@ -36,17 +36,18 @@ from topologies.model import (LINK_COST_MODELS, LINK_DEFAULTS, Topology, path_co
 from topologies.ns2 import loads_ns2_trace, read_ns2_trace
 from topologies.radio import RADIO_SCHEMA, Radio
 from topologies.schedule import Schedule, loads_schedule, read_schedule, schedule_dynamics
+from topologies.static import StaticDynamics, static_dynamics
 from topologies.spec import (dynamics_from_spec, node_outages, radio_from_spec,
                              topology_from_spec)
 from topologies.topology_file import TopologyFile
 
 __all__ = [
-    "Dynamics", "static_dynamics", "DisconnectedTopologyError", "TopologyFileError",
-    "parse_topology", "read_topology", "write_topology", "TopologyFile", "complete", "grid",
-    "line", "random_geometric", "ETX_MAX_LOSS", "apply_link_cost", "link_costs",
-    "Trajectories", "mobility_dynamics", "random_waypoint", "LINK_COST_MODELS",
-    "LINK_DEFAULTS", "Topology", "path_cost_matrix", "topology_settings",
-    "loads_ns2_trace", "read_ns2_trace", "Schedule", "loads_schedule", "read_schedule",
-    "schedule_dynamics", "dynamics_from_spec", "node_outages", "topology_from_spec",
-    "Radio", "RADIO_SCHEMA", "radio_from_spec",
+    "Dynamics", "StaticDynamics", "static_dynamics", "DisconnectedTopologyError",
+    "TopologyFileError", "parse_topology", "read_topology", "write_topology",
+    "TopologyFile", "complete", "grid", "line", "random_geometric", "ETX_MAX_LOSS",
+    "apply_link_cost", "link_costs", "Trajectories", "mobility_dynamics",
+    "random_waypoint", "LINK_COST_MODELS", "LINK_DEFAULTS", "Topology", "path_cost_matrix",
+    "topology_settings", "loads_ns2_trace", "read_ns2_trace", "Schedule", "loads_schedule",
+    "read_schedule", "schedule_dynamics", "dynamics_from_spec", "node_outages",
+    "topology_from_spec", "Radio", "RADIO_SCHEMA", "radio_from_spec",
 ]

@@ -1,4 +1,5 @@
-"""How the network changes over time: :class:`Dynamics` and the static case.
+"""How the network changes over time: :class:`Dynamics`, the base of every kind
+(:mod:`topologies.static`, :mod:`topologies.mobility`, :mod:`topologies.schedule`).
 
 A ``Dynamics`` is a piecewise-constant sequence of graphs. ``epochs`` lists the times at
 which something changes (first ``0.0``); ``snapshot(t)`` is the graph valid at ``t``:
@@ -18,8 +19,6 @@ from collections.abc import Sequence
 
 import networkx as nx
 
-from topologies.model import Topology
-
 
 class Dynamics:
     """Base class: epochs plus a per-epoch graph builder.
@@ -30,6 +29,7 @@ class Dynamics:
     Examples
     --------
     >>> from topologies.generators import line
+    >>> from topologies.static import static_dynamics
     >>> dyn = static_dynamics(line(3))
     >>> dyn.epochs
     [0.0]
@@ -83,27 +83,6 @@ class Dynamics:
         return f"{type(self).__name__}({len(self._epochs)} epochs)"
 
 
-class StaticDynamics(Dynamics):
-    """A topology that never changes: one epoch, all nodes alive. A link between two
-    nodes with positions gets ``length_m``: their distance times ``meters_per_unit``."""
-
-    def __init__(self, topo: Topology, meters_per_unit: float = 1.0):
-        super().__init__([0.0])
-        self.topology = topo
-        self.meters_per_unit = meters_per_unit
-
-    def with_radio(self, radio, seed) -> Dynamics:
-        """The same topology under ``radio`` (a ``Radio`` or a ``[radio]`` table);
-        ``seed`` draws its shadowing."""
-        return static_dynamics(self.topology, radio=radio, seed=seed)
-
-    def _build(self, index: int) -> nx.Graph:
-        graph = nx.Graph(self.topology.graph)
-        nx.set_node_attributes(graph, True, "alive")
-        set_lengths(graph, self.meters_per_unit)
-        return graph
-
-
 def set_lengths(graph: nx.Graph, meters_per_unit: float) -> None:
     """Give every link of ``graph`` between two nodes with a ``pos`` its ``length_m``:
     their distance times ``meters_per_unit`` (the radio's scale). At one metre a unit
@@ -115,32 +94,3 @@ def set_lengths(graph: nx.Graph, meters_per_unit: float) -> None:
     for u, v, attrs in graph.edges(data=True):
         if where[u] is not None and where[v] is not None:
             attrs["length_m"] = math.dist(where[u], where[v]) * meters_per_unit
-
-
-def static_dynamics(topo: Topology, *, radio=None, seed=None) -> Dynamics:
-    """Dynamics of a network that never changes.
-
-    ``radio``: a :class:`~topologies.radio.Radio` or a ``[radio]`` table (none: the unit
-    disk, the topology's own links). Under ``log_distance`` the radio links the nodes
-    from their positions, each link with its bit error rate, and ``seed`` draws the
-    shadowing once (the one epoch): :func:`~topologies.mobility.mobility_dynamics` with
-    nobody moving.
-
-    >>> from topologies.generators import line
-    >>> dyn = static_dynamics(line(4), radio={"model": "log_distance",
-    ...                                       "meters_per_unit": 100})
-    >>> sorted(dyn.snapshot(0).edges)        # the range is 1.95 units
-    [(0, 1), (1, 2), (2, 3)]
-    >>> static_dynamics(line(4), radio={"meters_per_unit": 100}).snapshot(0).edges[0, 1]
-    {'cost': 1.0, 'delay': 0.01, 'jitter': 0.0, 'bandwidth': inf, 'loss': 0.0, 'length_m': 100.0}
-    """
-    from topologies.radio import check_positions, radio_from_table
-
-    radio = radio_from_table(radio)
-    if radio.model == "unit_disk":
-        return StaticDynamics(topo, radio.meters_per_unit)
-    from topologies.mobility import Trajectories, mobility_dynamics
-
-    check_positions(radio, topo.nodes, topo.positions)
-    return mobility_dynamics(topo, Trajectories({}), duration=1.0, resolution=1.0,
-                             radio=radio, seed=seed)

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from topologies import generators
-from topologies.dynamics import Dynamics, static_dynamics
+from topologies.dynamics import Dynamics
 from topologies.files import parse_topology
 from topologies.link_cost import apply_link_cost
 from topologies.mobility import mobility_dynamics, random_waypoint
@@ -48,6 +48,7 @@ from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology
 from topologies.ns2 import read_ns2_trace
 from topologies.radio import Radio, check_positions, radio_from_table
 from topologies.schedule import read_schedule, schedule_dynamics
+from topologies.static import static_dynamics
 from topologies.schema import REQUIRED, Field
 from topologies.values import (LINK_ATTRIBUTE_RULES, BadValue, check_float, check_int,
                                check_link_attribute)
