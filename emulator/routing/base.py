@@ -162,7 +162,7 @@ class Protocol:
 
     def compiled_loop(self, host):
         """What runs some of this protocol's packets in a compiled loop beside the
-        host's calendar on the links medium (:class:`~.loop.CompiledLoop`: AODV's
+        host's calendar on the links medium (:class:`~.compiled_loop.CompiledLoop`: AODV's
         route discoveries and data hops, :class:`~.aodv.discovery.RouteDiscoveries`),
         None for none. The host
         asks at its first advance, and hands it its sends, the data packets it sends

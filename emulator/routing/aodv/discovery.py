@@ -75,8 +75,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from emulator.hop_kernel import (HEAP_SIZE, _calendar_pop, calendar_push, grown_calendar,
-                                 new_calendar)
+from emulator.hop_kernel import _calendar_pop, calendar_push, new_calendar
 from emulator.routing.aodv.packets import Rrep, Rreq
 from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, REVERSE,
                                            gone_neighbours, hear_rerr, hear_rrep,
@@ -84,15 +83,16 @@ from emulator.routing.aodv.receive import (ANSWER, ARRIVED, DEST, REBROADCAST, R
 from emulator.routing.aodv.rtable import HOPS as ROUTE_HOPS, NEXT, SEQ as ROUTE_SEQ
 from emulator.routing.aodv.rtable import break_link, lost_cells, new_routes, use
 from emulator.routing.base import IP_UDP_BYTES
+from emulator.routing.compiled_loop import CompiledLoop
 from emulator.routing.seen import remember, seen_key
 from emulator.transport import _TIMER
 from emulator.routing.loop import (
-    ASK, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA, DATA_IN_PYTHON, DRAWN,
-    DST, FIRST_OWN_CODE, GO, GROUPS_FREE, HOPS, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT,
-    MSG_ID, NEED_FRAME_UNIFORMS, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, RECEIVER, ROOM,
-    ROWS_FREE, SENDER, SEQ, SIZE, TYPE, CompiledLoop, before, broadcast, data_row,
-    drop_here, file_data, group_done, leaves, new_row, next_step, pythons, release, routed,
-    send_unicast, short_of_room, take_send, unresolved)
+    ASK, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA, DATA_IN_PYTHON,
+    DRAWN, DST, FIRST_OWN_CODE, GO, GROUPS_FREE, HOPS, IDLE, INTS, LINK_BREAK,
+    MAC_NOW, MAX_WAIT, MSG_ID, NEED_FRAME_UNIFORMS, NEED_ROOM, NEXT_ID, NO_ROUTE,
+    ORIG, RECEIVER, ROOM, ROWS_FREE, SENDER, SEQ, SIZE, TYPE, broadcast, data_row,
+    drop_here, file_data, group_done, leaves, new_row, next_step, pythons, release,
+    routed, send_unicast, short_of_room, take_send, unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 
 #: A row's fields: the loop's (:data:`emulator.routing.loop.FIELDS`), then a RREQ's own
@@ -906,7 +906,7 @@ def warm_up() -> None:
 class RouteDiscoveries(CompiledLoop):
     """The route discoveries of an AODV run on the links medium, beside the host's
     calendar (:class:`~emulator.routing.host.RoutedTransport`), and its data packets'
-    hops (:class:`~emulator.routing.loop.CompiledLoop`): :meth:`file` takes a RREQ,
+    hops (:class:`~emulator.routing.compiled_loop.CompiledLoop`): :meth:`file` takes a RREQ,
     RREP or RERR the protocol's Python sent."""
 
     FIELDS, INTS, TYPES = FIELDS, _INTS, TYPES
@@ -999,7 +999,7 @@ class RouteDiscoveries(CompiledLoop):
 
     # -- the protocol's own codes ---------------------------------------------------------
     def _asked(self, code: int) -> bool:
-        host, ints, floats = self.host, self.ints, self.floats
+        ints, floats = self.ints, self.floats
         if code == NEED_SEEN:
             self.protocol.seen.reserve(floats[ASK].item(), int(ints[ROOM]))
         elif code == SELF_HEARD:

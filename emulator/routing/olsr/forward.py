@@ -6,8 +6,9 @@ them.
 Data hops are most of a busy OLSR run's events (at 200 mobile nodes and 10^5 messages,
 282 k forwarding decisions; at 10^6 ten times as many), its packets heard most of the
 rest (33 k packets of 3.6 messages each heard by 24 receivers). Here
-(:class:`~emulator.routing.loop.CompiledLoop`, whose rows, calendar, frames, broadcasts,
-timers and staging are shared with AODV's loop), as the host's Python would have it:
+(:class:`~emulator.routing.compiled_loop.CompiledLoop`, whose rows, calendar, frames,
+broadcasts, timers and staging are shared with AODV's loop), as the host's Python would
+have it:
 
 - a data packet or a notice at a node is sent on to the next hop of the node's table
   (:meth:`~.routes.RouteInputs.route`'s rule: the table searched again, only as deep
@@ -43,14 +44,15 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from emulator.hop_kernel import HEAP_SIZE, _calendar_pop, calendar_push
+from emulator.hop_kernel import _calendar_pop, calendar_push
+from emulator.routing.compiled_loop import CompiledLoop
 from emulator.routing.loop import (
-    ASK, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA_IN_PYTHON, DRAWN, DST,
-    FIRST_OWN_CODE, GO, GROUPS_FREE, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT, MSG_ID,
-    NEED_FRAME_UNIFORMS, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, RECEIVER, ROOM, SENDER,
-    SEQ, SIZE, STAGED, TYPE, CompiledLoop, before, broadcast, drop_here,
-    group_done, leaves, new_row, next_step, pythons, release, routed, send_unicast,
-    short_of_room, take_send, unresolved)
+    ASK, CURRENT_NODE, CURRENT_ROW, CURRENT_SEQ, CURRENT_T, DATA_IN_PYTHON, DRAWN,
+    DST, FIRST_OWN_CODE, GO, GROUPS_FREE, IDLE, INTS, LINK_BREAK, MAC_NOW, MAX_WAIT,
+    MSG_ID, NEED_FRAME_UNIFORMS, NEED_ROOM, NEXT_ID, NO_ROUTE, ORIG, RECEIVER, ROOM,
+    SENDER, SEQ, SIZE, STAGED, TYPE, broadcast, drop_here, group_done, leaves,
+    new_row, next_step, pythons, release, routed, send_unicast, short_of_room,
+    take_send, unresolved)
 from emulator.routing.loop import FIELDS as DATA_FIELDS
 from emulator.routing import bits as bitset
 from emulator.routing.olsr.messages import _PACKET, HELLO, TC

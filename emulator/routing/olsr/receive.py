@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit
 
 from emulator.routing import bits as bitset
-from emulator.routing.olsr.messages import HELLO, TC
+from emulator.routing.olsr.messages import HELLO
 from emulator.routing.olsr.state import ABSENT
 from emulator.routing.seen import first_time, is_latest, note_latest, seen_key
 
