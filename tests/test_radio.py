@@ -16,7 +16,7 @@ from emulator.network import Link, Network
 from experiments import spec as specs
 from topologies import (Trajectories, grid, line, mobility_dynamics, random_geometric,
                         static_dynamics)
-from topologies.radio import Radio, frame_error
+from topologies.radio import Radio
 from topologies.schema import FieldError
 
 
