@@ -906,8 +906,8 @@ def warm_up() -> None:
 class RouteDiscoveries(CompiledLoop):
     """The route discoveries of an AODV run on the links medium, beside the host's
     calendar (:class:`~emulator.routing.host.RoutedTransport`), and its data packets'
-    hops (:class:`~emulator.routing.compiled_loop.CompiledLoop`): :meth:`file` takes a RREQ,
-    RREP or RERR the protocol's Python sent."""
+    hops (:class:`~emulator.routing.compiled_loop.CompiledLoop`): :meth:`file` takes a
+    RREQ, RREP or RERR the protocol's Python sent."""
 
     FIELDS, INTS, TYPES = FIELDS, _INTS, TYPES
     kernel = staticmethod(run)
