@@ -79,6 +79,11 @@ class Plan:
     #: field; :func:`experiments.spec.spec_warnings`), recorded in the run's summary
     warnings: tuple = ()
 
+    @property
+    def drain(self) -> float | None:
+        """The spec's ``[run] drain`` (None: unset)."""
+        return self.spec.get("run", {}).get("drain")
+
     def run_end(self, drain: float | None = None) -> float:
         """When the run stops: ``duration`` plus the drain for messages still in flight
         (by default one more ``duration``)."""

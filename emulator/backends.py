@@ -18,10 +18,9 @@ def run_simpy(plan: Plan, programs: dict, tuples_by_stream: dict, runtime,
     from emulator.driver import execute
     from emulator.simpy_backend import SimpyBackend
 
-    run = plan.spec.get("run", {})
-    return execute(plan, programs, tuples_by_stream, runtime, drain=run.get("drain"),
+    return execute(plan, programs, tuples_by_stream, runtime, drain=plan.drain,
                    progress=progress, backend=SimpyBackend.from_plan(plan),
-                   run_ahead=run.get("run_ahead", True))
+                   run_ahead=plan.spec.get("run", {}).get("run_ahead", True))
 
 
 def network_summary(plan: Plan, output) -> dict:

@@ -124,7 +124,7 @@ class SimpyBackend:
                    reorder=network.get("reorder", False),
                    queue_max_wait=network.get("queue_max_wait"), routing=routing,
                    routing_params=params,
-                   horizon=plan.run_end(plan.spec.get("run", {}).get("drain")),
+                   horizon=plan.run_end(plan.drain),
                    energy=energy, mains=mains, sample_interval=plan.memory_interval)
 
     def _positions(self, t: float) -> dict:

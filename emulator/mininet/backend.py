@@ -140,7 +140,7 @@ def run(plan: Plan, programs: dict, tuples_by_stream: dict, runtime, progress: b
     if options is None:
         options = MininetOptions.from_table(plan.spec.get("mininet"),
                                             source=f"spec of run {plan.name!r}")
-    drain = plan.spec.get("run", {}).get("drain")
+    drain = plan.drain
     end = plan.run_end(drain)
     network = Network(plan.dynamics)
     epochs = [t for t in network.epochs if t < end]
