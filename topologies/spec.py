@@ -471,6 +471,23 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
                              node_events=events, radio=radio, seed=radio_seed)
 
 
+def mobility_settings(section: Mapping) -> dict:
+    """A checked ``[mobility]`` table with the defaults its model uses filled in.
+
+    >>> mobility_settings({"model": "random_waypoint", "speed": [0.1, 0.2]})
+    {'failures': None, 'model': 'random_waypoint', 'pause': 0.0, 'resolution': 1.0, 'speed': [0.1, 0.2]}
+    >>> mobility_settings({})
+    {'model': 'none'}
+    """
+    model = section.get("model", "none")
+    out = {"model": model}
+    for key in sorted(_MOBILITY_KEYS[model]):
+        default = MOBILITY_SCHEMA[key].default
+        if key in section or default is not REQUIRED:
+            out[key] = section.get(key, default)
+    return dict(sorted(out.items()))
+
+
 def section_keys(section: str) -> set[str]:
     """Every key a ``[topology]`` or ``[mobility]`` table may hold.
 
