@@ -484,11 +484,13 @@ def _under(path: str, fields: set[str]) -> bool:
     return any(path == f or path.startswith(f"{f}.") for f in fields)
 
 
-def _points(spec: dict, source: str):
+def _points(spec: dict, source: str, every_seed: bool = True):
     """``(point, resolved spec)`` for every point of the sweep in order (see
-    :func:`expand`), before :func:`for_run`."""
+    :func:`expand`), before :func:`for_run`; only the first seed's unless
+    ``every_seed``."""
     grid = spec["sweep"]["grid"]
     seeds = spec["sweep"]["seeds"] or [spec["run"]["seed"]]
+    seeds = seeds if every_seed else seeds[:1]
     variants = spec["sweep"].get("variants") or {None: {}}
     paths = list(grid)
     for variant, values in itertools.product(variants,
@@ -518,7 +520,8 @@ def warn_inert(spec: dict, source: str = "<spec>") -> list[str]:
     ['s.toml: energy: battery_j does nothing under energy.model = "none" (no node spends energy; "first_order" gives batteries); the run and its id are those without it']
     """
     try:
-        findings = [inert_settings(s) for _, s in _points(spec, source)]
+        # a seed changes no model: one seed's points say it all
+        findings = [inert_settings(s) for _, s in _points(spec, source, every_seed=False)]
     except SpecError:   # a point that cannot run: expand names it where it is run
         findings = [inert_settings(spec)]
     return [warn(source, f.table, f.message()) for f in common_inert(findings)]
