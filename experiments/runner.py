@@ -171,6 +171,12 @@ def _prepared(algorithm, spec: dict, out: Path, base_dir: Path, source: str) -> 
     runs it needs go to ``out/<PREPARED_DIR>`` and are reused when complete."""
     if algorithm is None:
         return spec
+    from spark_nodes.algorithms.registry import validate_params
+
+    # checked here too, not only when the plan is built: a preparation (a training run)
+    # uses them first, and its error would come from deep inside it
+    field_checked(source, f"params.{algorithm.name}", lambda: validate_params(
+        algorithm, spec["params"].get(algorithm.name, {})))
     return algorithm.prepare(spec, lambda first: Run(run_spec(
         first, Path(out) / PREPARED_DIR, base_dir, source)))
 

@@ -1,6 +1,6 @@
 """The ``testbed`` command line.
 
-``testbed run SPEC``, ``testbed sweep SPEC``, ``testbed report DIR``,
+``testbed run SPEC``, ``testbed sweep SPEC``, ``testbed check SPEC``, ``testbed report DIR``,
 ``testbed topology validate|show FILE``, ``testbed profile RUN_DIR -o FILE``,
 ``testbed rates RUN_DIR -o FILE``,
 ``testbed algorithms``.
@@ -54,6 +54,16 @@ def _cmd_sweep(args) -> int:
         from analysis.report import write_report
 
         print(f"report: {write_report(out)}")
+    return 0
+
+
+def _cmd_check(args) -> int:
+    from experiments.sweep import check_points, plan_sweep
+
+    points, base_dir, source = plan_sweep(args.spec)
+    check_points(points, base_dir, source)
+    print(f"{source}: {len(points)} run{'' if len(points) == 1 else 's'}, every plan built "
+          "(nothing run)")
     return 0
 
 
@@ -151,6 +161,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--spark-master", help="Spark master URL for --engine spark")
     s.add_argument("--report", action="store_true", help="also write the sweep's report")
     s.set_defaults(func=_cmd_sweep)
+
+    c = sub.add_parser("check", help="check a spec (every point of its sweep) as run and "
+                       "sweep do before they start, without running anything")
+    c.add_argument("spec", help="the spec file (TOML)")
+    c.set_defaults(func=_cmd_check)
 
     rep = sub.add_parser("report", help="write report.html, plots and tables for a folder")
     rep.add_argument("dir", help="a run folder, a sweep folder or a folder of run folders")
