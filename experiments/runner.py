@@ -197,8 +197,10 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     spec = _prepared(algorithm, spec, out, base_dir, source)
     plan = build_plan(spec, base_dir, source, algorithm)
     backend, open_runtime = BACKENDS.get(plan.backend), RUNTIMES.get(plan.runtime)
-    tuples = sources.generate_streams(spec["streams"], plan.stream_nodes, plan.duration,
-                                      derived_seed(plan.seed, "streams"), base_dir=base_dir)
+    # the streams' files (csv, soccer) are read here, not when the plan is checked
+    tuples = field_checked(source, "streams", lambda: sources.generate_streams(
+        spec["streams"], plan.stream_nodes, plan.duration, derived_seed(plan.seed, "streams"),
+        base_dir=base_dir))
     programs = field_checked(source, f"params.{plan.algorithm}",
                              lambda: algorithm.programs(plan))
     log.info("%s: %s on %s/%s, %d nodes, %d streams, %d tuples", run_dir.name, plan.algorithm,

@@ -176,3 +176,20 @@ def test_a_parameter_the_preparation_checks_is_one_line_from_run(tmp_path, capsy
     assert err == (f"error: {path}: params.enrich-predicted.cache_ttl: expected a number "
                    "> 0 (or inf), got -2.0")
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_a_stream_file_read_when_the_run_starts_is_one_line(tmp_path, capsys):
+    """A csv stream's file is read after the plan is checked, as the run starts."""
+    (tmp_path / "bad.csv").write_text("garbage\n")
+    spec = {"run": {"name": "csv", "duration": 2.0, "step": 0.05},
+            "topology": {"generator": "line", "nodes": 3, "delay": 0.05},
+            "streams": {"generator": "csv", "file": "bad.csv", "count": 2},
+            "query": {"node": 0, "window": 1.0}}
+    path = tmp_path / "csv.toml"
+    path.write_text(toml_text(spec))
+    code = main(["run", str(path), "--out", str(tmp_path / "runs")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err == (f"error: {path}: streams: {tmp_path / 'bad.csv'}:1: expected 13 "
+                   "comma-separated integer fields (sid, ts, x, y, z, v, a, vx, vy, vz, ax, "
+                   "ay, az), got 1")
