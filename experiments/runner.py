@@ -264,6 +264,7 @@ def run(spec, out="runs", seed: int | None = None, runtime: str | None = None,
         source = str(spec)
     else:
         resolved, base_dir, source = specs.resolve(spec), Path("."), "<spec>"
+        specs.warn_inert(resolved, source)   # as specs.load does for a file
     overrides = {"seed": seed, "runtime": runtime, "backend": backend,
                  "spark_master": spark_master}
     raw = dict(resolved)
