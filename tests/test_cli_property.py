@@ -193,3 +193,11 @@ def test_a_stream_file_read_when_the_run_starts_is_one_line(tmp_path, capsys):
     assert err == (f"error: {path}: streams: {tmp_path / 'bad.csv'}:1: expected 13 "
                    "comma-separated integer fields (sid, ts, x, y, z, v, a, vx, vy, vz, ax, "
                    "ay, az), got 1")
+
+
+def test_a_sweep_table_that_is_not_parquet_is_one_line(tmp_path, capsys):
+    (tmp_path / "runs.parquet").write_text("garbage")
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {tmp_path / 'runs.parquet'}: file: expected a parquet "
+                          "table (") and "\n" not in err
