@@ -201,3 +201,20 @@ def test_a_sweep_table_that_is_not_parquet_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {tmp_path / 'runs.parquet'}: file: expected a parquet "
                           "table (") and "\n" not in err
+
+
+@pytest.mark.parametrize("tables, field", [
+    ({"topology": {"generator": "file", "file": "nope.json"}}, "topology.file"),
+    ({"mobility": {"model": "random_waypoint", "speed": [0.01, 0.02],
+                   "failures": "nope.csv"}}, "mobility.failures"),
+    ({"mobility": {"model": "ns2", "file": "nope.ns_movements"}}, "mobility.file"),
+    ({"mobility": {"model": "schedule", "file": "nope.csv"}}, "mobility.file"),
+])
+def test_a_file_the_spec_names_that_is_missing_is_one_line(tmp_path, capsys, tables, field):
+    spec = {**copy.deepcopy(GOOD), "mobility": {}, **tables}
+    path = tmp_path / "files.toml"
+    path.write_text(toml_text(spec))
+    code, lines = _check(path, capsys)
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"error: {path}: {field}"), lines
+    assert "nope." in lines[0]
