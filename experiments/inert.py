@@ -77,7 +77,8 @@ def inert_settings(spec: dict) -> list[Inert]:
     not read, one :class:`Inert` per table, in the spec's section order.
 
     ``[energy]`` under ``model = "none"``; ``[radio]`` under ``unit_disk`` (which reads
-    ``meters_per_unit`` only, for links' lengths); ``[network] interference_radius`` on
+    ``meters_per_unit`` only, for links' lengths, which only the energy model reads);
+    ``[network] interference_radius`` on
     the ``links`` medium; ``[routing] seconds_per_unit`` under the ``oracle`` and each
     ``[routing.<protocol>]`` table of a protocol that does not run; ``[query] theta``
     under the ``equality`` predicate; ``[params.<name>]`` and ``[trigger.<name>]`` of an
@@ -96,10 +97,13 @@ def inert_settings(spec: dict) -> list[Inert]:
                            '"first_order" gives batteries'))
     radio = spec["radio"]
     if radio["model"] == "unit_disk":
-        found.append(Inert("radio", _changed(radio, RADIO_SCHEMA,
-                                             ("model", "meters_per_unit")),
+        # the links' lengths in metres are the energy model's only
+        lengths = ("meters_per_unit",) if energy["model"] != "none" else ()
+        found.append(Inert("radio", _changed(radio, RADIO_SCHEMA, ("model", *lengths)),
                            'radio.model = "unit_disk"', "links come from the topology; "
-                           '"log_distance" uses the propagation keys'))
+                           '"log_distance" reads the propagation keys' + (
+                               "" if lengths else "; meters_per_unit sets links' lengths "
+                                                  "for an energy model only")))
     network = spec["network"]
     if network["medium"] == "links" and network["interference_radius"] is not None:
         found.append(Inert("network", ("interference_radius",), 'network.medium = "links"',

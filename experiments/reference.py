@@ -66,8 +66,8 @@ def _spec_sections() -> list[str]:
                  "`link_fer` (`topology.radius` then decides no link; a warning says so) "
                  "and a hop of b bytes is also lost with 1 - (1 - BER)^(8 b); every node "
                  "needs a position, and the run the simpy backend. `unit_disk` reads "
-                 "`meters_per_unit` only (links' lengths, for `energy`); the other keys "
-                 "are `log_distance`'s. Under `log_distance`, positions within the unit "
+                 "`meters_per_unit` only, and only under an `[energy]` model (links' "
+                 "lengths); the other keys are `log_distance`'s. Under `log_distance`, positions within the unit "
                  "square (generators, random_waypoint) need `meters_per_unit`: at the "
                  "default 1 m per unit the range of some 195 units would link every "
                  "node to every other, and the spec is refused.",

@@ -52,6 +52,8 @@ def said(tmp_path, extra: str) -> list[str]:
      'energy.model = "none"'),
     ("[radio]\nshadowing_db = 4.0\n", "radio", "shadowing_db does",
      'radio.model = "unit_disk"'),
+    ("[radio]\nmeters_per_unit = 100.0\n", "radio", "meters_per_unit does",
+     'radio.model = "unit_disk"'),
     ('[network]\nrouting = "olsr"\n[routing.aodv]\nhello_interval = 0.5\n', "routing.aodv",
      "hello_interval does", 'network.routing = "olsr"'),
     ('[algorithm]\nname = "qjoin"\n[trigger.atr]\nuse = "clock"\n', "trigger.atr",
@@ -84,6 +86,9 @@ def test_pytest_warns_sees_the_warning_as_a_spec_warning(tmp_path):
 def test_keys_in_use_and_keys_at_their_default_say_nothing(tmp_path):
     assert said(tmp_path, '[energy]\nmodel = "first_order"\nbattery_j = 2.0\n') == []
     assert said(tmp_path, "[energy]\nbattery_j = 0.5\n") == []       # the default
+    # links' lengths in metres for the energy model
+    assert said(tmp_path, '[energy]\nmodel = "first_order"\n[radio]\n'
+                          'meters_per_unit = 100.0\n') == []
     assert said(tmp_path, '[network]\nrouting = "aodv"\n[routing.aodv]\n'
                           'hello_interval = 0.5\n') == []
 
