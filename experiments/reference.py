@@ -67,8 +67,9 @@ def _spec_sections() -> list[str]:
                  "and a hop of b bytes is also lost with 1 - (1 - BER)^(8 b); every node "
                  "needs a position, and the run the simpy backend. `unit_disk` reads "
                  "`meters_per_unit` only, and only under an `[energy]` model (links' "
-                 "lengths); the other keys are `log_distance`'s. Under `log_distance`, positions within the unit "
-                 "square (generators, random_waypoint) need `meters_per_unit`: at the "
+                 "lengths); the other keys are `log_distance`'s. Under `log_distance`, "
+                 "positions within the unit square (generators, random_waypoint) need "
+                 "`meters_per_unit`: at the "
                  "default 1 m per unit the range of some 195 units would link every "
                  "node to every other, and the spec is refused.",
         "energy": "Batteries and what the nodes spend (`emulator.energy`, simpy backend "
