@@ -80,7 +80,8 @@ def inert_settings(spec: dict) -> list[Inert]:
     ``meters_per_unit`` only, for links' lengths, which only the energy model reads);
     ``[network] interference_radius`` on
     the ``links`` medium; ``[routing] seconds_per_unit`` under the ``oracle`` and each
-    ``[routing.<protocol>]`` table of a protocol that does not run; ``[query] theta``
+    ``[routing.<protocol>]`` table of a protocol that does not run (both, for Babel on
+    Mininet, where babeld keeps its own timers); ``[query] theta``
     under the ``equality`` predicate; ``[params.<name>]`` and ``[trigger.<name>]`` of an
     algorithm that is not ``algorithm.name``.
 
@@ -114,6 +115,13 @@ def inert_settings(spec: dict) -> list[Inert]:
         found.append(Inert("routing", _changed(tables, ROUTING_SCHEMA, tuple(ROUTING_TABLES)),
                            'network.routing = "oracle"', "no protocol runs, so no timer "
                            "is scaled"))
+    backend = spec["run"]["backend"]
+    if routing == "babel" and backend != "simpy":   # babeld with its own timers
+        for table, keys in (("routing", _changed(tables, ROUTING_SCHEMA,
+                                                 tuple(ROUTING_TABLES))),
+                            ("routing.babel", tuple(sorted(tables["babel"])))):
+            found.append(Inert(table, keys, f"run.backend = {_said(backend)}",
+                               "babeld runs on every host with its own timers"))
     for protocol in ROUTING_TABLES:
         if protocol != routing:
             found.append(Inert(f"routing.{protocol}", tuple(sorted(tables[protocol])),

@@ -188,3 +188,16 @@ def test_resolved_holds_the_algorithms_routings_and_mobilitys_defaults(tmp_path)
     assert aodv["net_diameter"] == 35
     assert resolved["mobility"] == {"model": "random_waypoint", "speed": [0.01, 0.02],
                                     "pause": 0.0, "resolution": 1.0, "failures": None}
+
+
+def test_babels_table_does_nothing_on_mininet_where_babeld_keeps_its_timers():
+    raw = {"run": {"backend": "mininet"}, "network": {"routing": "babel"},
+           "routing": {"babel": {"hello_interval": 1.0}}}
+    with pytest.warns(specs.SpecWarning, match=r'^m\.toml: routing\.babel: hello_interval '
+                                               r'does nothing under run\.backend = '
+                                               r'"mininet" \(babeld'):
+        specs.warn_inert(specs.resolve(raw, "m.toml"), "m.toml")
+    raw["run"]["backend"] = "simpy"                  # the emulated Babel reads it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert specs.warn_inert(specs.resolve(raw, "m.toml"), "m.toml") == []
