@@ -76,7 +76,7 @@ def inert_settings(spec: dict) -> list[Inert]:
     """The keys of a resolved spec (:func:`experiments.spec.resolve`) that its run does
     not read, one :class:`Inert` per table, in the spec's section order.
 
-    ``[energy]`` under ``model = "none"``; ``[radio]`` under ``unit_disk`` (which reads
+    ``[run] spark_master`` off the Spark runtime; ``[energy]`` under ``model = "none"``; ``[radio]`` under ``unit_disk`` (which reads
     ``meters_per_unit`` only, for links' lengths, which only the energy model reads);
     ``[network] interference_radius`` on
     the ``links`` medium; ``[routing] seconds_per_unit`` under the ``oracle`` and each
@@ -91,6 +91,10 @@ def inert_settings(spec: dict) -> list[Inert]:
     ['radio', 'query']
     """
     found = []
+    run = spec["run"]
+    if run["runtime"] != "spark" and run["spark_master"] is not None:
+        found.append(Inert("run", ("spark_master",), f"run.runtime = {_said(run['runtime'])}",
+                           "node programs run in this process, not on Spark"))
     energy = spec["energy"]
     if energy["model"] == "none":
         found.append(Inert("energy", _changed(energy, ENERGY_SCHEMA, ("model",)),
@@ -115,7 +119,7 @@ def inert_settings(spec: dict) -> list[Inert]:
         found.append(Inert("routing", _changed(tables, ROUTING_SCHEMA, tuple(ROUTING_TABLES)),
                            'network.routing = "oracle"', "no protocol runs, so no timer "
                            "is scaled"))
-    backend = spec["run"]["backend"]
+    backend = run["backend"]
     if routing == "babel" and backend != "simpy":   # babeld with its own timers
         for table, keys in (("routing", _changed(tables, ROUTING_SCHEMA,
                                                  tuple(ROUTING_TABLES))),

@@ -201,3 +201,14 @@ def test_babels_table_does_nothing_on_mininet_where_babeld_keeps_its_timers():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert specs.warn_inert(specs.resolve(raw, "m.toml"), "m.toml") == []
+
+
+def test_a_spark_master_off_the_spark_runtime_does_nothing():
+    raw = {"run": {"spark_master": "local[2]"}}
+    with pytest.warns(specs.SpecWarning, match=r'^s\.toml: run: spark_master does nothing '
+                                               r'under run\.runtime = "inproc"'):
+        spec = specs.resolve(raw, "s.toml")
+        specs.warn_inert(spec, "s.toml")
+    assert specs.for_run(spec)["run"]["spark_master"] is None
+    raw["run"]["runtime"] = "spark"
+    assert specs.for_run(specs.resolve(raw))["run"]["spark_master"] == "local[2]"
