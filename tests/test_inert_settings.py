@@ -212,3 +212,21 @@ def test_a_spark_master_off_the_spark_runtime_does_nothing():
     assert specs.for_run(spec)["run"]["spark_master"] is None
     raw["run"]["runtime"] = "spark"
     assert specs.for_run(specs.resolve(raw))["run"]["spark_master"] == "local[2]"
+
+
+def test_spec_json_holds_the_chosen_algorithms_parameters_without_a_params_table(tmp_path):
+    import json
+
+    import experiments
+
+    spec = {"run": {"name": "qj", "duration": 3.0, "step": 0.05},
+            "topology": {"generator": "line", "nodes": 4, "delay": 0.05},
+            "streams": {"count": 2, "rate": 4.0, "key_domain": 3},
+            "query": {"node": 0, "window": 1.0}, "algorithm": {"name": "qjoin"}}
+    run = experiments.run(spec, out=tmp_path)
+    written = json.loads((run.path / "spec.json").read_text())
+    assert written["params"] == {}                       # the spec as given ...
+    qjoin = written["resolved"]["params"]["qjoin"]       # ... and what the run used
+    assert qjoin["P"] == 60.0 and qjoin["L"] == 1.0 and qjoin["q_user"] == 0.9
+    assert written["resolved"]["mobility"] == {"model": "none"}
+    assert "routing" not in written["resolved"]          # the oracle has no parameters
