@@ -62,6 +62,7 @@ def said(tmp_path, extra: str) -> list[str]:
      'algorithm.name = "centralized"'),
     ("[routing]\nseconds_per_unit = 0.1\n", "routing", "seconds_per_unit does",
      'network.routing = "oracle"'),
+    # (an empty table of another algorithm holds nothing to warn about)
     ('[query.windows]\nR1 = 1.0\n[params.naive]\n', "query", "theta does",
      'query.predicate = "equality"'),
     ("[network]\ninterference_radius = 0.2\n", "network", "interference_radius does",
