@@ -21,7 +21,7 @@ import pandas as pd
 from tqdm import tqdm   # the text bar: tqdm.auto wants ipywidgets in Jupyter
 
 from experiments.store import (Run, RunFolderError, complete_runs, is_run_folder,  # noqa: F401
-                               load_run, runs_table_path)
+                               load_run, read_table, runs_table_path)
 from experiments.sweep import runs_frame
 
 log = logging.getLogger(__name__)
@@ -127,7 +127,7 @@ def load(directory: Any) -> pd.DataFrame:
         raise RunFolderError(root, "path", f"a run or sweep folder ({why})")
     table = runs_table_path(root)
     if table.is_file():
-        runs = pd.read_parquet(table)
+        runs = read_table(table)
         if runs.empty:
             raise RunFolderError(table, "rows", "at least one run (the sweep has none yet)")
         missing = [c for c in ("run_id", "algorithm", "seed") if c not in runs.columns]

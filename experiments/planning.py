@@ -220,16 +220,24 @@ def resolved_values(plan: Plan) -> dict:
     (:func:`topologies.topology_settings`), the streams with their defaults and where
     they were placed, the algorithm's parameters with their defaults, each stream's
     window, and under a ``log_distance`` radio its range (metres and position units,
-    without shadowing)."""
+    without shadowing), the routing protocol's parameters in time units (RFC defaults
+    scaled by ``routing.seconds_per_unit``) and the mobility model's defaults."""
+    from emulator.routing.params import TABLES as ROUTING_TABLES
+    from emulator.routing.params import resolve as resolve_routing
     from spark_nodes.workload.sources import resolve_streams
     from topologies import topology_settings
     from topologies.radio import radio_from_table
+    from topologies.spec import mobility_settings
 
     streams = {k: v for k, v in resolve_streams(plan.spec["streams"]).items() if k != "rates"}
     streams["placed_at"] = dict(plan.stream_nodes)
     out = {"topology": topology_settings(plan.topology), "streams": streams,
            "params": {plan.algorithm: dict(plan.params)},
-           "windows": dict(plan.query.windows)}
+           "windows": dict(plan.query.windows),
+           "mobility": mobility_settings(plan.spec["mobility"])}
+    routing = plan.spec["network"]["routing"]
+    if routing in ROUTING_TABLES:
+        out["routing"] = {routing: resolve_routing(routing, plan.spec["routing"])}
     radio = radio_from_table(plan.spec.get("radio"))
     if radio.model == "log_distance":
         out["radio"] = {"range_m": radio.range_m(),

@@ -31,6 +31,11 @@ validate the input: do not edit by hand. Every field below is checked before a r
 starts; a bad value is a one-line error naming the file and the dotted field. Infinity
 is written `inf` (TOML) or `"inf"` (JSON); `none` is written `"none"`. Fields that
 contradict each other are refused or warned about (see `experiments.spec.check_consistency`).
+A key that the table's model (or `network.routing`, or `algorithm.name`) leaves unread,
+set to another value than its default, is warned about once per spec file, naming the
+key and the field that disables it, and is put back to its default before the run's id
+is computed (`experiments.inert`): the run and its id are those without it. In a sweep,
+only keys that no point reads are warned about.
 """
 
 
@@ -43,9 +48,11 @@ def _spec_sections() -> list[str]:
 
     intro = {
         "run": "How long the run lasts, its seed, where it runs.",
-        "query": "The join the query node asks for.",
+        "query": "The join the query node asks for. `theta` is read by the `distance` "
+                 "predicate only.",
         "algorithm": "Which algorithm runs (`testbed algorithms` lists them).",
-        "network": "How transmissions share the air.",
+        "network": "How transmissions share the air. `interference_radius` is read by "
+                   "the `shared` medium only.",
         "topology": "The network: a generator or a file (see "
                     "[TOPOLOGY_FILES.md](TOPOLOGY_FILES.md)). A file's own `link_cost`, "
                     "`radius` and link defaults are used unless this table sets them.",
@@ -58,19 +65,28 @@ def _spec_sections() -> list[str]:
                  "positions where a `reference_bytes` frame's error rate is below "
                  "`link_fer` (`topology.radius` then decides no link; a warning says so) "
                  "and a hop of b bytes is also lost with 1 - (1 - BER)^(8 b); every node "
-                 "needs a position, and the run the simpy backend.",
+                 "needs a position, and the run the simpy backend. `unit_disk` reads "
+                 "`meters_per_unit` only, and only under an `[energy]` model (links' "
+                 "lengths); the other keys are `log_distance`'s. Under `log_distance`, "
+                 "positions within the unit square (generators, random_waypoint) need "
+                 "`meters_per_unit`: at the "
+                 "default 1 m per unit the range of some 195 units would link every "
+                 "node to every other, and the spec is refused.",
         "energy": "Batteries and what the nodes spend (`emulator.energy`, simpy backend "
                   "only). `first_order`: a hop of k bits over d metres costs its sender "
                   "k (e_elec + e_amp d^2) and its receiver k e_rx; listening costs "
                   "`idle_w` while up; an operator's work `cpu_j_per_tuple` per tuple or "
                   "message. A node whose battery empties dies (looked at every "
                   "`run.step`). d is each link's length: positions x "
-                  "`radio.meters_per_unit`, so `e_amp_j_per_bit_m2` > 0 needs positions.",
+                  "`radio.meters_per_unit`, so `e_amp_j_per_bit_m2` > 0 needs positions. "
+                  "Under `none` no key but `model` is read.",
         "streams": "The input streams.",
         "mininet": "Options of the Mininet backend.",
         "routing": "The routing protocols' parameters (`network.routing`): a time given "
                    "in `[routing.aodv]` or `[routing.olsr]` is in time units; one left "
-                   "out is the RFC's, in seconds, divided by `seconds_per_unit`.",
+                   "out is the RFC's, in seconds, divided by `seconds_per_unit`. Only the "
+                   "table of the protocol `network.routing` names is read; under "
+                   "`oracle`, none, nor `seconds_per_unit`.",
     }
     tables = {**SCHEMA, "topology": TOPOLOGY_SCHEMA, "mobility": MOBILITY_SCHEMA,
               "streams": STREAMS_SCHEMA, "mininet": MININET_SCHEMA}
@@ -100,7 +116,8 @@ def _params_sections() -> list[str]:
 
     out = ["## [params.ALGORITHM]",
            "Each algorithm's own parameters; a spec may hold tables for several "
-           "algorithms (for sweeps), and only the chosen one's is used."]
+           "algorithms (for sweeps), and only the chosen one's is used (a table of an "
+           "algorithm that neither `algorithm.name` nor the sweep runs is warned about)."]
     for name in registry.ALGORITHMS.names():
         algorithm = registry.ALGORITHMS.get(name)
         out += [f"### [params.{name}]", f"Family: {algorithm.family or '-'}."
@@ -124,7 +141,8 @@ def _trigger_sections() -> list[str]:
 
     return ["## [trigger.ALGORITHM]",
             "Which conditions end an algorithm's windows (for the algorithms marked "
-            "above); no table: the fixed clock. Which keys each condition kind takes: "
+            "above); no table: the fixed clock. Only the chosen algorithm's table is read "
+            "(as for `[params]`). Which keys each condition kind takes: "
             "count: above, below; time: above; rate: above, below, interval, input; "
             "deviation: above, interval, warmup, direction, input, profile; exception: "
             "above, below, type, measure, interval.",

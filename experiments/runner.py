@@ -171,6 +171,12 @@ def _prepared(algorithm, spec: dict, out: Path, base_dir: Path, source: str) -> 
     runs it needs go to ``out/<PREPARED_DIR>`` and are reused when complete."""
     if algorithm is None:
         return spec
+    from spark_nodes.algorithms.registry import validate_params
+
+    # checked here too, not only when the plan is built: a preparation (a training run)
+    # uses them first, and its error would come from deep inside it
+    field_checked(source, f"params.{algorithm.name}", lambda: validate_params(
+        algorithm, spec["params"].get(algorithm.name, {})))
     return algorithm.prepare(spec, lambda first: Run(run_spec(
         first, Path(out) / PREPARED_DIR, base_dir, source)))
 
@@ -191,8 +197,10 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     spec = _prepared(algorithm, spec, out, base_dir, source)
     plan = build_plan(spec, base_dir, source, algorithm)
     backend, open_runtime = BACKENDS.get(plan.backend), RUNTIMES.get(plan.runtime)
-    tuples = sources.generate_streams(spec["streams"], plan.stream_nodes, plan.duration,
-                                      derived_seed(plan.seed, "streams"), base_dir=base_dir)
+    # the streams' files (csv, soccer) are read here, not when the plan is checked
+    tuples = field_checked(source, "streams", lambda: sources.generate_streams(
+        spec["streams"], plan.stream_nodes, plan.duration, derived_seed(plan.seed, "streams"),
+        base_dir=base_dir))
     programs = field_checked(source, f"params.{plan.algorithm}",
                              lambda: algorithm.programs(plan))
     log.info("%s: %s on %s/%s, %d nodes, %d streams, %d tuples", run_dir.name, plan.algorithm,
@@ -256,6 +264,7 @@ def run(spec, out="runs", seed: int | None = None, runtime: str | None = None,
         source = str(spec)
     else:
         resolved, base_dir, source = specs.resolve(spec), Path("."), "<spec>"
+        specs.warn_inert(resolved, source)   # as specs.load does for a file
     overrides = {"seed": seed, "runtime": runtime, "backend": backend,
                  "spark_master": spark_master}
     raw = dict(resolved)

@@ -33,6 +33,7 @@ from emulator.routing.params import ROUTING_SCHEMA
 from emulator.routing.params import TABLES as ROUTING_TABLES
 from emulator.routing.params import check as check_routing
 from emulator.transport import MEDIA
+from experiments.inert import common_inert, inert_settings, without_inert
 from spark_nodes.runtimes.registry import RUNTIMES as _RUNTIME_REGISTRY
 from topologies.radio import RADIO_SCHEMA
 from topologies.schema import Field, FieldError, check_table, check_value
@@ -155,7 +156,9 @@ def load(path) -> tuple[dict, Path]:
                         f"expected a readable file ({err.strerror})") from None
     except tomllib.TOMLDecodeError as err:
         raise SpecError(str(path), "(syntax)", str(err)) from None
-    return resolve(raw, source=str(path)), path.parent.resolve()
+    spec = resolve(raw, source=str(path))
+    warn_inert(spec, str(path))
+    return spec, path.parent.resolve()
 
 
 def resolve(raw: dict, source: str = "<spec>") -> dict:
@@ -421,7 +424,8 @@ def set_path(spec: dict, path: str, value) -> None:
 def for_run(spec: dict, source: str = "<spec>") -> dict:
     """The spec as one run sees it: only the chosen algorithm's ``params`` and ``trigger``
     tables are kept, so those of other algorithms (there for sweeps) do not change the
-    run's id.
+    run's id, and every other key the run does not read is back at its default
+    (:func:`experiments.inert.without_inert`), for the same reason.
     A table naming no known algorithm is an error.
 
     >>> s = resolve({"algorithm": {"name": "centralized"},
@@ -438,7 +442,7 @@ def for_run(spec: dict, source: str = "<spec>") -> dict:
                 raise SpecError(source, f"{section}.{name}",
                                 f"no such algorithm; valid: {', '.join(known)}")
     chosen = spec["algorithm"]["name"]
-    out = dict(spec)
+    out = without_inert(spec)
     for section in ("params", "trigger"):
         table = spec.get(section, {})
         out[section] = {chosen: table[chosen]} if chosen in table else {}
@@ -451,8 +455,9 @@ def expand(spec: dict, source: str = "<spec>") -> list[tuple[dict, dict]]:
     the grid times every seed (the spec's own seed when the sweep names none). The point
     names its variant under ``"variant"``.
 
-    Points that give the same run (they differ only in another algorithm's parameters)
-    appear once; in the point, such parameters are ``None``.
+    Points that give the same run (they differ only in keys the run does not read, such
+    as another algorithm's parameters: :func:`for_run`) appear once; in the point, such
+    keys are ``None``.
 
     >>> runs = expand(resolve({"sweep": {"seeds": [1, 2], "grid": {"streams.count": [3, 4]}}}))
     >>> [(p["streams.count"], p["seed"]) for _, p in runs]
@@ -462,11 +467,32 @@ def expand(spec: dict, source: str = "<spec>") -> list[tuple[dict, dict]]:
     >>> [(p["variant"], s["network"]["routing"]) for s, p in runs]
     [('ideal', 'oracle'), ('manet', 'aodv')]
     """
+    runs, seen = [], set()
+    for point, point_spec in _points(spec, source):
+        inert = {f"{f.table}.{key}" for f in inert_settings(point_spec) for key in f.keys}
+        resolved = for_run(point_spec, source)
+        if run_id(resolved) in seen:
+            continue
+        seen.add(run_id(resolved))
+        runs.append((resolved, {p: None if _under(p, inert) else v
+                                for p, v in point.items()}))
+    return runs
+
+
+def _under(path: str, fields: set[str]) -> bool:
+    """Whether the dotted ``path`` is one of ``fields`` or inside one of them."""
+    return any(path == f or path.startswith(f"{f}.") for f in fields)
+
+
+def _points(spec: dict, source: str, every_seed: bool = True):
+    """``(point, resolved spec)`` for every point of the sweep in order (see
+    :func:`expand`), before :func:`for_run`; only the first seed's unless
+    ``every_seed``."""
     grid = spec["sweep"]["grid"]
     seeds = spec["sweep"]["seeds"] or [spec["run"]["seed"]]
+    seeds = seeds if every_seed else seeds[:1]
     variants = spec["sweep"].get("variants") or {None: {}}
     paths = list(grid)
-    runs, seen = [], set()
     for variant, values in itertools.product(variants,
                                              itertools.product(*(grid[p] for p in paths))):
         for seed in seeds:
@@ -475,18 +501,30 @@ def expand(spec: dict, source: str = "<spec>") -> list[tuple[dict, dict]]:
             for path, value in [*variants[variant].items(), *zip(paths, values)]:
                 set_path(raw, path, value)
             raw["run"]["seed"] = seed
-            resolved = for_run(resolve(raw, source), source)
-            if run_id(resolved) in seen:
-                continue
-            seen.add(run_id(resolved))
-            chosen = resolved["algorithm"]["name"]
-            point = {p: (None if p.startswith("params.") and p.split(".")[1] != chosen else v)
-                     for p, v in zip(paths, values)}
+            point = dict(zip(paths, values))
             if variant is not None:
                 point["variant"] = variant
             point["seed"] = seed
-            runs.append((resolved, point))
-    return runs
+            yield point, resolve(raw, source)
+
+
+def warn_inert(spec: dict, source: str = "<spec>") -> list[str]:
+    """Warn once per table about the keys of a resolved spec that no run of it reads
+    (:func:`experiments.inert.inert_settings`; for a sweep, the keys no point reads);
+    returns the lines.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     warn_inert(resolve({"energy": {"battery_j": 2.0}}), "s.toml")
+    ['s.toml: energy: battery_j does nothing under energy.model = "none" (no node spends energy; "first_order" gives batteries); the run and its id are those without it']
+    """
+    try:
+        # a seed changes no model: one seed's points say it all
+        findings = [inert_settings(s) for _, s in _points(spec, source, every_seed=False)]
+    except SpecError:   # a point that cannot run: expand names it where it is run
+        findings = [inert_settings(spec)]
+    return [warn(source, f.table, f.message()) for f in common_inert(findings)]
 
 
 def canonical_json(spec: dict) -> str:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from experiments.spec import _jsonable
@@ -94,11 +95,22 @@ def read_json(path: Path) -> dict:
 def read_table(path: Path, required: tuple[str, ...] = (),
                columns: list[str] | None = None) -> pd.DataFrame:
     """A Parquet table from ``path`` (only ``columns``, if given) that must have the
-    ``required`` columns."""
+    ``required`` columns; a missing or unreadable file is a RunFolderError.
+
+    >>> import tempfile
+    >>> bad = Path(tempfile.mkdtemp()) / "runs.parquet"; _ = bad.write_text("garbage")
+    >>> read_table(bad)   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    experiments.store.RunFolderError: ...runs.parquet: file: expected a parquet table (...)
+    """
     path = Path(path)
     if not path.is_file():
         raise RunFolderError(path, "file", "a parquet table (missing)")
-    found = pq.read_schema(path).names
+    try:
+        found = pq.read_schema(path).names
+    except pa.ArrowInvalid as exc:   # not Parquet: truncated, or another file renamed
+        raise RunFolderError(path, "file", f"a parquet table ({exc})") from None
     missing = [c for c in list(required) + list(columns or ()) if c not in found]
     if missing:
         raise RunFolderError(path, f"columns {list(dict.fromkeys(missing))}",

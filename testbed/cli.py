@@ -1,6 +1,6 @@
 """The ``testbed`` command line.
 
-``testbed run SPEC``, ``testbed sweep SPEC``, ``testbed report DIR``,
+``testbed run SPEC``, ``testbed sweep SPEC``, ``testbed check SPEC``, ``testbed report DIR``,
 ``testbed topology validate|show FILE``, ``testbed profile RUN_DIR -o FILE``,
 ``testbed rates RUN_DIR -o FILE``,
 ``testbed algorithms``.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import re
 import sys
@@ -24,9 +25,45 @@ OWN_PACKAGES = ("contract", "topologies", "emulator", "spark_nodes", "experiment
                 "testbed")
 
 
+def output_folder(path, option: str) -> None:
+    """Refuse an output folder that is a file (else the run or report would fail deep
+    inside, after its work): ``path: --out: ...``.
+
+    >>> output_folder("testbed", "--out")
+    >>> output_folder(__file__, "--out")   # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    experiments.spec.SpecError: ...cli.py: --out: expected a folder (or a name for a new one), got a file
+    """
+    from experiments.spec import SpecError
+
+    if path is not None and Path(path).exists() and not Path(path).is_dir():
+        raise SpecError(str(path), option, "expected a folder (or a name for a new one), "
+                                           "got a file")
+
+
+def output_file(path, option: str) -> None:
+    """Refuse an output file whose folder does not exist or that is a folder.
+
+    >>> output_file("no/such/folder/p.json", "-o")
+    Traceback (most recent call last):
+    ...
+    experiments.spec.SpecError: no/such/folder/p.json: -o: expected a file in an existing folder (no folder no/such/folder)
+    """
+    from experiments.spec import SpecError
+
+    where = Path(path)
+    if where.is_dir():
+        raise SpecError(str(path), option, "expected a file name, got a folder")
+    if not where.resolve().parent.is_dir():
+        raise SpecError(str(path), option, f"expected a file in an existing folder (no "
+                                           f"folder {where.parent})")
+
+
 def _cmd_run(args) -> int:
     from experiments.runner import run
 
+    output_folder(args.out, "--out")
     result = run(args.spec, out=args.out, seed=args.seed, runtime=args.runtime,
                  backend=args.backend, spark_master=args.spark_master, progress=True,
                  force=args.force)
@@ -47,6 +84,7 @@ def _cmd_sweep(args) -> int:
     from experiments.store import runs_table_path
     from experiments.sweep import sweep
 
+    output_folder(args.out, "--out")
     frame = sweep(args.spec, out=args.out, engine=args.engine, spark_master=args.spark_master)
     out = Path(args.out) if args.out else Path("runs") / Path(args.spec).stem
     print(f"{runs_table_path(out)}: {len(frame)} runs")
@@ -57,9 +95,20 @@ def _cmd_sweep(args) -> int:
     return 0
 
 
+def _cmd_check(args) -> int:
+    from experiments.sweep import check_points, plan_sweep
+
+    points, base_dir, source = plan_sweep(args.spec)
+    check_points(points, base_dir, source)
+    print(f"{source}: {len(points)} run{'' if len(points) == 1 else 's'}, every plan built "
+          "(nothing run)")
+    return 0
+
+
 def _cmd_report(args) -> int:
     from analysis.report import write_report
 
+    output_folder(args.out, "--out")
     print(write_report(Path(args.dir), out=args.out))
     return 0
 
@@ -70,6 +119,7 @@ def _cmd_profile(args) -> int:
     from spark_nodes.algorithms.enrich.profile import (ProfileError, profile_from_run,
                                                        save_profile)
 
+    output_file(args.output, "--output")
     try:
         profile = profile_from_run(load_run(args.dir), oracle=args.oracle)
     except ProfileError as err:
@@ -88,6 +138,7 @@ def _cmd_rates(args) -> int:
     from experiments.store import load_run
     from spark_nodes.algorithms.triggers.spec import rate_profile
 
+    output_file(args.output, "--output")
     run = load_run(args.dir)
     m = run.metrics
     rows = m[m["metric"].str.startswith("arrival:")] if len(m) else m
@@ -152,6 +203,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--report", action="store_true", help="also write the sweep's report")
     s.set_defaults(func=_cmd_sweep)
 
+    c = sub.add_parser("check", help="check a spec (every point of its sweep) as run and "
+                       "sweep do before they start, without running anything")
+    c.add_argument("spec", help="the spec file (TOML)")
+    c.set_defaults(func=_cmd_check)
+
     rep = sub.add_parser("report", help="write report.html, plots and tables for a folder")
     rep.add_argument("dir", help="a run folder, a sweep folder or a folder of run folders")
     rep.add_argument("--out", help="report folder (default: DIR/report)")
@@ -170,7 +226,8 @@ def parser() -> argparse.ArgumentParser:
                         "FILE})")
     ra.add_argument("dir", help="a run folder of the QJoin family (its arrival rows)")
     ra.add_argument("-o", "--output", required=True, help="the CSV file to write (time,rate)")
-    ra.add_argument("--interval", type=float, default=1.0, help="interval length (default 1)")
+    ra.add_argument("--interval", type=positive_number, default=1.0,
+                    help="interval length (default 1)")
     ra.add_argument("--input", help="one stream only (default: all inputs together)")
     ra.set_defaults(func=_cmd_rates)
 
@@ -190,6 +247,21 @@ def seed_argument(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
     return int(text)
+
+
+def positive_number(text: str) -> float:
+    """``--interval``: a number > 0.
+
+    >>> positive_number("0.5")
+    0.5
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
 
 
 def _one_line_warning(message, category, filename, lineno, line=None) -> str:

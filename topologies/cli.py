@@ -125,12 +125,13 @@ def _file_error(err: Exception, path: str) -> str:
 
 
 def validate_command(args: argparse.Namespace) -> int:
-    """``topology validate``: print the summary (exit 0) or the error (exit 1)."""
+    """``topology validate``: print the summary (exit 0) or the error (exit 2, as every
+    ``testbed`` command on bad input)."""
     try:
         summary = describe_file(args.file, args.topology)
     except (ValueError, OSError) as err:
         print(f"error: {_file_error(err, args.file)}", file=sys.stderr)
-        return 1
+        return 2
     print(summary)
     if "disconnected" in summary:
         print(f"warning: {args.file}: some nodes cannot reach others; a run refuses it "
@@ -148,7 +149,7 @@ def show_command(args: argparse.Namespace) -> int:
         draw_topology(read_topology(args.file), args.output, title=Path(args.file).name)
     except (ValueError, OSError) as err:
         print(f"error: {_file_error(err, args.file)}", file=sys.stderr)
-        return 1
+        return 2
     print(f"wrote {args.output}")
     return 0
 

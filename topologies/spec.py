@@ -362,12 +362,41 @@ def radio_from_spec(section: Mapping | None, topo: Topology, mobility: Mapping,
                          'mobility.model "schedule" sets them (use one or the other)')
     if model != "random_waypoint":
         check_positions(radio, topo.nodes, topo.positions)
-    if topo.radius is not None:
+    reach = radio.range_m() / radio.meters_per_unit
+    check_radio_scale(radio, topo)
+    # a radius chosen to match the radio's range (to the digits shown) says nothing new
+    if topo.radius is not None and f"{topo.radius:.3g}" != f"{reach:.3g}":
         (warn or _user_warning)("topology.radius", f"{topo.radius:g} does not decide links "
                                 f'under radio.model = "log_distance": the radio links nodes '
-                                f"up to {radio.range_m() / radio.meters_per_unit:.3g} units "
-                                "apart (range_m / meters_per_unit, without shadowing)")
+                                f"up to {reach:.3g} units apart (range_m / meters_per_unit, "
+                                "without shadowing)")
     return radio
+
+
+def check_radio_scale(radio: Radio, topo: Topology) -> None:
+    """Refuse a ``log_distance`` radio at one metre per unit on positions within the
+    unit square (where generators and random_waypoint put nodes): its range of some 195
+    units would link every node to every other. The message suggests the
+    ``meters_per_unit`` that makes the range ``topology.radius`` (or 0.39 units, the
+    shipped specs' 500 m square).
+
+    >>> from topologies.generators import random_geometric
+    >>> check_radio_scale(Radio(), random_geometric(5, 0.5, seed=1))
+    Traceback (most recent call last):
+    ...
+    ValueError: radio.meters_per_unit: 1 m per unit on positions within the unit square gives radio.model = "log_distance" a range of 195 units, so every node links to every other; set radio.meters_per_unit (e.g. 390: a range of 0.5 units, topology.radius)
+    >>> check_radio_scale(Radio(meters_per_unit=500.0), random_geometric(5, 0.5, seed=1))
+    """
+    width, height = _area(topo)
+    if radio.meters_per_unit != 1.0 or max(width, height) > 1.0:
+        return
+    target, said = ((topo.radius, "topology.radius") if topo.radius is not None
+                    else (0.39, "a 500 m square"))
+    raise ValueError(f"radio.meters_per_unit: 1 m per unit on positions within the unit "
+                     f'square gives radio.model = "log_distance" a range of '
+                     f"{radio.range_m():.3g} units, so every node links to every other; set "
+                     f"radio.meters_per_unit (e.g. {radio.range_m() / target:.3g}: a range "
+                     f"of {target:g} units, {said})")
 
 
 def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
@@ -440,6 +469,23 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
         events = failures.node_events()
     return mobility_dynamics(topo, trajectories, duration=duration, resolution=resolution,
                              node_events=events, radio=radio, seed=radio_seed)
+
+
+def mobility_settings(section: Mapping) -> dict:
+    """A checked ``[mobility]`` table with the defaults its model uses filled in.
+
+    >>> mobility_settings({"model": "random_waypoint", "speed": [0.1, 0.2]})
+    {'failures': None, 'model': 'random_waypoint', 'pause': 0.0, 'resolution': 1.0, 'speed': [0.1, 0.2]}
+    >>> mobility_settings({})
+    {'model': 'none'}
+    """
+    model = section.get("model", "none")
+    out = {"model": model}
+    for key in sorted(_MOBILITY_KEYS[model]):
+        default = MOBILITY_SCHEMA[key].default
+        if key in section or default is not REQUIRED:
+            out[key] = section.get(key, default)
+    return dict(sorted(out.items()))
 
 
 def section_keys(section: str) -> set[str]:

@@ -63,7 +63,7 @@ def test_validate_a_model_without_positions_is_one_line(tmp_path, capsys):
     del doc["nodes"][7]["pos"]
     path = tmp_path / "grid12.json"
     path.write_text(json.dumps(doc))
-    assert run(["topology", "validate", str(path)]) == 1
+    assert run(["topology", "validate", str(path)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (f"error: {path}: nodes[7].pos: expected a position "
@@ -93,14 +93,14 @@ def test_validate_errors_exit_non_zero_with_location(tmp_path, capsys, name, tex
     argv = ["topology", "validate", str(path)]
     if name.endswith(".csv"):
         argv += ["--topology", str(DATA / "five_nodes.json")]
-    assert run(argv) == 1
+    assert run(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert message in captured.err
 
 
 def test_validate_missing_file(tmp_path, capsys):
-    assert run(["topology", "validate", str(tmp_path / "none.json")]) == 1
+    assert run(["topology", "validate", str(tmp_path / "none.json")]) == 2
     err = capsys.readouterr().err
     assert err.strip() == f"error: {tmp_path / 'none.json'}: no such file"
 
@@ -111,5 +111,5 @@ def test_show_writes_png(tmp_path, capsys):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert out.stat().st_size > 5000
     shutil.copy(DATA / "five_nodes_schedule.csv", tmp_path / "s.csv")
-    assert run(["topology", "show", str(tmp_path / "s.csv"), "-o", str(out)]) == 1
+    assert run(["topology", "show", str(tmp_path / "s.csv"), "-o", str(out)]) == 2
     assert "expected a topology file" in capsys.readouterr().err
