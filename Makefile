@@ -20,7 +20,7 @@ QUIET_PIP := awk '/is ignored: it is neither a file nor a directory/ { next } \
     left > 0 { left--; if (bangs == 2) left = 0; else if ($$0 ~ /^ *!!$$/) bangs++; next } \
     { print }'
 
-.PHONY: run test setup bench clean
+.PHONY: run test test-full setup bench clean
 
 setup: $(STAMP)
 
@@ -54,8 +54,14 @@ run: setup
 
 # One worker per core; the Spark, cluster and Mininet tests run as one group each, in
 # one worker per group (see tests/conftest.py); the other tests fill the workers.
+# `make test` leaves out the tests marked full_suite (the longest repetitions of what
+# other tests already cover on Spark: the remaining operators of a contract suite, ...);
+# `make test-full` runs those, and CI runs both.
 test: setup $(NS3)
-	$(PY) -m pytest -n auto --dist loadgroup
+	$(PY) -m pytest -n auto --dist loadgroup -m "not full_suite"
+
+test-full: setup $(NS3)
+	$(PY) -m pytest -n auto --dist loadgroup -m full_suite
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done

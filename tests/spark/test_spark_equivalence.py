@@ -14,6 +14,10 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 #: Operators whose programs cannot run inside a Spark task, and why (none today: the
 #: spark-join baseline's own Spark query runs in the driver after the run).
 EXCLUDED: dict[str, str] = {}
+#: One operator of each family runs in ``make test``; the others (the same family's
+#: programs and state types with other policies) in the full suite (``make test-full``,
+#: CI), each Spark run being tens of seconds on two cores.
+IN_MAKE_TEST = {"smj-h", "qjoin", "atr", "enrich-predicted", "centralized"}
 
 # Few steps (step = link delay = 0.5, 3 + 1 time units) keep the Spark side short; rates
 # and key domain are chosen so that every family exchanges data and most emit results.
@@ -44,8 +48,14 @@ def spec_for(name: str, runtime: str) -> dict:
 
 
 def operator_names():
-    return [pytest.param(n, marks=pytest.mark.skip(reason=EXCLUDED[n])) if n in EXCLUDED
-            else n for n in registry.ALGORITHMS.names()]
+    """Every registered operator, those outside :data:`IN_MAKE_TEST` marked full_suite."""
+    params = []
+    for name in registry.ALGORITHMS.names():
+        marks = [] if name in IN_MAKE_TEST else [pytest.mark.full_suite]
+        if name in EXCLUDED:
+            marks.append(pytest.mark.skip(reason=EXCLUDED[name]))
+        params.append(pytest.param(name, marks=marks))
+    return params
 
 
 @pytest.fixture(scope="module")
