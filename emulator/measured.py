@@ -21,6 +21,10 @@ Example
 (2, 1, 1, 1.5)
 >>> figures["drops_by_reason"]
 {'no_route': 1}
+>>> import pandas as pd
+>>> log = pd.DataFrame({"time": [0.5, 2.0, 2.5], "type": ["HELLO", "HELLO", "TC"]})
+>>> book.figures(drops=[], pending=[], control=log)["control_sent"]
+{'HELLO': 1, 'TC': 1}
 """
 from __future__ import annotations
 
@@ -55,17 +59,24 @@ class MeasuredTraffic:
             self.delivered += 1
             self._delay_sum += t - msg.sent_at
 
-    def figures(self, drops, pending) -> dict:
+    def figures(self, drops, pending, control=None) -> dict:
         """The measured figures, under the names of the transport's ``stats()``, at the
         end of the run: ``drops`` every data drop ``(time, message, reason, node)``,
-        ``pending`` the deliveries decided but not yet taken ``(time, message)``."""
+        ``pending`` the deliveries decided but not yet taken ``(time, message)``,
+        ``control`` a routing protocol's transmissions (its control log's frame:
+        ``time``, ``type``), counted by type from ``start`` on (``control_sent``)."""
         delivered, delay_sum = self.delivered, self._delay_sum
         for t, msg in pending:
             if msg.src != msg.dst and msg.sent_at >= self.start:
                 delivered += 1
                 delay_sum += t - msg.sent_at
         lost = Counter(reason for _, msg, reason, _ in drops if msg.sent_at >= self.start)
-        return {"from": self.start, "messages": self.messages, "sent": self.sent,
-                "delivered": delivered,
-                "message_delay_mean": delay_sum / delivered if delivered else math.nan,
-                "drops_by_reason": dict(sorted(lost.items()))}
+        out = {"from": self.start, "messages": self.messages, "sent": self.sent,
+               "delivered": delivered,
+               "message_delay_mean": delay_sum / delivered if delivered else math.nan,
+               "drops_by_reason": dict(sorted(lost.items()))}
+        if control is not None:
+            late = control.loc[control["time"] >= self.start, "type"]
+            counts = late.value_counts(sort=False)
+            out["control_sent"] = {str(k): int(n) for k, n in counts.items() if n}
+        return out

@@ -324,8 +324,10 @@ class SimpyBackend:
                 "epochs": len(self.network._dynamics_epochs),
                 "network": self.transport.stats()}
         if self.measured is not None:
-            info["measured"] = self.measured.figures(self.transport.drops,
-                                                     self.transport.arrivals)
+            control_log = getattr(self.transport, "control_log", None)   # a protocol's
+            info["measured"] = self.measured.figures(
+                self.transport.drops, self.transport.arrivals,
+                None if control_log is None else control_log.frame())
         if self.energy is not None:
             info["energy"] = self.energy.summary(self._end_time())
         return info

@@ -161,6 +161,13 @@ def test_an_olsr_run_measured_after_its_warmup_finds_every_group(tmp_path):
     cold = experiments.run(spec, out=tmp_path).summary
     assert cold["recall"] < 0.8
     assert any("no_route" in w and "[run] warmup" in w for w in cold["warnings"])
-    warm = experiments.run(with_warmup(spec, 10.0), out=tmp_path).summary
+    warm_run = experiments.run(with_warmup(spec, 10.0), out=tmp_path)
+    warm = warm_run.summary
     assert warm["recall"] == 1.0 and warm["warnings"] == []
     assert json.loads(warm["drops_by_reason"]) == {}
+    # control traffic after the warm-up: the ledger's routing rows and the counts by type
+    routing = warm_run.ledger[warm_run.ledger["kind"] == "routing"]
+    late = routing[routing["time"] >= 10.0]
+    assert warm["routing_control_messages"] == len(late) < len(routing)
+    by_type = warm_run.meta["backend_info"]["measured"]["control_sent"]
+    assert set(by_type) == {"HELLO", "TC"} and sum(by_type.values()) == len(late)
