@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 
 #: A share of the messages sent at which the hints speak up.
 NOTABLE = 0.05
+#: A flow's first wait for a route, as a share of the measured run, that is named.
+LONG_WAIT = 0.1
 #: The timers that pace a protocol's first routes, slowest last (RFC names).
 PACING_TIMERS = ("hello_interval", "tc_interval", "update_interval")
 
@@ -36,6 +38,8 @@ class Fates:
     sent: int
     delivered: int
     drops: dict = field(default_factory=dict)
+    #: the mean wait of a flow's first packet for a route (NaN: none measured)
+    first_wait: float = math.nan
 
     @property
     def dropped(self) -> int:
@@ -51,7 +55,8 @@ class Fates:
         ``drops_by_reason``); None for a backend without them."""
         if "sent" not in network or "drops_by_reason" not in network:
             return None
-        return cls(network["sent"], network["delivered"], dict(network["drops_by_reason"]))
+        return cls(network["sent"], network["delivered"], dict(network["drops_by_reason"]),
+                   float(network.get("route_discovery_latency_mean", math.nan)))
 
     def text(self) -> str:
         """``"of 20 data messages sent across the network: 12 delivered, 6 lost
@@ -92,7 +97,13 @@ class Timers:
 def traffic_hints(fates: Fates, timers: Timers) -> list[str]:
     """One line for a run whose losses are mostly ``no_route`` (at least
     :data:`NOTABLE` of the messages sent), one for a run that ended with that share
-    still in flight or waiting for a route; each names the likely fix."""
+    still in flight or waiting for a route, one for flows whose first packet waited
+    :data:`LONG_WAIT` of the run for a route (without a warm-up); each names the likely
+    fix.
+
+    >>> traffic_hints(Fates(10, 10, {}, first_wait=4.0), Timers("aodv", 1.0, 30.0, 0.0))[0][:75]
+    "a flow's first packet waited 4 time units for a route on average (13 % of t"
+    """
     if fates.sent == 0:
         return []
     hints = []
@@ -105,6 +116,11 @@ def traffic_hints(fates: Fates, timers: Timers) -> list[str]:
         hints.append(f"{fates.unresolved} of {fates.sent} data messages sent across the "
                      f"network ({100 * fates.unresolved / fates.sent:.0f} %) were still in "
                      f"flight or waiting for a route at the end: {_cause(timers)}")
+    # a whole-run figure: after a warm-up, the first waits fell in it
+    if timers.warmup == 0 and fates.first_wait > LONG_WAIT * timers.span:
+        hints.append(f"a flow's first packet waited {fates.first_wait:.3g} time units for a "
+                     f"route on average ({100 * fates.first_wait / timers.span:.0f} % of the "
+                     f"measured run): {_cause(timers)}")
     return hints
 
 

@@ -171,3 +171,12 @@ def test_an_olsr_run_measured_after_its_warmup_finds_every_group(tmp_path):
     assert warm["routing_control_messages"] == len(late) < len(routing)
     by_type = warm_run.meta["backend_info"]["measured"]["control_sent"]
     assert set(by_type) == {"HELLO", "TC"} and sum(by_type.values()) == len(late)
+
+
+def test_a_long_wait_for_the_first_route_is_named():
+    timers = Timers("aodv", 1.0, 30.0, 0.0, "hello_interval")
+    [hint] = traffic_hints(Fates(sent=50, delivered=50, first_wait=6.0), timers)
+    assert hint.startswith("a flow's first packet waited 6 time units for a route on "
+                           "average (20 % of the measured run): aodv's routes were not "
+                           "ready; measure after them with [run] warmup")
+    assert traffic_hints(Fates(sent=50, delivered=50, first_wait=0.3), timers) == []
