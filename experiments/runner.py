@@ -27,10 +27,10 @@ import pandas as pd
 from contract.outputs import trace_frames
 from contract.plan import Plan
 from experiments import spec as specs
+from experiments.hints import Fates, Timers, traffic_hints
 from experiments.planning import build_plan, derived_seed, field_checked, resolved_values
 from experiments.store import (PREPARED_DIR, RESOLVED, SPARK_LOG, Run, after_run_paths,
                                is_complete, write_run)
-from experiments.hints import Fates, Timers, traffic_hints
 from experiments.summary import common_summary
 from experiments.warmup import after_warmup, measured_groups
 
