@@ -22,7 +22,7 @@ A node's speed is the mean of its random waypoint range (``mobility.speed``; 0 w
 mobility), in the spec's distance units per time unit; the offered load is
 ``streams.rate``, in tuples (messages, for the centralized join) per time unit per
 source. Rates per second divide by the time the protocols ran: the duration plus the
-drain.
+drain, less a warm-up (``[run] warmup``: the summary and the counts leave it out).
 
 Example
 -------
@@ -141,7 +141,7 @@ def _spec_of(row, dirs: dict) -> dict:
 
 def run_facts(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
     """``runs`` plus the section's per-run columns: ``routing``, ``reorder``,
-    ``node_speed``, ``offered_load``, ``horizon`` (duration + drain), the routing
+    ``node_speed``, ``offered_load``, ``horizon`` (duration + drain - warmup), the routing
     packets and drop notices (from ``meta.json``) and their rates, control packets of
     each type per time unit (``<TYPE>_per_time``), ``drops_<reason>`` (from
     ``drops_by_reason``) and ``startup_no_route`` (``metrics.parquet``). Swept columns
@@ -157,13 +157,16 @@ def run_facts(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
                 _set(merged, path, value)
         duration = float(get_path(merged, "run.duration", math.nan))
         drain = get_path(merged, "run.drain")
+        # the summary's figures leave out a warm-up: rates over what is left of the run
+        warmup = float(get_path(merged, "run.warmup", 0.0) or 0.0)
         # without spec.json nor a swept mobility column the speed is unknown
         known = bool(spec) or "mobility" in merged
         facts = {"routing": get_path(merged, ROUTING, "oracle"),
                  "reorder": bool(get_path(merged, REORDER, False)),
                  "node_speed": node_speed(merged) if known else math.nan,
                  "offered_load": offered_load(merged),
-                 "horizon": duration + (duration if drain is None else float(drain))}
+                 "horizon": duration + (duration if drain is None else float(drain))
+                 - warmup}
         facts.update(_control(dirs.get(r["run_id"]), r, facts["horizon"]))
         facts.update(_drops(r.get("drops_by_reason")))
         facts["startup_no_route"] = _startup_no_route(
@@ -186,12 +189,13 @@ def _set(spec: dict, path: str, value) -> None:
 
 
 def _control(path: Path | None, row, horizon: float) -> dict:
-    """Routing packets by type per time unit, from ``meta.json``; without a folder, every
+    """Routing packets by type per time unit, from ``meta.json`` (those sent after a
+    warm-up, ``backend_info.measured``, where the run had one); without a folder, every
     routing ledger row counts as a routing packet (the summary does not split them)."""
     sent = {}
     if path is not None and is_run_folder(path):
-        sent = Run(path).meta.get("backend_info", {}).get("network", {}).get(
-            "control_sent", {})
+        info = Run(path).meta.get("backend_info", {})
+        sent = info.get("measured", info.get("network", {})).get("control_sent", {})
     out = {f"{kind}_per_time": n / horizon for kind, n in sent.items()}
     if sent:
         packets = float(sum(n for kind, n in sent.items() if kind != NOTICE))

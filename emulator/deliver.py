@@ -155,6 +155,13 @@ def _deliver_options() -> dict:
         "energy_step": Field("number", 0.01, low=0, low_open=True,
                              doc="with `energy`: how often the batteries are looked at "
                                  "(a run's `run.step`); a node dies at most this late"),
+        "warmup": Field("number", 0.0, low=0,
+                        doc="the network starts this long before t = 0: a protocol's "
+                            "timers, control packets and batteries run from -warmup, "
+                            "the topology as at t = 0, so routes exist when the first "
+                            "message is sent (ns-3's applications started after the "
+                            "routing converged); times returned stay on the messages' "
+                            "clock"),
     }
 
 
@@ -173,7 +180,7 @@ class _Static:
 def _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder=False, routing="oracle",
                      routing_options=None, radio=None, energy=None,
-                     energy_step=0.01, queue_max_wait=None) -> None:
+                     energy_step=0.01, queue_max_wait=None, warmup=0.0) -> None:
     """Every argument of :func:`deliver`, before any work: a one-line ``ValueError`` for a
     value the emulator cannot run on, ``TypeError`` for an argument of the wrong kind,
     naming the argument and the attribute, edge, node or row."""
@@ -186,7 +193,8 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
                         ("prefetch_trees", prefetch_trees), ("reorder", reorder),
                         ("routing", routing), ("routing_options", routing_options),
                         ("radio", radio), ("energy", energy),
-                        ("energy_step", energy_step), ("queue_max_wait", queue_max_wait)):
+                        ("energy_step", energy_step), ("queue_max_wait", queue_max_wait),
+                        ("warmup", warmup)):
         if not (value is None and options[name].none):
             # the text "none" stands for None in spec files, not in a Python call
             check_value(name, dataclasses.replace(options[name], none=False), value)
@@ -273,7 +281,8 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
             prefetch_trees: bool | None = None, reorder: bool = False,
             routing: str = "oracle", routing_options: dict | None = None,
             radio: dict | None = None, energy: dict | None = None,
-            energy_step: float = 0.01, queue_max_wait: float | None = None) -> pd.DataFrame:
+            energy_step: float = 0.01, queue_max_wait: float | None = None,
+            warmup: float = 0.0) -> pd.DataFrame:
     """When each message arrives over ``graph`` (or ``dynamics``), or why it was lost.
 
     Parameters
@@ -317,6 +326,15 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     routing_options : dict, optional
         The protocol's parameters, shaped like the spec's ``[routing]`` table
         (``{"seconds_per_unit": 1.0, "aodv": {"hello_interval": 0.5}}``).
+    warmup : float
+        Start the network this many time units before t = 0, as an ns-3 script starts
+        its applications once the routing has converged: the protocol's timers and
+        control packets (and the batteries) run from ``-warmup`` over the topology of
+        t = 0 (a ``dynamics`` starts changing at t = 0 as given), so a proactive
+        protocol (OLSR, Babel) has its routes when the first message is sent at t = 0.
+        Arrival times stay on the messages' clock; ``attrs["control"]`` keeps the
+        warm-up's packets at negative times and ``attrs["routing"]`` counts them.
+        0 (default): the network starts with the first message's clock at 0.
     radio : dict, optional
         The radio, shaped like the spec's ``[radio]`` table (``{"model":
         "log_distance"}`` takes every default; :mod:`topologies.radio`). Under
@@ -371,16 +389,64 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     """
     _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder, routing, routing_options, radio, energy,
-                     energy_step, queue_max_wait)
+                     energy_step, queue_max_wait, warmup)
     if radio is not None:
         graph, dynamics = _with_radio(graph, dynamics, radio, seed)
+    if warmup > 0:
+        # the network's clock runs warmup ahead of the messages': shifted in, then back
+        sent = messages
+        messages = messages.assign(sent_at=messages["sent_at"] + warmup)
+        dynamics = _StartedEarly(_Static(graph.copy(as_view=True)) if dynamics is None
+                                 else dynamics, warmup)
     network, dynamics = _network(graph, messages, dynamics,
                                  _trees_ahead(prefetch_trees, routing, energy))
     try:
-        return _run(network, dynamics, messages, medium, seed, interference_radius,
-                    reorder, routing, routing_options, energy, energy_step, queue_max_wait)
+        out = _run(network, dynamics, messages, medium, seed, interference_radius,
+                   reorder, routing, routing_options, energy, energy_step, queue_max_wait)
     finally:
         network.close()
+    return out if warmup == 0 else _on_messages_clock(out, sent, warmup)
+
+
+class _StartedEarly:
+    """``dynamics`` with ``by`` time units before it: its first epoch's network from 0
+    to ``by``, then its epochs ``by`` later (looked up by index, so no start time is
+    rounded into the epoch before).
+
+    >>> early = _StartedEarly(_Static("g"), 5.0)
+    >>> early.epochs, early.snapshot(0.0), early.snapshot(7.0)
+    ([0.0], 'g', 'g')
+    """
+
+    def __init__(self, dynamics, by: float):
+        self.dynamics = dynamics
+        self._starts = list(dynamics.epochs)
+        self.epochs = [0.0] + [t + by for t in self._starts[1:]]
+
+    def snapshot(self, t: float):
+        import bisect
+
+        index = max(bisect.bisect_right(self.epochs, t) - 1, 0)
+        return self.dynamics.snapshot(self._starts[index])
+
+
+def _on_messages_clock(out: pd.DataFrame, messages: pd.DataFrame,
+                       warmup: float) -> pd.DataFrame:
+    """:func:`deliver`'s frame of a network started ``warmup`` early, its times moved
+    back onto the messages' clock (the arrival of a message sent at its own ``sent_at``
+    plus the time it took)."""
+    took = out["arrived_at"].to_numpy() - (messages["sent_at"].to_numpy() + warmup)
+    moved = out.assign(arrived_at=messages["sent_at"].to_numpy() + took)
+    moved.attrs = dict(out.attrs)
+    if "control" in out.attrs:
+        moved.attrs["control"] = out.attrs["control"].assign(
+            time=out.attrs["control"]["time"] - warmup)
+    if "energy" in out.attrs:   # deaths on the messages' clock (in the warm-up: < 0)
+        energy = out.attrs["energy"]
+        moved.attrs["energy"] = {**energy,
+                                 "first_node_death": energy["first_node_death"] - warmup,
+                                 "deaths": {n: t - warmup for n, t in energy["deaths"].items()}}
+    return moved
 
 
 def _with_radio(graph, dynamics, table: dict, seed: int):

@@ -46,6 +46,7 @@ from contract.messages import Message, wire_bytes
 from contract.plan import Plan
 from emulator.energy import Energy, EnergyBook
 from emulator.ledger import Ledger
+from emulator.measured import MeasuredTraffic
 from emulator.network import Network
 from emulator.routing.host import open_transport
 
@@ -66,7 +67,7 @@ class SimpyBackend:
                  reorder: bool = False, queue_max_wait: float | None = None,
                  routing: str = "oracle", routing_params: dict | None = None,
                  horizon: float | None = None, energy: Energy | None = None, mains=(),
-                 sample_interval: float = 1.0):
+                 sample_interval: float = 1.0, measured_from: float = 0.0):
         # The clock and the calendar of node events: SimPy's own semantics (see _run)
         # on a heap of (key, filing order, node, event), which costs a tenth of a SimPy
         # timeout and its callback per event.
@@ -102,13 +103,17 @@ class SimpyBackend:
         self._sorted: deque = deque()
         self._sorted_times: deque = deque()
         self._next_msg_id = 0
+        #: The traffic after the warm-up (``[run] warmup``), counted only when there is
+        #: one: a run without keeps its books and its ``info`` as they were.
+        self.measured = MeasuredTraffic(measured_from) if measured_from > 0 else None
 
     @classmethod
     def from_plan(cls, plan: Plan) -> "SimpyBackend":
         """The backend for a run's plan (``[network]``: medium, interference radius,
         reorder, queue_max_wait, routing; ``[routing]``: the protocol's parameters). A
         protocol's periodic timers run until the run's end
-        (:meth:`~contract.plan.Plan.run_end`)."""
+        (:meth:`~contract.plan.Plan.run_end`); with ``[run] warmup`` the traffic after
+        it is counted apart (:attr:`measured`)."""
         from emulator.routing.params import resolve
 
         network = plan.spec.get("network", {})
@@ -125,7 +130,8 @@ class SimpyBackend:
                    queue_max_wait=network.get("queue_max_wait"), routing=routing,
                    routing_params=params,
                    horizon=plan.run_end(plan.drain),
-                   energy=energy, mains=mains, sample_interval=plan.memory_interval)
+                   energy=energy, mains=mains, sample_interval=plan.memory_interval,
+                   measured_from=plan.spec.get("run", {}).get("warmup", 0.0))
 
     def _positions(self, t: float) -> dict:
         """Node positions of the epoch in force at ``t`` (for an interference radius)."""
@@ -182,8 +188,11 @@ class SimpyBackend:
         if self._first_collect and self.energy is not None:
             self._check_batteries(self._window_start)
         self._first_collect = False
+        measured = self.measured
         for arrival, msg in self.transport.take_arrivals():
             self.schedule(arrival, msg.dst, DELIVER, msg)
+            if measured is not None:
+                measured.arrived(arrival, msg)
         for t, msg, reason, _ in self.transport.take_losses():
             self.schedule(t, msg.src, LOST, (msg, reason))   # the sender learns of it
         if until > self._now:
@@ -287,9 +296,12 @@ class SimpyBackend:
         given order; returns their message ids."""
         first = self._next_msg_id
         per_unit, header, send = self.bytes_per_unit, self.header_bytes, self.transport.send
+        measured = self.measured
         for msg_id, out in enumerate(outgoing, first):
             msg = Message(msg_id, out.kind, out.src, out.dst, out.sent_at, out.size_units,
                           wire_bytes(out.size_units, per_unit, header), out.payload)
+            if measured is not None:
+                measured.injected(msg, out.free)
             if out.free:        # a free signal: at once, outside the network
                 self.schedule(out.sent_at, out.dst, DELIVER, msg)
             else:
@@ -311,6 +323,11 @@ class SimpyBackend:
                 "hops": self.transport.hops, "lost": dict(self.transport.lost),
                 "epochs": len(self.network._dynamics_epochs),
                 "network": self.transport.stats()}
+        if self.measured is not None:
+            control_log = getattr(self.transport, "control_log", None)   # a protocol's
+            info["measured"] = self.measured.figures(
+                self.transport.drops, self.transport.arrivals,
+                None if control_log is None else control_log.frame())
         if self.energy is not None:
             info["energy"] = self.energy.summary(self._end_time())
         return info

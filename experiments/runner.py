@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import logging
 import os
@@ -26,10 +27,12 @@ import pandas as pd
 from contract.outputs import trace_frames
 from contract.plan import Plan
 from experiments import spec as specs
+from experiments.hints import Fates, Timers, traffic_hints
 from experiments.planning import build_plan, derived_seed, field_checked, resolved_values
 from experiments.store import (PREPARED_DIR, RESOLVED, SPARK_LOG, Run, after_run_paths,
                                is_complete, write_run)
 from experiments.summary import common_summary
+from experiments.warmup import after_warmup, measured_groups
 
 log = logging.getLogger(__name__)
 
@@ -123,17 +126,74 @@ def _after_run(algorithm, plan: Plan, output, out: Path, run_id: str) -> dict:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def run_warnings(summary: dict) -> list[str]:
-    """What a finished run's numbers say is probably wrong with it.
+@dataclass
+class Measured:
+    """A finished run's outputs as its summary measures them: after the warm-up
+    (:mod:`experiments.warmup`), or whole without one (``output`` itself)."""
+
+    output: object
+    ledger: pd.DataFrame
+    results: pd.DataFrame
+    metrics: pd.DataFrame
+    #: the backend's figures the summary reads (``messages``, ``lost``, ``network``)
+    info: dict
+    warmup: float
+
+    @classmethod
+    def of(cls, output, warmup: float) -> "Measured":
+        """``output`` (a backend's :class:`~contract.outputs.RunOutput`) after
+        ``warmup``; the network's figures after it come from the backend's
+        ``info["measured"]`` (:mod:`emulator.measured`), the whole run's where a
+        backend has none (Mininet)."""
+        info = output.info
+        late = info.get("measured") if warmup > 0 else None
+        if late is not None:
+            info = {**info, "messages": late["messages"], "lost": late["drops_by_reason"],
+                    "network": {**info.get("network", {}), **late}}
+        ledger = after_warmup(output.ledger, "time", warmup)
+        measured = dataclasses.replace(output, ledger=ledger, info=info) \
+            if warmup > 0 else output
+        return cls(measured, ledger, after_warmup(output.results, "first_entered", warmup),
+                   after_warmup(output.metrics, "time", warmup),
+                   {"messages": info.get("messages", 0), "lost": info.get("lost", {}),
+                    "network": info.get("network", {})}, warmup)
+
+    def memory_peaks(self, summary: dict) -> dict:
+        """``memory_peak_tuples`` and ``memory_peak_bytes``: the driver's exact peaks
+        of the whole run, or after a warm-up the peaks of the memory samples after it
+        (the exact peak may lie in the warm-up)."""
+        if self.warmup > 0:
+            memory = self.metrics[(self.metrics["metric"] == "bytes")
+                                  & (self.metrics["source"] == "testbed")]
+            per_sample = memory.groupby("time")["value"].sum()
+            return {"memory_peak_tuples": int(summary["memory_peak_sampled_tuples"]),
+                    "memory_peak_bytes": int(per_sample.max()) if len(per_sample) else 0}
+        info = self.output.info
+        return {"memory_peak_tuples": info.get("memory_peak_total_tuples",
+                                               summary["memory_peak_sampled_tuples"]),
+                "memory_peak_bytes": info.get("memory_peak_total_bytes", 0)}
+
+
+def run_warnings(summary: dict, fates: Fates | None = None,
+                 timers: Timers | None = None) -> list[str]:
+    """What a finished run's numbers say is probably wrong with it: from its summary,
+    and from what became of its data messages (``fates``, with the routing's
+    ``timers``: :mod:`experiments.hints`) where the backend counts them.
 
     >>> run_warnings({"results": 0, "expected_results": 12, "lost_messages": 0})
     ['no results although the exact answer has 12 groups (is the query node reachable? lost messages: 0)']
+    >>> run_warnings({"results": 0, "expected_results": 12, "lost_messages": 0},
+    ...              Fates(sent=9, delivered=0), Timers("aodv", 100.0, 30.0, 0.0))[0]
+    'no results although the exact answer has 12 groups (of 9 data messages sent across the network: 0 delivered, 0 lost, 9 still in flight or waiting for a route at the end)'
     """
     warnings = []
     if summary["results"] == 0 and summary["expected_results"] > 0:
+        said = fates.text() if fates is not None else \
+            f"is the query node reachable? lost messages: {summary.get('lost_messages', 0)}"
         warnings.append(f"no results although the exact answer has "
-                        f"{summary['expected_results']} groups (is the query node "
-                        f"reachable? lost messages: {summary.get('lost_messages', 0)})")
+                        f"{summary['expected_results']} groups ({said})")
+    if fates is not None and timers is not None:
+        warnings += traffic_hints(fates, timers)
     return warnings
 
 
@@ -210,20 +270,27 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     log_start = spark_log.stat().st_size if spark_log and spark_log.exists() else 0
     output = _execute(plan, backend, open_runtime, programs, tuples, progress)
     files = _after_run(algorithm, plan, output, Path(out), run_dir.name)
-    expected = algorithm.exact_answer_of_run(plan, tuples, output.metrics)
+    warmup = spec["run"]["warmup"]
+    expected = measured_groups(algorithm.exact_answer_of_run(plan, tuples, output.metrics),
+                               tuples, warmup)
     traces = trace_frames(output.traces)
-    data = RunData(output.ledger, output.results, output.metrics, set(expected), plan.duration,
-                   tuples, traces)
-    summary = common_summary(output.ledger, output.results, data.expected, output.metrics,
-                             plan.duration, output.info.get("messages", 0))
-    summary["memory_peak_tuples"] = output.info.get("memory_peak_total_tuples",
-                                                    summary["memory_peak_sampled_tuples"])
-    summary["memory_peak_bytes"] = output.info.get("memory_peak_total_bytes", 0)
+    measured = Measured.of(output, warmup)
+    data = RunData(measured.ledger, measured.results, output.metrics, expected,
+                   plan.duration, tuples, traces)
+    summary = common_summary(measured.ledger, measured.results, expected, measured.metrics,
+                             plan.duration - warmup, measured.info["messages"])
+    summary["warmup"] = warmup
+    summary.update(measured.memory_peaks(summary))
     summary["tuples_generated"] = sum(len(v) for v in tuples.values())
-    summary["lost_messages"] = sum(output.info.get("lost", {}).values())
-    summary.update(_summary_keys(backend, plan, output))
+    summary["lost_messages"] = sum(measured.info["lost"].values())
+    summary.update(_summary_keys(backend, plan, measured.output))
     summary.update(algorithm.summarize(plan, data))
-    finished = run_warnings(summary)   # the spec's own were said when it was planned
+    # the spec's own were said when it was planned
+    finished = run_warnings(summary, Fates.of(measured.info["network"]), Timers.of(spec))
+    if warmup > 0 and "measured" not in output.info:
+        finished.append(f"run.warmup: the {plan.backend} backend counts its messages "
+                        "and their delivery over the whole run (the rest of the summary "
+                        f"leaves out t < {warmup:g})")
     summary["warnings"] = list(plan.warnings) + finished
     for warning in finished:
         log.warning("%s: %s", run_dir.name, warning)

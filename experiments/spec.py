@@ -13,7 +13,7 @@ Example
 >>> resolve({"run": {"duraton": 5}})
 Traceback (most recent call last):
 ...
-experiments.spec.SpecError: <spec>: run.duraton: unknown key; valid: backend, bytes_per_unit, drain, duration, header_bytes, memory_interval, name, run_ahead, runtime, seed, spark_master, step, synopsis_unit
+experiments.spec.SpecError: <spec>: run.duraton: unknown key; valid: backend, bytes_per_unit, drain, duration, header_bytes, memory_interval, name, run_ahead, runtime, seed, spark_master, step, synopsis_unit, warmup
 """
 from __future__ import annotations
 
@@ -63,6 +63,13 @@ SCHEMA = {
         "bytes_per_unit": Field("integer", 32, low=1, doc="bytes of one data unit on the wire"),
         "header_bytes": Field("integer", 24, low=0, doc="bytes of a message header"),
         "synopsis_unit": Field("number", 0.25, low=0, doc="data units of one synopsis entry"),
+        # Routes, neighbour tables and queues start empty at t = 0; what enters while
+        # they form is not what the algorithm is measured on (docs/DESIGN.md, warm-up).
+        "warmup": Field("number", 0.0, low=0,
+                        doc="time units at the start that the run's figures leave out: "
+                            "the protocols and mobility run from 0, but recall, the "
+                            "exact answer, cost, latency, memory and delivery count only "
+                            "what enters or is sent at or after it; < `run.duration`"),
         "drain": Field("number", None, low=0, none=True,
                        doc="time after `run.duration` for messages in flight; none: one "
                            "more `run.duration`"),
@@ -232,6 +239,10 @@ def check_consistency(spec: dict, source: str = "<spec>") -> None:
         raise SpecError(source, "run.step", f"expected a step <= run.duration "
                         f"({run['duration']:g}), got {run['step']!r}: the run would be one "
                         "step longer than itself")
+    if run["warmup"] >= run["duration"]:
+        raise SpecError(source, "run.warmup", f"expected a warm-up < run.duration "
+                        f"({run['duration']:g}), got {run['warmup']!r}: nothing would be "
+                        "measured")
     routing, runs = spec["network"]["routing"], BACKEND_ROUTINGS.get(run["backend"], ())
     if routing not in runs:
         raise SpecError(source, "network.routing", f"{routing!r} does not run on the "
@@ -363,7 +374,7 @@ def unknown_path(path: str) -> str | None:
     report an axis that changed nothing.
 
     >>> unknown_path("run.duraton")
-    'run has no key duraton; valid: backend, bytes_per_unit, drain, duration, header_bytes, memory_interval, name, run_ahead, runtime, seed, spark_master, step, synopsis_unit'
+    'run has no key duraton; valid: backend, bytes_per_unit, drain, duration, header_bytes, memory_interval, name, run_ahead, runtime, seed, spark_master, step, synopsis_unit, warmup'
     >>> unknown_path("params.centralized.bach")
     'algorithm centralized has no parameter bach; valid: batch, retention'
     >>> unknown_path("query.windows.R1") is None
@@ -542,7 +553,25 @@ def _jsonable(value):
     return value
 
 
+#: Keys hashed into a run's id only when they differ from this value: added after runs
+#: were stored, they leave the ids of specs that do not use them as they were.
+HASHED_WHEN_NOT = {("run", "warmup"): 0.0}
+
+
 def run_id(spec: dict) -> str:
-    """``<name>-<12 hex digits of the spec's hash>``: equal specs, equal folders."""
-    digest = hashlib.sha256(canonical_json(spec).encode()).hexdigest()[:12]
+    """``<name>-<12 hex digits of the spec's hash>``: equal specs, equal folders.
+
+    >>> spec = resolve({"run": {"name": "a"}})
+    >>> run_id(spec) == run_id({**spec, "run": {**spec["run"], "warmup": 2.0}})
+    False
+    >>> run_id(spec) == run_id({**spec, "run": {k: v for k, v in spec["run"].items()
+    ...                                         if k != "warmup"}})
+    True
+    """
+    hashed = dict(spec)
+    for (section, key), unset in HASHED_WHEN_NOT.items():
+        table = hashed.get(section)
+        if isinstance(table, dict) and table.get(key, unset) == unset:
+            hashed[section] = {k: v for k, v in table.items() if k != key}
+    digest = hashlib.sha256(canonical_json(hashed).encode()).hexdigest()[:12]
     return f"{spec['run']['name']}-{digest}"
