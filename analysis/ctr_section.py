@@ -39,6 +39,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis import plots
+from analysis.algorithm_params import run_param
 from analysis.answers import COST_PER_RESULT, answer_changes, with_cost_per_result
 from experiments.store import Run, is_run_folder
 
@@ -95,9 +96,11 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
     dirs = {Path(d).name: Path(d) for d in run_dirs}
     rows = []
     for _, r in runs.iterrows():
-        spec = _spec_of(dirs.get(r["run_id"]))
+        folder = dirs.get(r["run_id"])
+        spec = _spec_of(folder)
+        resolved = Run(folder).resolved if spec else {}
         store = r["params.ctr.store"] if "params.ctr.store" in runs.columns else \
-            spec.get("params", {}).get("ctr", {}).get("store", "cover")
+            run_param(resolved, spec, "ctr", "store")
         streams = spec.get("streams", {})
         n = r["streams.count"] if "streams.count" in runs.columns else streams.get("count")
         if "query.window" in runs.columns:
