@@ -12,8 +12,8 @@ is averaged with its 95 % Student-t interval.
 
 For each headline metric present (:data:`HEADLINE`) the section writes a table holding
 every swept axis at each of its values (``tables/compare_<metric>.csv``) and, per axis,
-a figure whose points pool every seed and every value of the other axes (marginalised;
-the caption names them).
+a figure with a row per metric whose points pool every seed and every value of the
+other axes (marginalised; the caption names them).
 
 Examples
 --------
@@ -168,31 +168,38 @@ def _positions(values: list) -> tuple[dict, list | None]:
         return {v: float(i) for i, v in enumerate(values)}, [str(v) for v in values]
 
 
-def figure(table: pd.DataFrame, by: str, base: str, axis: str, metric: str) -> Figure:
-    """Two panels along ``axis``: the metric per contender, and the paired difference
-    of each contender against ``base``; bars are 95 % CIs."""
-    values = axis_values(table, axis)
+def figure(lines: dict[str, pd.DataFrame], by: str, base: str, axis: str) -> Figure:
+    """Along ``axis``, one row per metric (``lines``: metric -> :func:`marginal`'s
+    table): the metric per contender, and the paired difference of each contender
+    against ``base``; bars are 95 % CIs."""
+    values = axis_values(pd.concat(lines.values()), axis)
     where, labels = _positions(values)
-    styles = plots.algorithm_styles([str(n) for n in table[by].unique()])
+    names = sorted({str(n) for t in lines.values() for n in t[by].unique()})
+    styles = plots.algorithm_styles(names)
     with matplotlib.rc_context(plots.STYLE):
-        fig = Figure(figsize=(2 * plots.FIGSIZE[0], plots.FIGSIZE[1]), layout="constrained")
-        left, right = fig.subplots(1, 2)
-        for name, rows in table.groupby(by, sort=True):
-            style = styles[str(name)]
-            x = rows[axis].map(where).to_numpy(dtype=float)
-            left.errorbar(x, rows["mean"], yerr=rows["ci95"].fillna(0), label=str(name),
-                          capsize=3, **style)
-            if name != base:
-                right.errorbar(x, rows["diff_mean"], yerr=rows["diff_ci95"].fillna(0),
-                               label=f"{name} − {base}", capsize=3, **style)
-        right.axhline(0.0, color="grey", linewidth=0.8)
-        for ax in (left, right):
+        fig = Figure(figsize=(2 * plots.FIGSIZE[0], 0.8 * plots.FIGSIZE[1] * len(lines)),
+                     layout="constrained")
+        grid = fig.subplots(len(lines), 2, squeeze=False, sharex=True)
+        for (left, right), (metric, table) in zip(grid, lines.items()):
+            for name, rows in table.groupby(by, sort=True):
+                style = styles[str(name)]
+                x = rows[axis].map(where).to_numpy(dtype=float)
+                left.errorbar(x, rows["mean"], yerr=rows["ci95"].fillna(0), label=str(name),
+                              capsize=3, **style)
+                if name != base:
+                    right.errorbar(x, rows["diff_mean"], yerr=rows["diff_ci95"].fillna(0),
+                                   label=f"{name} − {base}", capsize=3, **style)
+            right.axhline(0.0, color="grey", linewidth=0.8)
+            left.set_ylabel(plots.metric_label(metric), fontsize="small")
+            right.set_ylabel(f"− {base}", fontsize="small")
+        for ax in grid[-1]:
             ax.set_xlabel(plots.param_label(axis))
             if labels is not None:
                 ax.set_xticks(range(len(labels)), labels, rotation=20)
-            ax.legend(fontsize="small")
-        left.set_ylabel(plots.metric_label(metric))
-        right.set_ylabel(f"paired difference vs {base}")
+        # one legend per column, outside the panels (placing it "best" is slow)
+        for ax in grid[0]:
+            ax.legend(fontsize="small", loc="lower left", bbox_to_anchor=(0.0, 1.02),
+                      ncols=3, frameon=False)
     return fig
 
 
@@ -244,21 +251,16 @@ def section(runs: pd.DataFrame, axes: list[str], figures: Path, tables: Path,
                      + _table_html(table, by, base, axes)
                      + f'<p class="note">All digits: <a href="{csv.relative_to(out).as_posix()}">'
                        f'{csv.relative_to(out).as_posix()}</a>.</p>')
-        figs = []
-        for axis in axes:
-            if runs[axis].nunique(dropna=True) < 2:
-                continue
-            others = [a for a in axes if a != axis]
-            line = marginal(runs, by, base, axes, axis, metric)
-            png = plots.save(figure(line, by, base, axis, metric), figures,
-                             f"compare_{metric}_vs_{axis}".replace(".", "_"))
-            how = (f"marginalised over {', '.join(others)} (each point pools every seed and "
-                   f"every value of them)" if others else "mean over seeds")
-            caption = (f"{HEADLINE[metric]} vs {axis}, {how}; right: paired difference "
-                       f"against {base}; bars: 95 % CI")
-            rel = png.relative_to(out).as_posix()
-            figs.append(f'<figure><img src="{html.escape(rel)}" alt="{html.escape(caption)}">'
-                        f'<figcaption>{html.escape(caption)}</figcaption></figure>')
-        if figs:
-            parts.append('<div class="figs">' + "".join(figs) + "</div>")
+    for axis in [a for a in axes if runs[a].nunique(dropna=True) > 1]:
+        others = [a for a in axes if a != axis]
+        lines = {m: marginal(runs, by, base, axes, axis, m) for m in metrics}
+        png = plots.save(figure(lines, by, base, axis), figures,
+                         f"compare_vs_{axis}".replace(".", "_"))
+        how = (f"marginalised over {', '.join(others)} (each point pools every seed and "
+               f"every value of them)" if others else "mean over seeds")
+        caption = (f"Headline metrics vs {axis}, {how}; right: paired difference against "
+                   f"{base}; bars: 95 % CI")
+        rel = png.relative_to(out).as_posix()
+        parts.append(f'<figure><img src="{html.escape(rel)}" alt="{html.escape(caption)}">'
+                     f'<figcaption>{html.escape(caption)}</figcaption></figure>')
     return "\n".join(parts)

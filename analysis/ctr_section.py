@@ -54,6 +54,16 @@ def _e(x) -> str:
     return html.escape(str(x))
 
 
+def _median(values: pd.Series) -> float:
+    """Median of the values present; NaN (and no numpy warning) when none is.
+
+    >>> _median(pd.Series([np.nan, 2.0, 4.0])), _median(pd.Series([np.nan]))
+    (3.0, nan)
+    """
+    values = values.dropna()
+    return float(values.median()) if len(values) else math.nan
+
+
 def _num(x, digits: int = 3) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
@@ -234,7 +244,7 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
         ratio = (dist["overhead_measured"] / dist["overhead_predicted"]).replace(
             [np.inf, -np.inf], np.nan)
         parts.append("<p>Measured / predicted overhead: " + ", ".join(
-            f"{alg} median {_num(float(ratio[dist['algorithm'] == alg].median()))}"
+            f"{alg} median {_num(_median(ratio[dist['algorithm'] == alg]))}"
             for alg in schemes) + ".</p>")
     prior = (dist["overhead_measured"] / dist["overhead_predicted_from_spec"]).replace(
         [np.inf, -np.inf], np.nan) if "overhead_predicted_from_spec" in dist else None
