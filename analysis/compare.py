@@ -212,7 +212,8 @@ def _table_html(table: pd.DataFrame, by: str, base: str, axes: list[str]) -> str
                               "baseline" if name == base else fmt_ci(m, c)
                               for name, m, c in zip(table[by], table["diff_mean"],
                                                     table["diff_ci95"])],
-                          "pairs": table["pairs"]})
+                          "pairs": ["–" if name == base else int(n)
+                                    for name, n in zip(table[by], table["pairs"])]})
     return shown.to_html(index=False, escape=True, na_rep="–", border=0)
 
 

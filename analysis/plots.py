@@ -71,6 +71,9 @@ METRIC_LABELS: dict[str, tuple[str, str]] = {
     "hops": ("message hops", "count"),
     "lost_messages": ("lost messages", "count"),
     "memory_peak_bytes": ("peak buffered bytes", "B"),
+    "delivery_ratio": ("delivery ratio", "fraction"),
+    "energy_total_j": ("energy, all nodes", "J"),
+    "first_node_death": ("first node death", "time units"),
 }
 
 # Swept spec path -> (axis label, unit); other paths are shown as they are.
@@ -87,6 +90,8 @@ PARAM_LABELS: dict[str, tuple[str, str]] = {
     "topology.delay": ("link delay", "time units"),
     "topology.bandwidth": ("link bandwidth", "B / time unit"),
     "run.duration": ("run length", "time units"),
+    # the mean of each swept speed range (experiments.sweep.with_range_means)
+    "mobility.speed_mean": ("mean node speed", "unit-square widths / time unit"),
 }
 
 
