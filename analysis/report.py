@@ -61,7 +61,7 @@ from analysis.axes import axis_values, report_axes, sort_by_axes
 from analysis.families import (AXIS_SECTIONS, SUMMARY_SECTIONS, axis_sections_present,
                                families_present, section_families, section_module,
                                summary_sections_present)
-from analysis.loading import PROGRESS_MIN_RUNS, Run, load, load_run
+from analysis.loading import PROGRESS_MIN_RUNS, Run, RunFolderError, load, load_run
 from analysis.series import (cost_series, latencies, memory_series, recall_series,
                              step_values)
 from analysis.stats import aggregate, mean_band
@@ -507,9 +507,13 @@ def write_report(directory: Any, out: Any = None, *,
     ------
     analysis.families.MissingFamilySection
         Before anything is written, if a present family has no section module.
+    experiments.store.RunFolderError
+        Before anything is written, if ``out`` holds the runs or other files than an
+        earlier report (replacing it would delete them).
     """
     directory = Path(directory)
     out = directory / "report" if out is None else Path(out)
+    _check_replaceable(out, directory)
     runs = with_cost_per_result(load(directory))
     families = section_families() if families is None else families
     present = families_present(runs["algorithm"], families)
@@ -534,6 +538,18 @@ def write_report(directory: Any, out: Any = None, *,
     report = out / "report.html"
     log.info("wrote %s", report)
     return report
+
+
+def _check_replaceable(out: Path, directory: Path) -> None:
+    """Refuse a report folder whose replacement would delete what is not a report: the
+    runs' folder or one that holds it, or a folder with other contents than an earlier
+    report (``directory/report`` is always the report's own)."""
+    runs_inside = directory.resolve().is_relative_to(out.resolve())
+    ours = out == directory / "report" or (out / "report.html").is_file()
+    if runs_inside or (out.is_dir() and not ours and any(out.iterdir())):
+        raise RunFolderError(out, "report folder", "a new or empty folder or an earlier "
+                             "report (it would be replaced), not one holding the runs or "
+                             "other files")
 
 
 def _write(directory: Path, runs: pd.DataFrame, out: Path,

@@ -15,6 +15,7 @@ import pytest
 from analysis import smj_section
 from analysis.report import write_report
 from analysis.stats import ci_halfwidth
+from experiments.store import RunFolderError
 from experiments.sweep import sweep
 from tests.test_analysis import make_run
 
@@ -277,3 +278,17 @@ def test_a_saving_with_fallen_recall_is_never_within_the_claim():
     assert "recall fell by up to 20 points" in notes[0]
     kept = red.assign(recall_change=[0.0, 0.001])
     assert "within the claim." in smj_section.claims_table(kept)[1][0]
+
+
+def test_a_report_folder_that_holds_other_things_is_refused(tmp_path):
+    root = tmp_path / "runs"
+    make_run(root, "flood-s1", "flood", 1)
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "mine.txt").write_text("keep")
+    for out in (root, tmp_path, other):
+        with pytest.raises(RunFolderError, match="report folder: expected a new or empty"):
+            write_report(root, out=out)
+    assert (other / "mine.txt").read_text() == "keep" and (root / "flood-s1").is_dir()
+    assert write_report(root, out=tmp_path / "elsewhere").is_file()
+    assert write_report(root, out=tmp_path / "elsewhere").is_file()   # an earlier report
