@@ -357,6 +357,12 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     parts = ["<p>SMJ family: cost of the multi-way join per time unit (sum over every "
              "hop of size × link cost, divided by the run's duration), means over seeds "
              "with 95 % confidence intervals.</p>"]
+    others = other_axes(info)
+    if others:
+        parts.append(f'<p class="note">Besides the paper\'s axes this sweep varies '
+                     f'{_e(", ".join(others))}: Figures 1 and 2 pool its values; the '
+                     "reductions and the breakdown hold them, each run paired with "
+                     "Lottery's of the same seed and values.</p>")
     fig1 = figure_cost_vs_sources(info, out_dir, per_result)
     also = " (and per result)" if per_result else ""
     parts.append(f"<h3>Figure 1 — cost per time unit{also} vs number of sources</h3>"
