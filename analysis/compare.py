@@ -6,8 +6,9 @@ frame and the swept axes and knows nothing of the experiment that made them. The
 *contenders* are the algorithms, or the named variants when one algorithm runs them
 all; one is the *baseline* (:data:`BASELINES`, else the first by name). A contender's
 run is paired with the baseline's run of the same seed at the same value of every
-swept axis that both have (an axis only one of them has, such as one algorithm's own
-parameter, is not a pairing key), and the paired difference ``contender − baseline``
+swept axis along which the baseline varies (an axis it does not vary along — one
+algorithm's own parameter, or a setting the baseline ignores so that the sweep ran it
+once — is not a pairing key: the baseline's run stands for every value of it), and the paired difference ``contender − baseline``
 is averaged with its 95 % Student-t interval.
 
 For each headline metric present (:data:`HEADLINE`) the section writes a table holding
@@ -97,8 +98,11 @@ def pairs(runs: pd.DataFrame, by: str, base: str, axes: list[str],
     theirs = frame[frame[by] == base]
     out = []
     for name, rows in mine.groupby(by, sort=True):
-        # an axis only one side has (one algorithm's own parameter) does not pair
-        keys = ["seed"] + [a for a in axes if rows[a].notna().any() and theirs[a].notna().any()]
+        # an axis along which the baseline does not vary (one algorithm's own parameter,
+        # a setting the baseline ignores, so that the sweep ran it once) does not pair:
+        # the baseline's run stands for every value of it
+        keys = ["seed"] + [a for a in axes
+                           if rows[a].notna().any() and theirs[a].nunique(dropna=True) > 1]
         rest = [a for a in axes if a not in keys]
         merged = rows[[by, *keys, *rest, "_value"]].merge(
             theirs[[*keys, *rest, "_value"]], on=keys, suffixes=("", "_base"))
@@ -235,7 +239,8 @@ def section(runs: pd.DataFrame, axes: list[str], figures: Path, tables: Path,
     held = (", ".join(f"<code>{html.escape(a)}</code>" for a in axes) if axes else "none")
     parts = [f"<p>{html.escape(by)}s compared: {html.escape(names)}; baseline "
              f"<b>{html.escape(str(base))}</b>. Each run is paired with the baseline's run of "
-             f"the same seed at the same value of every swept axis both have (axes: {held}); "
+             f"the same seed at the same value of every swept axis the baseline varies along "
+             f"(axes: {held}); "
              f"differences are <i>contender − baseline</i>, mean ± half-width of the 95 % "
              f"Student-t interval over the pairs. Tables hold every axis at each of its "
              f"values; figures marginalise the other axes, as their captions say.</p>"]

@@ -220,6 +220,14 @@ def test_every_kind_of_axis_with_every_family_gives_a_complete_report(tmp_path):
     # ATR's trigger is held in the table: one row per trigger and variant
     atr = got[got["algorithm"] == "atr"]
     assert sorted(atr["trigger.atr.use"]) == ["clock", "clock", "rate", "rate"]
+    # Lottery ignores ATR's trigger (the sweep ran it once): its run pairs with both
+    assert (atr["pairs"] == 1).all()
+    for (variant, trigger), part in runs[runs["algorithm"] == "atr"].groupby(
+            ["variant", "trigger.atr.use"]):
+        lottery = runs[(runs["algorithm"] == "lottery") & (runs["variant"] == variant)]
+        row = atr[(atr["variant"] == variant) & (atr["trigger.atr.use"] == trigger)]
+        assert row["diff_mean"].iloc[0] == pytest.approx(
+            part["recall"].iloc[0] - lottery["recall"].iloc[0])
 
 
 def _fake_family(monkeypatch, section):
