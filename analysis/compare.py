@@ -8,8 +8,9 @@ all; one is the *baseline* (:data:`BASELINES`, else the first by name). A conten
 run is paired with the baseline's run of the same seed at the same value of every
 swept axis along which the baseline varies (an axis it does not vary along — one
 algorithm's own parameter, or a setting the baseline ignores so that the sweep ran it
-once — is not a pairing key: the baseline's run stands for every value of it), and the paired difference ``contender − baseline``
-is averaged with its 95 % Student-t interval.
+once — is not a pairing key: the baseline's run stands for every value of it), and
+the paired difference ``contender − baseline`` is averaged with its 95 % Student-t
+interval.
 
 For each headline metric present (:data:`HEADLINE`) the section writes a table holding
 every swept axis at each of its values (``tables/compare_<metric>.csv``) and, per axis,

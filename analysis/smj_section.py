@@ -276,8 +276,8 @@ def _fmt(m, h) -> str:
 
 
 def breakdown(info: pd.DataFrame, per_result: bool = False) -> pd.DataFrame:
-    """Mean ± CI per (window, n, every other swept axis, algorithm) of cost parts and the hindsight ratios (and
-    of cost per result group, with ``per_result``)."""
+    """Mean ± CI per (window, n, every other swept axis, algorithm) of cost parts and
+    the hindsight ratios (and of cost per result group, with ``per_result``)."""
     extra = (COST_PER_RESULT,) if per_result else ()
     cols = [c for c in ("comm_cost_per_time", *extra, "synopsis_cost", "data_cost", "report_cost",
                         "filtered_tuples", "center_moves", "cost_to_hindsight",
