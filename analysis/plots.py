@@ -259,8 +259,8 @@ def _draw_vs_param(ax, agg: pd.DataFrame, param: str, metric: str, ci: str) -> N
     numeric = _is_numeric(rows[param].dropna())
     categories = sorted(rows[param].dropna().unique(), key=value_order) if not numeric else []
     styles = algorithm_styles(rows["algorithm"].unique())
-    combos = rows[others].drop_duplicates().sort_values(others).itertuples(index=False) \
-        if others else [()]
+    combos = rows[others].drop_duplicates().sort_values(
+        others, key=lambda s: s.map(value_order)).itertuples(index=False) if others else [()]
     line_of = {tuple(c): _LINESTYLES[i % len(_LINESTYLES)] for i, c in enumerate(combos)}
     algorithms = sorted(rows["algorithm"].unique(), key=lambda a: list(styles).index(a))
     width = 0.8 / max(len(algorithms), 1)
