@@ -39,6 +39,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from analysis import plots
+from analysis.algorithm_params import run_param
 from analysis.answers import COST_PER_RESULT, answer_changes, with_cost_per_result
 from experiments.store import Run, is_run_folder
 
@@ -51,6 +52,16 @@ CONFIG = ["n", "window", "skew", "hosts"]
 
 def _e(x) -> str:
     return html.escape(str(x))
+
+
+def _median(values: pd.Series) -> float:
+    """Median of the values present; NaN (and no numpy warning) when none is.
+
+    >>> _median(pd.Series([np.nan, 2.0, 4.0])), _median(pd.Series([np.nan]))
+    (3.0, nan)
+    """
+    values = values.dropna()
+    return float(values.median()) if len(values) else math.nan
 
 
 def _num(x, digits: int = 3) -> str:
@@ -95,9 +106,11 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
     dirs = {Path(d).name: Path(d) for d in run_dirs}
     rows = []
     for _, r in runs.iterrows():
-        spec = _spec_of(dirs.get(r["run_id"]))
+        folder = dirs.get(r["run_id"])
+        spec = _spec_of(folder)
+        resolved = Run(folder).resolved if spec else {}
         store = r["params.ctr.store"] if "params.ctr.store" in runs.columns else \
-            spec.get("params", {}).get("ctr", {}).get("store", "cover")
+            run_param(resolved, spec, "ctr", "store")
         streams = spec.get("streams", {})
         n = r["streams.count"] if "streams.count" in runs.columns else streams.get("count")
         if "query.window" in runs.columns:
@@ -231,7 +244,7 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
         ratio = (dist["overhead_measured"] / dist["overhead_predicted"]).replace(
             [np.inf, -np.inf], np.nan)
         parts.append("<p>Measured / predicted overhead: " + ", ".join(
-            f"{alg} median {_num(float(ratio[dist['algorithm'] == alg].median()))}"
+            f"{alg} median {_num(_median(ratio[dist['algorithm'] == alg]))}"
             for alg in schemes) + ".</p>")
     prior = (dist["overhead_measured"] / dist["overhead_predicted_from_spec"]).replace(
         [np.inf, -np.inf], np.nan) if "overhead_predicted_from_spec" in dist else None

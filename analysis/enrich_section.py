@@ -38,6 +38,7 @@ from matplotlib.figure import Figure
 
 from analysis import plots
 from analysis.answers import COST_PER_RESULT, answer_changes, with_cost_per_result
+from analysis.axes import report_axes
 from analysis.stats import fmt_ci, mean_ci
 
 PREFIX = "enrich"
@@ -88,24 +89,34 @@ def _with_labels(runs: pd.DataFrame) -> pd.DataFrame:
     runs["order"] = [(ORDER.get(lab.split(" ")[0].rstrip(","), 9), 0.0 if pd.isna(c) else c, lab)
                      for c, lab in zip(confidence, runs["label"])]
     # push / carried runs ignore the fetch options: a sweep repeats them, keep one a seed
-    return runs.drop_duplicates(["label", "seed"])
+    # (and a value of every other swept axis: those runs are not repeats)
+    return runs.drop_duplicates(["label", *_pair_keys(runs)])
+
+
+def _pair_keys(runs: pd.DataFrame) -> list[str]:
+    """What pairs runs of two modes: the seed and every swept axis that is not an
+    algorithm parameter (the parameters make the modes)."""
+    return ["seed", *[a for a in report_axes(runs) if not a.startswith("params.")]]
 
 
 def per_mode(runs: pd.DataFrame, metrics=METRICS, base_label: str = "on-demand"
              ) -> pd.DataFrame:
     """Mean and CI of ``metrics`` per mode, and the stall reduction against
-    ``base_label``'s runs paired by seed (``stall_reduction``, a fraction)."""
+    ``base_label``'s runs paired by seed and every other swept axis
+    (``stall_reduction``, a fraction); means pool the other axes."""
     runs = _with_labels(runs)
-    base = runs[runs["label"] == base_label].groupby("seed")["stall_time_total"].mean()
+    keys = _pair_keys(runs)
+    base = runs.loc[runs["label"] == base_label, [*keys, "stall_time_total"]]
     rows = []
     for label, g in sorted(runs.groupby("label"), key=lambda kv: kv[1]["order"].iloc[0]):
         row = {"mode": label, "seeds": int(g["seed"].nunique())}
         for m, _ in metrics:
             if m in g:
                 row[m], row[f"{m}_ci95"], _ = mean_ci(g[m])
-        paired = [1.0 - s / base[seed] for seed, s in zip(g["seed"], g["stall_time_total"])
-                  if seed in base.index and base[seed] > 0]
-        row["stall_reduction"], row["stall_reduction_ci95"], _ = mean_ci(paired)
+        paired = g[[*keys, "stall_time_total"]].merge(base, on=keys, suffixes=("", "_base"))
+        paired = paired[paired["stall_time_total_base"] > 0]
+        row["stall_reduction"], row["stall_reduction_ci95"], _ = mean_ci(
+            1.0 - paired["stall_time_total"] / paired["stall_time_total_base"])
         row["exact"] = bool((g["results"] == g["expected_results"]).all()
                             and (g["duplicates"] == 0).all())
         rows.append(row)
@@ -182,17 +193,19 @@ def claim_html(frame: pd.DataFrame) -> str:
 
 def same_answers(runs: pd.DataFrame, default: str) -> dict[str, bool]:
     """Per mode: whether every run's result groups equal those of the ``default`` mode's
-    run of the same seed (read from the run folders; runs without one are skipped)."""
+    run of the same seed and value of every other swept axis (read from the run folders;
+    runs without one are skipped)."""
     from experiments.store import Run
 
     runs = _with_labels(runs)
     have = runs[runs["run_dir"].map(lambda p: isinstance(p, str))] if "run_dir" in runs \
         else runs.iloc[0:0]
-    groups = {(r["label"], r["seed"]): set(Run(Path(r["run_dir"])).results["group"])
+    keys = _pair_keys(runs)
+    groups = {(r["label"], *(r[k] for k in keys)): set(Run(Path(r["run_dir"])).results["group"])
               for _, r in have.iterrows()}
     out = {}
-    for (label, seed), g in groups.items():
-        ref = groups.get((default, seed))
+    for (label, *key), g in groups.items():
+        ref = groups.get((default, *key))
         out[label] = out.get(label, True) and ref is not None and g == ref
     return out
 

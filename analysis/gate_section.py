@@ -4,7 +4,8 @@ the work a gate skipped against the results it lost.
 Written when the runs have sweep variants (:data:`analysis.families.AXIS_SECTIONS`) and
 some are gated (their summary has a ``gate_closed_time``; NaN: no gate). The baseline is
 the variant without a gate. Per variant, means over seeds with 95 % confidence
-intervals; per gated variant, paired by seed with the baseline's run: the evaluations
+intervals; per gated variant, paired with the baseline's run of the same seed,
+algorithm and value of every other swept axis: the evaluations
 saved, the results lost and the energy saved, and one sentence saying whether the
 source's claim — skip an operator's work while its upstream is faulty, "to save
 processing and energy" — holds on these runs.
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.axes import report_axes
 from analysis.stats import fmt_ci, mean_ci
 
 VARIANT = "variant"
@@ -49,11 +51,15 @@ def baseline_variant(runs: pd.DataFrame) -> str | None:
 
 
 def _pairs(runs: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Every gated run beside the baseline's run of the same seed (``base_<column>``)."""
-    base = runs[runs[VARIANT] == baseline].set_index("seed")
+    """Every gated run beside the baseline's run of the same seed, algorithm and value
+    of every other swept axis (``base_<column>``)."""
+    keys = ["seed", *[k for k in ("algorithm",) if k in runs],
+            *[a for a in report_axes(runs) if a != VARIANT]]
+    base = runs[runs[VARIANT] == baseline]
     others = runs[runs[VARIANT] != baseline]
     cols = [c for c, _ in COLUMNS if c in runs]
-    return others.join(base[cols].add_prefix("base_"), on="seed", how="inner")
+    return others.merge(base[[*keys, *cols]].rename(columns={c: f"base_{c}" for c in cols}),
+                        on=keys, how="inner")
 
 
 def paired_changes(runs: pd.DataFrame, baseline: str) -> pd.DataFrame:

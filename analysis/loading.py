@@ -22,7 +22,7 @@ from tqdm import tqdm   # the text bar: tqdm.auto wants ipywidgets in Jupyter
 
 from experiments.store import (Run, RunFolderError, complete_runs, is_run_folder,  # noqa: F401
                                load_run, read_table, runs_table_path)
-from experiments.sweep import runs_frame
+from experiments.sweep import runs_frame, with_range_means
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def _frame(runs: list[Run]) -> pd.DataFrame:
                 raise RunFolderError(runs[0].document_path("spec"), path,
                                      "a spec path that does not clash with a summary key")
             frame[path] = values
-    return frame
+    return with_range_means(frame)
 
 
 def load(directory: Any) -> pd.DataFrame:
@@ -113,8 +113,9 @@ def load(directory: Any) -> pd.DataFrame:
     DataFrame
         Columns ``run_id, algorithm, seed, run_dir`` (folder path, or None when a row
         of ``runs.parquet`` has no folder beside it), every summary key, and one column
-        per swept parameter named by its dotted spec path. When scanning folders, the
-        swept parameters are the spec paths whose values differ between runs.
+        per swept parameter named by its dotted spec path (a list-valued one also as
+        the number ``<path>_mean``). When scanning folders, the swept parameters are the
+        spec paths whose values differ between runs.
 
     Raises
     ------

@@ -71,6 +71,9 @@ METRIC_LABELS: dict[str, tuple[str, str]] = {
     "hops": ("message hops", "count"),
     "lost_messages": ("lost messages", "count"),
     "memory_peak_bytes": ("peak buffered bytes", "B"),
+    "delivery_ratio": ("delivery ratio", "fraction"),
+    "energy_total_j": ("energy, all nodes", "J"),
+    "first_node_death": ("first node death", "time units"),
 }
 
 # Swept spec path -> (axis label, unit); other paths are shown as they are.
@@ -87,6 +90,8 @@ PARAM_LABELS: dict[str, tuple[str, str]] = {
     "topology.delay": ("link delay", "time units"),
     "topology.bandwidth": ("link bandwidth", "B / time unit"),
     "run.duration": ("run length", "time units"),
+    # the mean of each swept speed range (experiments.sweep.with_range_means)
+    "mobility.speed_mean": ("mean node speed", "unit-square widths / time unit"),
 }
 
 
@@ -254,8 +259,8 @@ def _draw_vs_param(ax, agg: pd.DataFrame, param: str, metric: str, ci: str) -> N
     numeric = _is_numeric(rows[param].dropna())
     categories = sorted(rows[param].dropna().unique(), key=value_order) if not numeric else []
     styles = algorithm_styles(rows["algorithm"].unique())
-    combos = rows[others].drop_duplicates().sort_values(others).itertuples(index=False) \
-        if others else [()]
+    combos = rows[others].drop_duplicates().sort_values(
+        others, key=lambda s: s.map(value_order)).itertuples(index=False) if others else [()]
     line_of = {tuple(c): _LINESTYLES[i % len(_LINESTYLES)] for i, c in enumerate(combos)}
     algorithms = sorted(rows["algorithm"].unique(), key=lambda a: list(styles).index(a))
     width = 0.8 / max(len(algorithms), 1)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.spec import get_path
+from analysis.algorithm_params import param_of, run_param
 from experiments.store import Run
 from spark_nodes.algorithms.qjoin import evaluation as ev
 
@@ -44,16 +44,20 @@ def run_info(runs: pd.DataFrame, run_dirs: list[Path]) -> pd.DataFrame:
     dirs = {Path(d).name: Path(d) for d in run_dirs}
     info = runs.copy()
     info["dir"] = [dirs.get(r) for r in info["run_id"]]
-    specs = [Run(d).spec if d is not None else {}
-             for d in info["dir"]]
+    folders = [Run(d) if d is not None else None for d in info["dir"]]
+    specs = [run.spec if run is not None else {} for run in folders]
     own_q, params = [], {p: [] for p in SENSITIVITY + ("params.k-slack.K",) + TEXT_PARAMS}
-    for (_, row), spec in zip(info.iterrows(), specs):
+    for (_, row), run in zip(info.iterrows(), folders):
         alg = row["algorithm"]
-        q = get_path(spec, f"params.{alg}.q_user")
-        own_q.append(q if q is not None else row.get(f"params.{alg}.q_user"))
+        swept = row.get(f"params.{alg}.q_user")
+        own_q.append(swept if swept is not None and not is_nan(swept)
+                     else _param(run, alg, "q_user"))
         for p in params:
             v = row.get(p) if p in info.columns else None
-            params[p].append(v if v is not None and not is_nan(v) else get_path(spec, p))
+            _, name, key = p.split(".")
+            # a parameter of the run's own algorithm as it ran (defaults included)
+            own = _param(run, name, key) if name == alg else None
+            params[p].append(v if v is not None and not is_nan(v) else own)
     info["q_user_own"] = pd.to_numeric(pd.Series(own_q), errors="coerce").to_numpy()
     info["scenario"] = [scenario(spec) for spec in specs]
     # A grid over params.qjoin.q_user judges every algorithm at that Q_user; runs from
@@ -177,6 +181,15 @@ def at_usual_settings(info: pd.DataFrame) -> pd.DataFrame:
     return info[keep]
 
 
+def _param(run: Run | None, algorithm: str, key: str):
+    """``key`` of ``algorithm`` as the run used it (:func:`analysis.algorithm_params.param_of`:
+    spec.json's ``resolved``, its ``[params]`` table, else the registry's default); the
+    registry's default without a folder."""
+    if run is None:
+        return run_param({}, {}, algorithm, key)
+    return param_of(run, algorithm, key)
+
+
 def is_nan(v) -> bool:
     return isinstance(v, float) and math.isnan(v)
 
@@ -205,13 +218,13 @@ def interval_table(info: pd.DataFrame) -> pd.DataFrame:
     frames = []
     for _, r in info[(info["algorithm"] == "qjoin") & info["dir"].notna()].iterrows():
         d = r["dir"]
-        spec = Run(d).spec
-        metrics = Run(d).metrics
-        results = Run(d).table("results", ["group"])
-        expected = set(Run(d).expected["group"])
+        run = Run(d)
+        metrics = run.metrics
+        results = run.table("results", ["group"])
+        expected = set(run.expected["group"])
         t = ev.interval_quality(metrics, expected, set(results["group"]),
-                                ev.arrival_times(metrics), spec["params"]["qjoin"]["L"],
-                                spec["run"]["duration"])
+                                ev.arrival_times(metrics), param_of(run, "qjoin", "L"),
+                                run.duration)
         t = t.dropna(subset=["q_estimate", "recall"])
         t["run_id"], t["L"], t["q_user"] = r["run_id"], r["params.qjoin.L"], r["q_user"]
         frames.append(t)

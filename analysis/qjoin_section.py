@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.axes import report_axes
 from analysis.qjoin_data import PREFIX, at_usual_settings, interval_table, run_info
 from analysis.qjoin_figures import (figure_estimate, figure_sensitivity, figure_timeline,
                                     figure_vs_quser)
@@ -87,9 +88,11 @@ def _compared(everything: pd.DataFrame) -> pd.DataFrame:
     varies P, b, g and L), each configuration and seed once (a sensitivity sweep's
     default point comes from several sweeps)."""
     compared = at_usual_settings(everything)
+    # runs at another value of any other swept axis (the radio, ...) are not repeats
+    others = [a for a in report_axes(compared) if not a.startswith("params.")]
     return compared.drop_duplicates(["scenario", "algorithm", "params.qjoin.L",
                                      "params.qjoin.spend", "params.k-slack.K", "q_user",
-                                     "seed"])
+                                     *others, "seed"])
 
 
 def _figure_html(title: str, path: Path, out_dir: Path, alt: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.axes import report_axes
 from analysis.qjoin_data import is_nan, variant_label
 from analysis.stats import mean_ci
 from experiments.store import Run
@@ -33,7 +34,8 @@ def summary_table(info: pd.DataFrame) -> pd.DataFrame:
 
 
 def reductions(info: pd.DataFrame) -> pd.DataFrame:
-    """QJoin's reduction vs MP-K-slack, paired by seed (and Q_user): ``1 - qjoin/mp``.
+    """QJoin's reduction vs MP-K-slack, paired by seed at the same value of every other
+    swept axis (and Q_user): ``1 - qjoin/mp``.
 
     For every QJoin variant (``L``, ``spend``) and ``Q_user``, the MP-K-slack run of the
     same seed and ``Q_user`` (its figures do not depend on ``Q_user``; the grid just
@@ -44,17 +46,22 @@ def reductions(info: pd.DataFrame) -> pd.DataFrame:
     mp = info[info["algorithm"] == "mp-k-slack"]
     if q.empty or mp.empty:
         return pd.DataFrame()
-    mp_by_seed = mp.groupby(["scenario", "seed"])[["latency_mean", "latency_join_mean",
-                                                    "memory", "memory_steady"]].mean()
+    # every other swept axis (the radio, the mobility, ...) is held too; the report
+    # splits its named variants before this section, and parameters are QJoin's own
+    others = [a for a in report_axes(info) if a != "variant" and not a.startswith("params.")]
+    keys = ["scenario", *others, "seed"]
+    mp_by_seed = mp.groupby(keys, dropna=False)[["latency_mean", "latency_join_mean",
+                                                 "memory", "memory_steady"]].mean()
     q = q.assign(variant=[variant_label(r) for _, r in q.iterrows()])
     rows = []
-    for (scn, variant, L, qu), g in q.groupby(["scenario", "variant", "params.qjoin.L",
-                                               "q_user"], dropna=False):
-        paired = g.join(mp_by_seed, on=["scenario", "seed"], rsuffix="_mp", how="inner")
+    for key, g in q.groupby(["scenario", *others, "variant", "params.qjoin.L", "q_user"],
+                            dropna=False):
+        scn, *values, variant, L, qu = key
+        paired = g.join(mp_by_seed, on=keys, rsuffix="_mp", how="inner")
         if paired.empty:
             continue
-        row = {"scenario": scn, "variant": variant, "L": L, "q_user": qu,
-               "pairs": len(paired)}
+        row = {"scenario": scn, **dict(zip(others, values)), "variant": variant, "L": L,
+               "q_user": qu, "pairs": len(paired)}
         for name, col in (("latency", "latency_mean"), ("latency_join", "latency_join_mean"),
                           ("memory", "memory"), ("memory_steady", "memory_steady")):
             red = 1 - paired[col] / paired[f"{col}_mp"]

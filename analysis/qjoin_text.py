@@ -51,9 +51,14 @@ def claims_html(red: pd.DataFrame) -> str:
         return "<p>No QJoin and MP-K-slack runs to compare.</p>"
     red = red[red["q_user"] >= 0.85 - 1e-9]
     rows = []
+    # columns besides these are the other swept axes the pairs were held at
+    known = {"scenario", "variant", "L", "q_user", "pairs"}
+    axes = [c for c in red.columns if c not in known and not c.endswith(("_reduction",
+                                                                         "_ci95"))]
     for _, r in red.sort_values(["scenario", "variant", "q_user"]).iterrows():
-        cells = [escape(r["scenario"]), escape(r["variant"]), f"{r['q_user']:g}",
-                 str(int(r["pairs"]))]
+        held = ", ".join(f"{a} = {r[a]}" for a in axes)
+        cells = [escape(r["scenario"]), escape(r["variant"] + (f" ({held})" if held else "")),
+                 f"{r['q_user']:g}", str(int(r["pairs"]))]
         for kind, col in (("latency", "latency_join_reduction"),
                           ("latency", "latency_reduction"),
                           ("memory", "memory_steady_reduction"), ("memory", "memory_reduction")):

@@ -2,13 +2,20 @@
 
 :func:`write_report` writes ``report.html`` (self-contained: inline style, images by
 relative links), ``figures/*.png`` and ``*.pdf``, and ``tables/*.csv`` into
-``DIR/report`` (or ``out``). Sections:
+``DIR/report`` (or ``out``). It is written into a staging folder and renamed when
+complete; a section that cannot apply to the runs (or fails on them) is one line saying
+why, never the end of the report. Axes are listed and tabulated in value order (2
+before 10); a list-valued axis (a speed range) is compared along its number
+``<path>_mean`` (:mod:`analysis.axes`). Sections:
 
-1. overview (runs, algorithms, seeds, swept parameters);
+1. overview (runs, algorithms, seeds, swept parameters; the warm-up left out of the
+   metrics when the runs have one);
 2. summary table per algorithm × swept parameters, mean ± 95 % CI half-width over
    seeds (``tables/aggregates.csv`` has every numeric metric with mean, std, n, CI),
    headed by a flag for each swept axis that changes the exact answer
    (:mod:`analysis.answers`), with cost per result beside total cost then;
+   then the comparison of the algorithms (or named variants), paired by seed along
+   every swept axis, for each headline metric (:mod:`analysis.compare`);
 3. each plotted metric against each swept parameter (or per algorithm when nothing is
    swept); along an axis that changes the exact answer, the cost figure has a second
    panel with cost per result;
@@ -37,7 +44,9 @@ import itertools
 import json
 import logging
 import math
+import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -45,16 +54,18 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from analysis import plots
+from analysis import compare, plots
 from analysis.answers import (COST_PER_RESULT, AnswerChange, answer_changes, flags_html,
                               with_cost_per_result)
+from analysis.axes import axis_values, report_axes, sort_by_axes
 from analysis.families import (AXIS_SECTIONS, SUMMARY_SECTIONS, axis_sections_present,
                                families_present, section_families, section_module,
                                summary_sections_present)
-from analysis.loading import PROGRESS_MIN_RUNS, Run, load, load_run, swept_params
+from analysis.loading import PROGRESS_MIN_RUNS, Run, RunFolderError, load, load_run
 from analysis.series import (cost_series, latencies, memory_series, recall_series,
                              step_values)
 from analysis.stats import aggregate, mean_band
+from experiments.sweep import RANGE_MEAN
 
 log = logging.getLogger(__name__)
 
@@ -141,10 +152,18 @@ def _overview(directory: Path, runs: pd.DataFrame, params: list[str],
              f"<li>seeds: {_e(', '.join(map(str, sorted(runs['seed'].unique()))))}</li>"]
     changing = {c.axis for c in changes}
     for p in params:
-        values = sorted(runs[p].dropna().unique(), key=plots.value_order)
+        values = axis_values(runs, p)
         note = " (changes the exact answer, see the summary)" if p in changing else ""
+        ranges = p.removesuffix(RANGE_MEAN)
+        if ranges != p and ranges in runs.columns:
+            note += (f" (the mean of each range of {ranges}: "
+                     f"{', '.join(map(str, axis_values(runs, ranges)))})")
         items.append(f"<li>swept <code>{_e(p)}</code>: {_e(', '.join(map(str, values)))}"
                      f"{_e(note)}</li>")
+    warmup = warmup_of(runs)
+    if warmup > 0:
+        items.append(f"<li>metrics leave out tuples that entered before t = {warmup:g} "
+                     f"(<code>run.warmup</code>)</li>")
     body = "<ul>" + "".join(items) + "</ul>"
     if len(runs) == 1 and isinstance(runs["run_dir"].iloc[0], str):
         run = Run(Path(runs["run_dir"].iloc[0]))
@@ -154,12 +173,31 @@ def _overview(directory: Path, runs: pd.DataFrame, params: list[str],
     return body
 
 
+def warmup_of(runs: pd.DataFrame) -> float:
+    """The largest ``run.warmup`` of the runs (the summary's ``warmup``, else a swept
+    ``run.warmup`` column, else each run's spec); 0 when none has one.
+
+    >>> warmup_of(pd.DataFrame({"warmup": [0.0, 5.0]})), warmup_of(pd.DataFrame({"a": [1]}))
+    (5.0, 0.0)
+    """
+    for column in ("warmup", "run.warmup"):
+        if column in runs.columns:
+            values = pd.to_numeric(runs[column], errors="coerce").dropna()
+            if len(values):
+                return float(values.max())
+    found = [Run(Path(d)).spec.get("run", {}).get("warmup")
+             for d in runs.get("run_dir", ()) if isinstance(d, str)]
+    numbers = [float(w) for w in found if isinstance(w, (int, float))]
+    return max(numbers, default=0.0)
+
+
 def _summary_table(agg: pd.DataFrame, by: list[str], metrics: list[str]) -> str:
     if not metrics:
         return '<p class="note">No summary metrics in these runs.</p>'
     rows = agg[agg["metric"].isin(metrics)]
     records = []
-    for key, group in rows.groupby(by, dropna=False, sort=True):
+    # agg comes in value order of the axes (10 after 2): keep it
+    for key, group in rows.groupby(by, dropna=False, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         record = dict(zip(by, key))
         record["seeds"] = int(group["n"].max())
@@ -444,6 +482,11 @@ def write_report(directory: Any, out: Any = None, *,
                  families: Mapping[str, frozenset[str]] | None = None) -> Path:
     """Write the HTML report of a run folder or a sweep folder.
 
+    The report is written into a staging folder beside ``out`` and renamed to ``out``
+    when complete (replacing an older report), so that a report folder is never left
+    half-written. A section that cannot apply to these runs, or fails on them, is one
+    line in the report saying why (and a logged warning); the rest is still written.
+
     Parameters
     ----------
     directory : path-like
@@ -464,44 +507,90 @@ def write_report(directory: Any, out: Any = None, *,
     ------
     analysis.families.MissingFamilySection
         Before anything is written, if a present family has no section module.
+    experiments.store.RunFolderError
+        Before anything is written, if ``out`` holds the runs or other files than an
+        earlier report (replacing it would delete them).
     """
     directory = Path(directory)
     out = directory / "report" if out is None else Path(out)
+    _check_replaceable(out, directory)
     runs = with_cost_per_result(load(directory))
     families = section_families() if families is None else families
     present = families_present(runs["algorithm"], families)
     modules = {family: section_module(family) for family in present}
     axis_modules = {name: section_module(name) for name in axis_sections_present(runs)}
     summary_modules = {name: section_module(name) for name in summary_sections_present(runs)}
+    staging = out.parent / f".{out.name}.partial-{os.getpid()}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    try:
+        _write(directory, runs, staging, families, modules, axis_modules, summary_modules)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if out.exists():
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        out.rename(old)
+        staging.rename(out)
+        shutil.rmtree(old)
+    else:
+        staging.rename(out)
+    report = out / "report.html"
+    log.info("wrote %s", report)
+    return report
+
+
+def _check_replaceable(out: Path, directory: Path) -> None:
+    """Refuse a report folder whose replacement would delete what is not a report: the
+    runs' folder or one that holds it, or a folder with other contents than an earlier
+    report (``directory/report`` is always the report's own)."""
+    runs_inside = directory.resolve().is_relative_to(out.resolve())
+    ours = out == directory / "report" or (out / "report.html").is_file()
+    if runs_inside or (out.is_dir() and not ours and any(out.iterdir())):
+        raise RunFolderError(out, "report folder", "a new or empty folder or an earlier "
+                             "report (it would be replaced), not one holding the runs or "
+                             "other files")
+
+
+def _write(directory: Path, runs: pd.DataFrame, out: Path,
+           families: Mapping[str, frozenset[str]], modules: dict, axis_modules: dict,
+           summary_modules: dict) -> None:
+    """Every part of the report into ``out`` (the staging folder), report.html last."""
     figures, tables = out / "figures", out / "tables"
     figures.mkdir(parents=True, exist_ok=True)
     tables.mkdir(parents=True, exist_ok=True)
-    log.info("writing report of %d run(s) from %s into %s", len(runs), directory, out)
+    log.info("writing report of %d run(s) from %s", len(runs), directory)
 
-    # named variants ([sweep.variants]) are an axis of the summary like a swept path
-    params = (["variant"] if "variant" in runs and runs["variant"].nunique() > 1 else []) \
-        + swept_params(runs)
+    # named variants ([sweep.variants]) are an axis like a swept path; a list-valued
+    # path (a speed range) is its number <path>_mean where that tells values apart
+    params = report_axes(runs)
     by = ["algorithm", *params]
     runs.to_csv(tables / "runs.csv", index=False)
-    agg = aggregate(runs, by=by)
+    agg = sort_by_axes(aggregate(runs, by=by), by)
     agg.to_csv(tables / "aggregates.csv", index=False)
 
     changes = answer_changes(runs, params)
     for change in changes:
         log.info("%s", change.message)
     sections = [("overview", "Overview", _overview(directory, runs, params, changes)),
-                ("summary", "Summary", flags_html(changes) + _summary_table(
-                    agg, by, _table_metrics(runs, changes)))]
+                ("summary", "Summary", flags_html(changes) + _guarded(
+                    "summary table", _summary_table, agg, by,
+                    _table_metrics(runs, changes)))]
+    sections.append(("comparison", "Comparison, paired by seed along every swept axis",
+                     _guarded("comparison", compare.section, runs, params, figures, tables,
+                              out)))
     plotted = _present(runs, PLOT_METRICS)
     if params:
         log.info("plotting %d metrics against %s", len(plotted), params)
-        sections.append(("parameters", "Metrics vs swept parameters",
-                         _param_figures(agg, params, plotted, figures, out, changes)))
+        sections.append(("parameters", "Metrics vs swept parameters", _guarded(
+            "metrics vs swept parameters", _param_figures, agg, params, plotted, figures,
+            out, changes)))
     elif runs["algorithm"].nunique() > 1:
-        sections.append(("algorithms", "Metrics per algorithm",
-                         _bar_figures(agg, plotted, figures, out)))
+        sections.append(("algorithms", "Metrics per algorithm", _guarded(
+            "metrics per algorithm", _bar_figures, agg, plotted, figures, out)))
     log.info("plotting series over time")
-    sections.append(("time", "Over time", _time_sections(runs, params, figures, tables, out)))
+    sections.append(("time", "Over time", _guarded(
+        "series over time", _time_sections, runs, params, figures, tables, out)))
     for family, module in modules.items():
         mine = runs[runs["algorithm"].isin(families[family])]
         parts = [_variant_html(module, family, label, part, params, out)
@@ -522,32 +611,48 @@ def write_report(directory: Any, out: Any = None, *,
         if any(parts):
             sections.append((name, SUMMARY_SECTIONS[name][0], "\n".join(parts)))
 
-    report = out / "report.html"
-    report.write_text(_page(f"Report: {directory.name}", sections), encoding="utf-8")
-    log.info("wrote %s", report)
-    return report
+    (out / "report.html").write_text(_page(f"Report: {directory.name}", sections),
+                                     encoding="utf-8")
+
+
+def _guarded(name: str, draw, *args) -> str:
+    """``draw(*args)``, or one line saying why the part ``name`` is not in the report
+    (also logged as a warning): a part that cannot apply never stops the report."""
+    try:
+        return draw(*args)
+    except Exception as exc:    # noqa: BLE001 - any failure of one part is reported as such
+        why = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        log.warning("report part %s skipped: %s", name, why)
+        return f'<p class="note">{_e(name)} skipped: {_e(why)}</p>'
 
 
 def _variant_html(module, family: str, label: str | None, part: pd.DataFrame,
                   params: list[str], out: Path) -> str:
     """One variant's part of a family section (``module.section`` on the runs ``part``),
     headed by the flags of its own answer-changing axes and, for a labelled variant, by
-    its label; "" when the family has nothing to show."""
+    its label; "" when the family has nothing to show, one line saying why when the
+    section cannot apply to these runs."""
     # each variant's section writes into its own folder; its links are rebased
     where = out if label is None else out / slug(label)
     where.mkdir(parents=True, exist_ok=True)
     dirs = [Path(p) for p in part["run_dir"] if isinstance(p, str)]
     log.info("family section %s%s: %d runs", family,
              "" if label is None else f" ({label})", len(part))
-    fragment = module.section(part.reset_index(drop=True), dirs, where)
-    if not isinstance(fragment, str):
-        raise TypeError(f"{module.__name__}.section returned "
-                        f"{type(fragment).__name__}, expected an HTML fragment (str)")
-    if fragment:
+    name = f"section {family}" + ("" if label is None else f" ({label})")
+    fragment = _guarded(name, _section_fragment, module, part, dirs, where)
+    if fragment and not fragment.startswith('<p class="note">'):
         # the family's own comparisons: flag the axes that change their answer
         fragment = flags_html(answer_changes(part, [p for p in params
                                                     if part[p].nunique() > 1])) + fragment
     if label is not None and fragment:
         fragment = f"<h3>{_e(label)}</h3>" + rebase_links(
             fragment, where.relative_to(out).as_posix())
+    return fragment
+
+
+def _section_fragment(module, part: pd.DataFrame, dirs: list[Path], where: Path) -> str:
+    fragment = module.section(part.reset_index(drop=True), dirs, where)
+    if not isinstance(fragment, str):
+        raise TypeError(f"{module.__name__}.section returned "
+                        f"{type(fragment).__name__}, expected an HTML fragment (str)")
     return fragment

@@ -259,7 +259,8 @@ def aggregate(runs: pd.DataFrame, by: Sequence[str] | None = None,
     -------
     DataFrame
         Long form: the ``by`` columns, ``metric``, ``n`` (non-missing values), ``mean``,
-        ``std`` (sample, ddof=1) and the CI half-width column; NaN where ``n < 2``.
+        ``std`` (sample, ddof=1) and the CI half-width column; NaN where ``n < 2`` or a
+        value is infinite.
 
     Examples
     --------
@@ -294,9 +295,12 @@ def aggregate(runs: pd.DataFrame, by: Sequence[str] | None = None,
             values = pd.to_numeric(group[metric], errors="coerce").to_numpy(dtype=float)
             values = values[~np.isnan(values)]
             n = values.size
+            # an infinite value (energy per result without results) makes the mean
+            # infinite and leaves no spread to estimate
+            spread = n > 1 and bool(np.isfinite(values).all())
             rows.append({**dict(zip(by, key)), "metric": metric, "n": n,
                          "mean": float(values.mean()) if n else math.nan,
-                         "std": float(values.std(ddof=1)) if n > 1 else math.nan,
-                         ci_name: ci_halfwidth(values, level)})
+                         "std": float(values.std(ddof=1)) if spread else math.nan,
+                         ci_name: ci_halfwidth(values, level) if spread else math.nan})
     columns = [*by, "metric", "n", "mean", "std", ci_name]
     return pd.DataFrame(rows, columns=columns)

@@ -32,6 +32,7 @@ from matplotlib.figure import Figure
 
 from analysis import plots
 from analysis.answers import COST_PER_RESULT, answer_changes, with_cost_per_result
+from analysis.axes import report_axes
 from analysis.stats import fmt_ci, mean_ci
 from analysis.triggers_reaction import burst_onsets, reaction, while_down
 from experiments.store import Run, is_run_folder
@@ -59,9 +60,9 @@ PAIRED = [("recall", "Δ recall vs clock"), ("latency_mean", "Δ latency vs cloc
 def per_variant(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
     """Mean and CI of ``metrics`` and of windows by kind, per algorithm and trigger
     variant, and the :data:`PAIRED` differences from the same algorithm's clock run of
-    the same seed (``d_<metric>``)."""
-    clock = runs[runs["trigger"] == "clock"].groupby(["algorithm", "seed"])[
-        [m for m, _ in PAIRED]].mean()
+    the same seed at the same value of every other swept axis (``d_<metric>``; pairs
+    by :func:`pair_keys`)."""
+    keys = pair_keys(runs)
     rows = []
     for (algorithm, variant), g in runs.groupby(["algorithm", "trigger"], sort=True):
         row = {"algorithm": algorithm, "trigger": variant, "seeds": int(g["seed"].nunique())}
@@ -69,11 +70,35 @@ def per_variant(runs: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
             if m in g:
                 row[m], row[f"{m}_ci95"], _ = mean_ci(g[m])
         for m, _ in PAIRED:
-            diffs = [v - clock.loc[(algorithm, seed), m] for seed, v in zip(g["seed"], g[m])
-                     if (algorithm, seed) in clock.index]
-            row[f"d_{m}"], row[f"d_{m}_ci95"], _ = mean_ci(diffs)
+            row[f"d_{m}"], row[f"d_{m}_ci95"], _ = mean_ci(_from_clock(runs, g, keys, m))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def pair_keys(runs: pd.DataFrame) -> list[str]:
+    """What pairs a run with its clock run: the algorithm, the seed and every swept axis
+    that does not itself choose the trigger (one that does takes one value per
+    algorithm and trigger).
+
+    >>> runs = pd.DataFrame({"algorithm": ["a"] * 4, "seed": [1] * 4,
+    ...                      "trigger": ["clock", "rate"] * 2,
+    ...                      "trigger.kind": ["clock", "rate"] * 2,
+    ...                      "mobility.speed_mean": [0.1, 0.1, 0.2, 0.2]})
+    >>> pair_keys(runs)
+    ['algorithm', 'seed', 'mobility.speed_mean']
+    """
+    by_trigger = runs.groupby(["algorithm", "trigger"], dropna=False)
+    return ["algorithm", "seed"] + [a for a in report_axes(runs)
+                                    if by_trigger[a].nunique(dropna=False).max() > 1]
+
+
+def _from_clock(runs: pd.DataFrame, rows: pd.DataFrame, keys: list[str],
+                metric: str) -> pd.Series:
+    """``metric`` of ``rows`` minus that of the clock run with the same ``keys``."""
+    clock = runs.loc[runs["trigger"] == "clock", [*keys, metric]]
+    merged = rows[[*keys, metric]].merge(clock, on=keys, suffixes=("", "_clock"))
+    return (pd.to_numeric(merged[metric], errors="coerce")
+            - pd.to_numeric(merged[f"{metric}_clock"], errors="coerce")).dropna()
 
 
 def _table(frame: pd.DataFrame, metrics=METRICS) -> str:
@@ -113,7 +138,8 @@ RESPONSES = ("reaction", "fired_down", "fired_up", "exception_down", "exception_
 def reactions(runs: pd.DataFrame, dirs: dict) -> pd.DataFrame:
     """Per algorithm and trigger: the mean and CI over seeds of each of
     :data:`RESPONSES`, and of its difference from the clock run of the same seed
-    (``d_<name>``)."""
+    (``d_<name>``; paired by :func:`pair_keys`)."""
+    keys = pair_keys(runs)
     rows = []
     for _, r in runs.iterrows():
         if r["run_id"] not in dirs:
@@ -125,23 +151,20 @@ def reactions(runs: pd.DataFrame, dirs: dict) -> pd.DataFrame:
         outages = run.meta.get("node_outages", [])
         down, up = while_down(fired, outages, run.duration)
         exc_down, exc_up = while_down(by_kind.get("exception", []), outages, run.duration)
-        rows.append({"algorithm": r["algorithm"], "trigger": r["trigger"], "seed": r["seed"],
+        rows.append({**{k: r[k] for k in keys}, "trigger": r["trigger"],
                      "reaction": reaction(burst_onsets(_input_times(run, m)), fired),
                      "fired_down": down, "fired_up": up,
                      "exception_down": exc_down, "exception_up": exc_up})
     if not rows:
         return pd.DataFrame()
     each = pd.DataFrame(rows)
-    clock = each[each["trigger"] == "clock"].set_index(["algorithm", "seed"])
     out = []
     for (algorithm, variant), g in each.groupby(["algorithm", "trigger"], sort=True):
         row = {"algorithm": algorithm, "trigger": variant}
         for name in RESPONSES:
-            diffs = [v - clock.loc[(algorithm, seed), name]
-                     for seed, v in zip(g["seed"], g[name]) if (algorithm, seed) in clock.index]
             row[name], row[f"{name}_ci95"], _ = mean_ci(g[name].dropna())
             row[f"d_{name}"], row[f"d_{name}_ci95"], _ = mean_ci(
-                [d for d in diffs if d == d])
+                _from_clock(each, g, keys, name))
         out.append(row)
     return pd.DataFrame(out)
 

@@ -2,8 +2,9 @@
 
 Each point runs into its own folder (named by the hash of its resolved spec), so a sweep
 that is stopped and started again only runs what is missing. ``runs.parquet`` gets one
-row per run: ``run_id``, ``algorithm``, ``seed``, every swept dotted path, and every
-summary key. :func:`sweep` returns that table as :func:`analysis.load` reads it back
+row per run: ``run_id``, ``algorithm``, ``seed``, every swept dotted path (a list-valued
+one, such as a speed range, also as the number ``<path>_mean``), and every summary key.
+:func:`sweep` returns that table as :func:`analysis.load` reads it back
 (:func:`runs_frame`), so the two give the same frame.
 
 Every missing point's plan is built before the first run starts (:func:`check_points`),
@@ -81,6 +82,56 @@ def run_table(out: Path, points: list[tuple[dict, dict]]) -> pd.DataFrame:
         values = frame[column]
         if values.dtype == object and values.dropna().map(type).nunique() > 1:
             frame[column] = values.map(lambda v: v if v is None else str(v))
+    return with_range_means(frame)
+
+
+#: Suffix of the numeric column beside a swept axis whose values are lists of numbers
+#: (a range such as ``mobility.speed = [0.01, 0.02]``): each list's mean, so that a
+#: figure or a table can put the axis on a number line.
+RANGE_MEAN = "_mean"
+
+
+def _numbers(value) -> list[float] | None:
+    """The numbers of a list value (a list, an array, or its JSON text), else None.
+
+    >>> _numbers("[0.01, 0.03]"), _numbers([1, 2]), _numbers("none"), _numbers(3.0)
+    ([0.01, 0.03], [1.0, 2.0], None, None)
+    """
+    if isinstance(value, str):
+        if not value.startswith("["):
+            return None
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    if not isinstance(value, (list, tuple, np.ndarray)) or len(value) == 0:
+        return None
+    if not all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+               for v in value):
+        return None
+    return [float(v) for v in value]
+
+
+def with_range_means(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` plus ``<column>_mean`` beside each dotted (spec path) column whose values
+    are all lists of numbers: the mean of each list. Columns that have one already are
+    left as they are.
+
+    >>> t = with_range_means(pd.DataFrame({"mobility.speed": [[0.01, 0.03], [0.1, 0.2]],
+    ...                                    "recall": [1.0, 0.5]}))
+    >>> t["mobility.speed_mean"].round(3).tolist()
+    [0.02, 0.15]
+    """
+    for column in [c for c in frame.columns if isinstance(c, str) and "." in c
+                   and not c.endswith(RANGE_MEAN)]:
+        if f"{column}{RANGE_MEAN}" in frame.columns or frame[column].dtype != object:
+            continue
+        present = frame[column].dropna()
+        lists = [_numbers(v) for v in present]
+        if not lists or any(v is None for v in lists):
+            continue
+        means = pd.Series([float(np.mean(v)) for v in lists], index=present.index)
+        frame = frame.assign(**{f"{column}{RANGE_MEAN}": means.reindex(frame.index)})
     return frame
 
 
@@ -88,14 +139,16 @@ def runs_frame(sweep_dir, runs: pd.DataFrame) -> pd.DataFrame:
     """``runs.parquet``'s rows as :func:`sweep` and :func:`analysis.load` return them.
 
     Adds ``run_dir``, last (the run's folder beside the table, or None where there is
-    none; ``runs.parquet`` does not store it, so a sweep folder can move), and turns
-    list values into JSON text (groupby needs scalars).
+    none; ``runs.parquet`` does not store it, so a sweep folder can move), the numeric
+    ``<path>_mean`` of list-valued axes where an older table lacks it
+    (:func:`with_range_means`), and turns list values into JSON text (groupby needs
+    scalars).
 
     >>> runs_frame("nowhere", pd.DataFrame({"run_id": ["r-1"], "cost_range": [[1, 10]]}))
       run_id cost_range run_dir
     0    r-1    [1, 10]    None
     """
-    runs = runs.copy()
+    runs = with_range_means(runs.copy())   # a table written before it had them
     if "run_dir" not in runs.columns:
         folders = [Path(sweep_dir) / str(rid) for rid in runs.get("run_id", ())]
         runs["run_dir"] = [str(f) if is_run_folder(f) else None for f in folders]

@@ -354,7 +354,11 @@ def test_family_section_is_called(small, monkeypatch):
     module.section = section
     monkeypatch.setitem(sys.modules, "analysis.fake_section", module)
     report = write_report(small, families={"fake": frozenset({"flood"})})
-    assert calls == [(["flood"], 2, report.parent)]
+    # the section wrote into the staging folder that became the report folder
+    (algorithms, n, staging), = calls
+    assert (algorithms, n) == (["flood"], 2)
+    assert staging.parent == report.parent.parent and staging.name.startswith(".report.")
+    assert not staging.exists() and not [p for p in small.iterdir() if p.name[0] == "."]
     assert (report.parent / "fake_note.txt").is_file()
     assert "<p>fake family fragment</p>" in report.read_text()
 
@@ -383,8 +387,9 @@ def test_family_section_is_written_once_per_network_medium(tmp_path, monkeypatch
     monkeypatch.setitem(sys.modules, "analysis.fake_section", module)
     report = write_report(root, families={"fake": frozenset({"flood"})})
     out = report.parent
-    assert calls == [(["links"], 2, out / "network.medium-links"),
-                     (["shared"], 2, out / "network.medium-shared")]
+    staging = calls[0][2].parent      # renamed to the report folder when complete
+    assert calls == [(["links"], 2, staging / "network.medium-links"),
+                     (["shared"], 2, staging / "network.medium-shared")]
     text = report.read_text()
     assert "<h3>network.medium = links</h3>" in text
     for medium in ("links", "shared"):
