@@ -165,8 +165,11 @@ class SimpyBackend:
                 times.append(float(time))
         entries.sort()      # (key, filing order) is unique: nodes and events never compared
         times.sort()
-        self._sorted = deque(heapq.merge(self._sorted, entries))
-        self._sorted_times = deque(heapq.merge(self._sorted_times, times))
+        if self._sorted or self._sorted_times:
+            self._sorted = deque(heapq.merge(self._sorted, entries))
+            self._sorted_times = deque(heapq.merge(self._sorted_times, times))
+        else:   # nothing to merge with (the seeding): a merge's Python costs 0.05 s
+            self._sorted, self._sorted_times = deque(entries), deque(times)
 
     def collect(self, until: float) -> dict[int, list]:
         """Run the clock to ``until`` and return the events due before it, by node.
