@@ -147,6 +147,21 @@ class SimpyBackend:
             heapq.heappush(self._calendar, (now + (time - now), self._order, node, event))
             heapq.heappush(self._pending, float(time))
 
+    def _schedule_deliveries(self, arrivals) -> None:
+        """File a delivery at each ``(arrival time, message)`` at its receiver, as
+        :meth:`schedule` would one by one (inlined: a run files one per message)."""
+        now, order, calendar, pending = self._now, self._order, self._calendar, self._pending
+        push = heapq.heappush
+        for time, msg in arrivals:
+            order += 1
+            event = Event(float(time), order, DELIVER, msg)
+            if time < now:
+                self._late.append((msg.dst, event))
+            else:
+                push(calendar, (now + (time - now), order, msg.dst, event))
+                push(pending, float(time))
+        self._order = order
+
     def schedule_all(self, events) -> None:
         """File many ``(time, node, kind, payload)`` events, as :meth:`schedule` would
         one by one in the given order.
@@ -185,8 +200,9 @@ class SimpyBackend:
         if self._first_collect and self.energy is not None:
             self._check_batteries(self._window_start)
         self._first_collect = False
-        for arrival, msg in self.transport.take_arrivals():
-            self.schedule(arrival, msg.dst, DELIVER, msg)
+        arrivals = self.transport.take_arrivals()
+        if arrivals:
+            self._schedule_deliveries(arrivals)
         for t, msg, reason, _ in self.transport.take_losses():
             self.schedule(t, msg.src, LOST, (msg, reason))   # the sender learns of it
         if until > self._now:
