@@ -51,6 +51,11 @@ from emulator.routing.host import open_transport
 
 log = logging.getLogger(__name__)
 
+#: An :class:`Event` made from its fields in one tuple, as ``Event(...)`` makes it but
+#: without the named tuple's Python ``__new__`` (0.39 -> 0.23 us; a run makes one per
+#: tuple and per delivery).
+_new_event = tuple.__new__
+
 class SimpyBackend:
     """Network, transport, ledger and the calendar of node events, in virtual time."""
 
@@ -154,7 +159,7 @@ class SimpyBackend:
         push = heapq.heappush
         for time, msg in arrivals:
             order += 1
-            event = Event(float(time), order, DELIVER, msg)
+            event = _new_event(Event, (float(time), order, DELIVER, msg))
             if time < now:
                 self._late.append((msg.dst, event))
             else:
@@ -172,7 +177,7 @@ class SimpyBackend:
         now, entries, times = self._now, [], []
         for time, node, kind, payload in events:
             self._order += 1
-            event = Event(float(time), self._order, kind, payload)
+            event = _new_event(Event, (float(time), self._order, kind, payload))
             if time < now:
                 self._late.append((node, event))
             else:
