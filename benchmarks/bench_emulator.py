@@ -284,7 +284,8 @@ def main() -> None:
                     help="runs (each with its own SimPy yardstick and transport-alone run, "
                          "in turn); figures are their medians")
     ap.add_argument("--json", action="store_true",
-                    help="end with one JSON line: end_to_end_ratio, transport_ratio, hops_per_s")
+                    help="end with one JSON line: end_to_end_ratio, transport_ratio, hops_per_s "
+                         "(with --floor also floor_ratio and run_to_floor_ratio)")
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error(f"--repeat: expected at least 1 run, got {args.repeat}")
