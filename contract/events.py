@@ -15,7 +15,8 @@ LOST = "lost"
 #: A marker the driver files for itself (``emulator.lookahead``): the step of a run-ahead
 #: node that was computed earlier is due in this window. Programs never see it.
 RELEASE = "release"
-_KIND_RANK = {START: 0, DELIVER: 1, LOST: 2, TUPLE: 3, TIMER: 4, FINISH: 5}
+#: Rank of each kind in the processing order (:meth:`Event.sort_key`).
+KIND_RANK = {START: 0, DELIVER: 1, LOST: 2, TUPLE: 3, TIMER: 4, FINISH: 5}
 
 
 class Event(NamedTuple):
@@ -32,7 +33,7 @@ class Event(NamedTuple):
 
     def sort_key(self):
         """(time, kind rank, order): the processing order."""
-        return (self.time, _KIND_RANK[self.kind], self.order)
+        return (self.time, KIND_RANK[self.kind], self.order)
 
 
 def window_of(t: float, step: float) -> tuple[float, float]:

@@ -162,8 +162,8 @@ class Ledger:
         hops against 0.3 s)."""
         if self._rows:
             self._move_rows()
-        order = np.lexsort((self._named("msg_id"), self._named("time")))   # stable
-        names = np.array(list(self.kinds) or [""], dtype=object)
+        order = _time_order(self._named("time"), self._named("msg_id"))
+        names = pd.Index(list(self.kinds) or [""], dtype=object)
         frame = {}
         for name in COLUMNS:   # one column at a time: a joined block lives only here
             if name == "cost":
@@ -174,7 +174,8 @@ class Ledger:
                 column = self._named(name)
             column = column[order]
             if name == "kind":
-                column = pd.array(names[column], dtype="string")
+                # through the few names, not a string per row: 22 -> 7 ms at 458,000
+                column = pd.Categorical.from_codes(column, categories=names).astype("string")
             elif name == "lost":
                 column = column.astype(bool)
             frame[name] = column
@@ -186,6 +187,29 @@ class Ledger:
         """The column ``name`` of :data:`FLOATS` or :data:`INTS`, whole."""
         return (self._column(0, FLOATS.index(name)) if name in FLOATS
                 else self._column(1, INTS.index(name)))
+
+
+def _time_order(time: np.ndarray, msg_id: np.ndarray) -> np.ndarray:
+    """The rows' order by ``time``, then ``msg_id``, then as recorded: what
+    ``np.lexsort((msg_id, time))`` gives.
+
+    The rows come nearly in time order, which a stable sort of the times alone takes in
+    a few milliseconds; lexsort took 65-130 ms for 458,000 hops. Only rows of equal
+    times are then sorted by message.
+
+    >>> _time_order(np.array([2.0, 1.0, 1.0, 1.0]), np.array([0, 9, 3, 3])).tolist()
+    [2, 3, 1, 0]
+    """
+    order = np.argsort(time, kind="stable")
+    in_order = time[order]
+    tie = np.flatnonzero(in_order[1:] == in_order[:-1])
+    if len(tie):
+        # the rows of each run of equal times, sorted among themselves (a run's rows
+        # stay in its places: the times around them differ)
+        at = np.union1d(tie, tie + 1)
+        rows = order[at]
+        order[at] = rows[np.lexsort((rows, msg_id[rows], time[rows]))]
+    return order
 
 
 def empty_frame() -> pd.DataFrame:

@@ -52,6 +52,11 @@ from emulator.routing.host import open_transport
 
 log = logging.getLogger(__name__)
 
+#: An :class:`Event` made from its fields in one tuple, as ``Event(...)`` makes it but
+#: without the named tuple's Python ``__new__`` (0.39 -> 0.23 us; a run makes one per
+#: tuple and per delivery).
+_new_event = tuple.__new__
+
 class SimpyBackend:
     """Network, transport, ledger and the calendar of node events, in virtual time."""
 
@@ -153,6 +158,21 @@ class SimpyBackend:
             heapq.heappush(self._calendar, (now + (time - now), self._order, node, event))
             heapq.heappush(self._pending, float(time))
 
+    def _schedule_deliveries(self, arrivals) -> None:
+        """File a delivery at each ``(arrival time, message)`` at its receiver, as
+        :meth:`schedule` would one by one (inlined: a run files one per message)."""
+        now, order, calendar, pending = self._now, self._order, self._calendar, self._pending
+        push = heapq.heappush
+        for time, msg in arrivals:
+            order += 1
+            event = _new_event(Event, (float(time), order, DELIVER, msg))
+            if time < now:
+                self._late.append((msg.dst, event))
+            else:
+                push(calendar, (now + (time - now), order, msg.dst, event))
+                push(pending, float(time))
+        self._order = order
+
     def schedule_all(self, events) -> None:
         """File many ``(time, node, kind, payload)`` events, as :meth:`schedule` would
         one by one in the given order.
@@ -163,7 +183,7 @@ class SimpyBackend:
         now, entries, times = self._now, [], []
         for time, node, kind, payload in events:
             self._order += 1
-            event = Event(float(time), self._order, kind, payload)
+            event = _new_event(Event, (float(time), self._order, kind, payload))
             if time < now:
                 self._late.append((node, event))
             else:
@@ -171,8 +191,11 @@ class SimpyBackend:
                 times.append(float(time))
         entries.sort()      # (key, filing order) is unique: nodes and events never compared
         times.sort()
-        self._sorted = deque(heapq.merge(self._sorted, entries))
-        self._sorted_times = deque(heapq.merge(self._sorted_times, times))
+        if self._sorted or self._sorted_times:
+            self._sorted = deque(heapq.merge(self._sorted, entries))
+            self._sorted_times = deque(heapq.merge(self._sorted_times, times))
+        else:   # nothing to merge with (the seeding): a merge's Python costs 0.05 s
+            self._sorted, self._sorted_times = deque(entries), deque(times)
 
     def collect(self, until: float) -> dict[int, list]:
         """Run the clock to ``until`` and return the events due before it, by node.
@@ -188,11 +211,12 @@ class SimpyBackend:
         if self._first_collect and self.energy is not None:
             self._check_batteries(self._window_start)
         self._first_collect = False
-        measured = self.measured
-        for arrival, msg in self.transport.take_arrivals():
-            self.schedule(arrival, msg.dst, DELIVER, msg)
-            if measured is not None:
-                measured.arrived(arrival, msg)
+        arrivals = self.transport.take_arrivals()
+        if arrivals:
+            self._schedule_deliveries(arrivals)
+            if self.measured is not None:   # the traffic after the warm-up
+                for arrival, msg in arrivals:
+                    self.measured.arrived(arrival, msg)
         for t, msg, reason, _ in self.transport.take_losses():
             self.schedule(t, msg.src, LOST, (msg, reason))   # the sender learns of it
         if until > self._now:

@@ -4,6 +4,7 @@ it leaves nothing out)."""
 import argparse
 
 import numpy as np
+import pytest
 
 from benchmarks import bench_emulator as bench
 from emulator.driver import execute
@@ -35,3 +36,16 @@ def test_the_per_event_floor_delivers_and_hops_as_the_driver_does():
     rate, delivered = bench.per_event_floor(plan, tuples, lean, sink)
     assert delivered == driven[sink].received > 800
     assert rate > 0 and info["hops"] > delivered
+
+
+def test_the_run_to_floor_ratio_is_end_to_end_over_the_floor():
+    args = argparse.Namespace(nodes=200, sources=3, rate=50.0, duration=2.0, seed=1,
+                              medium="links", floor=True)
+    _, dynamics = bench.build_network(args, jitter=0.002)
+    rng = np.random.default_rng(1)
+    origins = rng.choice(np.arange(1, 200), size=args.sources, replace=False)
+    tuples = bench.source_tuples(args, origins, rng)
+    figures = bench.timed_run(args, dynamics, tuples, 0, origins)
+    assert figures["run_to_floor_ratio"] == pytest.approx(
+        figures["end_to_end_ratio"] / figures["floor_ratio"])
+    assert 0 < figures["run_to_floor_ratio"] < 10

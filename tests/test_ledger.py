@@ -3,7 +3,7 @@ out as one frame in recording order (sorted by time and message, stably)."""
 import numpy as np
 import pandas as pd
 
-from emulator.ledger import FLOATS, INTS, Ledger
+from emulator.ledger import FLOATS, INTS, Ledger, _time_order
 
 
 def _rows(rng, n):
@@ -43,3 +43,15 @@ def test_blocks_written_in_place_equal_the_same_rows_appended():
     assert len(blocks) == len(appended) == written
     assert len(blocks._full) >= 2   # the rows crossed blocks
     pd.testing.assert_frame_equal(blocks.frame(), appended.frame())
+
+
+def test_the_frame_orders_rows_as_lexsort_by_time_then_message():
+    """Many ties (times in steps of 0.5, few messages), nearly ordered and shuffled
+    rows: the order is lexsort's, which the frame used before."""
+    rng = np.random.default_rng(11)
+    for n in (0, 1, 2, 50, 3000):
+        time = rng.integers(0, 20, n) / 2
+        msg_id = rng.integers(0, 6, n)
+        nearly = np.sort(time) + (rng.random(n) < 0.05) * rng.integers(-2, 3, n)
+        for times in (time, nearly):
+            assert np.array_equal(_time_order(times, msg_id), np.lexsort((msg_id, times)))

@@ -26,11 +26,14 @@ class InprocRuntime:
     def run_step(self, t0: float, t1: float, events_by_node: dict, net) -> dict[int, StepOutput]:
         """One step for every node that has events in ``[t0, t1)``."""
         outputs = {}
+        # the lookups bound once: a step runs for a node or a few per window
+        programs, rngs, next_ids = self.programs, self._rng, self._next_local_id
+        algorithm = self.algorithm
         for node in sorted(events_by_node):
-            out = run_node_step(self.programs[node], node, events_by_node[node], t0, t1, net,
-                                algorithm=self.algorithm, rng=self._rng[node],
-                                next_local_id=self._next_local_id.get(node, 0))
-            self._next_local_id[node] = out.next_local_id
+            out = run_node_step(programs[node], node, events_by_node[node], t0, t1, net,
+                                algorithm=algorithm, rng=rngs[node],
+                                next_local_id=next_ids.get(node, 0))
+            next_ids[node] = out.next_local_id
             outputs[node] = out
         return outputs
 
