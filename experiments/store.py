@@ -75,6 +75,9 @@ class RunFolderError(ValueError):
         self.expected = expected
         super().__init__(f"{path}: {field}: expected {expected}")
 
+    def __reduce__(self):   # the fields, not only the line (sent by sweep workers)
+        return (type(self), (self.path, self.field, self.expected))
+
 
 def read_json(path: Path) -> dict:
     """A JSON object from ``path``; a missing or malformed file is a RunFolderError."""

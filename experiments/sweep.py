@@ -60,9 +60,8 @@ def check_points(points: list[tuple[dict, dict]], base_dir: Path, source: str) -
         try:
             build_plan(spec, base_dir, source)
         except specs.SpecError as err:
-            what = str(err).removeprefix(f"{err.source}: {err.field}: ")
             raise specs.SpecError(err.source, err.field,
-                                  f"{what} (sweep point {point_text(point)})") from None
+                                  f"{err.message} (sweep point {point_text(point)})") from None
 
 
 def run_table(out: Path, points: list[tuple[dict, dict]]) -> pd.DataFrame:
