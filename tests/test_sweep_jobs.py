@@ -266,3 +266,19 @@ def test_a_sweep_killed_mid_way_leaves_nothing_running_and_resumes(spec, one_at_
     assert not [p for p in out.iterdir() if p.name.startswith(".tmp-")]
     pd.testing.assert_frame_equal(table(out), table(one_at_a_time))
     assert folders(out) == folders(one_at_a_time)
+
+
+def test_the_folder_of_a_run_whose_process_ended_unreaped_is_abandoned(tmp_path):
+    """A worker killed with its sweep may stay a zombie (ended, not reaped) for a while:
+    its temporary folder is abandoned all the same."""
+    from experiments.store import remove_abandoned
+
+    ended = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 30
+    while running(ended.pid):        # ended, not reaped: a zombie
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    (tmp_path / f".tmp-r-0123-{ended.pid}").mkdir()
+    (tmp_path / f".tmp-r-0123-{os.getpid()}").mkdir()
+    assert [p.name for p in remove_abandoned(tmp_path)] == [f".tmp-r-0123-{ended.pid}"]
+    ended.wait()
