@@ -34,6 +34,7 @@ import queue
 import signal
 import threading
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from logging.handlers import QueueHandler
@@ -42,8 +43,6 @@ from typing import Callable
 
 from experiments.sweep_spark import SweepRunError
 from experiments.sweep_warnings import caught
-
-log = logging.getLogger(__name__)
 
 #: How often a worker looks whether its sweep is still there (seconds).
 PARENT_CHECK_S = 0.5
@@ -91,7 +90,7 @@ def run_in_workers(runs: list[tuple[dict, str]], out: Path, base_dir: Path, sour
                    for spec, point in runs}
         for future in as_completed(futures):
             try:
-                path, said = future.result()
+                said = future.result()
             except BrokenProcessPool:
                 raise SweepRunError(
                     f"a worker process ended before run {futures[future]} was complete "
@@ -99,7 +98,6 @@ def run_in_workers(runs: list[tuple[dict, str]], out: Path, base_dir: Path, sour
                     "a script that calls experiments.sweep does so under if __name__ == "
                     f"\"__main__\":, since each worker imports it again); the complete runs "
                     f"are kept in {out}: run the sweep again to run the others") from None
-            log.debug("%s: complete", Path(path).name)
             done(futures[future], said)
     except BaseException:
         _stop_workers(pool)
@@ -109,17 +107,15 @@ def run_in_workers(runs: list[tuple[dict, str]], out: Path, base_dir: Path, sour
         logs.close()
 
 
-def _run(spec: dict, out: Path, base_dir: Path, source: str) -> tuple[str, list]:
-    """A worker's task: one run, and the warnings it raised (sent to the sweep's process
-    to be counted, not said here)."""
-    import warnings
-
+def _run(spec: dict, out: Path, base_dir: Path, source: str) -> list[tuple[type, str]]:
+    """A worker's task: one run; returns the warnings it raised (sent to the sweep's
+    process to be counted, not said here)."""
     from experiments.runner import run_spec
 
     with warnings.catch_warnings(record=True) as records:
         warnings.simplefilter("always")
-        path = run_spec(spec, out, base_dir, source)
-    return str(path), caught(records)
+        run_spec(spec, out, base_dir, source)
+    return caught(records)
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
