@@ -104,10 +104,15 @@ def radius_warnings(recwarn) -> list[str]:
 
 @pytest.mark.slow
 def test_two_workers_give_the_runs_and_table_of_one(spec, one_at_a_time, tmp_path, capfd,
-                                                    recwarn):
+                                                    recwarn, caplog):
     out = tmp_path / "sweep"
-    assert main(["sweep", str(spec), "--out", str(out), "--jobs", "2"]) == 0
+    assert main(["-v", "sweep", str(spec), "--out", str(out), "--jobs", "2"]) == 0
     captured = capfd.readouterr()
+    # -v: each run's log lines, from the workers, reach this process's loggers
+    finished = {r.getMessage().split(":")[0] for r in caplog.records
+                if r.name == "experiments.runner" and r.process != os.getpid()
+                and ": recall " in r.getMessage()}
+    assert finished == set(folders(one_at_a_time))
     assert captured.out.splitlines()[-1] == f"{out / 'runs.parquet'}: {RUNS} runs"
     pd.testing.assert_frame_equal(table(out), table(one_at_a_time))
     assert len(table(out)) == RUNS
