@@ -142,7 +142,12 @@ class SpecError(ValueError):
 
     def __init__(self, source: str, field: str, message: str):
         super().__init__(f"{source}: {field}: {message}")
-        self.source, self.field = source, field
+        self.source, self.field, self.message = source, field, message
+
+    def __reduce__(self):
+        # ValueError pickles only ``args`` (the whole line): a sweep's worker process
+        # sends the error to the sweep whole, with its fields.
+        return (type(self), (self.source, self.field, self.message))
 
 
 def load(path) -> tuple[dict, Path]:

@@ -76,6 +76,9 @@ class RunFolderError(ValueError):
         self.expected = expected
         super().__init__(f"{path}: {field}: expected {expected}")
 
+    def __reduce__(self):   # the fields, not only the line (sent by sweep workers)
+        return (type(self), (self.path, self.field, self.expected))
+
 
 def read_json(path: Path) -> dict:
     """A JSON object from ``path``; a missing or malformed file is a RunFolderError."""
@@ -279,7 +282,22 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         pass              # it exists, it is someone else's
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has ended but is not reaped yet (Linux's ``/proc`` tells; elsewhere
+    never): a sweep's worker killed with its sweep stays one until its new parent reaps
+    it, which some containers' init never does.
+
+    >>> _zombie(os.getpid())
+    False
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"   # the state follows "(name)"
 
 
 def write_run(root: Path, run_id: str, tables: dict, documents: dict,

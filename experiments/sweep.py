@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,8 @@ from experiments import spec as specs
 from experiments.planning import build_plan
 from experiments.runner import run_spec
 from experiments.store import Run, is_complete, is_run_folder, write_runs_table
+from experiments.sweep_pool import one_at_a_time, run_in_workers
+from experiments.sweep_warnings import WarningTally
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +64,8 @@ def check_points(points: list[tuple[dict, dict]], base_dir: Path, source: str) -
         try:
             build_plan(spec, base_dir, source)
         except specs.SpecError as err:
-            what = str(err).removeprefix(f"{err.source}: {err.field}: ")
             raise specs.SpecError(err.source, err.field,
-                                  f"{what} (sweep point {point_text(point)})") from None
+                                  f"{err.message} (sweep point {point_text(point)})") from None
 
 
 def run_table(out: Path, points: list[tuple[dict, dict]]) -> pd.DataFrame:
@@ -162,27 +164,119 @@ def runs_frame(sweep_dir, runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def sweep(spec_path, out=None, engine: str = "local", spark_master: str | None = None,
-          progress: bool = True) -> pd.DataFrame:
+          progress: bool = True, jobs: int | None = None) -> pd.DataFrame:
     """Run every missing point of the sweep in ``spec_path``; return ``runs.parquet``'s
     frame, the one ``analysis.load(out)`` gives (with ``run_dir``).
 
-    ``engine="spark"`` runs the points as Spark tasks (see ``experiments.sweep_spark``).
+    Parameters
+    ----------
+    engine : {"local", "spark"}
+        ``"local"`` runs the points on this machine, ``"spark"`` as Spark tasks on a
+        cluster (see :mod:`experiments.sweep_spark`).
+    jobs : int, optional
+        How many runs of the local engine run at once, each in a worker process (see
+        :mod:`experiments.sweep_pool`); default: the machine's cores
+        (``os.cpu_count()``). ``1`` runs them one after another in this process, and
+        so does a sweep with a run on Mininet or on Spark, whatever ``jobs`` says
+        (:func:`experiments.sweep_pool.one_at_a_time`; a warning says so when ``jobs``
+        asked for more).
+
+    The run ids, the run folders and the table are the same for any ``jobs``. Warnings
+    are said once each, with how many runs gave them (:mod:`experiments.sweep_warnings`).
     """
+    check_jobs(jobs, engine)
     points, base_dir, source = plan_sweep(spec_path)
     out = Path(out) if out is not None else Path("runs") / Path(spec_path).stem
-    missing = [(s, p) for s, p in points if not is_complete(out / specs.run_id(s))]
+    # one point per run id: two points of one run (a swept key that changes nothing)
+    # would run it twice, and two workers must never write the same folder
+    missing = list({specs.run_id(s): (s, p) for s, p in points
+                    if not is_complete(out / specs.run_id(s))}.values())
     log.info("%s: %d runs, %d missing, engine %s", source, len(points), len(missing), engine)
-    check_points(missing, base_dir, source)   # before the bar, and before any folder
-    out.mkdir(parents=True, exist_ok=True)
-    if engine == "spark":
-        from experiments.sweep_spark import run_on_spark
+    tally = WarningTally(len(missing))
+    try:
+        for spec, point in missing:   # before the bar, and before any folder
+            with tally.records(point_text(point)):
+                check_points([(spec, point)], base_dir, source)
+        tally.say()
+        out.mkdir(parents=True, exist_ok=True)
+        if engine == "spark":
+            from experiments.sweep_spark import run_on_spark
 
-        run_on_spark([s for s, _ in missing], out, base_dir, source, master=spark_master)
-    elif engine == "local":
-        for spec, _ in tqdm(missing, desc=Path(source).stem, unit="run", disable=not progress):
-            run_spec(spec, out, base_dir, source)
-    else:
-        raise ValueError(f"unknown sweep engine {engine!r}; valid: local, spark")
+            run_on_spark([s for s, _ in missing], out, base_dir, source, master=spark_master)
+        else:
+            runs = [(spec, point_text(point)) for spec, point in missing]
+            _run_locally(runs, out, base_dir, source, local_workers(jobs, runs, source),
+                         tally, progress)
+    finally:
+        tally.say()
     table = write_runs_table(out, run_table(out, points))
     # Read back, so that values come as Parquet gives them to analysis.load (lists as arrays).
     return runs_frame(out, pd.read_parquet(table))
+
+
+def _run_locally(runs: list[tuple[dict, str]], out: Path, base_dir: Path, source: str,
+                 workers: int, tally: WarningTally, progress: bool) -> None:
+    """Run ``runs`` (spec, point) here one after another, or in ``workers`` worker
+    processes; the bar advances as runs complete, ``tally`` gets their warnings."""
+    with tqdm(total=len(runs), desc=Path(source).stem, unit="run",
+              disable=not progress) as bar:
+        if workers == 1:
+            for spec, point in runs:
+                with tally.records(point):
+                    run_spec(spec, out, base_dir, source)
+                bar.update()
+            return
+
+        def done(point, said):
+            tally.given(point, said)
+            bar.update()
+
+        run_in_workers(runs, out, base_dir, source, workers, done)
+
+
+def check_jobs(jobs, engine: str) -> None:
+    """Refuse a ``jobs`` that is not a whole number >= 1, or one given to another engine
+    than ``"local"``, or an unknown engine.
+
+    >>> check_jobs(None, "local"), check_jobs(2, "local"), check_jobs(None, "spark")
+    (None, None, None)
+    >>> check_jobs(0, "local")
+    Traceback (most recent call last):
+    ...
+    ValueError: jobs: expected an integer >= 1 (runs at once), got 0
+    >>> check_jobs(2, "spark")
+    Traceback (most recent call last):
+    ...
+    ValueError: jobs: the spark engine runs one task per run on the cluster's cores; jobs is for the local engine
+    """
+    if engine not in ("local", "spark"):
+        raise ValueError(f"unknown sweep engine {engine!r}; valid: local, spark")
+    if jobs is None:
+        return
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs: expected an integer >= 1 (runs at once), got {jobs!r}")
+    if engine != "local":
+        raise ValueError(f"jobs: the {engine} engine runs one task per run on the cluster's "
+                         "cores; jobs is for the local engine")
+
+
+def local_workers(jobs: int | None, runs: list[tuple[dict, str]], source: str) -> int:
+    """How many runs of ``runs`` the local engine runs at once: ``jobs`` (default: the
+    machine's cores), no more than there are runs, and 1 if a run must run alone (a
+    warning says so when ``jobs`` asked for more).
+    """
+    asked = (os.cpu_count() or 1) if jobs is None else jobs
+    workers = min(asked, len(runs))
+    if workers <= 1:
+        return 1
+    for spec, _ in runs:
+        alone = one_at_a_time(spec)
+        if alone is None:
+            continue
+        field, why = alone
+        if jobs is None:   # nobody asked for more: no warning
+            log.info("%s: %s: %s; the sweep runs one run at a time", source, field, why)
+        else:
+            specs.warn(source, field, f"{why}: the sweep runs one run at a time, not {jobs}")
+        return 1
+    return workers

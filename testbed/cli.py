@@ -85,7 +85,12 @@ def _cmd_sweep(args) -> int:
     from experiments.sweep import sweep
 
     output_folder(args.out, "--out")
-    frame = sweep(args.spec, out=args.out, engine=args.engine, spark_master=args.spark_master)
+    if args.jobs is not None and args.engine != "local":
+        print(f"error: --jobs: the {args.engine} engine runs one task per run on the "
+              "cluster's cores; --jobs is for --engine local", file=sys.stderr)
+        return 2
+    frame = sweep(args.spec, out=args.out, engine=args.engine, spark_master=args.spark_master,
+                  jobs=args.jobs)
     out = Path(args.out) if args.out else Path("runs") / Path(args.spec).stem
     print(f"{runs_table_path(out)}: {len(frame)} runs")
     if args.report:
@@ -198,7 +203,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("spec", help="the sweep spec file (TOML, with a [sweep] table)")
     s.add_argument("--out", help="sweep folder (default: runs/<spec name>)")
     s.add_argument("--engine", choices=("local", "spark"), default="local",
-                   help="run the points one after another here, or as Spark tasks")
+                   help="run the points on this machine (local), or as Spark tasks on a "
+                        "cluster (spark)")
+    s.add_argument("--jobs", type=jobs_argument,
+                   help="runs at once with --engine local, each in a worker process "
+                        f"(default: the machine's cores, {os.cpu_count()} here; 1 runs "
+                        "them one after another in this process)")
     s.add_argument("--spark-master", help="Spark master URL for --engine spark")
     s.add_argument("--report", action="store_true", help="also write the sweep's report")
     s.set_defaults(func=_cmd_sweep)
@@ -262,6 +272,22 @@ def positive_number(text: str) -> float:
     if not value > 0 or math.isinf(value):
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
     return value
+
+
+def jobs_argument(text: str) -> int:
+    """``--jobs``: an integer >= 1.
+
+    >>> jobs_argument("2")
+    2
+    >>> jobs_argument("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer >= 1 (runs at once), got '0'
+    """
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1 (runs at once), got "
+                                         f"{text!r}")
+    return int(text)
 
 
 def _one_line_warning(message, category, filename, lineno, line=None) -> str:

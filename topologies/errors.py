@@ -65,6 +65,9 @@ class DisconnectedTopologyError(ValueError):
             f"random_geometric(n={n}, radius={radius}): no connected graph in "
             f"{attempts} attempts; raise the radius or the number of attempts")
 
+    def __reduce__(self):
+        return (type(self), (self.n, self.radius, self.attempts))
+
 
 def check_new_link(path, where: str, graph, u: int, v: int, noun: str = "link") -> None:
     """A file's link must join two different nodes, and only once per pair.

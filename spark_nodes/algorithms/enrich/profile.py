@@ -69,6 +69,10 @@ class ProfileError(ValueError):
 
     def __init__(self, source: str, field: str, expected: str):
         super().__init__(f"{source}: {field}: {expected}")
+        self.source, self.field, self.expected = source, field, expected
+
+    def __reduce__(self):
+        return (type(self), (self.source, self.field, self.expected))
 
 
 def _quantiles(values) -> list[float]:
