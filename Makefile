@@ -58,10 +58,10 @@ run: setup
 # other tests already cover on Spark: the remaining operators of a contract suite, ...);
 # `make test-full` runs those, and CI runs both.
 test: setup $(NS3)
-	$(PY) -m pytest -n auto --dist loadgroup -m "not full_suite"
+	$(PY) -m pytest -n auto --dist loadgroup -m "not full_suite" --durations=20
 
 test-full: setup $(NS3)
-	$(PY) -m pytest -n auto --dist loadgroup -m full_suite
+	$(PY) -m pytest -n auto --dist loadgroup -m full_suite --durations=20
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
