@@ -41,7 +41,8 @@ def spec_for(name: str, runtime: str) -> dict:
     return spec
 
 
-@pytest.mark.parametrize("name", sorted(LOOKUPS))
+# SMJ's plan lookups in make test; CTR's route lookups in the full suite (make test-full, CI).
+@pytest.mark.parametrize("name", ["smj-h", pytest.param("ctr", marks=pytest.mark.full_suite)])
 def test_lookup_runs_on_spark_equal_inproc(name, spark, tmp_path):
     inproc = run(spec_for(name, "inproc"), out=tmp_path)
     on_spark = run(spec_for(name, "spark"), out=tmp_path)
@@ -61,7 +62,8 @@ def test_lookup_runs_on_spark_equal_inproc(name, spark, tmp_path):
 ENRICH = {"table": {"service_time": 0.3, "update_rate": 1.0, "invalidate": True}}
 
 
-@pytest.mark.parametrize("name", ["enrich-on-demand", "enrich-oracle"])
+@pytest.mark.parametrize("name", ["enrich-on-demand",
+                                  pytest.param("enrich-oracle", marks=pytest.mark.full_suite)])
 def test_the_enrichment_model_on_spark_equals_inproc(name, spark, tmp_path):
     def spec(runtime: str) -> dict:
         s = copy.deepcopy(BASE)

@@ -109,6 +109,7 @@ def nan_equal(summary: dict) -> dict:
     return {k: "nan" if isinstance(v, float) and math.isnan(v) else v for k, v in summary.items()}
 
 
+@pytest.mark.full_suite   # the backend's own deaths and losses: the radio test below
 def test_spark_runtime_equals_inproc_under_aodv(spark, tmp_path):
     """The routing protocol lives in the backend: a run whose messages wait for AODV's
     route discoveries, whose losses reach senders by notices, is the same on Spark."""

@@ -25,8 +25,10 @@ def same(a, b):
     assert {k: nan(b.summary[k]) for k in keys} == {k: nan(a.summary[k]) for k in keys}
 
 
-@pytest.mark.parametrize("algorithm, use", [("qjoin", "exception"), ("atr", "rate"),
-                                            ("smj-h", "rate"), ("ctr", "rate")])
+# One trigger on Spark in make test; the others in the full suite (make test-full, CI).
+@pytest.mark.parametrize("algorithm, use", [
+    ("qjoin", "exception"),
+    *(pytest.param(a, "rate", marks=pytest.mark.full_suite) for a in ("atr", "smj-h", "ctr"))])
 def test_triggered_runs_equal_on_spark(tmp_path, algorithm, use):
     s = spec(use)
     s["algorithm"]["name"] = algorithm
@@ -55,6 +57,7 @@ def test_a_gated_run_joining_on_windows_is_equal_on_spark(tmp_path):
     same(inproc, run(s, out=tmp_path))
 
 
+@pytest.mark.full_suite   # the gated run on windows above is one of its kind in make test
 def test_atr_on_windows_with_host_windows_and_a_gate_is_equal_on_spark(tmp_path):
     s = spec("rate")
     s["algorithm"]["name"] = "atr"
