@@ -69,6 +69,7 @@ topologies.schema.FieldError: graph: edge (1, 2) delay: expected a number >= 0, 
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import math
@@ -392,12 +393,9 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
                      energy_step, queue_max_wait, warmup)
     if radio is not None:
         graph, dynamics = _with_radio(graph, dynamics, radio, seed)
-    if warmup > 0:
-        # the network's clock runs warmup ahead of the messages': shifted in, then back
-        sent = messages
-        messages = messages.assign(sent_at=messages["sent_at"] + warmup)
-        dynamics = _StartedEarly(_Static(graph.copy(as_view=True)) if dynamics is None
-                                 else dynamics, warmup)
+    sent = messages
+    if warmup > 0:   # the network's clock runs warmup ahead of the messages': then back
+        messages, dynamics = _started_early(graph, messages, dynamics, warmup)
     network, dynamics = _network(graph, messages, dynamics,
                                  _trees_ahead(prefetch_trees, routing, energy))
     try:
@@ -406,6 +404,15 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     finally:
         network.close()
     return out if warmup == 0 else _on_messages_clock(out, sent, warmup)
+
+
+def _started_early(graph, messages: pd.DataFrame, dynamics, warmup: float):
+    """``(messages, dynamics)`` of a network started ``warmup`` before the messages'
+    t = 0: their sending times moved ``warmup`` later, the network's first epoch
+    stretched over the warm-up."""
+    static = _Static(graph.copy(as_view=True)) if dynamics is None else dynamics
+    return (messages.assign(sent_at=messages["sent_at"] + warmup),
+            _StartedEarly(static, warmup))
 
 
 class _StartedEarly:
@@ -424,8 +431,6 @@ class _StartedEarly:
         self.epochs = [0.0] + [t + by for t in self._starts[1:]]
 
     def snapshot(self, t: float):
-        import bisect
-
         index = max(bisect.bisect_right(self.epochs, t) - 1, 0)
         return self.dynamics.snapshot(self._starts[index])
 
