@@ -245,6 +245,22 @@ def run_to_floor(run_hops_per_s: float, floor_hops_per_s: float) -> float:
     return run_hops_per_s / floor_hops_per_s
 
 
+def print_figures(median: dict, wall: float, runs: int, floor: bool) -> None:
+    """The benchmark's figures (the medians of ``runs`` runs), one a line."""
+    of = f" (median of {runs})" if runs > 1 else ""
+    print(f"emulation wall time{of}: {wall:.2f} s")
+    print(f"hop-deliveries per second:     {median['hops_per_s']:12,.0f}")
+    print(f"bare SimPy timeouts per second: {median['simpy_timeouts_per_s']:12,.0f}")
+    print(f"ratio:                          {median['end_to_end_ratio']:12.2f}")
+    print(f"transport alone, hops per second: {median['transport_hops_per_s']:10,.0f}  "
+          f"(ratio {median['transport_ratio']:.2f})")
+    if floor:
+        print(f"leanest per-event driver, hops per second: "
+              f"{median['floor_hops_per_s']:,.0f}  (ratio {median['floor_ratio']:.2f})")
+        print(f"end to end / floor (target >= {RUN_TO_FLOOR_TARGET}): "
+              f"{median['run_to_floor_ratio']:.2f}")
+
+
 def build_network(args, jitter: float):
     topo = topologies.topology_from_spec(
         {"generator": "random_geometric", "nodes": args.nodes, "radius": 0.13,
@@ -319,18 +335,7 @@ def main() -> None:
                           "end_to_end_ratio", "transport_ratio")
               + (("floor_hops_per_s", "floor_ratio", "run_to_floor_ratio")
                  if args.floor else ())}
-    of = f" (median of {len(runs)})" if len(runs) > 1 else ""
-    print(f"emulation wall time{of}: {wall:.2f} s")
-    print(f"hop-deliveries per second:     {median['hops_per_s']:12,.0f}")
-    print(f"bare SimPy timeouts per second: {median['simpy_timeouts_per_s']:12,.0f}")
-    print(f"ratio:                          {median['end_to_end_ratio']:12.2f}")
-    print(f"transport alone, hops per second: {median['transport_hops_per_s']:10,.0f}  "
-          f"(ratio {median['transport_ratio']:.2f})")
-    if args.floor:
-        print(f"leanest per-event driver, hops per second: "
-              f"{median['floor_hops_per_s']:,.0f}  (ratio {median['floor_ratio']:.2f})")
-        print(f"end to end / floor (target >= {RUN_TO_FLOOR_TARGET}): "
-              f"{median['run_to_floor_ratio']:.2f}")
+    print_figures(median, wall, len(runs), args.floor)
     figures = {"medium": args.medium, **median, "hops": hops, "messages": first["messages"],
                "wall_s": wall, "runs": len(runs),
                "end_to_end_ratios": [round(run["end_to_end_ratio"], 4) for run in runs],
