@@ -1105,3 +1105,17 @@ def test_unicast_frame_loses_to_bit_errors_and_waits_for_its_link_as_python_comp
     refused = unicast(1.0, 1.5, True, False, 0, 1, 0, size_bytes, attrs, links,
                       np.array([0.5, 0.5]), 0)
     assert refused[0] == EXPIRED and links[0, 1, 1] == done   # nothing sent
+
+
+@pytest.mark.parametrize("routing,loop", [("aodv", "emulator.routing.aodv.discovery"),
+                                          ("olsr", "emulator.routing.olsr.forward")])
+def test_a_protocols_loop_is_compiled_once_whether_sends_come_as_objects_or_arrays(
+        routing, loop):
+    # Sends taken as objects arrive as a transposed (F-ordered) table; numba compiled
+    # the loop a second time for that layout (about 50 s for AODV's, a fresh clone's
+    # first run paying both).
+    import importlib
+
+    for objects in (True, False):
+        _mobile_run(4, jitter=0.0, loss=0.0, routing=routing, objects=objects)
+    assert len(importlib.import_module(loop).run.signatures) == 1

@@ -264,7 +264,11 @@ class CompiledLoop:
                 # sent before the last of those still here: in (time, number) order
                 order = np.lexsort((table[0], floats[0]))
                 floats, table = floats[:, order], table[:, order]
-        self.sends_floats, self.sends_ints, self._kept = floats, table, None
+        # In C order whatever the caller's layout (a transposed table, a column gather is
+        # F-ordered): the compiled loops take them, and numba compiles a loop again,
+        # some 50 s for AODV's, for each layout it meets.
+        self.sends_floats = np.ascontiguousarray(floats)
+        self.sends_ints, self._kept = np.ascontiguousarray(table), None
         ints[SENDS_AT], ints[SENDS_END] = 0, floats.shape[1]
 
     def run(self, stop, until: float, rank: int) -> None:
