@@ -144,6 +144,9 @@ def test_spark_runtime_on_the_cluster_equals_inproc(standalone, tmp_path):
     assert any(standalone.root.glob("worker*/app-*/*/stderr"))
 
 
+# In the full suite (make test-full, CI): make test keeps a sweep resumed after kill -9
+# (tests/test_sweep_jobs.py) and the spark sweep engine (tests/spark/test_spark_sweep.py).
+@pytest.mark.full_suite
 def test_sweep_survives_a_killed_worker(standalone, tmp_path):
     """A sweep driver in its own process loses every worker mid-sweep and is killed; the
     rerun (in this process, on a fresh worker) completes only the missing runs."""
