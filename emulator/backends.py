@@ -59,7 +59,8 @@ def network_summary(plan: Plan, output) -> dict:
 def energy_summary(output) -> dict:
     """With ``[energy]``: joules spent by every node over the run (``energy_total_j``),
     per distinct result (``energy_per_result_j``, inf with none), the first death (NaN
-    if none) and the nodes dead at the end; nothing without.
+    if none) and the nodes dead at the end, and under ``radio_states`` the radio-on
+    fractions (:data:`RADIO_ON_KEYS`); nothing without.
 
     >>> import pandas as pd
     >>> from types import SimpleNamespace
@@ -76,7 +77,13 @@ def energy_summary(output) -> dict:
     return {"energy_total_j": float(energy["total_j"]),
             "energy_per_result_j": energy["total_j"] / results if results else math.inf,
             "first_node_death": float(energy["first_node_death"]),
-            "nodes_dead_at_end": int(energy["nodes_dead_at_end"])}
+            "nodes_dead_at_end": int(energy["nodes_dead_at_end"]),
+            **{key: float(energy[key]) for key in RADIO_ON_KEYS if key in energy}}
+
+
+#: radio_states' summary keys: the mean and largest fraction of the run a node's radio
+#: was on (sending, receiving or listening).
+RADIO_ON_KEYS = ("radio_on_fraction_mean", "radio_on_fraction_max")
 
 
 run_simpy.summary_keys = network_summary

@@ -1,5 +1,6 @@
 """Batteries that run out: the first-order radio model, idle power, the CPU's work, and
-node deaths.
+node deaths (``model = "radio_states"`` prices the radio by its state instead:
+:mod:`emulator.radio_energy`).
 
 ``[energy] model = "first_order"`` gives every node a battery (``battery_j``, or its own
 in ``batteries``; nodes in ``mains_powered``, by default the query node and with
@@ -48,15 +49,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
+from emulator.radio_energy import PROFILE_KEYS, PROFILES, STATES, RadioPower
 from topologies.schema import Field
 
-MODELS = ("none", "first_order")
+MODELS = ("none", "first_order", "radio_states")
 
 #: ``[energy]``: what a spec may set (docs/SPEC.md lists it).
 ENERGY_SCHEMA = {
     "model": Field("choice", "none", choices=MODELS,
                    doc="none: no node spends energy; first_order: batteries, the first-"
-                       "order radio model, idle power; a node dies when its battery empties"),
+                       "order radio model, idle power; radio_states: batteries, the radio's "
+                       "current in each state (tx, rx, listen, idle, sleep) x time; a node "
+                       "dies when its battery empties"),
     "battery_j": Field("number", 0.5, low=0, low_open=True, allow_inf=True,
                        doc="every node's battery, joules"),
     "batteries": Field("table", {}, doc="per-node batteries over `energy.battery_j`, "
@@ -77,7 +81,30 @@ ENERGY_SCHEMA = {
                                  "joules"),
     "seconds_per_unit": Field("number", 1.0, low=0, low_open=True,
                               doc="seconds in one time unit (idle power x time)"),
+    # radio_states' keys (emulator.radio_energy): a profile, each value overridable
+    "profile": Field("choice", "cc2420", choices=tuple(PROFILES),
+                     doc="radio_states: the radio's currents, voltage and rate (cc2420, "
+                         "cc2538: their datasheets; wifi: ns-3's WifiRadioEnergyModel)"),
+    "voltage_v": Field("number", None, low=0, low_open=True, none=True,
+                       doc="radio_states: supply voltage, volts (none: the profile's)"),
+    **{f"{state}_a": Field("number", None, low=0, none=True,
+                           doc=f"radio_states: current {meaning}, amperes (none: the "
+                               "profile's)")
+       for state, meaning in (("tx", "sending"), ("rx", "receiving"),
+                              ("listen", "listening (receiver on, nothing heard)"),
+                              ("idle", "with the receiver off, oscillator on"),
+                              ("sleep", "asleep"))},
+    "bitrate_bps": Field("number", None, low=0, low_open=True, none=True,
+                         doc="radio_states: the radio's bit rate, for a frame's airtime "
+                             "(none: the profile's)"),
+    "phy_overhead_s": Field("number", None, low=0, none=True,
+                            doc="radio_states: preamble and PHY header before a frame's "
+                                "bytes, seconds (none: the profile's)"),
 }
+
+#: The keys of one model only (the others are read by both).
+FIRST_ORDER_KEYS = ("e_elec_j_per_bit", "e_amp_j_per_bit_m2", "e_rx_j_per_bit", "idle_w")
+RADIO_STATES_KEYS = ("profile", *PROFILE_KEYS)
 
 
 @dataclass(frozen=True)
@@ -96,6 +123,15 @@ class Energy:
     idle_w: float = 0.0
     cpu_j_per_tuple: float = 0.0
     seconds_per_unit: float = 1.0
+    profile: str = "cc2420"
+    voltage_v: float | None = None
+    tx_a: float | None = None
+    rx_a: float | None = None
+    listen_a: float | None = None
+    idle_a: float | None = None
+    sleep_a: float | None = None
+    bitrate_bps: float | None = None
+    phy_overhead_s: float | None = None
 
     @classmethod
     def from_table(cls, table: dict | None) -> "Energy | None":
@@ -174,6 +210,18 @@ class EnergyBook:
         self._e_amp = energy.e_amp_j_per_bit_m2
         self._e_rx = energy.e_rx_j_per_bit
         self._idle = energy.idle_w * energy.seconds_per_unit   # joules per time unit
+        #: radio_states: the radio's power per state; seconds each node's radio spent
+        #: sending and receiving (listening is the rest of its up time)
+        self.radio = RadioPower.of(energy) if energy.model == "radio_states" else None
+        self.tx_s = dict.fromkeys(self.nodes, 0.0)
+        self.rx_s = dict.fromkeys(self.nodes, 0.0)
+        if self.radio is not None:
+            # Listening is charged for all the up time (as idle_w is), so a frame costs
+            # its state's power beyond listening: the sums are those of every state.
+            watts = self.radio.watts
+            self._idle = watts["listen"] * energy.seconds_per_unit
+            self._tx_beyond = watts["tx"] - watts["listen"]
+            self._rx_beyond = watts["rx"] - watts["listen"]
         self._samples: list[tuple] = []
         self._next_sample = 0.0
         self._checked_at = 0.0   # the last look at the batteries
@@ -182,6 +230,9 @@ class EnergyBook:
     def hop(self, u: int, v: int, size_bytes: int, length_m: float, heard: bool) -> None:
         """``u`` sends ``size_bytes`` over a link ``length_m`` long; ``v`` receives it
         when ``heard`` (it is up when it arrives)."""
+        if self.radio is not None:
+            self._on_air(u, (v,) if heard else (), size_bytes)
+            return
         bits = 8 * size_bytes
         self.tx[u] += bits * (self._e_elec + self._e_amp * length_m * length_m)
         if heard:
@@ -190,11 +241,23 @@ class EnergyBook:
     def broadcast(self, u: int, heard, size_bytes: int, length_m: float) -> None:
         """``u`` sends one frame that reaches ``length_m`` (its farthest receiver);
         each node of ``heard`` receives it."""
+        if self.radio is not None:
+            self._on_air(u, heard, size_bytes)
+            return
         bits = 8 * size_bytes
         self.tx[u] += bits * (self._e_elec + self._e_amp * length_m * length_m)
         rx = bits * self._e_rx
         for v in heard:
             self.rx[v] += rx
+
+    def _on_air(self, u: int, heard, size_bytes: int) -> None:
+        """radio_states: ``u`` sends a frame, each node of ``heard`` receives it."""
+        air = self.radio.airtime(size_bytes)
+        self.tx_s[u] += air
+        self.tx[u] += air * self._tx_beyond
+        for v in heard:
+            self.rx_s[v] += air
+            self.rx[v] += air * self._rx_beyond
 
     def work(self, node: int, items: int) -> None:
         """``node``'s operator handled ``items`` tuples or messages."""
@@ -237,13 +300,34 @@ class EnergyBook:
         self._checked_at = max(self._checked_at, t)
         return died
 
+    def state_seconds(self, node: int, t: float) -> dict:
+        """radio_states: seconds ``node``'s radio spent in each state up to ``t``
+        (:data:`emulator.radio_energy.STATES`; a dead node's radio is ``off``).
+
+        >>> book = EnergyBook(Energy(model="radio_states", battery_j=10.0), [0, 1])
+        >>> book.hop(0, 1, 122, 0.0, True)     # 4,096 µs on air
+        >>> {k: round(v, 6) for k, v in book.state_seconds(1, 2.0).items()}
+        {'tx': 0.0, 'rx': 0.004096, 'listen': 1.995904, 'idle': 0.0, 'sleep': 0.0, 'off': 0.0}
+        """
+        per_unit = self.energy.seconds_per_unit
+        up = per_unit * min(t, self.deaths.get(node, t))
+        tx, rx = self.tx_s[node], self.rx_s[node]
+        return {"tx": tx, "rx": rx, "listen": max(0.0, up - tx - rx), "idle": 0.0,
+                "sleep": 0.0, "off": per_unit * t - up}
+
     def sample_until(self, t: float, interval: float) -> None:
         """Note every node's residual energy at each multiple of ``interval`` up to
-        ``t`` (charges known by then; called as time passes)."""
+        ``t`` (charges known by then; called as time passes), and under
+        ``radio_states`` the seconds every node's radio has spent in each state so far
+        (``radio_<state>_s``, Energest's counters)."""
         while self._next_sample <= t:
             at = self._next_sample
             self._samples.extend((at, n, "network", "energy_j", self.residual(n, at))
                                  for n in self.nodes if n not in self.mains)
+            if self.radio is not None:
+                self._samples.extend((at, n, "network", f"radio_{state}_s", seconds)
+                                     for n in self.nodes
+                                     for state, seconds in self.state_seconds(n, at).items())
             self._next_sample = at + interval
 
     def series(self) -> list[tuple]:
@@ -256,11 +340,32 @@ class EnergyBook:
         by_kind = {"tx": sum(self.tx.values()), "rx": sum(self.rx.values()),
                    "cpu": sum(self.cpu.values()),
                    "idle": sum(self.idle(n, end) for n in self.nodes)}
+        radio = {} if self.radio is None else self._radio_summary(end, by_kind)
         return {"model": self.energy.model, "total_j": sum(by_kind.values()),
-                "by_kind_j": by_kind,
+                "by_kind_j": radio.pop("by_kind_j", by_kind), **radio,
                 "deaths": {str(n): t for n, t in sorted(self.deaths.items())},
                 "first_node_death": min(self.deaths.values(), default=math.nan),
                 "nodes_dead_at_end": len(self.deaths),
                 "residual_j": {str(n): self.residual(n, end) for n in self.nodes
                                if n not in self.mains},
                 "mains_powered": sorted(self.mains)}
+
+    def _radio_summary(self, end: float, charged: dict) -> dict:
+        """radio_states: joules by what the radio did (sending, receiving, listening: the
+        rest of ``charged``, the book's own sums), seconds per state over every node,
+        and each node's radio-on fraction of the run (tx, rx and listen time over
+        ``end``; 1 for an always-on radio that lived through the run)."""
+        watts = self.radio.watts
+        tx_j = watts["tx"] * sum(self.tx_s.values())
+        rx_j = watts["rx"] * sum(self.rx_s.values())
+        total = sum(charged.values())
+        states = [self.state_seconds(n, end) for n in self.nodes]
+        run_s = self.energy.seconds_per_unit * end
+        on = [(s["tx"] + s["rx"] + s["listen"]) / run_s if run_s > 0 else math.nan
+              for s in states]
+        return {"by_kind_j": {"tx": tx_j, "rx": rx_j, "cpu": charged["cpu"],
+                              "listen": total - tx_j - rx_j - charged["cpu"]},
+                "state_s": {state: sum(s[state] for s in states) for state in STATES},
+                "radio_on_fraction_mean": sum(on) / len(on) if on else math.nan,
+                "radio_on_fraction_max": max(on, default=math.nan),
+                "profile": self.energy.profile}

@@ -25,7 +25,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from emulator.energy import ENERGY_SCHEMA
+from emulator.energy import ENERGY_SCHEMA, FIRST_ORDER_KEYS, RADIO_STATES_KEYS
 from emulator.routing.params import ROUTING_SCHEMA
 from emulator.routing.params import TABLES as ROUTING_TABLES
 from topologies.radio import RADIO_SCHEMA
@@ -68,6 +68,11 @@ def _changed(table: dict, schema: dict, keep: tuple[str, ...]) -> tuple[str, ...
                  and table[key] != schema[key].default)
 
 
+def _only(keys: tuple[str, ...]) -> dict:
+    """``[energy]``'s schema for ``keys`` alone (the keys of one model)."""
+    return {key: ENERGY_SCHEMA[key] for key in keys}
+
+
 def _said(value) -> str:
     return f'"{value}"'
 
@@ -76,7 +81,8 @@ def inert_settings(spec: dict) -> list[Inert]:
     """The keys of a resolved spec (:func:`experiments.spec.resolve`) that its run does
     not read, one :class:`Inert` per table, in the spec's section order.
 
-    ``[run] spark_master`` off the Spark runtime; ``[energy]`` under ``model = "none"``; ``[radio]`` under ``unit_disk`` (which reads
+    ``[run] spark_master`` off the Spark runtime; ``[energy]`` under ``model = "none"``, and
+    one model's keys under the other (``first_order``, ``radio_states``); ``[radio]`` under ``unit_disk`` (which reads
     ``meters_per_unit`` only, for links' lengths, which only the energy model reads);
     ``[network] interference_radius`` on
     the ``links`` medium; ``[routing] seconds_per_unit`` under the ``oracle`` and each
@@ -100,6 +106,14 @@ def inert_settings(spec: dict) -> list[Inert]:
         found.append(Inert("energy", _changed(energy, ENERGY_SCHEMA, ("model",)),
                            'energy.model = "none"', "no node spends energy; "
                            '"first_order" gives batteries'))
+    elif energy["model"] == "first_order":
+        found.append(Inert("energy", _changed(energy, _only(RADIO_STATES_KEYS), ()),
+                           'energy.model = "first_order"', "the radio's states and "
+                           'currents are "radio_states"\'s'))
+    else:
+        found.append(Inert("energy", _changed(energy, _only(FIRST_ORDER_KEYS), ()),
+                           'energy.model = "radio_states"', "the radio's current in each "
+                           "state prices sending, receiving and listening"))
     radio = spec["radio"]
     if radio["model"] == "unit_disk":
         # the links' lengths in metres are the energy model's only

@@ -79,6 +79,16 @@ def _spec_sections() -> list[str]:
                   "message. A node whose battery empties dies (looked at every "
                   "`run.step`). d is each link's length: positions x "
                   "`radio.meters_per_unit`, so `e_amp_j_per_bit_m2` > 0 needs positions. "
+                  "`radio_states` (`emulator.radio_energy`): the radio is in one state at "
+                  "every instant (tx while sending a frame, rx while receiving one, "
+                  "listen the rest of its up time, off once dead; idle and sleep are for "
+                  "a duty-cycled MAC, which the transport does not have yet), and a node "
+                  "spends Σ current x `voltage_v` x time; a frame of b bytes is on air "
+                  "8 b / `bitrate_bps` + `phy_overhead_s` seconds. `profile` fills every "
+                  "value left at none; the time in each state per node is in "
+                  "metrics.parquet (`radio_<state>_s`), the summary has "
+                  "`radio_on_fraction_mean` and `radio_on_fraction_max`. Each model's own "
+                  "keys do nothing under the other (a warning names them). "
                   "Under `none` no key but `model` is read.",
         "streams": "The input streams.",
         "mininet": "Options of the Mininet backend.",

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from emulator.backends import BACKENDS as _BACKEND_REGISTRY
 from emulator.energy import ENERGY_SCHEMA
+from emulator.radio_energy import PROFILE_KEYS
 from emulator.routing import BACKEND_ROUTINGS, ROUTINGS
 from emulator.routing.params import ROUTING_SCHEMA
 from emulator.routing.params import TABLES as ROUTING_TABLES
@@ -560,7 +561,8 @@ def _jsonable(value):
 
 #: Keys hashed into a run's id only when they differ from this value: added after runs
 #: were stored, they leave the ids of specs that do not use them as they were.
-HASHED_WHEN_NOT = {("run", "warmup"): 0.0}
+HASHED_WHEN_NOT = {("run", "warmup"): 0.0, ("energy", "profile"): "cc2420",
+                   **{("energy", key): None for key in PROFILE_KEYS}}
 
 
 def run_id(spec: dict) -> str:

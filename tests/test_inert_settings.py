@@ -67,6 +67,10 @@ def said(tmp_path, extra: str) -> list[str]:
      'query.predicate = "equality"'),
     ("[network]\ninterference_radius = 0.2\n", "network", "interference_radius does",
      'network.medium = "links"'),
+    ('[energy]\nmodel = "radio_states"\nidle_w = 0.1\ne_rx_j_per_bit = 1e-7\n', "energy",
+     "e_rx_j_per_bit, idle_w do", 'energy.model = "radio_states"'),
+    ('[energy]\nmodel = "first_order"\nprofile = "wifi"\ntx_a = 0.2\n', "energy",
+     "profile, tx_a do", 'energy.model = "first_order"'),
 ])
 def test_each_inert_setting_is_warned_once_naming_keys_and_field(tmp_path, extra, field,
                                                                   keys, because):
