@@ -206,7 +206,9 @@ def run_energy(run: Run, row) -> dict:
             "cost_per_time_all_alive": cost_while_all_alive(
                 run.ledger, float(run.spec["run"]["duration"]) if math.isnan(first) else first),
             "tx_j": kinds.get("tx", math.nan), "rx_j": kinds.get("rx", math.nan),
-            "idle_j": kinds.get("idle", math.nan), "cpu_j": kinds.get("cpu", math.nan),
+            # radio_states calls the up time's idle power what it is: listening
+            "idle_j": kinds.get("idle", kinds.get("listen", math.nan)),
+            "cpu_j": kinds.get("cpu", math.nan),
             "results_per_joule": len(firsts) / total if total > 0 else math.nan,
             "results_before_first_death": float(
                 len(firsts) if math.isnan(first) else (firsts < first).sum()),
