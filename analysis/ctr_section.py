@@ -41,6 +41,7 @@ from matplotlib.figure import Figure
 from analysis import plots
 from analysis.algorithm_params import run_param
 from analysis.answers import COST_PER_RESULT, answer_changes, with_cost_per_result
+from analysis.axes import report_axes, sort_by_axes
 from experiments.store import Run, is_run_folder
 
 PREFIX = "ctr"
@@ -141,13 +142,23 @@ METRICS = ["overhead_measured", "overhead_predicted", "overhead_predicted_from_s
            "results_per_time", "recall", "duplicates", "late_tuples", "wall_seconds"]
 
 
-def configurations(info: pd.DataFrame) -> pd.DataFrame:
-    """Mean of :data:`METRICS` per (algorithm, configuration), after merging repeats of
-    the same run (same configuration and seed)."""
+def other_axes(runs: pd.DataFrame) -> list[str]:
+    """The swept axes beyond the source's configuration (streams, window, CTR's store,
+    the algorithm): a study's own (a variant, mobility, the radio, ...), held apart in
+    every table of the section."""
+    return [a for a in report_axes(runs)
+            if a not in ("algorithm.name", "streams.count", "query.window")
+            and not a.startswith("params.ctr.")]
+
+
+def configurations(info: pd.DataFrame, others: list[str] = ()) -> pd.DataFrame:
+    """Mean of :data:`METRICS` per (algorithm, configuration, value of each of
+    ``others``), after merging repeats of the same run (same configuration and seed)."""
     present = [m for m in METRICS if m in info.columns]
-    per_seed = info.groupby(["algorithm", *CONFIG, "seed"], dropna=False)[present].mean()
-    out = per_seed.groupby(["algorithm", *CONFIG], dropna=False).mean()
-    out["seeds"] = per_seed.groupby(["algorithm", *CONFIG], dropna=False).size()
+    keys = ["algorithm", *CONFIG, *others]
+    per_seed = info.groupby([*keys, "seed"], dropna=False)[present].mean()
+    out = per_seed.groupby(keys, dropna=False).mean()
+    out["seeds"] = per_seed.groupby(keys, dropna=False).size()
     return out.reset_index()
 
 
@@ -160,17 +171,18 @@ def _table(frame: pd.DataFrame, columns: list[tuple[str, str]]) -> str:
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
-def rule_of_thumb(conf: pd.DataFrame, ctr: str = "ctr") -> tuple[pd.DataFrame, float]:
-    """Per (streams, window, skew, hosts): ATR's and the CTR scheme ``ctr``'s cost and
-    overhead, the winner (lower communication cost), the rule's recommendation and
-    whether it held. Returns ``(table, small)``; ``small`` is the smallest window in the
-    runs."""
+def rule_of_thumb(conf: pd.DataFrame, ctr: str = "ctr",
+                  others: list[str] = ()) -> tuple[pd.DataFrame, float]:
+    """Per (streams, window, skew, hosts, value of each of ``others``): ATR's and the CTR
+    scheme ``ctr``'s cost and overhead, the winner (lower communication cost), the
+    rule's recommendation and whether it held. Returns ``(table, small)``; ``small`` is
+    the smallest window in the runs."""
     windows = sorted(w for w in conf["window"].unique() if math.isfinite(w))
     small = windows[0] if windows else 0.0
     rows = []
     both = conf[conf["algorithm"].isin(["atr", ctr])]
-    for (n, w, skew, hosts), g in both.groupby(["n", "window", "skew", "hosts"],
-                                               dropna=False):
+    for key, g in both.groupby([*CONFIG, *others], dropna=False):
+        n, w, skew, hosts = key[:4]
         by = g.set_index("algorithm")
         if not {"atr", ctr} <= set(by.index):
             continue
@@ -178,7 +190,7 @@ def rule_of_thumb(conf: pd.DataFrame, ctr: str = "ctr") -> tuple[pd.DataFrame, f
         winner = "atr" if cost["atr"] <= cost[ctr] else "ctr"
         rec = rule_class(skew, w, small)
         rows.append({"n": n, "window": w, "skew": skew, "hosts": hosts,
-                     "atr_cost": cost["atr"], "ctr_cost": cost[ctr],
+                     **dict(zip(others, key[4:])), "atr_cost": cost["atr"], "ctr_cost": cost[ctr],
                      "atr_overhead": over["atr"], "ctr_overhead": over[ctr],
                      "winner": winner, "rule": rec or "(no claim)",
                      "holds": "–" if rec is None else ("yes" if rec == winner else "no")})
@@ -217,14 +229,16 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     out_dir = Path(out_dir)
     runs = with_cost_per_result(runs)
     info = run_info(runs, run_dirs)
-    conf = configurations(info)
+    others = other_axes(info)
+    conf = configurations(info, others)
     parts = [("<p>Overhead = extra tuples per time unit beyond the input (replicated "
               "base tuples; for CTR also intermediate results). Predicted: Theorem B for "
               "ATR, Theorem D for CTR with measured M<sub>i</sub>, M<sub>ik</sub> and "
               "selectivities, and Theorem D from the spec alone. M = copies of a base "
               "tuple. Imbalance = max/mean over hosts.</p>")]
     cols = [("algorithm", "algorithm"), ("n", "streams"), ("window", "window"),
-            ("skew", "rate skew"), ("hosts", "hosts"), ("seeds", "seeds"),
+            ("skew", "rate skew"), ("hosts", "hosts"), *[(a, a) for a in others],
+            ("seeds", "seeds"),
             ("overhead_measured", "overhead measured"),
             ("overhead_predicted", "overhead predicted (measured M)"),
             ("overhead_predicted_from_spec", "overhead predicted (spec)"),
@@ -236,7 +250,7 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
             ("host_memory_peak_tuples", "memory / host (peak)"),
             ("results_per_time", "results / time"), ("recall", "recall"),
             ("duplicates", "duplicates"), ("late_tuples", "late tuples")]
-    ordered = conf.sort_values(["n", "window", "skew", "algorithm", "hosts"])
+    ordered = sort_by_axes(conf, ["n", "window", "skew", *others, "algorithm", "hosts"])
     parts.append("<h3>Per configuration</h3>" + _table(ordered, cols))
     schemes = [a for a in sorted(conf["algorithm"].unique()) if a != "single-host"]
     dist = conf[conf["algorithm"].isin(schemes)]
@@ -266,18 +280,19 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     if conf["n"].notna().any() and "comm_cost_per_time" in conf:
         png = figure_cost_vs_hosts(conf, out_dir / "figures")
         rel = png.relative_to(out_dir).as_posix()
+        pooled = f" Means over {', '.join(others)}." if others else ""
         parts.append(f'<figure><img src="{_e(rel)}" alt="cost vs hosts">'
-                     "<figcaption>Communication cost per time unit vs hosts.</figcaption>"
-                     "</figure>")
+                     "<figcaption>Communication cost per time unit vs hosts."
+                     f"{_e(pooled)}</figcaption></figure>")
     for ctr in (a for a in schemes if _is_ctr(a)):
-        parts.append(_rule_html(conf, ctr))
+        parts.append(_rule_html(conf, ctr, others))
     return "\n".join(parts)
 
 
-def _rule_html(conf: pd.DataFrame, ctr: str) -> str:
+def _rule_html(conf: pd.DataFrame, ctr: str, others: list[str] = ()) -> str:
     """The rule-of-thumb table of ATR against the CTR scheme ``ctr``."""
     parts = []
-    rule, small = rule_of_thumb(conf, ctr)
+    rule, small = rule_of_thumb(conf, ctr, others)
     if len(rule):
         title = "Rule of thumb" + (f" — ATR vs {ctr}" if ctr != "ctr" else "")
         parts.append(f"<h3>{_e(title)}</h3><p>ATR for one fast stream (rate skew ≥ "
@@ -289,6 +304,7 @@ def _rule_html(conf: pd.DataFrame, ctr: str) -> str:
                          f"{len(claims)} configurations where it makes a claim.</p>")
         parts.append(_table(rule, [("n", "streams"), ("window", "window"),
                                    ("skew", "rate skew"), ("hosts", "hosts"),
+                                   *[(a, a) for a in others],
                                    ("atr_cost", "ATR cost / time"),
                                    ("ctr_cost", "CTR cost / time"),
                                    ("atr_overhead", "ATR overhead"),
