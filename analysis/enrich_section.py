@@ -101,15 +101,21 @@ def _pair_keys(runs: pd.DataFrame) -> list[str]:
 
 def per_mode(runs: pd.DataFrame, metrics=METRICS, base_label: str = "on-demand"
              ) -> pd.DataFrame:
-    """Mean and CI of ``metrics`` per mode, and the stall reduction against
-    ``base_label``'s runs paired by seed and every other swept axis
-    (``stall_reduction``, a fraction); means pool the other axes."""
+    """Mean and CI of ``metrics`` per mode and value of every other swept axis (held
+    apart, never pooled: the frame's ``attrs["others"]`` names them, ``where`` says
+    them), and the stall reduction against ``base_label``'s runs paired by seed and
+    those axes (``stall_reduction``, a fraction)."""
     runs = _with_labels(runs)
     keys = _pair_keys(runs)
+    others = [k for k in keys if k != "seed"]
     base = runs.loc[runs["label"] == base_label, [*keys, "stall_time_total"]]
     rows = []
-    for label, g in sorted(runs.groupby("label"), key=lambda kv: kv[1]["order"].iloc[0]):
-        row = {"mode": label, "seeds": int(g["seed"].nunique())}
+    groups = runs.groupby(["label", *others], dropna=False)
+    for key, g in sorted(groups, key=lambda kv: (kv[1]["order"].iloc[0],
+                                                  *map(plots.value_order, kv[0][1:]))):
+        values = dict(zip(others, key[1:]))
+        row = {"mode": key[0], **values, "seeds": int(g["seed"].nunique()),
+               "where": ", ".join(f"{a} = {v}" for a, v in values.items())}
         for m, _ in metrics:
             if m in g:
                 row[m], row[f"{m}_ci95"], _ = mean_ci(g[m])
@@ -120,11 +126,14 @@ def per_mode(runs: pd.DataFrame, metrics=METRICS, base_label: str = "on-demand"
         row["exact"] = bool((g["results"] == g["expected_results"]).all()
                             and (g["duplicates"] == 0).all())
         rows.append(row)
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame.attrs["others"] = others
+    return frame
 
 
 def _table(frame: pd.DataFrame, metrics=METRICS) -> str:
-    cols = [("mode", "mode"), ("seeds", "seeds"), *metrics,
+    cols = [("mode", "mode"), *[(a, a) for a in frame.attrs.get("others", [])],
+            ("seeds", "seeds"), *metrics,
             ("stall_reduction", "stall cut vs on-demand")]
     head = "".join(f"<th>{html.escape(label)}</th>" for _, label in cols)
     body = []
@@ -154,11 +163,16 @@ def _scatter(frame: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, stem
                 continue
             ax.errorbar(r[x], r[y], xerr=_finite(r.get(f"{x}_ci95")),
                         yerr=_finite(r.get(f"{y}_ci95")), fmt=styles[r["mode"]]["marker"],
-                        color=styles[r["mode"]]["color"], label=r["mode"], capsize=3)
+                        color=styles[r["mode"]]["color"], label=_mode_at(r), capsize=3)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.legend(fontsize=7)
     return plots.save(fig, out_dir, f"{PREFIX}_{stem}")
+
+
+def _mode_at(row) -> str:
+    """A mode and, when the study sweeps other axes, where: ``on-demand (variant = a)``."""
+    return f"{row['mode']} ({row['where']})" if row.get("where") else row["mode"]
 
 
 def _finite(v):
@@ -178,7 +192,7 @@ def claim_html(frame: pd.DataFrame) -> str:
         if pd.isna(r.get("stall_reduction")):
             continue
         wasted = r["wasted_bytes"] / r["prefetch_bytes"] if r.get("prefetch_bytes") else 0.0
-        items.append(f"<li>{html.escape(r['mode'])}: stalls cut by "
+        items.append(f"<li>{html.escape(_mode_at(r))}: stalls cut by "
                      f"{fmt_ci(100 * r['stall_reduction'], 100 * r['stall_reduction_ci95'])} %"
                      f", precision {r['prefetch_precision']:.2f}: {100 * wasted:.0f} % of the "
                      f"prefetch bytes fetched rows nobody used</li>")
