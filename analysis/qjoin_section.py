@@ -29,8 +29,8 @@ from analysis.axes import report_axes
 from analysis.qjoin_data import PREFIX, at_usual_settings, interval_table, run_info
 from analysis.qjoin_figures import (figure_estimate, figure_sensitivity, figure_timeline,
                                     figure_vs_quser)
-from analysis.qjoin_stats import (context_numbers, hindsight_table, kslack_table, reductions,
-                                  summary_table)
+from analysis.qjoin_stats import (context_numbers, hindsight_table, kslack_table, other_axes,
+                                  reductions, summary_table)
 from analysis.qjoin_text import WHY, claims_html, escape, html_table, numbers_html
 
 
@@ -76,7 +76,7 @@ def section(runs: pd.DataFrame, run_dirs: list[Path], out_dir: Path) -> str:
     if not ks.empty:
         ks.to_csv(tables / f"{PREFIX}_kslack.csv", index=False)
         parts.append("<h3>K-slack over K</h3>" + html_table(
-            ks, ["K", "seeds", "recall", "recall_period_min", "latency_mean",
+            ks, [*other_axes(info), "K", "seeds", "recall", "recall_period_min", "latency_mean",
                  "latency_join_mean", "memory"]))
     parts.append(WHY)
     parts.append(numbers_html(context_numbers(info)))

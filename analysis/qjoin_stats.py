@@ -46,9 +46,7 @@ def reductions(info: pd.DataFrame) -> pd.DataFrame:
     mp = info[info["algorithm"] == "mp-k-slack"]
     if q.empty or mp.empty:
         return pd.DataFrame()
-    # every other swept axis (the radio, the mobility, ...) is held too; the report
-    # splits its named variants before this section, and parameters are QJoin's own
-    others = [a for a in report_axes(info) if a != "variant" and not a.startswith("params.")]
+    others = other_axes(info)
     keys = ["scenario", *others, "seed"]
     mp_by_seed = mp.groupby(keys, dropna=False)[["latency_mean", "latency_join_mean",
                                                  "memory", "memory_steady"]].mean()
@@ -70,15 +68,25 @@ def reductions(info: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def other_axes(info: pd.DataFrame) -> list[str]:
+    """The swept axes every QJoin table holds apart (the radio, the mobility, ...): the
+    report splits its named variants before this section, and parameters are the
+    algorithms' own."""
+    return [a for a in report_axes(info) if a != "variant" and not a.startswith("params.")]
+
+
 def kslack_table(info: pd.DataFrame) -> pd.DataFrame:
-    """K-slack's recall, latency and memory for each K (over seeds)."""
+    """K-slack's recall, latency and memory for each K and value of every other swept
+    axis (:func:`other_axes`, columns of the table), over seeds."""
     k = info[info["algorithm"] == "k-slack"]
+    others = other_axes(info)
     rows = []
-    for K, g in k.groupby("params.k-slack.K"):
+    for key, g in k.groupby([*others, "params.k-slack.K"], dropna=False):
         # one row per seed: a grid over Q_user repeats the same K-slack run
         g = g.groupby("seed")[["recall", "recall_period_min", "latency_mean",
                                "latency_join_mean", "memory"]].mean().reset_index()
-        row = {"K": K, "seeds": int(g["seed"].nunique())}
+        row = {**dict(zip(others, key[:-1])), "K": key[-1],
+               "seeds": int(g["seed"].nunique())}
         for m in ("recall", "recall_period_min", "latency_mean", "latency_join_mean", "memory"):
             row[m], row[f"{m}_ci95"], _ = mean_ci(g[m])
         rows.append(row)
