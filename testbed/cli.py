@@ -2,7 +2,7 @@
 
 ``testbed run SPEC``, ``testbed sweep SPEC``, ``testbed check SPEC``, ``testbed report DIR``,
 ``testbed topology validate|show FILE``, ``testbed profile RUN_DIR -o FILE``,
-``testbed rates RUN_DIR -o FILE``,
+``testbed rates RUN_DIR -o FILE``, ``testbed animate RUN_DIR -o run.gif``,
 ``testbed algorithms``.
 A spec error prints ``file: field: what was expected`` and exits with status 2.
 ``testbed run`` on a run that is complete already says so (``complete already,
@@ -162,6 +162,14 @@ def _cmd_rates(args) -> int:
     return 0
 
 
+def _cmd_animate(args) -> int:
+    from analysis.animate import animate
+
+    output_file(args.output, "--output")
+    print(animate(args.dir, args.output, frames=args.frames, fps=args.fps))
+    return 0
+
+
 def _cmd_algorithms(args) -> int:
     from spark_nodes.algorithms import registry
 
@@ -241,6 +249,17 @@ def parser() -> argparse.ArgumentParser:
     ra.add_argument("--input", help="one stream only (default: all inputs together)")
     ra.set_defaults(func=_cmd_rates)
 
+    an = sub.add_parser("animate", help="draw a run as an animation: nodes as they move "
+                        "and die, links, traffic per link, one flow's route, batteries")
+    an.add_argument("dir", help="a run folder")
+    an.add_argument("-o", "--output", required=True,
+                    help="the file to write: .gif, .html (self-contained) or .mp4 (ffmpeg)")
+    an.add_argument("--frames", type=whole_number, default=60,
+                    help="frames over the run (default 60)")
+    an.add_argument("--fps", type=positive_number, default=10.0,
+                    help="frames per second (default 10)")
+    an.set_defaults(func=_cmd_animate)
+
     a = sub.add_parser("algorithms", help="list algorithms and their parameters")
     a.set_defaults(func=_cmd_algorithms)
 
@@ -284,8 +303,17 @@ def jobs_argument(text: str) -> int:
     ...
     argparse.ArgumentTypeError: expected an integer >= 1 (runs at once), got '0'
     """
+    return whole_number(text, " (runs at once)")
+
+
+def whole_number(text: str, meaning: str = "") -> int:
+    """``--frames`` (and ``--jobs``): an integer >= 1.
+
+    >>> whole_number("60")
+    60
+    """
     if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1 (runs at once), got "
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1{meaning}, got "
                                          f"{text!r}")
     return int(text)
 
