@@ -61,7 +61,7 @@ from analysis.axes import axis_values, report_axes, sort_by_axes
 from analysis.families import (AXIS_SECTIONS, SUMMARY_SECTIONS, axis_sections_present,
                                families_present, section_families, section_module,
                                summary_sections_present)
-from analysis.loading import PROGRESS_MIN_RUNS, Run, RunFolderError, load, load_run
+from analysis.loading import PROGRESS_MIN_RUNS, Run, RunFolderError, load, load_run, run_paths
 from analysis.series import (cost_series, latencies, memory_series, recall_series,
                              step_values)
 from analysis.stats import aggregate, mean_band
@@ -479,7 +479,8 @@ def _page(title: str, sections: list[tuple[str, str, str]]) -> str:
 
 
 def write_report(directory: Any, out: Any = None, *,
-                 families: Mapping[str, frozenset[str]] | None = None) -> Path:
+                 families: Mapping[str, frozenset[str]] | None = None,
+                 animate: bool = False) -> Path:
     """Write the HTML report of a run folder or a sweep folder.
 
     The report is written into a staging folder beside ``out`` and renamed to ``out``
@@ -497,6 +498,9 @@ def write_report(directory: Any, out: Any = None, *,
         Family name -> algorithm names; a family present in the runs needs the module
         ``analysis.<family>_section``. Default: the registry's
         (:func:`analysis.families.section_families`).
+    animate : bool
+        Also draw every run as an animated GIF (:mod:`analysis.animate`), shown in a
+        section of its own (some seconds a run).
 
     Returns
     -------
@@ -524,7 +528,8 @@ def write_report(directory: Any, out: Any = None, *,
     if staging.exists():
         shutil.rmtree(staging)
     try:
-        _write(directory, runs, staging, families, modules, axis_modules, summary_modules)
+        _write(directory, runs, staging, families, modules, axis_modules, summary_modules,
+               animate)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -554,7 +559,7 @@ def _check_replaceable(out: Path, directory: Path) -> None:
 
 def _write(directory: Path, runs: pd.DataFrame, out: Path,
            families: Mapping[str, frozenset[str]], modules: dict, axis_modules: dict,
-           summary_modules: dict) -> None:
+           summary_modules: dict, animate: bool = False) -> None:
     """Every part of the report into ``out`` (the staging folder), report.html last."""
     figures, tables = out / "figures", out / "tables"
     figures.mkdir(parents=True, exist_ok=True)
@@ -610,9 +615,28 @@ def _write(directory: Path, runs: pd.DataFrame, out: Path,
                  for label, part in variants(runs)]
         if any(parts):
             sections.append((name, SUMMARY_SECTIONS[name][0], "\n".join(parts)))
+    if animate:
+        sections.append(("animations", "The runs, animated",
+                         _guarded("animations", _animations, runs, out)))
 
     (out / "report.html").write_text(_page(f"Report: {directory.name}", sections),
                                      encoding="utf-8")
+
+
+def _animations(runs: pd.DataFrame, out: Path) -> str:
+    """Each run drawn as a GIF into ``out/animations`` (:func:`analysis.animate.animate`),
+    shown one below the other with the run's name."""
+    from analysis.animate import animate
+
+    folder = out / "animations"
+    folder.mkdir(exist_ok=True)
+    parts = []
+    for run_dir in run_paths(runs):
+        gif = animate(run_dir, folder / f"{run_dir.name}.gif", frames=40)
+        parts.append(f'<figure><img src="animations/{_e(gif.name)}" alt="{_e(run_dir.name)}">'
+                     f"<figcaption>{_e(run_dir.name)}: data (blue), control (orange), one "
+                     "flow's route (green), batteries as colours</figcaption></figure>")
+    return "\n".join(parts)
 
 
 def _guarded(name: str, draw, *args) -> str:

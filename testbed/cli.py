@@ -114,7 +114,7 @@ def _cmd_report(args) -> int:
     from analysis.report import write_report
 
     output_folder(args.out, "--out")
-    print(write_report(Path(args.dir), out=args.out))
+    print(write_report(Path(args.dir), out=args.out, animate=args.animate))
     return 0
 
 
@@ -229,6 +229,9 @@ def parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="write report.html, plots and tables for a folder")
     rep.add_argument("dir", help="a run folder, a sweep folder or a folder of run folders")
     rep.add_argument("--out", help="report folder (default: DIR/report)")
+    rep.add_argument("--animate", action="store_true",
+                     help="also draw every run as an animated GIF in the report (see "
+                          "testbed animate; some seconds a run)")
     rep.set_defaults(func=_cmd_report)
 
     pr = sub.add_parser("profile", help="build a lookup profile from a traced run of an "

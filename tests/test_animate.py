@@ -58,3 +58,13 @@ def test_bad_input_is_one_line(moving_run, tmp_path, capsys, args, said):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and said in err and err.count("\n") == 1
+
+
+def test_the_report_shows_the_runs_animated_when_asked(moving_run, capsys):
+    assert main(["report", str(moving_run.path), "--animate"]) == 0
+    report = moving_run.path / "report" / "report.html"
+    text = report.read_text()
+    gif = report.parent / "animations" / f"{moving_run.path.name}.gif"
+    assert f'src="animations/{gif.name}"' in text and "animations skipped" not in text
+    with Image.open(gif) as frames:
+        assert frames.n_frames == 40
