@@ -2,7 +2,7 @@
 VENV   := .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-NS3    := $(VENV)/.installed-ns3
+NS3    := $(VENV)/.installed-ns3-sumo
 export PYSPARK_PYTHON        := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 
@@ -41,11 +41,12 @@ $(STAMP): setup.cfg pyproject.toml
 	@$(PY) -c 'from emulator.transport import warm_up; warm_up()'
 	@touch $@
 
-# ns-3 (the ns3 extra, about 70 s to install) for the tests' ns-3 cross-check only: `make
-# run` does without it. Its own stamp, so that an existing venv gets it too.
+# ns-3 and SUMO (the ns3 and sumo extras, 0.3 GB and 0.15 GB) for the tests' ns-3
+# cross-check and real SUMO runs only: `make run` does without them. Their own stamp, so
+# that an existing venv gets them too.
 $(NS3): $(STAMP)
-	@echo "installing into $(VENV): the ns3 extra (ns-3 3.44, for the ns-3 cross-check)"
-	@$(PY) -m pip install -q -e '.[test,ns3]' 2>&1 | $(QUIET_PIP)
+	@echo "installing into $(VENV): the ns3 and sumo extras (ns-3 3.44, SUMO, for the cross-checks)"
+	@$(PY) -m pip install -q -e '.[test,ns3,sumo]' 2>&1 | $(QUIET_PIP)
 	@touch $@
 
 # Without -v: the run's summary and its report's path are the last lines.
