@@ -203,7 +203,7 @@ class MacEngine:
                 raise ValueError(f"mac.nbytes: expected >= 0, got {nbytes}")
             return data_80211(std, nbytes, broadcast), 0.0
         mpdu = nbytes + std.header_bytes
-        if not 0 <= nbytes and mpdu <= std.max_psdu_bytes:
+        if not (0 <= nbytes and mpdu <= std.max_psdu_bytes):
             raise ValueError(f"mac.nbytes: expected 0..{std.max_psdu_bytes - std.header_bytes}"
                              f" (aMaxPHYPacketSize {std.max_psdu_bytes}), got {nbytes}")
         return data_802154(std, nbytes), std.ifs(mpdu)
