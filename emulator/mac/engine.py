@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from emulator.mac import kernel as k
-from emulator.mac.airtime import ack_802154, control_80211, data_802154, data_80211
+from emulator.mac.airtime import ack_80211, ack_802154, control_80211, data_802154, data_80211
 from emulator.mac.standards import CsmaCa802154, Dcf80211
 
 #: Outcome reasons by code (``Outcomes.reason``).
@@ -182,7 +182,7 @@ class MacEngine:
         if t < max(self.now, self._last_ready[node]):
             raise ValueError(f"mac.t: expected a time >= {max(self.now, self._last_ready[node])}"
                              f" (the clock, and node {node}'s last frame), got {t}")
-        air, ifs = self._airtime(nbytes, dst < 0)
+        air, ifs, ack = self._airtime(nbytes, dst < 0)
         f = self._frames
         if f == len(self._fr_i):
             self._fr_i = np.concatenate([self._fr_i, np.zeros_like(self._fr_i)])
@@ -190,23 +190,24 @@ class MacEngine:
         rts = isinstance(self.standard, Dcf80211) and dst >= 0 and \
             nbytes + self.standard.header_bytes > self.standard.rts_threshold_bytes
         self._fr_i[f] = (node, dst, handle, self._seq[node], int(rts), 0, -1)
-        self._fr_f[f] = (t, air, ifs)
+        self._fr_f[f] = (t, air, ifs, ack)
         self._seq[node] += 1
         self._frames += 1
         self._last_ready[node] = t
         self._pending.append(f)
 
-    def _airtime(self, nbytes: int, broadcast: bool) -> tuple[float, float]:
+    def _airtime(self, nbytes: int, broadcast: bool) -> tuple[float, float, float]:
+        """A frame's time on air, the sender's wait after it (802.15.4), its ACK's airtime."""
         std = self.standard
         if isinstance(std, Dcf80211):
             if nbytes < 0:
                 raise ValueError(f"mac.nbytes: expected >= 0, got {nbytes}")
-            return data_80211(std, nbytes, broadcast), 0.0
+            return data_80211(std, nbytes, broadcast), 0.0, ack_80211(std)
         mpdu = nbytes + std.header_bytes
         if not (0 <= nbytes and mpdu <= std.max_psdu_bytes):
             raise ValueError(f"mac.nbytes: expected 0..{std.max_psdu_bytes - std.header_bytes}"
                              f" (aMaxPHYPacketSize {std.max_psdu_bytes}), got {nbytes}")
-        return data_802154(std, nbytes), std.ifs(mpdu)
+        return data_802154(std, nbytes), std.ifs(mpdu), ack_802154(std)
 
     def advance(self, until: float) -> Outcomes:
         """Run the channel to ``until``; the outcomes of frames decided meanwhile."""
@@ -258,7 +259,6 @@ def _parameters(std, channel: Channel) -> tuple[np.ndarray, np.ndarray]:
         ip[k.STD] = k.DCF
         p[k.SLOT], p[k.SIFS], p[k.DIFS], p[k.EIFS] = std.slot, std.sifs, std.difs, std.eifs
         p[k.ACK_TIMEOUT], p[k.CTS_TIMEOUT] = std.ack_timeout, std.cts_timeout
-        p[k.ACK_AIR] = control_80211(std, std.ack_bytes)
         p[k.CTS_AIR] = control_80211(std, std.cts_bytes)
         p[k.RTS_AIR] = control_80211(std, std.rts_bytes)
         ip[k.CW_MIN], ip[k.CW_MAX] = std.cw_min, std.cw_max
@@ -267,7 +267,6 @@ def _parameters(std, channel: Channel) -> tuple[np.ndarray, np.ndarray]:
         ip[k.STD] = k.CSMA
         p[k.UNIT], p[k.CCA], p[k.TURN] = std.unit_backoff, std.cca, std.turnaround
         p[k.ACK_WAIT] = std.ack_wait
-        p[k.ACK_AIR] = ack_802154(std)
         ip[k.MIN_BE], ip[k.MAX_BE], ip[k.MAX_NB] = std.min_be, std.max_be, \
             std.max_csma_backoffs
         ip[k.RETRY_LIMIT] = std.max_frame_retries + 1    # retries after the first attempt

@@ -33,17 +33,17 @@ from numba import njit
 DCF, CSMA = 0, 1
 
 # Float parameters (p).
-SLOT, SIFS, DIFS, EIFS, ACK_TIMEOUT, CTS_TIMEOUT, ACK_AIR, CTS_AIR, RTS_AIR, LIFETIME, \
-    NOISE, DETECT, SINR, CS, UNIT, CCA, TURN, ACK_WAIT = range(18)
-N_P = 18
+SLOT, SIFS, DIFS, EIFS, ACK_TIMEOUT, CTS_TIMEOUT, CTS_AIR, RTS_AIR, LIFETIME, NOISE, DETECT, \
+    SINR, CS, UNIT, CCA, TURN, ACK_WAIT = range(17)
+N_P = 17
 # Int parameters (ip).
 STD, CW_MIN, CW_MAX, RETRY_LIMIT, QUEUE_LIMIT, MIN_BE, MAX_BE, MAX_NB = range(8)
 N_IP = 8
 
 # Node floats (nf columns).
-T_MAC, RESP_T, RESP_NAV, TX_END, TX_NAV, NAV, IDLE_FROM, BLOCK, EIFS_UNTIL, DEADLINE, \
-    BUSY_SINCE, BUSY_TIME, TOT_MW = range(13)
-N_NF = 13
+T_MAC, RESP_T, RESP_NAV, RESP_AIR, TX_END, TX_NAV, NAV, IDLE_FROM, BLOCK, EIFS_UNTIL, \
+    DEADLINE, BUSY_SINCE, BUSY_TIME, TOT_MW = range(14)
+N_NF = 14
 # Node ints (ni columns).
 STATE, CUR, SLOTS, CW, NB, BE, RESP_KIND, RESP_DST, TX_KIND, TX_DST, TX_FRAME, LOCK, \
     LOCK_OK, BUSY, CCA_BUSY, COLLISIONS, RETRIES, Q_HEAD, Q_TAIL, Q_LEN = range(20)
@@ -156,8 +156,8 @@ def _next_frame(now, j, nf, ni, p, fr_i, fr_f, out_h, out_node, out_t, out_att, 
 # Frame table columns: ints fr_i, floats fr_f.
 F_NODE, F_DST, F_HANDLE, F_SEQ, F_RTS, F_ATT, F_NEXT = range(7)
 N_FI = 7
-F_READY, F_AIR, F_IFS = range(3)
-N_FF = 3
+F_READY, F_AIR, F_IFS, F_ACK = range(4)   # F_ACK: its ACK's airtime
+N_FF = 4
 
 
 @njit(cache=True)
@@ -250,11 +250,13 @@ def _receive(now, i, j, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, 
                       fr_i[f, F_ATT], DELIVERED)
             ni[j, RESP_KIND], ni[j, RESP_DST] = K_ACK, i
             nf[j, RESP_T] = now + (p[SIFS] if ip[STD] == DCF else p[TURN])
+            nf[j, RESP_AIR] = fr_f[f, F_ACK]
         elif kind == K_RTS:
             if nf[j, NAV] <= now + EPS:                          # CTS only with NAV idle
                 ni[j, RESP_KIND], ni[j, RESP_DST] = K_CTS, i
                 nf[j, RESP_T] = now + p[SIFS]
                 nf[j, RESP_NAV] = nf[i, TX_NAV]
+                nf[j, RESP_AIR] = p[CTS_AIR]
         elif kind == K_CTS:
             if ni[j, STATE] == S_WAIT_CTS and fr_i[ni[j, CUR], F_DST] == i:
                 ni[j, STATE] = S_SEND_DATA
@@ -339,22 +341,20 @@ def _start_data(now, j, nf, ni, p, fr_i, fr_f):
     """Node ``j`` puts its current frame (or its RTS) on air."""
     f = ni[j, CUR]
     dst = fr_i[f, F_DST]
-    air = fr_f[f, F_AIR]
+    air, ack = fr_f[f, F_AIR], fr_f[f, F_ACK]
     if dst < 0:
         fr_i[f, F_ATT] += 1
         _put_on_air(now, j, K_BCAST, -1, f, now + air, 0.0, nf, ni)
     elif ni[j, STATE] == S_SEND_DATA:             # after the CTS: not a new attempt
-        _put_on_air(now, j, K_DATA, dst, f, now + air, now + air + p[SIFS] + p[ACK_AIR],
-                    nf, ni)
+        _put_on_air(now, j, K_DATA, dst, f, now + air, now + air + p[SIFS] + ack, nf, ni)
     elif fr_i[f, F_RTS] == 1:
         fr_i[f, F_ATT] += 1
         end = now + p[RTS_AIR]
-        nav = end + 3 * p[SIFS] + p[CTS_AIR] + air + p[ACK_AIR]
+        nav = end + 3 * p[SIFS] + p[CTS_AIR] + air + ack
         _put_on_air(now, j, K_RTS, dst, f, end, nav, nf, ni)
     else:
         fr_i[f, F_ATT] += 1
-        _put_on_air(now, j, K_DATA, dst, f, now + air, now + air + p[SIFS] + p[ACK_AIR],
-                    nf, ni)
+        _put_on_air(now, j, K_DATA, dst, f, now + air, now + air + p[SIFS] + ack, nf, ni)
     ni[j, SLOTS] = -1
 
 
@@ -501,9 +501,9 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
                 nf[j, RESP_T] = np.inf
                 if ni[j, TX_KIND] < 0:
                     kind = ni[j, RESP_KIND]
-                    air = p[ACK_AIR] if kind == K_ACK else p[CTS_AIR]
                     nav = nf[j, RESP_NAV] if kind == K_CTS else 0.0
-                    _put_on_air(now, j, kind, ni[j, RESP_DST], -1, now + air, nav, nf, ni)
+                    _put_on_air(now, j, kind, ni[j, RESP_DST], -1, now + nf[j, RESP_AIR], nav,
+                                nf, ni)
                     scratch[m] = j
                     m += 1
             elif nf[j, T_MAC] <= now + EPS and ni[j, TX_KIND] >= 0:

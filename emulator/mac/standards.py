@@ -33,8 +33,8 @@ class Dcf80211:
     ``ack_timeout`` and ``cts_timeout`` count from the end of the frame they answer, as
     ns-3's ``FrameExchangeManager`` sets them: SIFS + a slot + the answer's preamble and
     PLCP header (the answer is expected to have begun by then). ``eifs`` is SIFS + an ACK
-    at the basic rate + DIFS (802.11-2020 10.3.2.3.7), the wait after a frame received in
-    error. ``queue_limit`` and ``lifetime`` are ns-3's ``WifiMacQueue`` ``MaxSize``
+    at 1 Mbit/s, the lowest rate, + DIFS (802.11-2020 10.3.2.3.7), the wait after a frame
+    received in error. ``queue_limit`` and ``lifetime`` are ns-3's ``WifiMacQueue`` ``MaxSize``
     (500 frames) and ``MaxDelay`` (500 ms). ``retry_limit`` counts transmission attempts
     of a frame, as ns-3's ``FrameRetryLimit`` ("the maximum number of transmission
     attempts of a frame that are made before a failure condition is indicated") and the
@@ -68,7 +68,8 @@ class Dcf80211:
     @property
     def eifs(self) -> float:
         """EIFS = SIFS + an ACK at the basic rate + DIFS."""
-        return self.sifs + dsss_airtime(self.ack_bytes, self.basic_rate, self.preamble_header) + self.difs
+        return self.sifs + dsss_airtime(self.ack_bytes, DSSS_RATES[0], self.preamble_header) \
+            + self.difs
 
     @property
     def ack_timeout(self) -> float:
