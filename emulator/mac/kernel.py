@@ -1,0 +1,524 @@
+"""The MAC engine's compiled core: one channel, N nodes, 802.11 DCF or 802.15.4 CSMA/CA.
+
+Everything is a number in arrays the wrapper (:class:`emulator.mac.engine.MacEngine`)
+owns, so a run can stop at any time and go on: per node a row of floats ``nf`` and a
+row of ints ``ni`` (the columns below), per frame a row of the frame table, and a few
+global cells. :func:`advance` runs the events up to a time and writes outcome rows.
+
+The channel (ns-3's ``InterferenceHelper`` and preamble rule): every node hears every
+transmission at ``rx_mw[sender, node]``; a node not transmitting and not already
+receiving locks onto a frame that starts with SINR >= ``sinr`` (the others on air,
+those starting at the same instant included, are the interference) and power >=
+``detect``; the frame is received if its SINR stays above ``sinr`` to its end (the
+interference only rises when a frame starts, so it is checked then). No capture: a
+locked receiver ignores any later, stronger frame, as ns-3 does without a
+``FrameCaptureModel``. A node that starts transmitting loses what it was receiving
+(half duplex). A node senses the channel busy while it transmits, receives, or hears a
+total power >= ``cs``.
+
+Frames that start at the same instant do not sense each other (a slot is long enough
+for carrier sense to miss a frame begun in the same slot): the events of one instant
+are taken in three phases, ends, then arrivals and timers, then every transmission
+they start at once.
+
+>>> SLOT, DCF, CSMA
+(0, 0, 1)
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Standards (ip[STD]).
+DCF, CSMA = 0, 1
+
+# Float parameters (p).
+SLOT, SIFS, DIFS, EIFS, ACK_TIMEOUT, CTS_TIMEOUT, CTS_AIR, RTS_AIR, LIFETIME, NOISE, DETECT, \
+    SINR, CS, UNIT, CCA, TURN, ACK_WAIT = range(17)
+N_P = 17
+# Int parameters (ip).
+STD, CW_MIN, CW_MAX, RETRY_LIMIT, QUEUE_LIMIT, MIN_BE, MAX_BE, MAX_NB = range(8)
+N_IP = 8
+
+# Node floats (nf columns).
+T_MAC, RESP_T, RESP_NAV, RESP_AIR, TX_END, TX_NAV, NAV, IDLE_FROM, BLOCK, EIFS_UNTIL, \
+    DEADLINE, BUSY_SINCE, BUSY_TIME, TOT_MW = range(14)
+N_NF = 14
+# Node ints (ni columns).
+STATE, CUR, SLOTS, CW, NB, BE, RESP_KIND, RESP_DST, TX_KIND, TX_DST, TX_FRAME, LOCK, \
+    LOCK_OK, BUSY, CCA_BUSY, COLLISIONS, RETRIES, Q_HEAD, Q_TAIL, Q_LEN = range(20)
+N_NI = 20
+
+# MAC states.
+S_IDLE, S_CONTEND, S_TX, S_WAIT_CTS, S_WAIT_ACK, S_SEND_DATA, S_BACKOFF, S_CCA, S_TURN, \
+    S_IFS = range(10)
+# Frame kinds on air (ni[TX_KIND], ni[RESP_KIND]); -1: none.
+K_DATA, K_BCAST, K_RTS, K_CTS, K_ACK = range(5)
+
+# Outcome reasons.
+DELIVERED, RETRY_LIMIT_R, CHANNEL_ACCESS_FAILURE, COLLISION, QUEUE_FULL, QUEUE_EXPIRED = \
+    range(6)
+N_REASONS = 6
+
+# Global cells (g): the next arrival to take, the RNG state lives in its own array.
+G_ARRIVAL, G_OUT = range(2)
+
+#: Two times closer than this are one instant (sums of the same durations in another order).
+EPS = 1e-12
+
+
+@njit(cache=True)
+def _draw(rng, k):
+    """A uniform integer in ``0..k`` from splitmix64 (its state in ``rng[0]``)."""
+    z = rng[0] + np.uint64(0x9E3779B97F4A7C15)
+    rng[0] = z
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.int64(z % np.uint64(k + 1))
+
+
+@njit(cache=True)
+def _busy(nf, ni, p, j):
+    """Node ``j`` senses the channel busy: transmitting, receiving, or energy >= cs."""
+    return ni[j, TX_KIND] >= 0 or ni[j, LOCK] >= 0 or nf[j, TOT_MW] >= p[CS]
+
+
+@njit(cache=True)
+def _resume(nf, p, j):
+    """When ``j``'s backoff counts its first slot: ns-3's access-grant start + AIFS."""
+    r = nf[j, IDLE_FROM] + p[DIFS]
+    r = max(r, nf[j, NAV] + p[DIFS])
+    r = max(r, nf[j, BLOCK] + p[DIFS])
+    return max(r, nf[j, EIFS_UNTIL])
+
+
+@njit(cache=True)
+def _emit(out_h, out_node, out_t, out_att, out_r, g, handle, node, t, att, reason):
+    k = g[G_OUT]
+    out_h[k], out_node[k], out_t[k], out_att[k], out_r[k] = handle, node, t, att, reason
+    g[G_OUT] = k + 1
+
+
+@njit(cache=True)
+def _transitions(now, nf, ni, p, ip):
+    """Book every change between busy and idle at ``now``: busy time, frozen backoffs."""
+    for j in range(nf.shape[0]):
+        busy = _busy(nf, ni, p, j)
+        if busy and ni[j, BUSY] == 0:
+            ni[j, BUSY] = 1
+            nf[j, BUSY_SINCE] = now
+            if ip[STD] == DCF and ni[j, SLOTS] > 0:
+                start = _resume(nf, p, j)
+                if now > start:
+                    gone = np.int64(np.floor((now - start) / p[SLOT] + 1e-9))
+                    ni[j, SLOTS] = max(0, ni[j, SLOTS] - gone)
+            if ni[j, STATE] == S_CCA:
+                ni[j, CCA_BUSY] = 1
+        elif not busy and ni[j, BUSY] == 1:
+            ni[j, BUSY] = 0
+            nf[j, BUSY_TIME] += now - nf[j, BUSY_SINCE]
+            nf[j, IDLE_FROM] = now
+
+
+@njit(cache=True)
+def _total_power(nf, ni, rx_mw):
+    """Each node's received power from every transmission on air (its own left out)."""
+    n = nf.shape[0]
+    for j in range(n):
+        nf[j, TOT_MW] = 0.0
+    for i in range(n):
+        if ni[i, TX_KIND] >= 0:
+            for j in range(n):
+                if j != i:
+                    nf[j, TOT_MW] += rx_mw[i, j]
+
+
+@njit(cache=True)
+def _next_frame(now, j, nf, ni, p, fr_i, fr_f, out_h, out_node, out_t, out_att, out_r,
+                g, drops):
+    """Take ``j``'s next queued frame (dropping the expired ones), or -1."""
+    while ni[j, Q_LEN] > 0:
+        f = ni[j, Q_HEAD]
+        ni[j, Q_HEAD] = fr_i[f, F_NEXT]
+        ni[j, Q_LEN] -= 1
+        if ni[j, Q_LEN] == 0:
+            ni[j, Q_TAIL] = -1
+        if now - fr_f[f, F_READY] > p[LIFETIME] + EPS:
+            drops[QUEUE_EXPIRED] += 1
+            _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j, now,
+                  0, QUEUE_EXPIRED)
+            continue
+        return f
+    return -1
+
+
+# Frame table columns: ints fr_i, floats fr_f.
+F_NODE, F_DST, F_HANDLE, F_SEQ, F_RTS, F_ATT, F_NEXT = range(7)
+N_FI = 7
+F_READY, F_AIR, F_IFS, F_ACK = range(4)   # F_ACK: its ACK's airtime
+N_FF = 4
+
+
+@njit(cache=True)
+def _start_csma(j, ni, nf, p, ip, rng, now):
+    """802.15.4: NB = 0, BE = macMinBE, and the first random backoff."""
+    ni[j, NB] = 0
+    ni[j, BE] = ip[MIN_BE]
+    ni[j, STATE] = S_BACKOFF
+    nf[j, T_MAC] = now + _draw(rng, (1 << ip[MIN_BE]) - 1) * p[UNIT]
+
+
+@njit(cache=True)
+def _begin(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att, out_r,
+           g, drops):
+    """Node ``j`` is free: take its next frame and start contending, or go idle."""
+    f = _next_frame(now, j, nf, ni, p, fr_i, fr_f, out_h, out_node, out_t, out_att, out_r,
+                    g, drops)
+    ni[j, CUR] = f
+    nf[j, T_MAC] = np.inf
+    if f < 0:
+        ni[j, STATE] = S_IDLE
+    elif ip[STD] == CSMA:
+        _start_csma(j, ni, nf, p, ip, rng, now)
+    else:
+        ni[j, STATE] = S_CONTEND
+        if ni[j, SLOTS] < 0 or (ni[j, SLOTS] == 0 and _busy(nf, ni, p, j)):
+            # No backoff left over: none if the channel is idle, one if it is busy.
+            ni[j, SLOTS] = _draw(rng, ni[j, CW]) if _busy(nf, ni, p, j) else 0
+
+
+@njit(cache=True)
+def _finish(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+            out_r, g, drops):
+    """``j``'s frame is done (acknowledged, broadcast or dropped): reset and go on."""
+    f = ni[j, CUR]
+    ni[j, CUR] = -1
+    if ip[STD] == DCF:
+        ni[j, CW] = ip[CW_MIN]
+        ni[j, SLOTS] = _draw(rng, ni[j, CW])     # the post-backoff after every frame
+        _begin(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+               out_r, g, drops)
+    else:
+        ni[j, STATE] = S_IFS
+        nf[j, T_MAC] = now + fr_f[f, F_IFS]
+
+
+@njit(cache=True)
+def _fail(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att, out_r,
+          g, drops):
+    """No CTS or ACK came for ``j``'s frame: retry it, or drop it at the retry limit."""
+    f = ni[j, CUR]
+    if fr_i[f, F_ATT] >= ip[RETRY_LIMIT]:
+        drops[RETRY_LIMIT_R] += 1
+        _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j, now,
+              fr_i[f, F_ATT], RETRY_LIMIT_R)
+        _finish(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+                out_r, g, drops)
+        return
+    ni[j, RETRIES] += 1
+    if ip[STD] == DCF:
+        ni[j, CW] = min(2 * ni[j, CW] + 1, ip[CW_MAX])
+        ni[j, SLOTS] = _draw(rng, ni[j, CW])
+        nf[j, BLOCK] = now                       # access again DIFS after the timeout
+        ni[j, STATE] = S_CONTEND
+        nf[j, T_MAC] = np.inf
+    else:
+        _start_csma(j, ni, nf, p, ip, rng, now)
+
+
+@njit(cache=True)
+def _receive(now, i, j, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node,
+             out_t, out_att, out_r, g, drops):
+    """Node ``j`` ends receiving ``i``'s frame, received whole (ok) or not."""
+    kind, dst, f = ni[i, TX_KIND], ni[i, TX_DST], ni[i, TX_FRAME]
+    ok = ni[j, LOCK_OK] == 1
+    ni[j, LOCK] = -1
+    if not ok:
+        ni[j, COLLISIONS] += 1
+        if ip[STD] == DCF:
+            nf[j, EIFS_UNTIL] = now + p[EIFS]
+    else:
+        nf[j, EIFS_UNTIL] = 0.0
+        if dst != j:
+            if kind != K_BCAST:
+                nf[j, NAV] = max(nf[j, NAV], nf[i, TX_NAV])   # virtual carrier sense
+        elif kind == K_DATA:
+            if last_seq[i, j] != fr_i[f, F_SEQ]:                # not a duplicate
+                last_seq[i, j] = fr_i[f, F_SEQ]
+                _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j, now,
+                      fr_i[f, F_ATT], DELIVERED)
+            ni[j, RESP_KIND], ni[j, RESP_DST] = K_ACK, i
+            nf[j, RESP_T] = now + (p[SIFS] if ip[STD] == DCF else p[TURN])
+            nf[j, RESP_AIR] = fr_f[f, F_ACK]
+        elif kind == K_RTS:
+            if nf[j, NAV] <= now + EPS:                          # CTS only with NAV idle
+                ni[j, RESP_KIND], ni[j, RESP_DST] = K_CTS, i
+                nf[j, RESP_T] = now + p[SIFS]
+                nf[j, RESP_NAV] = nf[i, TX_NAV]
+                nf[j, RESP_AIR] = p[CTS_AIR]
+        elif kind == K_CTS:
+            if ni[j, STATE] == S_WAIT_CTS and fr_i[ni[j, CUR], F_DST] == i:
+                ni[j, STATE] = S_SEND_DATA
+                nf[j, T_MAC] = now + p[SIFS]
+                return
+        elif kind == K_ACK:
+            if ni[j, STATE] == S_WAIT_ACK and fr_i[ni[j, CUR], F_DST] == i:
+                _finish(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t,
+                        out_att, out_r, g, drops)
+                return
+    # Anything else heard while waiting for a CTS or an ACK: a failure once past the timeout.
+    if (ni[j, STATE] == S_WAIT_ACK or ni[j, STATE] == S_WAIT_CTS) and \
+            now + EPS >= nf[j, DEADLINE]:
+        _fail(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att, out_r,
+              g, drops)
+
+
+@njit(cache=True)
+def _end_of_own(now, i, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+                out_r, g, drops):
+    """Sender ``i``'s frame has left the antenna: wait for the answer, or be done."""
+    kind = ni[i, TX_KIND]
+    if kind == K_DATA:
+        ni[i, STATE] = S_WAIT_ACK
+        nf[i, DEADLINE] = now + (p[ACK_TIMEOUT] if ip[STD] == DCF else p[ACK_WAIT])
+        nf[i, T_MAC] = nf[i, DEADLINE]
+    elif kind == K_RTS:
+        ni[i, STATE] = S_WAIT_CTS
+        nf[i, DEADLINE] = now + p[CTS_TIMEOUT]
+        nf[i, T_MAC] = nf[i, DEADLINE]
+    elif kind == K_BCAST:
+        _finish(now, i, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+                out_r, g, drops)
+
+
+@njit(cache=True)
+def _ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node, out_t,
+          out_att, out_r, g, drops, ending):
+    """Every transmission ending at ``now`` leaves the air, then is received or not."""
+    n = nf.shape[0]
+    m = 0
+    for i in range(n):
+        if ni[i, TX_KIND] >= 0 and nf[i, TX_END] <= now + EPS:
+            ending[m] = i
+            m += 1
+    for k in range(m):
+        i = ending[k]
+        if ni[i, TX_KIND] == K_BCAST:   # every node in range: received, or lost to the channel
+            f = ni[i, TX_FRAME]
+            for j in range(n):
+                if j != i and rx_mw[i, j] >= p[DETECT] and rx_mw[i, j] >= p[SINR] * p[NOISE]:
+                    got = ni[j, LOCK] == i and ni[j, LOCK_OK] == 1
+                    if not got:
+                        drops[COLLISION] += 1
+                    _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j,
+                          now, fr_i[f, F_ATT], DELIVERED if got else COLLISION)
+    for k in range(m):
+        i = ending[k]
+        for j in range(n):
+            if ni[j, LOCK] == i:
+                _receive(now, i, j, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h,
+                         out_node, out_t, out_att, out_r, g, drops)
+    for k in range(m):
+        i = ending[k]
+        _end_of_own(now, i, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+                    out_r, g, drops)
+        ni[i, TX_KIND] = -1
+    _total_power(nf, ni, rx_mw)
+    return m
+
+
+@njit(cache=True)
+def _put_on_air(now, i, kind, dst, f, end, nav, nf, ni):
+    ni[i, TX_KIND], ni[i, TX_DST], ni[i, TX_FRAME] = kind, dst, f
+    nf[i, TX_END], nf[i, TX_NAV] = end, nav
+    ni[i, LOCK] = -1                  # half duplex: whatever it was receiving is lost
+    ni[i, STATE] = S_TX if kind <= K_RTS else ni[i, STATE]
+
+
+@njit(cache=True)
+def _start_data(now, j, nf, ni, p, fr_i, fr_f):
+    """Node ``j`` puts its current frame (or its RTS) on air."""
+    f = ni[j, CUR]
+    dst = fr_i[f, F_DST]
+    air, ack = fr_f[f, F_AIR], fr_f[f, F_ACK]
+    if dst < 0:
+        fr_i[f, F_ATT] += 1
+        _put_on_air(now, j, K_BCAST, -1, f, now + air, 0.0, nf, ni)
+    elif ni[j, STATE] == S_SEND_DATA:             # after the CTS: not a new attempt
+        _put_on_air(now, j, K_DATA, dst, f, now + air, now + air + p[SIFS] + ack, nf, ni)
+    elif fr_i[f, F_RTS] == 1:
+        fr_i[f, F_ATT] += 1
+        end = now + p[RTS_AIR]
+        nav = end + 3 * p[SIFS] + p[CTS_AIR] + air + ack
+        _put_on_air(now, j, K_RTS, dst, f, end, nav, nf, ni)
+    else:
+        fr_i[f, F_ATT] += 1
+        _put_on_air(now, j, K_DATA, dst, f, now + air, now + air + p[SIFS] + ack, nf, ni)
+    ni[j, SLOTS] = -1
+
+
+@njit(cache=True)
+def _locks(nf, ni, p, rx_mw, started, m):
+    """After ``m`` transmissions start: locked receivers re-judged, idle ones lock on."""
+    n = nf.shape[0]
+    for j in range(n):
+        if ni[j, TX_KIND] >= 0:
+            continue
+        k = ni[j, LOCK]
+        if k >= 0:
+            s = rx_mw[k, j]
+            if s < p[SINR] * (p[NOISE] + nf[j, TOT_MW] - s):
+                ni[j, LOCK_OK] = 0
+            continue
+        best, best_s = -1, 0.0
+        for q in range(m):
+            i = started[q]
+            if rx_mw[i, j] > best_s:
+                best, best_s = i, rx_mw[i, j]
+        if best >= 0 and best_s >= p[DETECT] and \
+                best_s >= p[SINR] * (p[NOISE] + nf[j, TOT_MW] - best_s):
+            ni[j, LOCK], ni[j, LOCK_OK] = best, 1
+
+
+@njit(cache=True)
+def _timer(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att, out_r,
+           g, drops):
+    """``j``'s MAC timer fires; return True if ``j`` starts transmitting its frame now."""
+    st = ni[j, STATE]
+    nf[j, T_MAC] = np.inf
+    if st == S_CONTEND or st == S_SEND_DATA or st == S_TURN:
+        return True
+    if st == S_WAIT_ACK or st == S_WAIT_CTS:
+        if ni[j, LOCK] < 0:        # else the frame being received decides, at its end
+            _fail(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+                  out_r, g, drops)
+    elif st == S_BACKOFF:
+        ni[j, STATE] = S_CCA
+        ni[j, CCA_BUSY] = 1 if _busy(nf, ni, p, j) else 0
+        nf[j, T_MAC] = now + p[CCA]
+    elif st == S_CCA:
+        if ni[j, CCA_BUSY] == 1 or _busy(nf, ni, p, j):
+            ni[j, NB] += 1
+            if ni[j, NB] > ip[MAX_NB]:
+                f = ni[j, CUR]
+                drops[CHANNEL_ACCESS_FAILURE] += 1
+                _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j, now,
+                      fr_i[f, F_ATT], CHANNEL_ACCESS_FAILURE)
+                ni[j, CUR] = -1
+                _begin(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t,
+                       out_att, out_r, g, drops)
+            else:
+                ni[j, BE] = min(ni[j, BE] + 1, ip[MAX_BE])
+                ni[j, STATE] = S_BACKOFF
+                nf[j, T_MAC] = now + _draw(rng, (1 << ni[j, BE]) - 1) * p[UNIT]
+        else:
+            ni[j, STATE] = S_TURN
+            nf[j, T_MAC] = now + p[TURN]
+    elif st == S_IFS:
+        _begin(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+               out_r, g, drops)
+    return False
+
+
+@njit(cache=True)
+def _arrive(now, f, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att, out_r,
+            g, drops):
+    """Frame ``f`` reaches its node's queue (or is refused: the queue is full)."""
+    j = fr_i[f, F_NODE]
+    if ni[j, Q_LEN] + (1 if ni[j, CUR] >= 0 else 0) >= ip[QUEUE_LIMIT]:
+        drops[QUEUE_FULL] += 1
+        _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j, now, 0,
+              QUEUE_FULL)
+        return
+    fr_i[f, F_NEXT] = -1
+    if ni[j, Q_LEN] == 0:
+        ni[j, Q_HEAD] = f
+    else:
+        fr_i[ni[j, Q_TAIL], F_NEXT] = f
+    ni[j, Q_TAIL] = f
+    ni[j, Q_LEN] += 1
+    if ni[j, STATE] == S_IDLE:
+        _begin(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+               out_r, g, drops)
+
+
+@njit(cache=True)
+def _contend_times(now, nf, ni, p, ip):
+    """802.11: when each contending node's backoff ends, or never while it senses busy."""
+    for j in range(nf.shape[0]):
+        if ni[j, STATE] == S_CONTEND:
+            if _busy(nf, ni, p, j):
+                nf[j, T_MAC] = np.inf
+            else:
+                nf[j, T_MAC] = max(now, _resume(nf, p, j) + ni[j, SLOTS] * p[SLOT])
+
+
+@njit(cache=True)
+def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arrivals,
+            out_h, out_node, out_t, out_att, out_r, drops, scratch):
+    """Run every event at or before ``until``; return False if the outputs filled first.
+
+    ``arrivals`` are frame numbers in ready order, from ``g[G_ARRIVAL]`` on; ``gf[0]``
+    is the clock. Outcome rows are written from ``g[G_OUT]``; the wrapper empties them.
+    """
+    n = nf.shape[0]
+    room = out_h.shape[0] - (n * n + 4 * n)
+    while True:
+        if g[G_OUT] > room:
+            return False
+        t = np.inf
+        a = g[G_ARRIVAL]
+        if a < arrivals.shape[0]:
+            t = fr_f[arrivals[a], F_READY]
+        for j in range(n):
+            t = min(t, nf[j, T_MAC], nf[j, RESP_T])
+            if ni[j, TX_KIND] >= 0:
+                t = min(t, nf[j, TX_END])
+        if t > until or t == np.inf:
+            gf[0] = max(gf[0], until) if until < np.inf else gf[0]
+            return True
+        now = max(t, gf[0])
+        gf[0] = now
+        # 1. Ends of transmissions, and what they leave received.
+        if _ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node,
+                 out_t, out_att, out_r, g, drops, scratch) > 0:
+            _transitions(now, nf, ni, p, ip)
+            if ip[STD] == DCF:
+                _contend_times(now, nf, ni, p, ip)
+        # 2. Arrivals.
+        while g[G_ARRIVAL] < arrivals.shape[0] and \
+                fr_f[arrivals[g[G_ARRIVAL]], F_READY] <= now + EPS:
+            _arrive(now, arrivals[g[G_ARRIVAL]], nf, ni, p, ip, rng, fr_i, fr_f, out_h,
+                    out_node, out_t, out_att, out_r, g, drops)
+            g[G_ARRIVAL] += 1
+        if ip[STD] == DCF:
+            _contend_times(now, nf, ni, p, ip)
+        # 3. Timers and answers due now; every frame they start goes on air together.
+        m = 0
+        for j in range(n):
+            if nf[j, RESP_T] <= now + EPS:
+                nf[j, RESP_T] = np.inf
+                if ni[j, TX_KIND] < 0:
+                    kind = ni[j, RESP_KIND]
+                    nav = nf[j, RESP_NAV] if kind == K_CTS else 0.0
+                    _put_on_air(now, j, kind, ni[j, RESP_DST], -1, now + nf[j, RESP_AIR], nav,
+                                nf, ni)
+                    scratch[m] = j
+                    m += 1
+            elif nf[j, T_MAC] <= now + EPS and ni[j, TX_KIND] >= 0:
+                nf[j, T_MAC] = nf[j, TX_END]    # sending an answer: the timer waits for it
+            elif nf[j, T_MAC] <= now + EPS:
+                if _timer(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t,
+                          out_att, out_r, g, drops):
+                    _start_data(now, j, nf, ni, p, fr_i, fr_f)
+                    scratch[m] = j
+                    m += 1
+        if m > 0:
+            for q in range(m):
+                nf[scratch[q], T_MAC] = np.inf
+            _total_power(nf, ni, rx_mw)
+            _locks(nf, ni, p, rx_mw, scratch, m)
+        _transitions(now, nf, ni, p, ip)
+        if ip[STD] == DCF:
+            _contend_times(now, nf, ni, p, ip)
