@@ -124,6 +124,14 @@ def _positive_pair(name: str, value: object) -> tuple[float, float]:
     return float(value[0]), float(value[1])
 
 
+def _speed_range(speed: object) -> tuple[float, float]:
+    """``speed`` as ``(low, high)`` with ``0 < low <= high``."""
+    low, high = _positive_pair("speed", speed)
+    if high < low:
+        raise ValueError(f"speed: expected [low, high] with low <= high, got {speed!r}")
+    return low, high
+
+
 def random_waypoint(nodes: int | Iterable[int], duration: float,
                     speed: tuple[float, float], pause: float,
                     seed: int | np.random.Generator,
@@ -171,9 +179,7 @@ def random_waypoint(nodes: int | Iterable[int], duration: float,
     node_ids = list(range(nodes)) if isinstance(nodes, int) else sorted(nodes)
     if not (isinstance(duration, (int, float)) and np.isfinite(duration) and duration > 0):
         raise ValueError(f"duration: expected a number > 0, got {duration!r}")
-    low, high = _positive_pair("speed", speed)
-    if high < low:
-        raise ValueError(f"speed: expected [low, high] with low <= high, got {speed!r}")
+    low, high = _speed_range(speed)
     if not (isinstance(pause, (int, float)) and np.isfinite(pause) and pause >= 0):
         raise ValueError(f"pause: expected a number >= 0, got {pause!r}")
     width, height = _positive_pair("area", area)

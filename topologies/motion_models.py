@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from topologies.mobility import Trajectories, _positive_pair
+from topologies.mobility import Trajectories, _positive_pair, _speed_range
 from topologies.rng import as_generator
 from topologies.values import BadValue, check_float
 
@@ -36,13 +36,6 @@ def _number(name: str, value: object, **rule) -> float:
         return check_float(value, **rule)
     except BadValue as bad:
         raise ValueError(f"{name}: {bad}") from None
-
-
-def _speed_range(speed: object) -> tuple[float, float]:
-    low, high = _positive_pair("speed", speed)
-    if high < low:
-        raise ValueError(f"speed: expected [low, high] with low <= high, got {speed!r}")
-    return low, high
 
 
 def _start_positions(nodes: int | Iterable[int], duration: float, area, start,
