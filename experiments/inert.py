@@ -88,7 +88,8 @@ def inert_settings(spec: dict) -> list[Inert]:
     the ``links`` medium; ``[routing] seconds_per_unit`` under the ``oracle`` and each
     ``[routing.<protocol>]`` table of a protocol that does not run (both, for Babel on
     Mininet, where babeld keeps its own timers); ``[query] theta``
-    under the ``equality`` predicate; ``[params.<name>]`` and ``[trigger.<name>]`` of an
+    under the ``equality`` predicate; ``[mobility]`` keys of the model that another of
+    its keys leaves unread; ``[params.<name>]`` and ``[trigger.<name>]`` of an
     algorithm that is not ``algorithm.name``.
 
     >>> from experiments.spec import resolve
@@ -149,6 +150,7 @@ def inert_settings(spec: dict) -> list[Inert]:
     if query["predicate"] == "equality" and query["theta"] is not None:
         found.append(Inert("query", ("theta",), 'query.predicate = "equality"',
                            'keys are compared; the threshold is "distance"\'s'))
+    found.extend(_unread_mobility(spec.get("mobility", {})))
     chosen = spec["algorithm"]["name"]
     for section in ("params", "trigger"):
         for name, table in spec.get(section, {}).items():
@@ -157,6 +159,28 @@ def inert_settings(spec: dict) -> list[Inert]:
                                    f"algorithm.name = {_said(chosen)}",
                                    f"only {name} reads this table"))
     return [f for f in found if f.keys]
+
+
+def _unread_mobility(mobility: dict) -> list[Inert]:
+    """The ``[mobility]`` keys its model takes but another of its keys leaves unread
+    (:data:`topologies.spec.UNREAD_UNDER`: random_walk's ``time`` under mode
+    "distance", ``distance`` under mode "time"). The table is the spec's own (its
+    owner fills no defaults), so a key counts when it is there at all.
+
+    >>> [f.message()[:40] for f in _unread_mobility({"model": "random_walk", "time": 2})]
+    ['time does nothing under mobility.mode = ']
+    >>> _unread_mobility({"model": "random_walk", "mode": "time", "time": 2})
+    []
+    """
+    from topologies.spec import MOBILITY_SCHEMA, UNREAD_UNDER
+
+    found = []
+    for (model, key, value), unread in UNREAD_UNDER.items():
+        if (mobility.get("model") == model and unread in mobility
+                and mobility.get(key, MOBILITY_SCHEMA[key].default) == value):
+            found.append(Inert("mobility", (unread,), f"mobility.{key} = {_said(value)}",
+                               f"{model} reads it under another mobility.{key}"))
+    return found
 
 
 def without_inert(spec: dict, found: list[Inert] | None = None) -> dict:
@@ -170,6 +194,9 @@ def without_inert(spec: dict, found: list[Inert] | None = None) -> dict:
         section, _, protocol = inert.table.partition(".")
         if section == "routing" and protocol:
             out["routing"][protocol] = {}
+        elif section == "mobility":   # the spec's own table: an unread key is dropped
+            for key in inert.keys:
+                out[section].pop(key, None)
         elif section in SCHEMA:
             for key in inert.keys:
                 out[section][key] = copy.deepcopy(SCHEMA[section][key].default)

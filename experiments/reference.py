@@ -57,8 +57,20 @@ def _spec_sections() -> list[str]:
                     "[TOPOLOGY_FILES.md](TOPOLOGY_FILES.md)). A file's own `link_cost`, "
                     "`radius` and link defaults are used unless this table sets them.",
         "mobility": "How the network changes over time. Which keys a model takes: "
-                    "random_waypoint: speed, pause, resolution, failures; ns2: file, "
-                    "resolution, scale, failures; schedule: file.",
+                    "random_waypoint: speed, pause, steady_state, resolution, failures; "
+                    "gauss_markov: mean_velocity, alpha, mean_direction, velocity_sd, "
+                    "direction_sd, time_step, resolution, failures; random_walk: speed, "
+                    "mode, time (mode time), distance (mode distance), resolution, "
+                    "failures; random_direction: speed, pause, resolution, failures; "
+                    "ns2: file, resolution, scale, failures; schedule: file. The moving "
+                    "models (random_waypoint, gauss_markov, random_walk, "
+                    "random_direction) are ns-3's (`topologies.motion_models`), their "
+                    "parameters named as its attributes; nodes start at their topology "
+                    "positions (uniform where a node has none; random waypoint's steady "
+                    "state draws its own) and stay in the unit square, or in the "
+                    "positions' extent when larger. A key another model takes is an "
+                    "error; random_walk's key of the other mode is warned about and "
+                    "leaves the run's id as without it.",
         "radio": "Radio propagation (`topologies.radio`). `unit_disk`: links as the "
                  "topology and mobility give them (within `topology.radius`), each with "
                  "its fixed `loss`. `log_distance`: the radio links nodes from their "
@@ -68,7 +80,7 @@ def _spec_sections() -> list[str]:
                  "needs a position, and the run the simpy backend. `unit_disk` reads "
                  "`meters_per_unit` only, and only under an `[energy]` model (links' "
                  "lengths); the other keys are `log_distance`'s. Under `log_distance`, "
-                 "positions within the unit square (generators, random_waypoint) need "
+                 "positions within the unit square (generators, moving models) need "
                  "`meters_per_unit`: at the "
                  "default 1 m per unit the range of some 195 units would link every "
                  "node to every other, and the spec is refused.",

@@ -192,7 +192,8 @@ def test_resolved_holds_the_algorithms_routings_and_mobilitys_defaults(tmp_path)
     assert aodv["hello_interval"] == 2.0 and aodv["active_route_timeout"] == 6.0
     assert aodv["net_diameter"] == 35
     assert resolved["mobility"] == {"model": "random_waypoint", "speed": [0.01, 0.02],
-                                    "pause": 0.0, "resolution": 1.0, "failures": None}
+                                    "pause": 0.0, "resolution": 1.0, "failures": None,
+                                    "steady_state": False}
 
 
 def test_babels_table_does_nothing_on_mininet_where_babeld_keeps_its_timers():

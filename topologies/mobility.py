@@ -19,6 +19,7 @@ from topologies.link_cost import check_model, link_costs
 from topologies.model import LINK_DEFAULTS, Topology
 from topologies.radio import Radio, radio_from_table
 from topologies.rng import as_generator
+from topologies.stationary import stationary_start
 
 #: The link attributes a link keeps from the topology as nodes move (its cost is the
 #: epoch's).
@@ -123,16 +124,28 @@ def _positive_pair(name: str, value: object) -> tuple[float, float]:
     return float(value[0]), float(value[1])
 
 
+def _speed_range(speed: object) -> tuple[float, float]:
+    """``speed`` as ``(low, high)`` with ``0 < low <= high``."""
+    low, high = _positive_pair("speed", speed)
+    if high < low:
+        raise ValueError(f"speed: expected [low, high] with low <= high, got {speed!r}")
+    return low, high
+
+
 def random_waypoint(nodes: int | Iterable[int], duration: float,
                     speed: tuple[float, float], pause: float,
                     seed: int | np.random.Generator,
                     area: tuple[float, float] = (1.0, 1.0),
-                    start: Mapping[int, tuple[float, float]] | None = None) -> Trajectories:
+                    start: Mapping[int, tuple[float, float]] | None = None,
+                    steady_state: bool = False) -> Trajectories:
     """Random waypoint movement on ``[0, area[0]] x [0, area[1]]``.
 
     Each node repeatedly picks a destination uniformly in the area and a speed uniformly
     in ``speed``, moves there in a straight line, then rests ``pause`` time units, until
-    ``duration`` is covered.
+    ``duration`` is covered. Started so, the nodes' mean speed decays over the run;
+    ``steady_state`` draws each node's first leg (or rest) from the model's stationary
+    distribution instead (:func:`topologies.stationary.stationary_start`), so that it
+    does not.
 
     Parameters
     ----------
@@ -148,6 +161,10 @@ def random_waypoint(nodes: int | Iterable[int], duration: float,
     area : (width, height)
     start : mapping of node to (x, y), optional
         Initial positions (e.g. the topology's); uniform in the area if not given.
+        A steady-state start draws its own.
+    steady_state : bool
+        Start from the stationary distribution (ns-3's
+        SteadyStateRandomWaypointMobilityModel).
 
     Examples
     --------
@@ -156,13 +173,13 @@ def random_waypoint(nodes: int | Iterable[int], duration: float,
     ([0, 1, 2], True)
     >>> x, y = tr.position(2, 5.0); 0 <= x <= 1 and 0 <= y <= 1
     True
+    >>> random_waypoint(3, 10.0, (0.1, 0.2), 1.0, seed=4, steady_state=True).nodes
+    [0, 1, 2]
     """
     node_ids = list(range(nodes)) if isinstance(nodes, int) else sorted(nodes)
     if not (isinstance(duration, (int, float)) and np.isfinite(duration) and duration > 0):
         raise ValueError(f"duration: expected a number > 0, got {duration!r}")
-    low, high = _positive_pair("speed", speed)
-    if high < low:
-        raise ValueError(f"speed: expected [low, high] with low <= high, got {speed!r}")
+    low, high = _speed_range(speed)
     if not (isinstance(pause, (int, float)) and np.isfinite(pause) and pause >= 0):
         raise ValueError(f"pause: expected a number >= 0, got {pause!r}")
     width, height = _positive_pair("area", area)
@@ -170,12 +187,16 @@ def random_waypoint(nodes: int | Iterable[int], duration: float,
     size = np.array([width, height], dtype=float)
     waypoints = {}
     for node in node_ids:
-        if start is not None and node in start:
-            pos = np.asarray(start[node], dtype=float)
+        if steady_state:
+            points = stationary_start(rng, size, (low, high), pause)
+            t, pos = points[-1][0], np.array(points[-1][1:])
         else:
-            pos = rng.random(2) * size
-        t = 0.0
-        points = [(t, *pos)]
+            if start is not None and node in start:
+                pos = np.asarray(start[node], dtype=float)
+            else:
+                pos = rng.random(2) * size
+            t = 0.0
+            points = [(t, *pos)]
         while t < duration:
             dest = rng.random(2) * size
             t += float(np.linalg.norm(dest - pos)) / rng.uniform(low, high)

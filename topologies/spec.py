@@ -14,12 +14,17 @@ distance2 | etx; omitted: keep the generator's costs, or the file's model or cos
 ``radius`` and link defaults hold unless the table gives its own (a different value is
 warned about, naming both).
 
-``[mobility]`` keys: ``model`` (none | random_waypoint | ns2 | schedule; default none),
-``speed`` and ``pause`` (random_waypoint), ``resolution`` (random_waypoint, ns2;
-default 1.0), ``file`` (ns2, schedule), ``scale`` (ns2: every trace coordinate is
-multiplied by it, default 1.0; e.g. 0.001 for a trace in metres on a unit topology),
-``failures`` (random_waypoint, ns2: a schedule file whose node rows ``time,u,,,up`` take
-nodes down and up again while they move).
+``[mobility]`` keys: ``model`` (none | random_waypoint | gauss_markov | random_walk |
+random_direction | ns2 | schedule; default none), ``speed`` (random_waypoint,
+random_walk, random_direction), ``pause`` (random_waypoint, random_direction),
+``steady_state`` (random_waypoint), ``alpha``, ``mean_velocity``, ``mean_direction``,
+``velocity_sd``, ``direction_sd``, ``time_step`` (gauss_markov), ``mode``, ``time``,
+``distance`` (random_walk; ``time`` is read under mode "time" only, ``distance`` under
+"distance" only), ``resolution`` (every moving model and ns2; default 1.0), ``file``
+(ns2, schedule), ``scale`` (ns2: every trace coordinate is multiplied by it, default
+1.0; e.g. 0.001 for a trace in metres on a unit topology), ``failures`` (every moving
+model and ns2: a schedule file whose node rows ``time,u,,,up`` take nodes down and up
+again while they move).
 
 ``[radio]`` (:data:`topologies.radio.RADIO_SCHEMA`): ``model = "unit_disk"`` keeps the
 links above; ``"log_distance"`` links the nodes by the radio from their positions (a
@@ -45,11 +50,12 @@ from topologies.files import parse_topology
 from topologies.link_cost import apply_link_cost
 from topologies.mobility import mobility_dynamics, random_waypoint
 from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology
+from topologies.motion_models import WALK_MODES, gauss_markov, random_direction, random_walk
 from topologies.ns2 import read_ns2_trace
 from topologies.radio import Radio, check_positions, radio_from_table
 from topologies.schedule import read_schedule, schedule_dynamics
 from topologies.static import static_dynamics
-from topologies.schema import REQUIRED, Field
+from topologies.schema import REQUIRED, Field, check_value
 from topologies.values import (LINK_ATTRIBUTE_RULES, BadValue, check_float, check_int,
                                check_link_attribute)
 
@@ -64,12 +70,19 @@ _TOPOLOGY_KEYS = {
     "complete": {"nodes", "cost_range"},
     "file": {"file"},
 }
+_MOVING = {"resolution", "failures"}
 _MOBILITY_KEYS = {
     "none": set(),
-    "random_waypoint": {"speed", "pause", "resolution", "failures"},
-    "ns2": {"file", "resolution", "scale", "failures"},
+    "random_waypoint": {"speed", "pause", "steady_state"} | _MOVING,
+    "gauss_markov": {"alpha", "mean_velocity", "mean_direction", "velocity_sd",
+                     "direction_sd", "time_step"} | _MOVING,
+    "random_walk": {"speed", "mode", "time", "distance"} | _MOVING,
+    "random_direction": {"speed", "pause"} | _MOVING,
+    "ns2": {"file", "scale"} | _MOVING,
     "schedule": {"file"},
 }
+#: The models that move nodes from their topology positions (or uniform ones).
+MOVING_MODELS = ("random_waypoint", "gauss_markov", "random_walk", "random_direction")
 #: The most nodes a generated topology may have: a typo such as ``rows = 1000000000``
 #: must be an error, not a machine out of memory (routing tables grow with n²).
 MAX_NODES = 100_000
@@ -104,9 +117,38 @@ TOPOLOGY_SCHEMA = {
 MOBILITY_SCHEMA = {
     "model": Field("choice", "none", choices=tuple(_MOBILITY_KEYS),
                    doc="how nodes move or links change"),
-    "speed": Field("list", REQUIRED, doc="random_waypoint: [low, high] speed per time "
-                                         "unit, both > 0"),
-    "pause": Field("number", 0.0, low=0, doc="random_waypoint: pause at each waypoint"),
+    "speed": Field("list", REQUIRED, doc="random_waypoint, random_walk, random_direction: "
+                                         "[low, high] speed per time unit, both > 0"),
+    "pause": Field("number", 0.0, low=0, doc="random_waypoint: pause at each waypoint; "
+                                             "random_direction: at each edge"),
+    "steady_state": Field("bool", False, doc="random_waypoint: start from the stationary "
+                                             "distribution (ns-3's SteadyStateRandomWaypoint"
+                                             "MobilityModel), so the mean speed does not "
+                                             "decay over the run"),
+    "alpha": Field("number", 0.85, low=0, high=1, doc="gauss_markov: memory (ns-3's "
+                                                      "Alpha); 1: constant velocity"),
+    "mean_velocity": Field("number", REQUIRED, low=0, low_open=True,
+                           doc="gauss_markov: mean speed per time unit (ns-3's "
+                               "MeanVelocity)"),
+    "mean_direction": Field("number", None, none=True,
+                            doc="gauss_markov: mean direction in radians (ns-3's "
+                                "MeanDirection); none: uniform in [0, 2 pi) per node"),
+    "velocity_sd": Field("number", 0.0, low=0,
+                         doc="gauss_markov: standard deviation of the speed's Gaussian "
+                             "draw (ns-3's NormalVelocity)"),
+    "direction_sd": Field("number", 1.0, low=0,
+                          doc="gauss_markov: standard deviation in radians of the "
+                              "direction's Gaussian draw (ns-3's NormalDirection)"),
+    "time_step": Field("number", 1.0, low=0, low_open=True,
+                       doc="gauss_markov: time between updates (ns-3's TimeStep)"),
+    "mode": Field("choice", "distance", choices=WALK_MODES,
+                  doc="random_walk: a new speed and direction after `time` or after "
+                      "`distance` (ns-3's Mode)"),
+    "time": Field("number", 1.0, low=0, low_open=True,
+                  doc="random_walk, mode time: time between draws (ns-3's Time)"),
+    "distance": Field("number", 0.1, low=0, low_open=True,
+                      doc="random_walk, mode distance: distance between draws (ns-3's "
+                          "Distance)"),
     "resolution": Field("number", 1.0, low=0, low_open=True,
                         doc="positions sampled into link epochs this often"),
     "file": Field("str", REQUIRED, doc="ns2: the movement trace; schedule: the CSV "
@@ -114,12 +156,17 @@ MOBILITY_SCHEMA = {
     "scale": Field("number", 1.0, low=0, low_open=True,
                    doc="ns2: multiplies every trace coordinate (0.001: metres onto a unit "
                        "square)"),
-    "failures": Field("str", None, none=True, doc="random_waypoint, ns2: a schedule of node "
+    "failures": Field("str", None, none=True, doc="moving models, ns2: a schedule of node "
                                                   "rows (time,u,,,up) taking nodes down and up"),
 }
 _REQUIRED = {"random_geometric": {"nodes", "radius"}, "line": {"nodes"},
              "grid": {"rows", "cols"}, "complete": {"nodes"}, "file": {"file"},
-             "random_waypoint": {"speed"}, "ns2": {"file"}, "schedule": {"file"}}
+             "random_waypoint": {"speed"}, "gauss_markov": {"mean_velocity"},
+             "random_walk": {"speed"}, "random_direction": {"speed"}, "ns2": {"file"},
+             "schedule": {"file"}}
+#: Keys a model takes that another of its keys leaves unread (random_walk's mode).
+UNREAD_UNDER = {("random_walk", "mode", "time"): "distance",
+                ("random_walk", "mode", "distance"): "time"}
 
 
 def _check_keys(table: str, section: Mapping, kind_key: str, kinds: dict[str, set],
@@ -333,7 +380,7 @@ def radio_from_spec(section: Mapping | None, topo: Topology, mobility: Mapping,
                     warn: Callable[[str, str], None] | None = None) -> Radio:
     """The radio a ``[radio]`` table describes, checked against the topology and the
     ``[mobility]`` table it will run with: ``log_distance`` needs every node's position
-    unless the nodes move (random_waypoint places them), and cannot take the links of a
+    unless the nodes move (the moving models place them), and cannot take the links of a
     schedule. A topology ``radius`` no longer decides links under ``log_distance``;
     ``warn(field, message)`` says so (default: a ``UserWarning``).
 
@@ -360,7 +407,7 @@ def radio_from_spec(section: Mapping | None, topo: Topology, mobility: Mapping,
     if model == "schedule":
         raise ValueError('radio.model: "log_distance" decides the links itself; '
                          'mobility.model "schedule" sets them (use one or the other)')
-    if model != "random_waypoint":
+    if model not in MOVING_MODELS:
         check_positions(radio, topo.nodes, topo.positions)
     reach = radio.range_m() / radio.meters_per_unit
     check_radio_scale(radio, topo)
@@ -375,7 +422,7 @@ def radio_from_spec(section: Mapping | None, topo: Topology, mobility: Mapping,
 
 def check_radio_scale(radio: Radio, topo: Topology) -> None:
     """Refuse a ``log_distance`` radio at one metre per unit on positions within the
-    unit square (where generators and random_waypoint put nodes): its range of some 195
+    unit square (where generators and the moving models put nodes): its range of some 195
     units would link every node to every other. The message suggests the
     ``meters_per_unit`` that makes the range ``topology.radius`` (or 0.39 units, the
     shipped specs' 500 m square).
@@ -406,9 +453,10 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
                        radio_seed: int | np.random.Generator | None = None) -> Dynamics:
     """Build the dynamics a ``[mobility]`` table describes, over ``[0, duration)``.
 
-    ``random_waypoint`` starts nodes at their topology positions (uniform if any node
-    has none) and moves them on the unit square, or on ``[0, max x] x [0, max y]`` of
-    the positions when that is larger; links follow ``topo.radius`` and
+    The moving models (:data:`MOVING_MODELS`) start nodes at their topology positions
+    (uniform if any node has none; random waypoint's steady state draws its own) and
+    move them on the unit square, or on ``[0, max x] x [0, max y]`` of the positions
+    when that is larger; links follow ``topo.radius`` and
     ``topo.link_cost`` (hop when it has none). ``radio`` (a ``[radio]`` table or a
     :class:`~topologies.radio.Radio`, checked by :func:`radio_from_spec`): under
     ``log_distance`` the radio decides the links, static or moving, its shadowing drawn
@@ -424,6 +472,11 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
     (0.0, True)
     >>> dynamics_from_spec(topo, {}, duration=10.0, seed=3).epochs
     [0.0]
+    >>> dynamics_from_spec(topo, {"model": "gauss_markov", "mean_velocity": 0.05,
+    ...                           "alpha": 1.5}, duration=10.0, seed=3)
+    Traceback (most recent call last):
+    ...
+    topologies.schema.FieldError: mobility.alpha: expected a number >= 0 and <= 1, got 1.5
     """
     model = _check_keys("mobility", section, "model", _MOBILITY_KEYS, {"model"})
     duration = _value("run.duration", duration, lambda v: check_float(v, low=0.0,
@@ -449,14 +502,7 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
         trajectories = read_ns2_trace(path, topo).scaled(scale)
         check_trace_scale(trajectories, topo, path, duration)
     else:
-        speed = _pair("mobility.speed", section["speed"],
-                      lambda v: check_float(v, low=0.0, low_open=True))
-        pause = _value("mobility.pause", section.get("pause", 0.0),
-                       lambda v: check_float(v, low=0.0))
-        positions = topo.positions
-        start = positions if len(positions) == len(topo.nodes) else None
-        trajectories = random_waypoint(topo.nodes, duration, speed, pause, seed,
-                                       area=_area(topo), start=start)
+        trajectories = _moving_nodes(topo, model, section, duration, seed)
     events = ()
     if "failures" in section:
         path = _path("mobility.failures", section["failures"], base_dir)
@@ -471,17 +517,50 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
                              node_events=events, radio=radio, seed=radio_seed)
 
 
+def _moving_nodes(topo: Topology, model: str, section: Mapping, duration: float,
+                  seed: int | np.random.Generator):
+    """The trajectories of a moving ``model`` (one of :data:`MOVING_MODELS`) from its
+    ``[mobility]`` table: nodes start at their topology positions (uniform if any node
+    has none) and move on :func:`_area`."""
+    def given(key: str):
+        return check_value(f"mobility.{key}", MOBILITY_SCHEMA[key],
+                           section.get(key, MOBILITY_SCHEMA[key].default))
+
+    positions = topo.positions
+    where = dict(area=_area(topo),
+                 start=positions if len(positions) == len(topo.nodes) else None)
+    if model == "gauss_markov":
+        return gauss_markov(topo.nodes, duration, given("mean_velocity"), seed,
+                            alpha=given("alpha"), time_step=given("time_step"),
+                            mean_direction=given("mean_direction"),
+                            velocity_sd=given("velocity_sd"),
+                            direction_sd=given("direction_sd"), **where)
+    speed = _pair("mobility.speed", section["speed"],
+                  lambda v: check_float(v, low=0.0, low_open=True))
+    if model == "random_walk":
+        return random_walk(topo.nodes, duration, speed, seed, mode=given("mode"),
+                           time=given("time"), distance=given("distance"), **where)
+    if model == "random_direction":
+        return random_direction(topo.nodes, duration, speed, given("pause"), seed, **where)
+    return random_waypoint(topo.nodes, duration, speed, given("pause"), seed,
+                           steady_state=given("steady_state"), **where)
+
+
 def mobility_settings(section: Mapping) -> dict:
     """A checked ``[mobility]`` table with the defaults its model uses filled in.
 
     >>> mobility_settings({"model": "random_waypoint", "speed": [0.1, 0.2]})
-    {'failures': None, 'model': 'random_waypoint', 'pause': 0.0, 'resolution': 1.0, 'speed': [0.1, 0.2]}
+    {'failures': None, 'model': 'random_waypoint', 'pause': 0.0, 'resolution': 1.0, 'speed': [0.1, 0.2], 'steady_state': False}
+    >>> mobility_settings({"model": "random_walk", "speed": [0.1, 0.2]})["distance"]
+    0.1
     >>> mobility_settings({})
     {'model': 'none'}
     """
     model = section.get("model", "none")
     out = {"model": model}
-    for key in sorted(_MOBILITY_KEYS[model]):
+    unread = {key for (owner, by, value), key in UNREAD_UNDER.items()
+              if owner == model and section.get(by, MOBILITY_SCHEMA[by].default) == value}
+    for key in sorted(_MOBILITY_KEYS[model] - unread):
         default = MOBILITY_SCHEMA[key].default
         if key in section or default is not REQUIRED:
             out[key] = section.get(key, default)
@@ -492,6 +571,6 @@ def section_keys(section: str) -> set[str]:
     """Every key a ``[topology]`` or ``[mobility]`` table may hold.
 
     >>> sorted(section_keys("mobility"))[:3]
-    ['failures', 'file', 'model']
+    ['alpha', 'direction_sd', 'distance']
     """
     return set(TOPOLOGY_SCHEMA if section == "topology" else MOBILITY_SCHEMA)
