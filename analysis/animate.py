@@ -120,7 +120,7 @@ def _scene(run_dir: Path) -> _Scene:
                              "is no traffic to draw")
     plan = plan_of(run)
     if plan is None:
-        raise AnimationError(str(run_dir), "spec.json", "the run's topology cannot be "
+        raise AnimationError(str(run_dir), "topology", "the run's topology cannot be "
                              "rebuilt (a file its spec names is not beside the folder or "
                              "the shipped specs)")
     ledger = run.ledger

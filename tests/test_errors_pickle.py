@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.animate import AnimationError
 from emulator.mininet.control import AgentError
 from experiments.spec import SpecError
 from experiments.store import RunFolderError
@@ -33,6 +34,7 @@ EXAMPLES = [
     SparkSetupError("java not found: install Java 17"),
     SweepRunError("1 of 4 runs failed"),
     AgentError("agent of node 3 crashed"),
+    AnimationError("runs/r-1", "RUN_DIR", "not a complete run folder"),
 ]
 
 
