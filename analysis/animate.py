@@ -123,7 +123,8 @@ def _scene(run_dir: Path) -> _Scene:
         raise AnimationError(str(run_dir), "topology", "the run's topology cannot be "
                              "rebuilt (a file its spec names is not beside the folder or "
                              "the shipped specs)")
-    ledger = run.ledger
+    # in time order, so that a frame's interval is a slice (a frame scanned every row)
+    ledger = run.ledger.sort_values("time", kind="stable").reset_index(drop=True)
     energy = run.meta.get("backend_info", {}).get("energy", {})
     deaths = {int(u): float(t) for u, t in energy.get("deaths", {}).items()}
     batteries, full = None, {}
@@ -172,7 +173,9 @@ def _draw(ax, scene: _Scene, t: float, span: float) -> None:
             continue
         (x0, y0), (x1, y1) = pos[u], pos[v]
         ax.plot([x0, x1], [y0, y1], color="0.85", linewidth=0.6, zorder=1)
-    window = scene.ledger[(scene.ledger["time"] > t - span) & (scene.ledger["time"] <= t)]
+    first, last = np.searchsorted(scene.ledger["time"].to_numpy(), [t - span, t],
+                                  side="right")
+    window = scene.ledger.iloc[first:last]
     for routing, color in ((False, DATA), (True, CONTROL)):
         hops = window[(window["kind"] == "routing") == routing]
         for (u, v), count in Counter(zip(hops["hop_u"], hops["hop_v"])).items():
