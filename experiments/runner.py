@@ -28,6 +28,7 @@ from contract.outputs import trace_frames
 from contract.plan import Plan
 from experiments import spec as specs
 from experiments.hints import Fates, Timers, traffic_hints
+from experiments.inputs import input_digests, is_current, stale_inputs
 from experiments.planning import build_plan, derived_seed, field_checked, resolved_values
 from experiments.store import (PREPARED_DIR, RESOLVED, SPARK_LOG, Run, after_run_paths,
                                is_complete, write_run)
@@ -250,8 +251,12 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
 
     run_dir = Path(out) / specs.run_id(spec)
     if is_complete(run_dir) and not force:
-        log.info("%s: complete already, skipped", run_dir.name)
-        return run_dir
+        changed = stale_inputs(run_dir, spec, base_dir)
+        if not changed:
+            log.info("%s: complete already, skipped", run_dir.name)
+            return run_dir
+        log.warning("%s: the file of %s changed since this run was stored: running it "
+                    "again", run_dir.name, ", ".join(changed))
     started = time.time()   # wall clock for provenance only; the run itself is virtual
     algorithm = _algorithm(spec)
     spec = _prepared(algorithm, spec, out, base_dir, source)
@@ -304,6 +309,8 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
             # when nodes were down (failures, schedule node rows): readers of the run
             # folder need them without the spec's files
             "node_outages": [list(o) for o in plan.outages],
+            # the files the spec names, by content: a run is redone when one changes
+            "inputs": input_digests(spec, base_dir),
             **provenance()}
     expected_frame = expected_table(expected, tuples)
     path = write_run(Path(out), run_dir.name,
@@ -338,6 +345,6 @@ def run(spec, out="runs", seed: int | None = None, runtime: str | None = None,
     raw["run"] = dict(resolved["run"])
     raw["run"].update({k: v for k, v in overrides.items() if v is not None})
     resolved = specs.for_run(specs.resolve(raw, source), source)
-    done = not force and is_complete(Path(out) / specs.run_id(resolved))
+    done = not force and is_current(Path(out) / specs.run_id(resolved), resolved, base_dir)
     return Run(run_spec(resolved, Path(out), base_dir, source, progress=progress, force=force),
                skipped=done)

@@ -25,6 +25,7 @@ from tqdm import tqdm   # the text bar: tqdm.auto wants ipywidgets in Jupyter
 from experiments import spec as specs
 from experiments.planning import build_plan
 from experiments.runner import run_spec
+from experiments.inputs import is_current
 from experiments.store import Run, is_complete, is_run_folder, write_runs_table
 from experiments.sweep_pool import one_at_a_time, run_in_workers
 from experiments.sweep_warnings import WarningTally
@@ -190,7 +191,7 @@ def sweep(spec_path, out=None, engine: str = "local", spark_master: str | None =
     # one point per run id: two points of one run (a swept key that changes nothing)
     # would run it twice, and two workers must never write the same folder
     missing = list({specs.run_id(s): (s, p) for s, p in points
-                    if not is_complete(out / specs.run_id(s))}.values())
+                    if not is_current(out / specs.run_id(s), s, base_dir)}.values())
     log.info("%s: %d runs, %d missing, engine %s", source, len(points), len(missing), engine)
     tally = WarningTally(len(missing))
     try:

@@ -229,3 +229,28 @@ def test_a_trace_in_metres_on_a_unit_topology_is_refused_with_the_scale_that_fit
     summary = experiments.run(spec, out=tmp_path / "runs").summary
     assert summary["expected_results"] > 0
     assert summary["results"] == summary["expected_results"]
+
+
+def test_a_stored_run_whose_movement_file_changed_is_run_again(tmp_path):
+    """The run id hashes the spec, which names the file; the file's content is recorded
+    with the run, and a changed file makes the stored run stale."""
+    moves = tmp_path / "walk.movements"
+    # node 1 sits beside the query node 0; node 2 is the stream's, in range of node 1
+    moves.write_text("0 0 0\n0 0.3 0\n0 0.6 0\n")
+    (tmp_path / "spec.toml").write_text(
+        '[run]\nname = "moved"\nduration = 10.0\n'
+        '[topology]\ngenerator = "line"\nnodes = 3\nradius = 0.35\n'
+        '[mobility]\nmodel = "bonnmotion"\nfile = "walk.movements"\n'
+        '[streams]\ncount = 2\nnodes = [2, 2]\nrate = 5.0\n'
+        '[query]\nnode = 0\nwindow = 1.0\n[algorithm]\nname = "centralized"\n')
+    first = experiments.run(tmp_path / "spec.toml", out=tmp_path / "runs")
+    assert not first.skipped and first.summary["recall"] == 1.0
+    digest = first.meta["inputs"]["mobility.file"]
+    again = experiments.run(tmp_path / "spec.toml", out=tmp_path / "runs")
+    assert again.skipped and again.run_id == first.run_id
+    # node 2 walks out of range at t = 5: what it sends after is lost
+    moves.write_text("0 0 0\n0 0.3 0\n0 0.6 0 5 5.0 0\n")
+    changed = experiments.run(tmp_path / "spec.toml", out=tmp_path / "runs")
+    assert not changed.skipped and changed.run_id == first.run_id
+    assert changed.summary["recall"] < 0.8
+    assert changed.meta["inputs"]["mobility.file"] != digest

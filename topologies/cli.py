@@ -4,8 +4,9 @@
 command sets ``func(args) -> exit code``.
 
 ``topology validate FILE [--topology TOPO]`` checks a topology (``.json``,
-``.graphml``), a movement trace (``.ns_movements``, ``.tcl``, ``.ns2``, ``.movements``)
-or a link schedule (``.csv``) and prints a summary (for a topology, also the settings a
+``.graphml``), a movement file (an ns-2 trace ``.ns_movements``, ``.tcl``, ``.ns2``;
+BonnMotion's ``.movements`` or ``.movements.gz``; SUMO's FCD output ``.xml``) or a link
+schedule (``.csv``) and prints a summary (for a topology, also the settings a
 run of it uses unless a spec overrides them); traces and schedules are checked against
 ``TOPO`` when given. ``topology show FILE -o PNG`` draws a topology.
 """
@@ -20,23 +21,30 @@ import networkx as nx
 from topologies.draw import draw_topology
 from topologies.files import parse_topology, read_topology
 from topologies.model import topology_settings
-from topologies.ns2 import read_ns2_trace
-from topologies.spec import check_trace_scale
+from topologies.spec import TRACE_READERS, check_trace_scale
 from topologies.schedule import read_schedule
 
 TOPOLOGY_SUFFIXES = (".json", ".graphml")
-TRACE_SUFFIXES = (".ns_movements", ".tcl", ".ns2", ".movements")
+#: A movement file's ending, and the ``[mobility] model`` that reads it.
+TRACE_SUFFIXES = {".ns_movements": "ns2", ".tcl": "ns2", ".ns2": "ns2",
+                  ".movements": "bonnmotion", ".movements.gz": "bonnmotion",
+                  ".xml": "sumo_fcd"}
 SCHEDULE_SUFFIXES = (".csv",)
+TRACE_NAMES = {"ns2": "ns-2 trace", "bonnmotion": "BonnMotion movements",
+               "sumo_fcd": "SUMO FCD"}
 
 
 def _kind(path: str) -> str:
-    suffix = Path(path).suffix.lower()
-    for kind, suffixes in (("topology", TOPOLOGY_SUFFIXES), ("trace", TRACE_SUFFIXES),
-                           ("schedule", SCHEDULE_SUFFIXES)):
+    """``topology``, ``schedule``, or the mobility model of a movement file."""
+    name = Path(path).name.lower()
+    suffix = ".movements.gz" if name.endswith(".movements.gz") else Path(name).suffix
+    if suffix in TRACE_SUFFIXES:
+        return TRACE_SUFFIXES[suffix]
+    for kind, suffixes in (("topology", TOPOLOGY_SUFFIXES), ("schedule", SCHEDULE_SUFFIXES)):
         if suffix in suffixes:
             return kind
     raise ValueError(f"{path}: file name: expected one of the extensions "
-                     f"{', '.join(TOPOLOGY_SUFFIXES + TRACE_SUFFIXES + SCHEDULE_SUFFIXES)}")
+                     f"{', '.join(TOPOLOGY_SUFFIXES + tuple(TRACE_SUFFIXES) + SCHEDULE_SUFFIXES)}")
 
 
 def describe_topology(path: str) -> str:
@@ -99,12 +107,13 @@ def describe_file(path: str, topology_path: str | None = None) -> str:
         return describe_topology(path)
     topo = None if topology_path is None else read_topology(topology_path)
     against = "" if topo is None else f", nodes checked against {topology_path}"
-    if kind == "trace":
-        trajectories = read_ns2_trace(path, topo)
+    if kind in TRACE_READERS:
+        trajectories, events = TRACE_READERS[kind](path, topo)
         if topo is not None and topo.radius is not None:
             check_trace_scale(trajectories, topo, path, max(trajectories.end, 1.0))
-        return (f"{path}: ns-2 trace, {len(trajectories.nodes)} nodes, moving until "
-                f"t={trajectories.end:g}{against}")
+        comings = f", {len(events)} arrivals and departures" if events else ""
+        return (f"{path}: {TRACE_NAMES[kind]}, {len(trajectories.nodes)} nodes, moving "
+                f"until t={trajectories.end:g}{comings}{against}")
     schedule = read_schedule(path, topo)
     links = {frozenset((r.u, r.v)) for r in schedule.rows if r.v is not None}
     node_rows = sum(r.v is None for r in schedule.rows)

@@ -15,15 +15,16 @@ distance2 | etx; omitted: keep the generator's costs, or the file's model or cos
 warned about, naming both).
 
 ``[mobility]`` keys: ``model`` (none | random_waypoint | gauss_markov | random_walk |
-random_direction | ns2 | schedule; default none), ``speed`` (random_waypoint,
+random_direction | ns2 | bonnmotion | sumo_fcd | schedule; default none), ``speed`` (random_waypoint,
 random_walk, random_direction), ``pause`` (random_waypoint, random_direction),
 ``steady_state`` (random_waypoint), ``alpha``, ``mean_velocity``, ``mean_direction``,
 ``velocity_sd``, ``direction_sd``, ``time_step`` (gauss_markov), ``mode``, ``time``,
 ``distance`` (random_walk; ``time`` is read under mode "time" only, ``distance`` under
-"distance" only), ``resolution`` (every moving model and ns2; default 1.0), ``file``
-(ns2, schedule), ``scale`` (ns2: every trace coordinate is multiplied by it, default
-1.0; e.g. 0.001 for a trace in metres on a unit topology), ``failures`` (every moving
-model and ns2: a schedule file whose node rows ``time,u,,,up`` take nodes down and up
+"distance" only), ``resolution`` (every moving model and movement file; default 1.0),
+``file`` (ns2: an ns-2 trace, bonnmotion: BonnMotion's ``.movements``, sumo_fcd: SUMO's
+FCD output, schedule: a CSV), ``scale`` (movement files: every coordinate is multiplied
+by it, default 1.0; e.g. 0.001 for a trace in metres on a unit topology), ``failures``
+(every moving model and movement file: a schedule file whose node rows ``time,u,,,up`` take nodes down and up
 again while they move).
 
 ``[radio]`` (:data:`topologies.radio.RADIO_SCHEMA`): ``model = "unit_disk"`` keeps the
@@ -51,10 +52,12 @@ from topologies.link_cost import apply_link_cost
 from topologies.mobility import mobility_dynamics, random_waypoint
 from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology
 from topologies.motion_models import WALK_MODES, gauss_markov, random_direction, random_walk
+from topologies.bonnmotion import read_movements
 from topologies.ns2 import read_ns2_trace
 from topologies.radio import Radio, check_positions, radio_from_table
 from topologies.schedule import read_schedule, schedule_dynamics
 from topologies.static import static_dynamics
+from topologies.sumo_fcd import read_fcd
 from topologies.schema import REQUIRED, Field, check_value
 from topologies.values import (LINK_ATTRIBUTE_RULES, BadValue, check_float, check_int,
                                check_link_attribute)
@@ -79,7 +82,16 @@ _MOBILITY_KEYS = {
     "random_walk": {"speed", "mode", "time", "distance"} | _MOVING,
     "random_direction": {"speed", "pause"} | _MOVING,
     "ns2": {"file", "scale"} | _MOVING,
+    "bonnmotion": {"file", "scale"} | _MOVING,
+    "sumo_fcd": {"file", "scale"} | _MOVING,
     "schedule": {"file"},
+}
+#: The models that read a movement file, and the reader of each: ``(path, topology) ->
+#: (trajectories, node events)`` (SUMO's vehicles are up only while on the map).
+TRACE_READERS = {
+    "ns2": lambda path, topo: (read_ns2_trace(path, topo), []),
+    "bonnmotion": lambda path, topo: (read_movements(path, topo), []),
+    "sumo_fcd": lambda path, topo: _fcd(read_fcd(path, topo)),
 }
 #: The models that move nodes from their topology positions (or uniform ones).
 MOVING_MODELS = ("random_waypoint", "gauss_markov", "random_walk", "random_direction")
@@ -151,19 +163,22 @@ MOBILITY_SCHEMA = {
                           "Distance)"),
     "resolution": Field("number", 1.0, low=0, low_open=True,
                         doc="positions sampled into link epochs this often"),
-    "file": Field("str", REQUIRED, doc="ns2: the movement trace; schedule: the CSV "
-                                       "schedule"),
+    "file": Field("str", REQUIRED, doc="ns2: the ns-2 movement trace; bonnmotion: "
+                                       "BonnMotion's .movements (or .movements.gz); "
+                                       "sumo_fcd: SUMO's --fcd-output XML; schedule: the "
+                                       "CSV schedule"),
     "scale": Field("number", 1.0, low=0, low_open=True,
-                   doc="ns2: multiplies every trace coordinate (0.001: metres onto a unit "
-                       "square)"),
-    "failures": Field("str", None, none=True, doc="moving models, ns2: a schedule of node "
-                                                  "rows (time,u,,,up) taking nodes down and up"),
+                   doc="ns2, bonnmotion, sumo_fcd: multiplies every coordinate (0.001: "
+                       "metres onto a unit square)"),
+    "failures": Field("str", None, none=True, doc="moving models and movement files: a "
+                                                  "schedule of node rows (time,u,,,up) "
+                                                  "taking nodes down and up"),
 }
 _REQUIRED = {"random_geometric": {"nodes", "radius"}, "line": {"nodes"},
              "grid": {"rows", "cols"}, "complete": {"nodes"}, "file": {"file"},
              "random_waypoint": {"speed"}, "gauss_markov": {"mean_velocity"},
              "random_walk": {"speed"}, "random_direction": {"speed"}, "ns2": {"file"},
-             "schedule": {"file"}}
+             "bonnmotion": {"file"}, "sumo_fcd": {"file"}, "schedule": {"file"}}
 #: Keys a model takes that another of its keys leaves unread (random_walk's mode).
 UNREAD_UNDER = {("random_walk", "mode", "time"): "distance",
                 ("random_walk", "mode", "distance"): "time"}
@@ -495,15 +510,16 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
         raise ValueError(f"mobility.model: {model!r} needs topology.radius (the radio range)")
     resolution = _value("mobility.resolution", section.get("resolution", 1.0),
                         lambda v: check_float(v, low=0.0, low_open=True))
-    if model == "ns2":
+    events = []
+    if model in TRACE_READERS:
         path = _path("mobility.file", section["file"], base_dir)
         scale = _value("mobility.scale", section.get("scale", 1.0),
                        lambda v: check_float(v, low=0.0, low_open=True))
-        trajectories = read_ns2_trace(path, topo).scaled(scale)
+        trajectories, events = TRACE_READERS[model](path, topo)
+        trajectories = trajectories.scaled(scale)
         check_trace_scale(trajectories, topo, path, duration)
     else:
         trajectories = _moving_nodes(topo, model, section, duration, seed)
-    events = ()
     if "failures" in section:
         path = _path("mobility.failures", section["failures"], base_dir)
         if not path.is_file():
@@ -512,9 +528,15 @@ def dynamics_from_spec(topo: Topology, section: Mapping, duration: float,
         if len(failures.node_events()) != len(failures.rows):
             raise ValueError(f"mobility.failures: {failures.path}: expected node rows only "
                              "(time,u,,,up); link changes belong to the mobility model")
-        events = failures.node_events()
+        events = sorted(events + list(failures.node_events()))
     return mobility_dynamics(topo, trajectories, duration=duration, resolution=resolution,
                              node_events=events, radio=radio, seed=radio_seed)
+
+
+def _fcd(trace) -> tuple:
+    """An FCD trace's movements, and its vehicles entering and leaving the map as node
+    events (a vehicle not on the map is down: the network does not see it)."""
+    return trace.trajectories, list(trace.node_events)
 
 
 def _moving_nodes(topo: Topology, model: str, section: Mapping, duration: float,
