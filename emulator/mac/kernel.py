@@ -42,8 +42,8 @@ N_IP = 8
 
 # Node floats (nf columns).
 T_MAC, RESP_T, RESP_NAV, RESP_AIR, TX_END, TX_NAV, NAV, IDLE_FROM, BLOCK, EIFS_UNTIL, \
-    DEADLINE, BUSY_SINCE, BUSY_TIME, TOT_MW = range(14)
-N_NF = 14
+    DEADLINE, BUSY_SINCE, BUSY_TIME, TOT_MW, TX_AIR, MIN_SINR = range(16)
+N_NF = 16
 # Node ints (ni columns).
 STATE, CUR, SLOTS, CW, NB, BE, RESP_KIND, RESP_DST, TX_KIND, TX_DST, TX_FRAME, LOCK, \
     LOCK_OK, BUSY, CCA_BUSY, COLLISIONS, RETRIES, Q_HEAD, Q_TAIL, Q_LEN = range(20)
@@ -51,7 +51,7 @@ N_NI = 20
 
 # MAC states.
 S_IDLE, S_CONTEND, S_TX, S_WAIT_CTS, S_WAIT_ACK, S_SEND_DATA, S_BACKOFF, S_CCA, S_TURN, \
-    S_IFS = range(10)
+    S_IFS, S_RESTART = range(11)
 # Frame kinds on air (ni[TX_KIND], ni[RESP_KIND]); -1: none.
 K_DATA, K_BCAST, K_RTS, K_CTS, K_ACK = range(5)
 
@@ -251,6 +251,10 @@ def _receive(now, i, j, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, 
             ni[j, RESP_KIND], ni[j, RESP_DST] = K_ACK, i
             nf[j, RESP_T] = now + (p[SIFS] if ip[STD] == DCF else p[TURN])
             nf[j, RESP_AIR] = fr_f[f, F_ACK]
+            if ip[STD] == CSMA:
+                _answer_first(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node,
+                              out_t, out_att, out_r, g, drops)
+                return
         elif kind == K_RTS:
             if nf[j, NAV] <= now + EPS:                          # CTS only with NAV idle
                 ni[j, RESP_KIND], ni[j, RESP_DST] = K_CTS, i
@@ -272,6 +276,23 @@ def _receive(now, i, j, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, 
             now + EPS >= nf[j, DEADLINE]:
         _fail(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att, out_r,
               g, drops)
+
+
+@njit(cache=True)
+def _answer_first(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+                  out_r, g, drops):
+    """802.15.4: ``j`` must acknowledge a data frame; what becomes of its own, as ns-3's
+    ``LrWpanMac`` decides: a CSMA-CA under way is cancelled, a wait for its own ACK is
+    given up (an attempt spent: retried, or dropped at the limit), and CSMA-CA starts
+    afresh (NB 0, BE macMinBE) once the ACK has been sent."""
+    st = ni[j, STATE]
+    if st == S_WAIT_ACK:
+        _fail(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+              out_r, g, drops)
+        st = ni[j, STATE]
+    if (st == S_BACKOFF or st == S_CCA) and ni[j, CUR] >= 0:
+        ni[j, STATE] = S_RESTART
+        nf[j, T_MAC] = nf[j, RESP_T] + nf[j, RESP_AIR]   # the ACK's end
 
 
 @njit(cache=True)
@@ -302,6 +323,13 @@ def _ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node,
         if ni[i, TX_KIND] >= 0 and nf[i, TX_END] <= now + EPS:
             ending[m] = i
             m += 1
+    if ip[STD] == CSMA:   # 802.15.4: the error curve judges each frame's receivers once
+        for k in range(m):
+            i = ending[k]
+            for j in range(n):
+                if ni[j, LOCK] == i and ni[j, LOCK_OK] == 1 and \
+                        not _oqpsk_ok(rng, nf[j, MIN_SINR], nf[i, TX_AIR]):
+                    ni[j, LOCK_OK] = 0
     for k in range(m):
         i = ending[k]
         if ni[i, TX_KIND] == K_BCAST:   # every node in range: received, or lost to the channel
@@ -331,7 +359,7 @@ def _ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node,
 @njit(cache=True)
 def _put_on_air(now, i, kind, dst, f, end, nav, nf, ni):
     ni[i, TX_KIND], ni[i, TX_DST], ni[i, TX_FRAME] = kind, dst, f
-    nf[i, TX_END], nf[i, TX_NAV] = end, nav
+    nf[i, TX_END], nf[i, TX_NAV], nf[i, TX_AIR] = end, nav, end - now
     ni[i, LOCK] = -1                  # half duplex: whatever it was receiving is lost
     ni[i, STATE] = S_TX if kind <= K_RTS else ni[i, STATE]
 
@@ -359,16 +387,26 @@ def _start_data(now, j, nf, ni, p, fr_i, fr_f):
 
 
 @njit(cache=True)
-def _locks(nf, ni, p, rx_mw, started, m):
-    """After ``m`` transmissions start: locked receivers re-judged, idle ones lock on."""
+def _locks(nf, ni, p, ip, rx_mw, started, m):
+    """After ``m`` transmissions start: locked receivers re-judged, idle ones lock on.
+
+    802.11: a frame is kept while its SINR stays above the threshold (ns-3's preamble
+    detection and threshold rule). 802.15.4: a receiver locks onto a frame whose power
+    reaches the detection threshold and keeps the least SINR the frame meets
+    (``MIN_SINR``); at its end the O-QPSK error curve decides (:func:`_oqpsk_ok`), as
+    ns-3's ``LrWpanErrorModel`` does."""
     n = nf.shape[0]
+    curve = ip[STD] == CSMA
     for j in range(n):
         if ni[j, TX_KIND] >= 0:
             continue
         k = ni[j, LOCK]
         if k >= 0:
             s = rx_mw[k, j]
-            if s < p[SINR] * (p[NOISE] + nf[j, TOT_MW] - s):
+            sinr = s / (p[NOISE] + nf[j, TOT_MW] - s)
+            if curve:
+                nf[j, MIN_SINR] = min(nf[j, MIN_SINR], sinr)
+            elif sinr < p[SINR]:
                 ni[j, LOCK_OK] = 0
             continue
         best, best_s = -1, 0.0
@@ -376,9 +414,41 @@ def _locks(nf, ni, p, rx_mw, started, m):
             i = started[q]
             if rx_mw[i, j] > best_s:
                 best, best_s = i, rx_mw[i, j]
-        if best >= 0 and best_s >= p[DETECT] and \
-                best_s >= p[SINR] * (p[NOISE] + nf[j, TOT_MW] - best_s):
+        if best < 0 or best_s < p[DETECT]:
+            continue
+        sinr = best_s / (p[NOISE] + nf[j, TOT_MW] - best_s)
+        if curve:
             ni[j, LOCK], ni[j, LOCK_OK] = best, 1
+            nf[j, MIN_SINR] = sinr
+        elif sinr >= p[SINR]:
+            ni[j, LOCK], ni[j, LOCK_OK] = best, 1
+
+
+#: O-QPSK's bytes a second at 250 kbit/s, and its SHR and PHR (not judged by the curve).
+OQPSK_BYTES_PER_S = 31250.0
+OQPSK_SHR_PHR_BYTES = 6
+
+
+@njit(cache=True)
+def _oqpsk_ber(sinr):
+    """802.15.4-2006 Annex E's O-QPSK bit error rate at a linear SINR (ns-3's
+    ``LrWpanErrorModel``, :func:`topologies.radio._oqpsk`)."""
+    total = 0.0
+    binom = 1.0
+    for k in range(1, 17):
+        binom = binom * (16 - k + 1) / k
+        if k >= 2:
+            total += (-1.0) ** k * binom * np.exp(20.0 * sinr * (1.0 / k - 1.0))
+    return min(max(8.0 / 15.0 / 16.0 * total, 0.0), 1.0)
+
+
+@njit(cache=True)
+def _oqpsk_ok(rng, sinr, air):
+    """Whether a frame of ``air`` seconds is received at least SINR ``sinr``: its PSDU's
+    bits each right with 1 - BER (one draw)."""
+    psdu_bits = 8.0 * max(air * OQPSK_BYTES_PER_S - OQPSK_SHR_PHR_BYTES, 0.0)
+    success = (1.0 - _oqpsk_ber(sinr)) ** psdu_bits
+    return _draw(rng, 999999) < success * 1000000.0
 
 
 @njit(cache=True)
@@ -418,6 +488,8 @@ def _timer(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_a
     elif st == S_IFS:
         _begin(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
                out_r, g, drops)
+    elif st == S_RESTART:
+        _start_csma(j, ni, nf, p, ip, rng, now)
     return False
 
 
@@ -515,10 +587,11 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
                     scratch[m] = j
                     m += 1
         if m > 0:
-            for q in range(m):
-                nf[scratch[q], T_MAC] = np.inf
+            if ip[STD] == DCF:   # 802.11 recomputes its contention times below; an
+                for q in range(m):   # 802.15.4 node answering keeps its timer (it waits
+                    nf[scratch[q], T_MAC] = np.inf   # for the answer's end, above)
             _total_power(nf, ni, rx_mw)
-            _locks(nf, ni, p, rx_mw, scratch, m)
+            _locks(nf, ni, p, ip, rx_mw, scratch, m)
         _transitions(now, nf, ni, p, ip)
         if ip[STD] == DCF:
             _contend_times(now, nf, ni, p, ip)
