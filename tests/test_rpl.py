@@ -326,3 +326,19 @@ def test_a_root_that_is_not_a_node_is_one_line(tmp_path):
     with pytest.raises(ValueError, match=r"^routing_options.rpl.root: expected a node of "
                                          r"the graph, got 42$"):
         deliver(g, msgs, routing="rpl", routing_options={"rpl": {"root": 42}})
+
+
+def test_rpl_keys_under_another_routing_are_inert_and_leave_the_run_id():
+    from experiments.inert import inert_settings
+    from experiments.spec import for_run, run_id
+
+    plain = resolve_spec({"network": {"routing": "aodv"}})
+    given = resolve_spec({"network": {"routing": "aodv"},
+                          "routing": {"rpl": {"objective": "of0"}}})
+    assert run_id(for_run(plain)) == run_id(for_run(given))
+    found, = [f for f in inert_settings(given) if f.table == "routing.rpl"]
+    assert found.keys == ("objective",) and found.because == 'network.routing = "aodv"'
+    # under rpl they count
+    rpl = resolve_spec({"network": {"routing": "rpl"}})
+    of0 = resolve_spec({"network": {"routing": "rpl"}, "routing": {"rpl": {"objective": "of0"}}})
+    assert run_id(for_run(rpl)) != run_id(for_run(of0))
