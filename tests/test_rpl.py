@@ -49,6 +49,17 @@ def converged(graph, until: float, seed: int = 1, dynamics=None, **rpl) -> Route
     return tr
 
 
+def below(tree: dict) -> dict:
+    """Every node's descendants in ``tree`` (parent by node)."""
+    out = {u: set() for u in tree}
+    for u in tree:
+        v = tree[u]
+        while v is not None:
+            out[v].add(u)
+            v = tree[v]
+    return out
+
+
 def depths(tree: dict, root: int) -> dict:
     """Hops from each node to ``root`` up the preferred parents."""
     out = {}
@@ -75,6 +86,9 @@ def test_every_node_joins_and_of0_depths_are_the_oracles_fewest_hops(graph):
     # every parent is a neighbour one hop nearer
     assert all(graph.has_edge(u, p) and oracle[p] == oracle[u] - 1
                for u, p in tree.items() if p is not None)
+    # storing mode: each node routes down to exactly its subtree
+    subtrees = below(tree)
+    assert all(set(rpl._state[u].routes) == subtrees[u] for u in graph)
     # the control log: DIOs broadcast by every node, DAOs up, by type
     sent = tr.control_sent
     assert set(sent) == {"DIO", "DAO"} and sent["DIO"] >= len(graph)
@@ -242,12 +256,29 @@ def test_a_subtree_whose_parent_dies_reattaches_and_delivery_returns():
         nx.single_source_shortest_path_length(dead.subgraph(set(graph) - {victim}), 0)
 
 
-def test_global_repair_moves_every_node_to_the_roots_new_version():
+def test_global_repair_rebuilds_the_tree_in_the_roots_new_version():
+    # links 0-1 and 0-4 break at 150 s unnoticed (no link-layer feedback, no data):
+    # the tree is stale until the root's next version (every 100 s) rebuilds it, with
+    # ranks larger than the old ones
     graph = grid(4)
-    tr = converged(graph, until=350.0, objective="of0", version_interval=100.0)
+    cut = graph.copy()
+    cut.remove_edges_from([(0, 1), (1, 5), (4, 5)])
+    cut.add_edge(3, 7)
+    linked(cut)
+    dynamics = Epochs([0.0, 150.0], [graph, cut])
+    stale = converged(graph, until=199.0, dynamics=dynamics, objective="of0",
+                      version_interval=100.0, link_layer_feedback=False).protocol
+    assert stale.tree()[1] == 0 and stale.tree()[4] == 0
+    tr = converged(graph, until=350.0, dynamics=dynamics, objective="of0",
+                   version_interval=100.0, link_layer_feedback=False)
     states = tr.protocol._state
     assert {s.version for s in states.values()} == {3}
-    assert all(p is not None for u, p in tr.protocol.tree().items() if u != 0)
+    hops = nx.single_source_shortest_path_length(cut, 0)
+    assert depths(tr.protocol.tree(), 0) == hops
+    assert tr.protocol.ranks()[1] == 256 + 768 * hops[1] > stale.ranks()[1]
+    # the old version's downward routes are gone: each node routes to its new subtree
+    subtrees = below(tr.protocol.tree())
+    assert all(set(states[u].routes) == subtrees[u] for u in graph)
 
 
 def test_point_to_point_goes_up_to_the_common_ancestor_and_down():

@@ -29,8 +29,9 @@ What runs, by the RFC's sections:
   advertises the infinite rank (poisoning: its children leave it too) and asks for DIOs
   with a DIS. DAOs double as the probe that finds a dead parent.
 - **Global repair** (§8.2.2.1): with ``version_interval`` the root increments the DODAG
-  version; a node hearing a newer version forgets the older one's neighbours and joins
-  the new one afresh.
+  version; a node hearing a newer version forgets the older one's neighbours and
+  downward routes and joins the new one afresh (traffic down waits for the new DAOs,
+  ``dao_delay`` a hop).
 
 Left out: non-storing mode (source routes, §9.7), P2P-RPL (RFC 6997), several
 instances or DODAGs, grounded/floating DODAGs, DAO-ACKs (a lost DAO waits for the next
@@ -148,20 +149,25 @@ class Rpl(Protocol):
             else:   # a node of an older version: tell it the new one soon
                 self._reset_trickle(t, u)
             return
-        fresh = False
         if node.version is None or dio.version > node.version:
             if dio.rank >= INFINITE_RANK:
                 return
-            fresh = node.version is not None   # global repair: the old version's gone
+            # a new version (global repair) is a new DODAG: the old one's ranks, parent
+            # and downward routes are gone (the old tree must not bar a parent as a
+            # descendant), and the node joins afresh at whatever rank (its old parent,
+            # if another is taken, is told with a No-Path)
             node.version = dio.version
             node.neighbours.clear()
+            node.routes.clear()
+            if node.parent is not None:
+                node.detached_from = node.parent
+            node.parent, node.rank = None, INFINITE_RANK
         elif dio.version < node.version:
             self._reset_trickle(t, u)
             return
         # a poisoned neighbour stays known (it can still hear a No-Path DAO)
         node.neighbours[v] = (dio.rank, self.host.link_delivery(t, u, v, ETX_FRAME_BYTES))
-        changed = self._choose_parent(t, u, forget=v if fresh else None)
-        if changed or fresh:
+        if self._choose_parent(t, u):
             self._reset_trickle(t, u)
         elif dio.rank < INFINITE_RANK:
             node.trickle.heard_consistent()
@@ -191,13 +197,12 @@ class Rpl(Protocol):
             self._schedule_dao(t, u)
 
     # -- parent selection ---------------------------------------------------------------
-    def _choose_parent(self, t: float, u: int, forget=None) -> bool:
+    def _choose_parent(self, t: float, u: int) -> bool:
         """Select the preferred parent (and rank) by the objective function; whether
-        the parent or the rank changed (news for the neighbours: a Trickle reset). ``forget``: a parent no longer to be kept for its own sake
-        (after a new version, where it must win afresh)."""
+        the parent or the rank changed (news for the neighbours: a Trickle reset)."""
         node, objective = self._state[u], self.objective
         old = node.parent
-        attached = old is not None and old != forget
+        attached = old is not None
         candidates = {}
         for v, (rank, delivery) in node.neighbours.items():
             if rank >= INFINITE_RANK or node.descendant(v) or \
@@ -211,7 +216,8 @@ class Rpl(Protocol):
                                                                       candidates[old]):
             best = old
         if best is None:
-            if old is None and node.rank >= INFINITE_RANK:
+            if old is None and node.rank >= INFINITE_RANK:   # still out: keep asking
+                self._dis_later(t, u)
                 return False
             self._detach(t, u)
             return True

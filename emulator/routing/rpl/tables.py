@@ -5,7 +5,8 @@ link to each (its ETX's source), the downward routes its children's DAOs gave it
 its DIO Trickle timer.
 
 A node never takes as parent a node it routes to downwards (a descendant: that would
-close a loop); :meth:`RplNode.descendant` says which.
+close a loop); :meth:`RplNode.descendant` says which. The routes are the current DODAG
+version's: a new version flushes them.
 
 >>> node = RplNode(trickle=None)
 >>> node.offer_route(7, via=3, seq=2, until=10.0), node.offer_route(7, via=4, seq=1, until=10.0)
