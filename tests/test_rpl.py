@@ -115,6 +115,18 @@ def lossy_field(seed: int) -> nx.Graph:
     return g
 
 
+def test_etx_comes_from_the_links_delivery_probability_bit_errors_included():
+    g = linked(nx.path_graph(3))
+    g.edges[0, 1].update(loss=0.2, ber=1e-4)
+    tr = converged(g, until=10.0)
+    assert tr.link_delivery(0.0, 1, 0, 64) == pytest.approx(0.8 * (1 - 1e-4) ** 512)
+    assert tr.link_delivery(0.0, 1, 2, 64) == 1.0 and tr.link_delivery(0.0, 0, 2, 64) == 0.0
+    # MRHOF's ranks: ETX x 128 per link, rounded
+    etx01 = 1 / (0.8 * (1 - 1e-4) ** 512)
+    assert tr.protocol.ranks() == {0: 256, 1: 256 + round(128 * etx01),
+                                   2: 256 + round(128 * etx01) + 128}
+
+
 def least_etx(g: nx.Graph, root: int) -> dict:
     """The least path cost to ``root`` of every node, ETX x 128 per link (rounded, as a
     rank counts it), without the links MRHOF refuses."""
