@@ -268,6 +268,27 @@ def test_a_subtree_whose_parent_dies_reattaches_and_delivery_returns():
         nx.single_source_shortest_path_length(dead.subgraph(set(graph) - {victim}), 0)
 
 
+def test_a_relay_whose_battery_runs_out_is_routed_around():
+    # node 5 carries the traffic of most of the grid; its battery lasts about a minute
+    g = grid(5)
+    for e in g.edges:
+        g.edges[e]["length_m"] = 10.0
+    senders = range(6, 25)
+    msgs = pd.DataFrame([(k, u, 0, 10.0 + i, 50) for k, (i, u) in
+                         enumerate((i, u) for i in range(120) for u in senders)],
+                        columns=["msg_id", "src", "dst", "sent_at", "size_bytes"])
+    out = deliver(g, msgs, routing="rpl", routing_options={"rpl": {"objective": "of0"}},
+                  energy={"model": "first_order", "battery_j": "inf",
+                          "batteries": {"5": 0.05}}, energy_step=0.1)
+    died = {int(n): t for n, t in out.attrs["energy"]["deaths"].items()}
+    assert list(died) == [5] and 20.0 < died[5] < 100.0
+    lost = msgs[out.lost.to_numpy()]
+    # what was lost went out in the second before the death was found (the next frame
+    # to node 5 fails at its MAC), the rest goes round
+    assert 0 < len(lost) <= len(senders) and (lost.sent_at > died[5] - 1.0).all()
+    assert (lost.sent_at < died[5] + 1.0).all()
+
+
 def test_global_repair_rebuilds_the_tree_in_the_roots_new_version():
     # links 0-1 and 0-4 break at 150 s unnoticed (no link-layer feedback, no data):
     # the tree is stale until the root's next version (every 100 s) rebuilds it, with
