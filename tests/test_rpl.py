@@ -289,6 +289,39 @@ def test_a_relay_whose_battery_runs_out_is_routed_around():
     assert (lost.sent_at < died[5] + 1.0).all()
 
 
+def test_dao_acks_complete_the_routes_down_over_lossy_links():
+    g = grid(5)
+    for e in g.edges:
+        g.edges[e]["loss"] = 0.3
+    # one round of DAOs only (no refresh within the run): lost ones stay lost without ACKs
+    plain = converged(g, until=50.0, objective="of0", dao_interval=1000.0)
+    acked = converged(g, until=50.0, objective="of0", dao_interval=1000.0, dao_ack=True)
+    assert len(plain.protocol._state[0].routes) < 24
+    assert set(acked.protocol._state[0].routes) == set(range(1, 25))
+    assert plain.control_sent["DAO-ACK"] == 0 < acked.control_sent["DAO-ACK"]
+    # every DAO-ACK answers a DAO heard; resent DAOs make up for the lost ones
+    assert acked.control_sent["DAO"] > plain.control_sent["DAO"]
+
+
+def test_a_parent_that_acknowledges_no_dao_counts_as_lost():
+    # no link-layer feedback and no data: the dead parent is found by its children's
+    # DAOs going unanswered: the next refresh, then dao_max_retransmissions x timeout
+    graph, death = grid(4), 100.0
+    dead = graph.copy()
+    dead.nodes[5]["alive"] = False
+    tr = converged(graph, until=200.0, dynamics=Epochs([0.0, death], [graph, dead]),
+                   objective="of0", link_layer_feedback=False, dao_ack=True,
+                   dao_interval=20.0)
+    before = converged(graph, until=death - 1.0, objective="of0",
+                       link_layer_feedback=False, dao_ack=True, dao_interval=20.0)
+    children = [u for u, p in before.protocol.tree().items() if p == 5]
+    assert children
+    left = {u: t for t, u, p in tr.protocol.parent_log if t > death and u in children}
+    assert set(left) == set(children)
+    assert all(death + 5 * 5.0 < t <= death + 20.0 + 6 * 5.0 for t in left.values())
+    assert 5 not in tr.protocol.tree().values()
+
+
 def test_global_repair_rebuilds_the_tree_in_the_roots_new_version():
     # links 0-1 and 0-4 break at 150 s unnoticed (no link-layer feedback, no data):
     # the tree is stale until the root's next version (every 100 s) rebuilds it, with

@@ -139,6 +139,14 @@ RPL = {
     "dao_interval": _time(60.0, "a node sends its parent its routes again this often "
                                 "(no DAO-ACK is used: a lost DAO waits for the next)",
                           "this testbed"),
+    "dao_ack": Field("bool", False, doc="DAOs ask for a DAO-ACK (the K flag, §9.3); one "
+                                        "unanswered is sent again, and a parent that "
+                                        "answers none counts as lost (local repair)"),
+    "dao_ack_timeout": _time(5.0, "with dao_ack: a DAO unanswered this long is sent "
+                                  "again (RPL_DAO_RETRANSMISSION_TIMEOUT)", "Contiki-NG"),
+    "dao_max_retransmissions": _count(5, "with dao_ack: resends before the parent counts "
+                                         "as lost (Contiki-NG's RPL_DAO_MAX_"
+                                         "RETRANSMISSIONS)", low=0),
     "route_lifetime": _time(1800.0, "a downward route not refreshed by a DAO for this "
                                     "long expires (30 lifetime units of 60 s)",
                             "Contiki-NG"),

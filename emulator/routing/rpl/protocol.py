@@ -19,7 +19,9 @@ What runs, by the RFC's sections:
   (with a new path sequence each time) and every target it routes to: the full set its
   subtree reaches, so the parent replaces the routes it had through that child. Routes
   live ``route_lifetime`` unless refreshed. A node leaving a parent sends it a No-Path
-  DAO (lifetime 0) for what it listed. Traffic goes up the default route (the parent)
+  DAO (lifetime 0) for what it listed. With ``dao_ack`` a DAO asks for a DAO-ACK (§9.3)
+  and is sent again after ``dao_ack_timeout``, up to ``dao_max_retransmissions`` times,
+  after which the parent counts as lost. Traffic goes up the default route (the parent)
   until a node routes to the destination downwards, then down: a packet for a node in
   no subtree goes up to the root, which drops it (``no_route``), as does a node
   reached on the way down that has no route (the 'O' flag's rule, §11.2.2.2).
@@ -34,8 +36,8 @@ What runs, by the RFC's sections:
   ``dao_delay`` a hop).
 
 Left out: non-storing mode (source routes, §9.7), P2P-RPL (RFC 6997), several
-instances or DODAGs, grounded/floating DODAGs, DAO-ACKs (a lost DAO waits for the next
-refresh), DTSN-triggered DAOs, the DODAG Configuration option (every node has the
+instances or DODAGs, grounded/floating DODAGs, DAO-ACK statuses other than
+"accepted", DTSN-triggered DAOs, the DODAG Configuration option (every node has the
 spec's parameters), MaxRankIncrease and the loop detection of the data path (the 'R'
 flag; a loop ends at ``ip_ttl``), lollipop counters (versions and path sequences do not
 wrap), multicast, security (§10), and ETX learnt from acknowledgements (until the MAC
@@ -45,12 +47,13 @@ from __future__ import annotations
 
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.rpl.objective import ETX_FRAME_BYTES, ObjectiveFunction
-from emulator.routing.rpl.packets import INFINITE_RANK, Dao, Dio, Dis
+from emulator.routing.rpl.packets import INFINITE_RANK, Dao, DaoAck, Dio, Dis
 from emulator.routing.rpl.tables import RplNode
 from emulator.routing.rpl.trickle import Trickle
 from topologies.schema import FieldError
 
 _SEND, _END = "dio", "dio_end"        # a Trickle interval's transmission and its end
+_RESEND = "dao_resend"                # (_RESEND, DAOSequence): a DAO-ACK is overdue
 _DIS, _DAO, _REFRESH, _VERSION = "dis", "dao", "refresh", "version"
 
 
@@ -95,7 +98,9 @@ class Rpl(Protocol):
 
     def on_timer(self, t: float, u: int, tag) -> None:
         node = self._state[u]
-        if type(tag) is tuple:   # (what, generation) of a Trickle interval
+        if type(tag) is tuple and tag[0] == _RESEND:
+            self._dao_overdue(t, u, tag[1])
+        elif type(tag) is tuple:   # (what, generation) of a Trickle interval
             what, generation = tag
             if not node.trickle.current(generation):
                 return
@@ -138,6 +143,10 @@ class Rpl(Protocol):
             self._on_dio(t, u, msg.src, packet)
         elif type(packet) is Dao:
             self._on_dao(t, u, msg.src, packet)
+        elif type(packet) is DaoAck:
+            awaiting = self._state[u].awaiting
+            if awaiting is not None and awaiting[0] == packet.sequence:
+                self._state[u].awaiting = None
         elif self._state[u].rank < INFINITE_RANK:   # a DIS: advertise soon (§8.3)
             self._reset_trickle(t, u)
 
@@ -195,6 +204,8 @@ class Rpl(Protocol):
                     changed = True
         if changed:
             self._schedule_dao(t, u)
+        if dao.ack:
+            self._send(t, u, v, DaoAck(dao.sequence))
 
     # -- parent selection ---------------------------------------------------------------
     def _choose_parent(self, t: float, u: int) -> bool:
@@ -255,8 +266,12 @@ class Rpl(Protocol):
             self.host.set_timer(t + self.params["dis_interval"], u, _DIS)
 
     def on_link_failure(self, t: float, u: int, v: int) -> None:
-        if not self.params["link_layer_feedback"]:
-            return
+        if self.params["link_layer_feedback"]:
+            self._lose_neighbour(t, u, v)
+
+    def _lose_neighbour(self, t: float, u: int, v: int) -> None:
+        """``v`` is unreachable: forget it and the routes through it; repair locally if
+        it was the parent."""
         node = self._state[u]
         node.neighbours.pop(v, None)
         gone = node.routes_via(v)
@@ -282,9 +297,39 @@ class Rpl(Protocol):
 
     def _send_dao(self, t: float, u: int) -> None:
         node = self._state[u]
-        if node.parent is not None:
-            node.path_seq += 1
-            self._send(t, u, node.parent, Dao(self._targets(t, u, node), self.lifetime))
+        if node.parent is None:
+            return
+        node.path_seq += 1
+        ack = self.params["dao_ack"]
+        node.dao_sequence += 1
+        dao = Dao(self._targets(t, u, node), self.lifetime, node.dao_sequence, ack)
+        if ack:   # overtakes one unanswered, whose sends to this parent still count
+            before = node.awaiting
+            unanswered = before[3] + 1 if before is not None and before[1] == node.parent \
+                else 0
+            node.awaiting = [dao.sequence, node.parent, dao, unanswered]
+            self.host.set_timer(t + self.params["dao_ack_timeout"], u,
+                                (_RESEND, dao.sequence))
+        self._send(t, u, node.parent, dao)
+
+    def _dao_overdue(self, t: float, u: int, sequence: int) -> None:
+        """No DAO-ACK for the DAO ``sequence``: send it again, or after
+        ``dao_max_retransmissions`` count the parent as lost (§9.3 leaves what then to
+        the implementation)."""
+        node = self._state[u]
+        awaiting = node.awaiting
+        if awaiting is None or awaiting[0] != sequence:
+            return
+        if awaiting[1] != node.parent:   # it left that parent: the new one has its DAO
+            node.awaiting = None
+            return
+        if awaiting[3] < self.params["dao_max_retransmissions"]:
+            awaiting[3] += 1
+            self.host.set_timer(t + self.params["dao_ack_timeout"], u, (_RESEND, sequence))
+            self._send(t, u, node.parent, awaiting[2])
+            return
+        node.awaiting = None
+        self._lose_neighbour(t, u, node.parent)
 
     # -- forwarding ---------------------------------------------------------------------
     def next_hop(self, t: float, u: int, msg) -> int | None:

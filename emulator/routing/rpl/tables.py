@@ -25,7 +25,8 @@ class RplNode:
     """One node's tables (see the module docstring)."""
 
     __slots__ = ("version", "rank", "parent", "neighbours", "routes", "path_seq",
-                 "trickle", "dao_pending", "dis_pending", "joined_at", "detached_from")
+                 "trickle", "dao_pending", "dis_pending", "joined_at", "detached_from",
+                 "dao_sequence", "awaiting")
 
     def __init__(self, trickle):
         self.version: int | None = None
@@ -42,6 +43,11 @@ class RplNode:
         self.joined_at: float | None = None
         #: the parent it had when it last detached (told with a No-Path on rejoining)
         self.detached_from: int | None = None
+        #: the last DAOSequence sent, and the DAO waiting for its DAO-ACK: ``[sequence,
+        #: parent, the DAO, sends to that parent unanswered before this one]`` (None:
+        #: none waits)
+        self.dao_sequence = 0
+        self.awaiting: list | None = None
 
     def offer_route(self, target: int, via: int, seq: int, until: float) -> bool:
         """A DAO's target through the child ``via``: taken if no route is known, it
