@@ -117,6 +117,7 @@ def _message_columns() -> dict:
 def _deliver_options() -> dict:
     """``DELIVER_OPTIONS``: :func:`deliver`'s keyword options with their defaults
     (``dynamics``, an object, is checked apart)."""
+    from emulator.routing import ROUTINGS
     from topologies.schema import Field
 
     return {
@@ -137,14 +138,15 @@ def _deliver_options() -> dict:
             "number", None, low=0, low_open=True, none=True,
             doc="a hop that would wait longer than this for its link or the channel is "
                 "lost (`queue_expired`; ns-3's Wi-Fi queue: 0.5 s); none: no limit"),
-        "routing": Field("choice", "oracle", choices=("oracle", "aodv", "olsr", "babel"),
+        "routing": Field("choice", "oracle", choices=ROUTINGS,
                          doc="oracle: the epoch's least-cost routes, known at once; aodv, "
-                             "olsr, babel: the protocols, their control packets on the "
-                             "medium"),
+                             "olsr, babel, rpl: the protocols, their control packets on "
+                             "the medium"),
         "routing_options": Field("table", None, none=True,
                                  doc="shaped like the spec's `[routing]` table: "
                                      "`seconds_per_unit`, `aodv = {...}`, `olsr = {...}`, "
-                                     "`babel = {...}`"),
+                                     "`babel = {...}`, `rpl = {...}` (RPL's root: the "
+                                     "lowest node id unless `root` is given)"),
         "radio": Field("table", None, none=True,
                        doc="shaped like the spec's `[radio]` table (`{model = "
                            "\"log_distance\"}`: the defaults); none: the graph's links "
@@ -202,7 +204,11 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
     if routing_options is not None:
         from emulator.routing.params import check
 
-        check(routing_options, "routing_options")
+        clean = check(routing_options, "routing_options")
+        root = clean["rpl"].get("root")
+        if routing == "rpl" and root is not None and root not in graph:
+            raise FieldError("routing_options.rpl.root",
+                             f"expected a node of the graph, got {root!r}")
     if radio is not None:
         from topologies.radio import radio_from_table
 
@@ -319,7 +325,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
         (``"queue_expired"``): on a link as it joins the queue, on the shared medium when
         the channel would start it, taking no airtime (ns-3's Wi-Fi queue holds a frame
         0.5 s). None (default): queues have no limit.
-    routing : {"oracle", "aodv", "olsr", "babel"}
+    routing : {"oracle", "aodv", "olsr", "babel", "rpl"}
         Who chooses next hops: the epoch's least-cost trees, known at once, or a routing
         protocol whose control packets cross the same medium
         (:mod:`emulator.routing`); the protocol's timers run while a message is in

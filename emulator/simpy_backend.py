@@ -124,6 +124,8 @@ class SimpyBackend:
         network = plan.spec.get("network", {})
         routing = network.get("routing", "oracle")
         params = None if routing == "oracle" else resolve(routing, plan.spec.get("routing"))
+        if routing == "rpl" and params["root"] is None:   # the DODAG collects to the query
+            params["root"] = plan.query.node
         energy = Energy.from_table(plan.spec.get("energy"))
         mains = []
         if energy is not None:

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 NOTABLE = 0.05
 #: A flow's first wait for a route, as a share of the measured run, that is named.
 LONG_WAIT = 0.1
-#: The timers that pace a protocol's first routes, slowest last (RFC names).
-PACING_TIMERS = ("hello_interval", "tc_interval", "update_interval")
+#: The timers that pace a protocol's first routes, slowest last (RFC names; RPL's
+#: downward routes wait for DelayDAO at each hop).
+PACING_TIMERS = ("hello_interval", "tc_interval", "update_interval", "dao_delay")
 
 
 @dataclass(frozen=True)

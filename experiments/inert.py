@@ -31,7 +31,7 @@ from emulator.routing.params import TABLES as ROUTING_TABLES
 from topologies.radio import RADIO_SCHEMA
 
 #: What each protocol's table is called in a message.
-_PROTOCOL_NAMES = {"aodv": "AODV", "olsr": "OLSR", "babel": "Babel"}
+_PROTOCOL_NAMES = {"aodv": "AODV", "olsr": "OLSR", "babel": "Babel", "rpl": "RPL"}
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,10 @@ def build_plan(spec: dict, base_dir: Path = Path("."), source: str = "<spec>",
     if query_cfg["node"] not in topology.graph:
         raise specs.SpecError(source, "query.node", f"node {query_cfg['node']} is not in the "
                               f"topology (nodes {nodes[0]}..{nodes[-1]})")
+    root = spec["routing"].get("rpl", {}).get("root")
+    if spec["network"]["routing"] == "rpl" and root is not None and root not in topology.graph:
+        raise specs.SpecError(source, "routing.rpl.root", f"node {root} is not in the "
+                              f"topology (nodes {nodes[0]}..{nodes[-1]})")
     if spec["energy"]["model"] != "none":
         _check_energy(spec["energy"], topology, source)
     placement = checked("streams", lambda: sources.place_streams(

@@ -107,8 +107,9 @@ def _spec_sections() -> list[str]:
         "streams": "The input streams.",
         "mininet": "Options of the Mininet backend.",
         "routing": "The routing protocols' parameters (`network.routing`): a time given "
-                   "in `[routing.aodv]` or `[routing.olsr]` is in time units; one left "
-                   "out is the RFC's, in seconds, divided by `seconds_per_unit`. Only the "
+                   "in a protocol's table (`[routing.aodv]`, `[routing.rpl]`…) is in time "
+                   "units; one left out is the default in seconds (the RFC's, or the "
+                   "implementation's it names), divided by `seconds_per_unit`. Only the "
                    "table of the protocol `network.routing` names is read; under "
                    "`oracle`, none, nor `seconds_per_unit`.",
     }

@@ -106,9 +106,9 @@ SCHEMA = {
                                          "positions instead of links"),
         "routing": Field("choice", ROUTINGS[0], choices=ROUTINGS,
                          doc="oracle: every node knows the epoch's least-cost routes at "
-                             "once (an idealisation); aodv, olsr, babel: the protocols, "
-                             "their control packets on the medium (simpy); on mininet "
-                             "babel runs babeld on every host"),
+                             "once (an idealisation); aodv, olsr, babel, rpl: the "
+                             "protocols, their control packets on the medium (simpy); on "
+                             "mininet babel runs babeld on every host"),
         "reorder": Field("bool", False, doc="let a message overtake an earlier one on the "
                                             "same link (jitter drawn per hop); false: "
                                             "every link keeps its order"),
@@ -562,6 +562,7 @@ def _jsonable(value):
 #: Keys hashed into a run's id only when they differ from this value: added after runs
 #: were stored, they leave the ids of specs that do not use them as they were.
 HASHED_WHEN_NOT = {("run", "warmup"): 0.0, ("energy", "profile"): "cc2420",
+                   ("routing", "rpl"): {},
                    **{("energy", key): None for key in PROFILE_KEYS}}
 
 

@@ -79,6 +79,11 @@ class Host:
         end)."""
         raise NotImplementedError
 
+    def link_delivery(self, t: float, u: int, v: int, size_bytes: int) -> float:
+        """The probability that a frame of ``size_bytes`` from ``u`` reaches its
+        neighbour ``v`` at ``t``, as the MAC estimates it (RPL's ETX is its inverse)."""
+        raise NotImplementedError
+
     def release(self, t: float, node: int, msg) -> None:
         """Hand ``msg``, held back by the protocol at ``node``, to forwarding again at
         ``t``."""

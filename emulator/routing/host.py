@@ -249,6 +249,31 @@ class RoutedTransport(Transport):
         self._next_control_id -= 1
         self._push(t, _READY, msg, node)
 
+    def link_delivery(self, t: float, u: int, v: int, size_bytes: int) -> float:
+        """The probability that a frame of ``size_bytes`` sent by ``u`` at ``t`` reaches
+        ``v``: what the link model of the epoch draws against (``(1 - loss)(1 -
+        ber)^(8 b)``), 0 without a link. A link-quality estimate for a protocol that
+        asks the MAC (RPL's ETX), until a MAC learns it from its acknowledgements.
+
+        >>> import networkx as nx
+        >>> from emulator.network import Network
+        >>> from emulator.routing.params import resolve
+        >>> g = nx.path_graph(3); g.edges[0, 1].update(loss=0.2)
+        >>> class OneEpoch:
+        ...     epochs = [0.0]
+        ...     def snapshot(self, t): return g
+        >>> tr = RoutedTransport(Network(OneEpoch()), None, seed=1, routing="rpl",
+        ...                      routing_params=resolve("rpl"))
+        >>> tr.link_delivery(0.0, 1, 0, 64), tr.link_delivery(0.0, 1, 2, 64), tr.link_delivery(0.0, 0, 2, 64)
+        (0.8, 1.0, 0.0)
+        """
+        view = self.network.view(t)
+        k = view.link_indices().get((u, v), -1)
+        if k < 0:
+            return 0.0
+        lists = view.hop_lists()   # (head, cost, delay, jitter, bandwidth, loss, ber, ...)
+        return (1.0 - lists[5][k]) * (1.0 - lists[6][k]) ** (8 * size_bytes)
+
     def set_timer(self, t: float, node: int, tag) -> None:
         """Fire ``on_timer(t, node, tag)`` at ``t``, unless the run is over by then."""
         if (self._unresolved > 0) if self.horizon is None else (t < self.horizon):

@@ -1,7 +1,8 @@
 """The protocols' parameters: the RFCs' constants, by their RFC names, in one table each.
 
 ``[routing]`` holds ``seconds_per_unit`` (what one time unit of the spec is, in seconds)
-and one table per protocol, ``[routing.aodv]``, ``[routing.olsr]`` and ``[routing.babel]``. A value given in a
+and one table per protocol, ``[routing.aodv]``, ``[routing.olsr]``, ``[routing.babel]`` and
+``[routing.rpl]``. A value given in a
 protocol's table is in time units; a time left out takes the RFC's default in seconds
 scaled by ``seconds_per_unit`` (the SMJ experiments use abstract units, the soccer ones
 seconds). Counts (``net_diameter``, ``rreq_retries``…) are not scaled.
@@ -23,8 +24,11 @@ from __future__ import annotations
 from topologies.schema import Field, FieldError, check_table
 
 
-def _time(seconds: float, doc: str) -> Field:
-    return Field("number", seconds, low=0, low_open=True, doc=f"{doc} (RFC: {seconds:g} s)")
+def _time(seconds: float, doc: str, source: str = "RFC") -> Field:
+    """A time whose default, in seconds, ``source`` gives (an RFC, or an implementation
+    where the RFC leaves it open)."""
+    return Field("number", seconds, low=0, low_open=True,
+                 doc=f"{doc} ({source}: {seconds:g} s)")
 
 
 def _count(value: int, doc: str, low: int = 1) -> Field:
@@ -101,6 +105,64 @@ BABEL = {
     "ip_ttl": _count(64, "hops a data packet may take before it is dropped as ttl"),
 }
 
+#: RFC 6550 §17 (its defaults), RFC 6206 (Trickle), RFC 6552 (OF0), RFC 6719 (MRHOF);
+#: what the RFCs leave open as Contiki-NG sets it. Times in seconds.
+RPL = {
+    "root": Field("integer", None, none=True,
+                  doc="the DODAG root's node id; none: the query node (emulator.deliver: "
+                      "the lowest node id)"),
+    "objective": Field("choice", "mrhof", choices=("mrhof", "of0"),
+                       doc="the objective function: mrhof (RFC 6719, ETX) or of0 (RFC "
+                           "6552, hop count)"),
+    "dio_interval_min": _time(0.008, "Imin of the DIOs' Trickle timer (DEFAULT_DIO_"
+                                     "INTERVAL_MIN: 2^3 ms)"),
+    "dio_interval_doublings": _count(20, "Trickle's doublings: Imax = Imin x 2^this "
+                                         "(DEFAULT_DIO_INTERVAL_DOUBLINGS)", low=0),
+    "dio_redundancy_constant": _count(10, "Trickle's k: a DIO is suppressed once k "
+                                          "consistent ones were heard in the interval "
+                                          "(DEFAULT_DIO_REDUNDANCY_CONSTANT); 0: never",
+                                      low=0),
+    "min_hop_rank_increase": _count(256, "MinHopRankIncrease: the root's rank, OF0's "
+                                         "rank unit (DEFAULT_MIN_HOP_RANK_INCREASE)"),
+    "step_of_rank": _count(3, "OF0's step_of_rank (DEFAULT_STEP_OF_RANK)"),
+    "rank_factor": _count(1, "OF0's rank_factor (DEFAULT_RANK_FACTOR)"),
+    "rank_stretch": _count(0, "OF0's stretch_of_rank (DEFAULT_RANK_STRETCH)", low=0),
+    "parent_switch_threshold": _count(192, "MRHOF's PARENT_SWITCH_THRESHOLD: a parent "
+                                           "is left for a path this much cheaper only",
+                                      low=0),
+    "max_link_metric": _count(512, "MRHOF's MAX_LINK_METRIC: a link of a greater ETX x "
+                                   "128 is no parent's (ETX 4)"),
+    "max_path_cost": _count(32768, "MRHOF's MAX_PATH_COST: a greater path cost is no "
+                                   "route"),
+    "dao_delay": _time(1.0, "DelayDAO: a DAO leaves this long after the change it tells "
+                            "(DEFAULT_DAO_DELAY)"),
+    "dao_interval": _time(60.0, "a node sends its parent its routes again this often "
+                                "(no DAO-ACK is used: a lost DAO waits for the next)",
+                          "this testbed"),
+    "dao_ack": Field("bool", False, doc="DAOs ask for a DAO-ACK (the K flag, §9.3); one "
+                                        "unanswered is sent again, and a parent that "
+                                        "answers none counts as lost (local repair)"),
+    "dao_ack_timeout": _time(5.0, "with dao_ack: a DAO unanswered this long is sent "
+                                  "again (RPL_DAO_RETRANSMISSION_TIMEOUT)", "Contiki-NG"),
+    "dao_max_retransmissions": _count(5, "with dao_ack: resends before the parent counts "
+                                         "as lost (Contiki-NG's RPL_DAO_MAX_"
+                                         "RETRANSMISSIONS)", low=0),
+    "route_lifetime": _time(1800.0, "a downward route not refreshed by a DAO for this "
+                                    "long expires (30 lifetime units of 60 s)",
+                            "Contiki-NG"),
+    "dis_delay": _time(5.0, "a node with no parent sends its first DIS this long after "
+                            "the start (RPL_DIS_START_DELAY)", "Contiki-NG"),
+    "dis_interval": _time(30.0, "and another this often while it has none "
+                                "(RPL_DIS_INTERVAL)", "Contiki-NG"),
+    "version_interval": Field("number", None, low=0, low_open=True, none=True,
+                              doc="global repair: the root increments the DODAG version "
+                                  "this often (time units); none: never"),
+    "link_layer_feedback": Field("bool", True, doc="a frame the MAC could not deliver "
+                                                   "drops the neighbour at once (local "
+                                                   "repair when it was the parent)"),
+    "ip_ttl": _count(64, "hops a data packet may take before it is dropped as ttl"),
+}
+
 #: ``[routing]``: the unit and one table per protocol.
 ROUTING_SCHEMA = {
     "seconds_per_unit": Field("number", 1.0, low=0, low_open=True,
@@ -108,8 +170,9 @@ ROUTING_SCHEMA = {
     "aodv": Field("table", {}, doc="AODV's parameters (RFC 3561 names; below)"),
     "olsr": Field("table", {}, doc="OLSR's parameters (RFC 3626 names; below)"),
     "babel": Field("table", {}, doc="the emulated Babel's parameters (RFC 8966; below)"),
+    "rpl": Field("table", {}, doc="RPL's parameters (RFC 6550 names; below)"),
 }
-TABLES = {"aodv": AODV, "olsr": OLSR, "babel": BABEL}
+TABLES = {"aodv": AODV, "olsr": OLSR, "babel": BABEL, "rpl": RPL}
 
 
 def check(table: dict, where: str = "routing") -> dict:
@@ -129,6 +192,6 @@ def resolve(protocol: str, table: dict | None = None, where: str = "routing") ->
     schema, given = TABLES[protocol], clean[protocol]
     params = check_table(schema, given, f"{where}.{protocol}")
     for key, rule in schema.items():
-        if key not in given and rule.kind == "number":
+        if key not in given and rule.kind == "number" and rule.default is not None:
             params[key] = rule.default / clean["seconds_per_unit"]
     return params

@@ -1,0 +1,361 @@
+"""RPL at every node (RFC 6550, storing mode): the one class that sends, receives and
+owns the timers.
+
+What runs, by the RFC's sections:
+
+- **DODAG construction** (§8): one DODAG, rooted at ``root``. The root advertises its
+  rank (MinHopRankIncrease) in DIOs; a node that hears a DIO of a finite rank joins,
+  picks a preferred parent by the objective function (:mod:`.objective`: OF0 or MRHOF
+  over ETX) among the neighbours of its version whose rank is below its own (any, when
+  it has none) and that are not its descendants, takes the rank through it, and
+  advertises it in DIOs of its own. DIOs follow a Trickle timer per node
+  (:mod:`.trickle`, RFC 6206: Imin 8 ms, 20 doublings, k = 10); a DIO that changes
+  neither the hearer's parent, rank nor version counts as consistent, and joining, a
+  new parent or rank, a new version, losing the parent and a DIS heard reset the
+  timer. A node
+  without a parent sends a DIS (first after ``dis_delay``, then every ``dis_interval``).
+- **Downward routes** (§9, storing mode): a node sends its parent a DAO ``dao_delay``
+  after its parent or its routes changed, and every ``dao_interval``, listing itself
+  (with a new path sequence each time) and every target it routes to: the full set its
+  subtree reaches, so the parent replaces the routes it had through that child. Routes
+  live ``route_lifetime`` unless refreshed. A node leaving a parent sends it a No-Path
+  DAO (lifetime 0) for what it listed. With ``dao_ack`` a DAO asks for a DAO-ACK (§9.3)
+  and is sent again after ``dao_ack_timeout``, up to ``dao_max_retransmissions`` times,
+  after which the parent counts as lost. Traffic goes up the default route (the parent)
+  until a node routes to the destination downwards, then down: a packet for a node in
+  no subtree goes up to the root, which drops it (``no_route``), as does a node
+  reached on the way down that has no route (the 'O' flag's rule, §11.2.2.2).
+- **Local repair** (§8.2.2.5): a frame the MAC could not deliver to a neighbour (the
+  link-layer feedback, ``link_layer_feedback``) removes it and the routes through it;
+  losing the parent, a node takes the best remaining candidate, or detaches: it
+  advertises the infinite rank (poisoning: its children leave it too) and asks for DIOs
+  with a DIS. DAOs double as the probe that finds a dead parent.
+- **Global repair** (§8.2.2.1): with ``version_interval`` the root increments the DODAG
+  version; a node hearing a newer version forgets the older one's neighbours and
+  downward routes and joins the new one afresh (traffic down waits for the new DAOs,
+  ``dao_delay`` a hop).
+
+Left out: non-storing mode (source routes, §9.7), P2P-RPL (RFC 6997), several
+instances or DODAGs, grounded/floating DODAGs, DAO-ACK statuses other than
+"accepted", DTSN-triggered DAOs, the DODAG Configuration option (every node has the
+spec's parameters), MaxRankIncrease and the loop detection of the data path (the 'R'
+flag; a loop ends at ``ip_ttl``), lollipop counters (versions and path sequences do not
+wrap), multicast, security (§10), and ETX learnt from acknowledgements (until the MAC
+feeds it: the link's delivery probability, :mod:`.objective`).
+"""
+from __future__ import annotations
+
+from emulator.routing.base import BROADCAST, Control, Protocol
+from emulator.routing.rpl.objective import ETX_FRAME_BYTES, ObjectiveFunction
+from emulator.routing.rpl.packets import INFINITE_RANK, Dao, DaoAck, Dio, Dis
+from emulator.routing.rpl.tables import RplNode
+from emulator.routing.rpl.trickle import Trickle
+from topologies.schema import FieldError
+
+_SEND, _END = "dio", "dio_end"        # a Trickle interval's transmission and its end
+_RESEND = "dao_resend"                # (_RESEND, DAOSequence): a DAO-ACK is overdue
+_DIS, _DAO, _REFRESH, _VERSION = "dis", "dao", "refresh", "version"
+
+
+class Rpl(Protocol):
+    """RPL's state at every node (see the module docstring); ``params`` as
+    :data:`emulator.routing.params.RPL`, in time units, ``root`` filled in (None: the
+    lowest node id)."""
+
+    name = "rpl"
+
+    def __init__(self, host, nodes, params: dict, seed: int):
+        super().__init__(host, nodes, params, seed)
+        root = params["root"]
+        self.root = self.nodes[0] if root is None else root
+        if self.root not in self.position:
+            raise FieldError("routing.rpl.root", f"expected a node of the network "
+                                                 f"({self.nodes[0]}..{self.nodes[-1]}), "
+                                                 f"got {root!r}")
+        self.objective = ObjectiveFunction(params["objective"], params)
+        self.lifetime = params["route_lifetime"]
+        self._state = {u: RplNode(Trickle(params["dio_interval_min"],
+                                          params["dio_interval_doublings"],
+                                          params["dio_redundancy_constant"]))
+                       for u in self.nodes}
+        self._down: set[int] = set()   # data packets that took a downward hop
+        #: ``(time, node, parent)`` of every parent a node took (None: detached).
+        self.parent_log: list[tuple] = []
+
+    # -- timers -------------------------------------------------------------------------
+    def start(self, t: float) -> None:
+        root = self._state[self.root]
+        root.version, root.rank, root.joined_at = 0, self.objective.root_rank, t
+        self._reset_trickle(t, self.root)
+        if self.params["version_interval"] is not None:
+            self.host.set_timer(t + self.params["version_interval"], self.root, _VERSION)
+        for u in self.nodes:
+            if u != self.root:
+                self._state[u].dis_pending = True
+                self.host.set_timer(t + self.params["dis_delay"], u, _DIS)
+                self.host.set_timer(t + self.uniform() * self.params["dao_interval"], u,
+                                    _REFRESH)
+
+    def on_timer(self, t: float, u: int, tag) -> None:
+        node = self._state[u]
+        if type(tag) is tuple and tag[0] == _RESEND:
+            self._dao_overdue(t, u, tag[1])
+        elif type(tag) is tuple:   # (what, generation) of a Trickle interval
+            what, generation = tag
+            if not node.trickle.current(generation):
+                return
+            if what == _SEND:
+                if node.trickle.may_send():
+                    self._send(t, u, BROADCAST, Dio(node.version, node.rank))
+            else:
+                self._trickle_timers(t, u, node.trickle.next_interval(t, self.uniform()))
+        elif tag == _DIS:
+            node.dis_pending = False
+            if node.parent is None:
+                self._send(t, u, BROADCAST, Dis())
+                self._dis_later(t, u)
+        elif tag == _DAO:
+            node.dao_pending = False
+            self._send_dao(t, u)
+        elif tag == _REFRESH:
+            self._send_dao(t, u)
+            self.host.set_timer(t + self.params["dao_interval"], u, _REFRESH)
+        elif tag == _VERSION:
+            node.version += 1
+            self._reset_trickle(t, u)
+            self.host.set_timer(t + self.params["version_interval"], u, _VERSION)
+
+    def _reset_trickle(self, t: float, u: int) -> None:
+        trickle = self._state[u].trickle
+        if trickle.reset():
+            trickle.resets.append(t)
+            self._trickle_timers(t, u, trickle.begin(t, self.uniform()))
+
+    def _trickle_timers(self, t: float, u: int, times: tuple[float, float]) -> None:
+        generation = self._state[u].trickle.generation
+        self.host.set_timer(times[0], u, (_SEND, generation))
+        self.host.set_timer(times[1], u, (_END, generation))
+
+    # -- packets heard ------------------------------------------------------------------
+    def on_receive(self, t: float, u: int, msg) -> None:
+        packet = msg.payload.body
+        if type(packet) is Dio:
+            self._on_dio(t, u, msg.src, packet)
+        elif type(packet) is Dao:
+            self._on_dao(t, u, msg.src, packet)
+        elif type(packet) is DaoAck:
+            awaiting = self._state[u].awaiting
+            if awaiting is not None and awaiting[0] == packet.sequence:
+                self._state[u].awaiting = None
+        elif self._state[u].rank < INFINITE_RANK:   # a DIS: advertise soon (§8.3)
+            self._reset_trickle(t, u)
+
+    def _on_dio(self, t: float, u: int, v: int, dio: Dio) -> None:
+        node = self._state[u]
+        if u == self.root:
+            if dio.version == node.version:
+                node.trickle.heard_consistent()
+            else:   # a node of an older version: tell it the new one soon
+                self._reset_trickle(t, u)
+            return
+        if node.version is None or dio.version > node.version:
+            if dio.rank >= INFINITE_RANK:
+                return
+            # a new version (global repair) is a new DODAG: the old one's ranks, parent
+            # and downward routes are gone (the old tree must not bar a parent as a
+            # descendant), and the node joins afresh at whatever rank (its old parent,
+            # if another is taken, is told with a No-Path)
+            node.version = dio.version
+            node.neighbours.clear()
+            node.routes.clear()
+            if node.parent is not None:
+                node.detached_from = node.parent
+            node.parent, node.rank = None, INFINITE_RANK
+        elif dio.version < node.version:
+            self._reset_trickle(t, u)
+            return
+        # a poisoned neighbour stays known (it can still hear a No-Path DAO)
+        node.neighbours[v] = (dio.rank, self.host.link_delivery(t, u, v, ETX_FRAME_BYTES))
+        if self._choose_parent(t, u):
+            self._reset_trickle(t, u)
+        elif dio.rank < INFINITE_RANK:
+            node.trickle.heard_consistent()
+
+    def _on_dao(self, t: float, u: int, v: int, dao: Dao) -> None:
+        node = self._state[u]
+        node.expire(t)
+        changed = False
+        if dao.lifetime == 0:   # No-Path: v no longer reaches these
+            for target, _ in dao.targets:
+                if node.next_hop_down(target, t) == v:
+                    del node.routes[target]
+                    changed = True
+        else:
+            listed = set()
+            until = t + dao.lifetime
+            for target, seq in dao.targets:
+                if target != u and target != node.parent:   # never route to self or up
+                    changed |= node.offer_route(target, v, seq, until)
+                    listed.add(target)
+            # the DAO lists all v reaches: the routes through v it does not list are gone
+            for target in node.routes_via(v):
+                if target not in listed:
+                    del node.routes[target]
+                    changed = True
+        if changed:
+            self._schedule_dao(t, u)
+        if dao.ack:
+            self._send(t, u, v, DaoAck(dao.sequence))
+
+    # -- parent selection ---------------------------------------------------------------
+    def _choose_parent(self, t: float, u: int) -> bool:
+        """Select the preferred parent (and rank) by the objective function; whether
+        the parent or the rank changed (news for the neighbours: a Trickle reset)."""
+        node, objective = self._state[u], self.objective
+        old = node.parent
+        attached = old is not None
+        candidates = {}
+        for v, (rank, delivery) in node.neighbours.items():
+            if rank >= INFINITE_RANK or node.descendant(v) or \
+                    not (v == old or not attached or rank < node.rank):
+                continue
+            via = objective.rank_via(rank, delivery)
+            if via is not None:
+                candidates[v] = via
+        best = min(candidates, key=lambda v: (candidates[v], v)) if candidates else None
+        if old in candidates and best != old and not objective.better(candidates[best],
+                                                                      candidates[old]):
+            best = old
+        if best is None:
+            if old is None and node.rank >= INFINITE_RANK:   # still out: keep asking
+                self._dis_later(t, u)
+                return False
+            self._detach(t, u)
+            return True
+        rank, node.parent, node.rank = node.rank, best, candidates[best]
+        if best == old:
+            return rank != node.rank
+        if node.joined_at is None:
+            node.joined_at = t
+        self.parent_log.append((t, u, best))
+        # the parent left (or the last one, after a detachment) forgets this subtree,
+        # and so no longer counts it as descendants: a No-Path DAO, if it can hear
+        left = old if old is not None else node.detached_from
+        node.detached_from = None
+        if left is not None and left != best and left in node.neighbours:
+            self._send(t, u, left, Dao(self._targets(t, u, node), 0))
+        self._schedule_dao(t, u)
+        return True
+
+    def _detach(self, t: float, u: int) -> None:
+        """No parent left: advertise the infinite rank (poisoning its subtree) and ask
+        for DIOs."""
+        node = self._state[u]
+        if node.parent is not None:
+            node.detached_from = node.parent
+        node.parent, node.rank = None, INFINITE_RANK
+        self.parent_log.append((t, u, None))
+        self._send(t, u, BROADCAST, Dis())
+        self._dis_later(t, u)
+
+    def _dis_later(self, t: float, u: int) -> None:
+        """Another DIS in ``dis_interval`` unless one is due already."""
+        node = self._state[u]
+        if not node.dis_pending:
+            node.dis_pending = True
+            self.host.set_timer(t + self.params["dis_interval"], u, _DIS)
+
+    def on_link_failure(self, t: float, u: int, v: int) -> None:
+        if self.params["link_layer_feedback"]:
+            self._lose_neighbour(t, u, v)
+
+    def _lose_neighbour(self, t: float, u: int, v: int) -> None:
+        """``v`` is unreachable: forget it and the routes through it; repair locally if
+        it was the parent."""
+        node = self._state[u]
+        node.neighbours.pop(v, None)
+        gone = node.routes_via(v)
+        for target in gone:
+            del node.routes[target]
+        if v == node.parent and self._choose_parent(t, u):
+            self._reset_trickle(t, u)
+        elif gone:
+            self._schedule_dao(t, u)
+
+    # -- DAOs ---------------------------------------------------------------------------
+    def _schedule_dao(self, t: float, u: int) -> None:
+        node = self._state[u]
+        if u != self.root and not node.dao_pending:
+            node.dao_pending = True
+            self.host.set_timer(t + self.params["dao_delay"], u, _DAO)
+
+    def _targets(self, t: float, u: int, node: RplNode) -> tuple:
+        """What a DAO of ``u`` lists: itself and every target it routes to."""
+        node.expire(t)
+        return ((u, node.path_seq),) + tuple((target, route[1]) for target, route
+                                             in sorted(node.routes.items()))
+
+    def _send_dao(self, t: float, u: int) -> None:
+        node = self._state[u]
+        if node.parent is None:
+            return
+        node.path_seq += 1
+        ack = self.params["dao_ack"]
+        node.dao_sequence += 1
+        dao = Dao(self._targets(t, u, node), self.lifetime, node.dao_sequence, ack)
+        if ack:   # overtakes one unanswered, whose sends to this parent still count
+            before = node.awaiting
+            unanswered = before[3] + 1 if before is not None and before[1] == node.parent \
+                else 0
+            node.awaiting = [dao.sequence, node.parent, dao, unanswered]
+            self.host.set_timer(t + self.params["dao_ack_timeout"], u,
+                                (_RESEND, dao.sequence))
+        self._send(t, u, node.parent, dao)
+
+    def _dao_overdue(self, t: float, u: int, sequence: int) -> None:
+        """No DAO-ACK for the DAO ``sequence``: send it again, or after
+        ``dao_max_retransmissions`` count the parent as lost (§9.3 leaves what then to
+        the implementation)."""
+        node = self._state[u]
+        awaiting = node.awaiting
+        if awaiting is None or awaiting[0] != sequence:
+            return
+        if awaiting[1] != node.parent:   # it left that parent: the new one has its DAO
+            node.awaiting = None
+            return
+        if awaiting[3] < self.params["dao_max_retransmissions"]:
+            awaiting[3] += 1
+            self.host.set_timer(t + self.params["dao_ack_timeout"], u, (_RESEND, sequence))
+            self._send(t, u, node.parent, awaiting[2])
+            return
+        node.awaiting = None
+        self._lose_neighbour(t, u, node.parent)
+
+    # -- forwarding ---------------------------------------------------------------------
+    def next_hop(self, t: float, u: int, msg) -> int | None:
+        node = self._state[u]
+        down = node.next_hop_down(msg.dst, t)
+        if down is not None:
+            self._down.add(msg.msg_id)
+            return down
+        if u == self.root or node.parent is None or msg.msg_id in self._down:
+            self.host.drop(t, u, msg, "no_route")
+            return None
+        return node.parent
+
+    def route(self, t: float, u: int, dst: int) -> int | None:
+        node = self._state[u]
+        down = node.next_hop_down(dst, t)
+        return down if down is not None or u == self.root else node.parent
+
+    # -- what it learnt, for the figures ------------------------------------------------
+    def tree(self) -> dict[int, int | None]:
+        """Every node's preferred parent now (None: the root, or not joined)."""
+        return {u: self._state[u].parent for u in self.nodes}
+
+    def ranks(self) -> dict[int, int]:
+        return {u: self._state[u].rank for u in self.nodes}
+
+    # -- sending ------------------------------------------------------------------------
+    def _send(self, t: float, u: int, dst: int, packet) -> None:
+        self.host.send_control(t, u, dst, Control(packet.type, packet), packet.bytes())
