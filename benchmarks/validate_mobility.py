@@ -31,6 +31,7 @@ import numpy as np
 
 from benchmarks.doc_sections import with_section
 
+from topologies.group_motion import rpgm
 from topologies.mobility import random_waypoint
 from topologies.motion_models import gauss_markov, random_direction, random_walk
 
@@ -129,6 +130,12 @@ def _link_durations(xy: np.ndarray, disjoint: bool = False) -> np.ndarray:
         head = tail + 1
     else:
         tail, head = np.triu_indices(xy.shape[1], k=1)
+    return _pair_contacts(xy, tail, head)
+
+
+def _pair_contacts(xy: np.ndarray, tail: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """Contact lengths (s) of the pairs ``tail[k]``-``head[k]`` (see
+    :func:`_link_durations`)."""
     near = np.linalg.norm(xy[:, tail] - xy[:, head], axis=2) <= RANGE
     padded = np.zeros((near.shape[0] + 2, near.shape[1]), dtype=np.int8)
     padded[1:-1] = near
@@ -265,10 +272,51 @@ def section(rows: list[tuple], args: argparse.Namespace) -> str:
                                    options=options),
         *table(rows), "",
         f"Every mean is within {worst:.1f} % of ns-3's; {passed} of {len(rows)} rows pass "
-        "both tests.", "", _WHY, ""])
+        "both tests.", "", *group_check(args.nodes, args.duration, args.seed), "",
+        _WHY, ""])
 
 
 DEFAULTS = {"nodes": 100, "duration": 2000, "seed": 1, "replications": 1}
+#: RPGM's check: the steady-state waypoint's speed range and pause for the reference points
+#: (a plain random waypoint: RPGM has no steady-state start), groups of
+#: 5 ± 2 nodes within this many metres of their reference point, no group changes.
+GROUP_RADIUS = 15.0
+
+
+def group_check(nodes: int, duration: int, seed: int) -> list[str]:
+    """RPGM, which ns-3 lacks, against its own definition on the same area: the
+    members' largest distance from their reference point, the reference points' leg
+    speeds, and link durations within and across groups (Markdown lines)."""
+    tr = rpgm(nodes, float(duration), (0.5, 5.0), GROUP_RADIUS, seed, pause=2.0,
+              group_size=5.0, group_size_sd=2.0, group_change_prob=0.0,
+              area=(AREA, AREA))
+    times = np.arange(1, duration + 1, dtype=float)
+    xy = tr.sample(times)
+    gap = np.linalg.norm(xy - tr.reference_positions(times), axis=2).max()
+    legs = []
+    for group in tr.references.nodes:
+        points = np.array(tr.references.waypoints(group))
+        length = np.linalg.norm(np.diff(points[:, 1:], axis=0), axis=1)
+        spent = np.diff(points[:, 0])
+        legs += list(length[length > 0] / spent[length > 0])
+    tail, head = np.triu_indices(nodes, k=1)
+    group = np.array([tr.group_of(node, 0.0) for node in tr.nodes])
+    same = group[tail] == group[head]
+    within = _pair_contacts(xy, tail[same], head[same])
+    across = _pair_contacts(xy, tail[~same], head[~same])
+    return [f"RPGM has no ns-3 counterpart; `topologies.group_motion.rpgm` on the same area "
+            f"({nodes} nodes, {duration:,} s, {tr.groups} groups of 5 ± 2, max_distance "
+            f"{GROUP_RADIUS:g} m, reference points at 0.5-5 m/s with 2 s pauses, no group "
+            f"changes; tested in `tests/topologies/test_group_motion.py`):", "",
+            "| measure | value | by definition |", "|---|---|---|",
+            f"| largest member distance from its reference point, m | {gap:.2f} | "
+            f"<= {GROUP_RADIUS:g} |",
+            f"| reference point leg speed, m/s: min / mean / max | {min(legs):.2f} / "
+            f"{np.mean(legs):.2f} / {max(legs):.2f} | uniform on 0.5-5 (mean 2.75) |",
+            f"| link duration within a group, s (contacts) | {within.mean():.1f} "
+            f"({len(within)}) | longer than across |",
+            f"| link duration across groups, s (contacts) | {across.mean():.1f} "
+            f"({len(across)}) | |"]
 
 
 def main() -> None:
@@ -282,6 +330,7 @@ def main() -> None:
     print(f"{args.nodes} nodes, {args.duration} s, {AREA:g} m square, range {RANGE:g} m, "
           f"{args.replications} run(s) per simulator")
     print("\n".join(table(rows)))
+    print("\n".join(group_check(args.nodes, args.duration, args.seed)))
     if args.write:
         page = Path(__file__).resolve().parent.parent / "docs" / "VALIDATION.md"
         page.write_text(with_section(page.read_text(), HEADING, section(rows, args)))
