@@ -60,12 +60,16 @@ class GroupTrajectories(Trajectories):
         """How many groups (reference points) there are."""
         return len(self.references.nodes)
 
+    def _groups_at(self, node: int, times: np.ndarray) -> np.ndarray:
+        """The group of ``node`` at each of ``times`` (a member that changes group at
+        ``t`` belongs to its new one at ``t``)."""
+        joined = np.array(self.membership[node])
+        at = np.searchsorted(joined[:, 0], times, side="right") - 1
+        return joined[np.maximum(at, 0), 1].astype(int)
+
     def group_of(self, node: int, t: float) -> int:
-        """The group ``node`` belongs to at time ``t`` (a member that changes group at
-        ``t`` belongs to its new one)."""
-        joined = self.membership[node]
-        times = [when for when, _ in joined]
-        return joined[max(0, int(np.searchsorted(times, t, side="right")) - 1)][1]
+        """The group ``node`` belongs to at time ``t``."""
+        return int(self._groups_at(node, np.array([float(t)]))[0])
 
     def reference_positions(self, times) -> np.ndarray:
         """Per time and member (in :attr:`nodes` order), the position of the reference
@@ -74,8 +78,7 @@ class GroupTrajectories(Trajectories):
         refs = self.references.sample(times)
         out = np.empty((len(times), len(self.nodes), 2))
         for k, node in enumerate(self.nodes):
-            group = [self.group_of(node, t) for t in times]
-            out[:, k] = refs[np.arange(len(times)), group]
+            out[:, k] = refs[np.arange(len(times)), self._groups_at(node, times)]
         return out
 
 
@@ -224,13 +227,11 @@ def _maybe_change(references: Trajectories, group: int, pos: np.ndarray, t: floa
                   radius: float, change_prob: float, rng: np.random.Generator) -> int:
     """The group of a member at ``pos`` at time ``t``: the nearest other reference point
     within ``radius``, with probability ``change_prob``; else ``group``."""
-    if change_prob == 0.0:
-        return group
+    # the draw first, one per waypoint: the reference points are looked at only when a
+    # change would be taken
     others = [g for g in references.nodes if g != group]
-    if not others:
+    if change_prob == 0.0 or not others or rng.random() >= change_prob:
         return group
     gaps = np.linalg.norm(references.sample([t])[0][others] - pos, axis=1)
     nearest = int(np.argmin(gaps))
-    if gaps[nearest] <= radius and rng.random() < change_prob:
-        return others[nearest]
-    return group
+    return others[nearest] if gaps[nearest] <= radius else group

@@ -38,7 +38,7 @@ def test_every_member_stays_within_max_distance_of_its_reference_point():
 
 
 def test_reference_points_move_by_random_waypoint_with_its_speeds_and_pauses():
-    tr = rpgm(60, 3000.0, (0.02, 0.05), 0.05, seed=7, pause=2.0, groups=12)
+    tr = rpgm(12, 3000.0, (0.02, 0.05), 0.05, seed=7, pause=2.0, groups=12)
     speeds, rests = [], []
     for group in tr.references.nodes:
         points = np.array(tr.references.waypoints(group))
