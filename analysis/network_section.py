@@ -18,7 +18,8 @@ also varies the medium gets it once per medium.
   baseline of each swept network key — routing: the oracle; links: in order — paired
   by seed (:func:`paired`).
 
-A node's speed is the mean of its random waypoint range (``mobility.speed``; 0 without
+A node's speed is its mobility model's mean speed as the spec sets it (:func:`node_speed`:
+the mean of the ``mobility.speed`` range, Gauss-Markov's ``mean_velocity``; 0 without
 mobility), in the spec's distance units per time unit; the offered load is
 ``streams.rate``, in tuples (messages, for the centralized join) per time unit per
 source. Rates per second divide by the time the protocols ran: the duration plus the
@@ -28,6 +29,8 @@ Example
 -------
 >>> node_speed({"mobility": {"model": "random_waypoint", "speed": [0.01, 0.03]}})
 0.02
+>>> node_speed({"mobility": {"model": "gauss_markov", "mean_velocity": 0.05}})
+0.05
 >>> node_speed({}), offered_load({"streams": {"rate": [2.0, 4.0]}})
 (0.0, 3.0)
 >>> change(10.0, 12.5), change(0.5, 0.75, relative=False)
@@ -59,7 +62,13 @@ ROUTING, REORDER = "network.routing", "network.reorder"
 BASELINES = {ROUTING: "oracle", REORDER: False}
 #: Spec paths the section turns into its own columns (``node_speed``, ``offered_load``).
 AXES = {"mobility.speed": "node_speed", "mobility.model": "node_speed",
-        "streams.rate": "offered_load"}
+        "mobility.mean_velocity": "node_speed", "streams.rate": "offered_load"}
+#: Per moving model, the ``[mobility]`` key its mean speed is read from: the middle of
+#: the range each leg's speed is drawn from (rpgm: its reference points' legs), or
+#: Gauss-Markov's mean. Pauses are not counted in (as for random waypoint before).
+SPEED_KEYS = {"random_waypoint": "speed", "random_walk": "speed",
+              "random_direction": "speed", "rpgm": "speed",
+              "gauss_markov": "mean_velocity"}
 #: The routing protocol's own packets; a ``NOTICE`` (a routed drop report) is counted apart.
 NOTICE = "NOTICE"
 #: No-route drops this early (in seconds, scaled by ``routing.seconds_per_unit``) are
@@ -104,14 +113,21 @@ def _e(x) -> str:
 
 
 def node_speed(spec: dict) -> float:
-    """Mean speed of a random waypoint range, 0 without mobility, NaN for a trace or a
-    schedule (their speed is not a spec value)."""
+    """The mean speed a moving model's keys give (:data:`SPEED_KEYS`), 0 without
+    mobility, NaN for a trace or a schedule (their speed is not a spec value).
+
+    >>> node_speed({"mobility": {"model": "rpgm", "speed": [0.02, 0.04],
+    ...                          "max_distance": 0.1}})
+    0.03
+    >>> node_speed({"mobility": {"model": "ns2", "file": "walk.ns_movements"}})
+    nan
+    """
     mobility = spec.get("mobility", {})
     model = mobility.get("model", "random_waypoint" if "speed" in mobility else "none")
     if model == "none":
         return 0.0
-    if model == "random_waypoint":
-        return float(np.mean(_as_list(mobility["speed"])))
+    if model in SPEED_KEYS and SPEED_KEYS[model] in mobility:
+        return float(np.mean(_as_list(mobility[SPEED_KEYS[model]])))
     return math.nan
 
 

@@ -306,3 +306,33 @@ def test_a_ci_slice_of_manet_routing_runs_and_reads_as_the_protocols_behave(tmp_
     html_text = ns.section(runs, [Path(p) for p in runs["run_dir"]], tmp_path / "report")
     assert "AODV's first packet of a flow" in html.unescape(html_text)
     assert math.isfinite(facts.at["aodv", "message_delay_mean"])
+
+
+@pytest.mark.parametrize("mobility, speed", [
+    ({"model": "random_waypoint", "speed": [0.01, 0.03]}, 0.02),
+    ({"model": "random_walk", "speed": [0.02, 0.06], "mode": "time"}, 0.04),
+    ({"model": "random_direction", "speed": [2.0, 4.0], "pause": 2.0}, 3.0),
+    ({"model": "gauss_markov", "mean_velocity": 0.05, "alpha": 0.5}, 0.05),
+    ({"model": "rpgm", "speed": [0.01, 0.05], "max_distance": 0.1}, 0.03),
+    ({}, 0.0),
+])
+def test_node_speed_is_each_models_mean_speed(mobility, speed):
+    assert ns.node_speed({"mobility": mobility}) == pytest.approx(speed)
+
+
+def test_node_speed_is_nan_where_the_spec_gives_no_speed():
+    assert math.isnan(ns.node_speed({"mobility": {"model": "ns2", "file": "a.tcl"}}))
+    assert math.isnan(ns.node_speed({"mobility": {"model": "schedule", "file": "s.csv"}}))
+
+
+def test_a_swept_mean_velocity_is_the_node_speed_and_no_other_axis():
+    runs = pd.DataFrame({"run_id": ["x", "y"], "algorithm": "a", "seed": [1, 1],
+                         "network.routing": ["aodv", "aodv"],
+                         "mobility.model": ["gauss_markov", "gauss_markov"],
+                         "mobility.mean_velocity": [0.01, 0.05],
+                         "streams.rate": [2.0, 2.0], "run.duration": [60.0, 60.0],
+                         "routing_control_messages": [10, 20]})
+    facts = ns.run_facts(runs, [])
+    assert facts["node_speed"].tolist() == pytest.approx([0.01, 0.05])
+    assert "mobility.mean_velocity" not in ns.setting_columns(facts.assign(
+        **{"mobility.mean_velocity": [0.01, 0.05]}))

@@ -13,7 +13,7 @@ mobility and link schedules, all turned into :class:`Dynamics` (epochs + snapsho
 - dynamics: :class:`Dynamics`, :func:`static_dynamics`, :func:`mobility_dynamics`,
   :func:`schedule_dynamics`, :class:`Trajectories`, :func:`random_waypoint`
 - motion models (ns-3's): :func:`gauss_markov`, :func:`random_walk`,
-  :func:`random_direction`
+  :func:`random_direction`; group mobility (BonnMotion's RPGM): :func:`rpgm`
 - radio: :class:`Radio` (log-distance path loss, bit and frame errors),
   :data:`RADIO_SCHEMA`
 - specs: :func:`topology_from_spec`, :func:`dynamics_from_spec`, :func:`radio_from_spec`,
@@ -33,6 +33,7 @@ from topologies.files import parse_topology, read_topology, write_topology
 from topologies.generators import complete, grid, line, random_geometric
 from topologies.link_cost import ETX_MAX_LOSS, apply_link_cost, link_costs
 from topologies.mobility import Trajectories, mobility_dynamics, random_waypoint
+from topologies.group_motion import GroupTrajectories, rpgm
 from topologies.motion_models import gauss_markov, random_direction, random_walk
 from topologies.model import (LINK_COST_MODELS, LINK_DEFAULTS, Topology, path_cost_matrix,
                               topology_settings)
@@ -53,5 +54,5 @@ __all__ = [
     "topology_settings", "loads_ns2_trace", "read_ns2_trace", "Schedule", "loads_schedule",
     "read_schedule", "schedule_dynamics", "dynamics_from_spec", "node_outages",
     "topology_from_spec", "Radio", "RADIO_SCHEMA", "radio_from_spec", "gauss_markov",
-    "random_walk", "random_direction",
+    "random_walk", "random_direction", "rpgm", "GroupTrajectories",
 ]

@@ -15,16 +15,19 @@ distance2 | etx; omitted: keep the generator's costs, or the file's model or cos
 warned about, naming both).
 
 ``[mobility]`` keys: ``model`` (none | random_waypoint | gauss_markov | random_walk |
-random_direction | ns2 | bonnmotion | sumo_fcd | schedule; default none), ``speed`` (random_waypoint,
-random_walk, random_direction), ``pause`` (random_waypoint, random_direction),
-``steady_state`` (random_waypoint), ``alpha``, ``mean_velocity``, ``mean_direction``,
-``velocity_sd``, ``direction_sd``, ``time_step`` (gauss_markov), ``mode``, ``time``,
-``distance`` (random_walk; ``time`` is read under mode "time" only, ``distance`` under
-"distance" only), ``resolution`` (every moving model and movement file; default 1.0),
-``file`` (ns2: an ns-2 trace, bonnmotion: BonnMotion's ``.movements``, sumo_fcd: SUMO's
-FCD output, schedule: a CSV), ``scale`` (movement files: every coordinate is multiplied
-by it, default 1.0; e.g. 0.001 for a trace in metres on a unit topology), ``failures``
-(every moving model and movement file: a schedule file whose node rows ``time,u,,,up`` take nodes down and up
+random_direction | rpgm | ns2 | bonnmotion | sumo_fcd | schedule; default none),
+``speed`` (random_waypoint, random_walk, random_direction, rpgm), ``pause``
+(random_waypoint, random_direction, rpgm), ``steady_state`` (random_waypoint),
+``alpha``, ``mean_velocity``, ``mean_direction``, ``velocity_sd``, ``direction_sd``,
+``time_step`` (gauss_markov), ``mode``, ``time``, ``distance`` (random_walk; ``time`` is
+read under mode "time" only, ``distance`` under "distance" only), ``max_distance``,
+``groups``, ``group_size``, ``group_size_sd``, ``group_change_prob`` (rpgm; ``groups``
+or the two sizes, not both), ``resolution`` (every moving model and movement file;
+default 1.0), ``file`` (ns2: an ns-2 trace, bonnmotion: BonnMotion's ``.movements``,
+sumo_fcd: SUMO's FCD output, schedule: a CSV), ``scale`` (movement files: every
+coordinate is multiplied by it, default 1.0; e.g. 0.001 for a trace in metres on a unit
+topology), ``failures`` (every moving model and movement file: a schedule file whose
+node rows ``time,u,,,up`` take nodes down and up
 again while they move).
 
 ``[radio]`` (:data:`topologies.radio.RADIO_SCHEMA`): ``model = "unit_disk"`` keeps the
@@ -48,6 +51,7 @@ import numpy as np
 from topologies import generators
 from topologies.dynamics import Dynamics
 from topologies.files import parse_topology
+from topologies.group_motion import rpgm
 from topologies.link_cost import apply_link_cost
 from topologies.mobility import mobility_dynamics, random_waypoint
 from topologies.model import LINK_COST_MODELS, LINK_DEFAULTS, Topology
@@ -81,6 +85,8 @@ _MOBILITY_KEYS = {
                      "direction_sd", "time_step"} | _MOVING,
     "random_walk": {"speed", "mode", "time", "distance"} | _MOVING,
     "random_direction": {"speed", "pause"} | _MOVING,
+    "rpgm": {"speed", "pause", "max_distance", "groups", "group_size", "group_size_sd",
+             "group_change_prob"} | _MOVING,
     "ns2": {"file", "scale"} | _MOVING,
     "bonnmotion": {"file", "scale"} | _MOVING,
     "sumo_fcd": {"file", "scale"} | _MOVING,
@@ -94,7 +100,8 @@ TRACE_READERS = {
     "sumo_fcd": lambda path, topo: _fcd(read_fcd(path, topo)),
 }
 #: The models that move nodes from their topology positions (or uniform ones).
-MOVING_MODELS = ("random_waypoint", "gauss_markov", "random_walk", "random_direction")
+MOVING_MODELS = ("random_waypoint", "gauss_markov", "random_walk", "random_direction",
+                 "rpgm")
 #: The most nodes a generated topology may have: a typo such as ``rows = 1000000000``
 #: must be an error, not a machine out of memory (routing tables grow with n²).
 MAX_NODES = 100_000
@@ -130,9 +137,11 @@ MOBILITY_SCHEMA = {
     "model": Field("choice", "none", choices=tuple(_MOBILITY_KEYS),
                    doc="how nodes move or links change"),
     "speed": Field("list", REQUIRED, doc="random_waypoint, random_walk, random_direction: "
-                                         "[low, high] speed per time unit, both > 0"),
+                                         "[low, high] speed per time unit, both > 0; "
+                                         "rpgm: the reference points' speed"),
     "pause": Field("number", 0.0, low=0, doc="random_waypoint: pause at each waypoint; "
-                                             "random_direction: at each edge"),
+                                             "random_direction: at each edge; rpgm: the "
+                                             "reference points' pause"),
     "steady_state": Field("bool", False, doc="random_waypoint: start from the stationary "
                                              "distribution (ns-3's SteadyStateRandomWaypoint"
                                              "MobilityModel), so the mean speed does not "
@@ -161,6 +170,22 @@ MOBILITY_SCHEMA = {
     "distance": Field("number", 0.1, low=0, low_open=True,
                       doc="random_walk, mode distance: distance between draws (ns-3's "
                           "Distance)"),
+    "max_distance": Field("number", REQUIRED, low=0, low_open=True,
+                          doc="rpgm: largest distance of a member from its group's "
+                              "reference point (BonnMotion's maxdist), less than half "
+                              "the area's shorter side"),
+    "groups": Field("integer", None, low=1, none=True,
+                    doc="rpgm: a fixed number of groups, as equal as possible; none: "
+                        "sizes drawn by group_size and group_size_sd"),
+    "group_size": Field("number", 3.0, low=1,
+                        doc="rpgm: mean group size (BonnMotion's average nodes per group)"),
+    "group_size_sd": Field("number", 2.0, low=0,
+                           doc="rpgm: standard deviation of the group size (BonnMotion's "
+                               "groupSizeDeviation)"),
+    "group_change_prob": Field("number", 0.01, low=0, high=1,
+                               doc="rpgm: probability that a member within max_distance "
+                                   "of another group's reference point joins it, at each "
+                                   "of its waypoints (BonnMotion's pGroupChange)"),
     "resolution": Field("number", 1.0, low=0, low_open=True,
                         doc="positions sampled into link epochs this often"),
     "file": Field("str", REQUIRED, doc="ns2: the ns-2 movement trace; bonnmotion: "
@@ -178,6 +203,7 @@ _REQUIRED = {"random_geometric": {"nodes", "radius"}, "line": {"nodes"},
              "grid": {"rows", "cols"}, "complete": {"nodes"}, "file": {"file"},
              "random_waypoint": {"speed"}, "gauss_markov": {"mean_velocity"},
              "random_walk": {"speed"}, "random_direction": {"speed"}, "ns2": {"file"},
+             "rpgm": {"speed", "max_distance"},
              "bonnmotion": {"file"}, "sumo_fcd": {"file"}, "schedule": {"file"}}
 #: Keys a model takes that another of its keys leaves unread (random_walk's mode).
 UNREAD_UNDER = {("random_walk", "mode", "time"): "distance",
@@ -564,8 +590,26 @@ def _moving_nodes(topo: Topology, model: str, section: Mapping, duration: float,
                            time=given("time"), distance=given("distance"), **where)
     if model == "random_direction":
         return random_direction(topo.nodes, duration, speed, given("pause"), seed, **where)
+    if model == "rpgm":
+        return _group_motion(topo, section, duration, speed, seed, given)
     return random_waypoint(topo.nodes, duration, speed, given("pause"), seed,
                            steady_state=given("steady_state"), **where)
+
+
+def _group_motion(topo: Topology, section: Mapping, duration: float,
+                  speed: tuple[float, float], seed: int | np.random.Generator,
+                  given: Callable[[str], object]):
+    """RPGM from its ``[mobility]`` table (:func:`topologies.group_motion.rpgm`): the
+    groups' own random start, so the topology's positions are not read."""
+    if "groups" in section and {"group_size", "group_size_sd"} & set(section):
+        raise ValueError("mobility.groups: give groups or group_size / group_size_sd, "
+                         "not both (groups fixes the count; the sizes draw it)")
+    keys = ("pause", "groups", "group_size", "group_size_sd", "group_change_prob")
+    options, radius = {key: given(key) for key in keys}, given("max_distance")
+    try:   # what depends on the area or the node count, checked by the model
+        return rpgm(topo.nodes, duration, speed, radius, seed, area=_area(topo), **options)
+    except ValueError as bad:   # its message starts with the parameter, a key here
+        raise ValueError(f"mobility.{bad}") from None
 
 
 def mobility_settings(section: Mapping) -> dict:

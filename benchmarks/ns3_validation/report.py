@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchmarks.doc_sections import carry_over
+
 SIMS = ("testbed", "ns-3")
 ARP = ("preset", "helper", "stock")
 METRICS = {"delivery_ratio": "delivery ratio", "control_pps": "control packets / s",
@@ -183,7 +185,9 @@ def write_report(rows: list[dict], docs: Path) -> Path:
     lines += [f"![{title}](figures/{png.name})" for title, png in pngs]
     lines += ["", CAUSES]
     out = docs / "VALIDATION.md"
-    out.write_text("\n".join(lines).rstrip() + "\n")
+    page = "\n".join(lines).rstrip() + "\n"
+    # sections other scripts write (benchmarks/validate_mobility.py's) are kept
+    out.write_text(carry_over(out.read_text(), page) if out.exists() else page)
     return out
 
 

@@ -106,6 +106,12 @@ def test_steady_state_random_waypoint_keeps_its_mean_speed_where_plain_decays():
      r"^mobility\.steady_state: expected true or false, got 'yes'$"),
 ])
 def test_bad_parameters_give_one_line_errors(section, message):
+    check_one_line_error(section, message)
+
+
+def check_one_line_error(section: dict, message: str) -> None:
+    """A ``[mobility]`` table on three nodes in a line fails with one line matching
+    ``message``."""
     topo = topology_from_spec({"generator": "line", "nodes": 3, "radius": 1.0}, seed=1)
     with pytest.raises(ValueError, match=message) as err:
         dynamics_from_spec(topo, section, duration=10, seed=1)

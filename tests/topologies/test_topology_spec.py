@@ -137,7 +137,8 @@ def test_random_waypoint_from_spec_is_seeded():
 @pytest.mark.parametrize("section, message", [
     ({"model": "random_waypoint", "speed": [0.1, 0.2], "sped": 1},
      r"mobility.sped: unknown key; valid keys: alpha, direction_sd, distance, failures, "
-     r"file, mean_direction, mean_velocity, mode, model, pause, resolution, scale, speed, "
+     r"file, group_change_prob, group_size, group_size_sd, groups, max_distance, "
+     r"mean_direction, mean_velocity, mode, model, pause, resolution, scale, speed, "
      r"steady_state, time, time_step, velocity_sd"),
     ({"model": "levy"}, r"mobility.model: expected one of none, random_waypoint"),
     ({"model": "schedule", "file": "x.csv", "speed": [1, 2]},
