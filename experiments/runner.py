@@ -176,10 +176,17 @@ class Measured:
 
 
 def run_warnings(summary: dict, fates: Fates | None = None,
-                 timers: Timers | None = None) -> list[str]:
+                 timers: Timers | None = None, early: dict | None = None) -> list[str]:
     """What a finished run's numbers say is probably wrong with it: from its summary,
     and from what became of its data messages (``fates``, with the routing's
-    ``timers``: :mod:`experiments.hints`) where the backend counts them.
+    ``timers``: :mod:`experiments.hints`) where the backend counts them. ``early``: the
+    data messages lost before the warm-up ended, by reason; a run with no results names
+    them, since an algorithm that waits for every message stalls on one lost then,
+    although the figures leave it out.
+
+    >>> run_warnings({"results": 0, "expected_results": 5, "lost_messages": 0,
+    ...               "warmup": 10.0}, early={"no_route": 3})[1]
+    '3 data messages were lost before the warm-up ended (no_route 3), where the figures do not count them: an algorithm that waits for every message (SMJ without resend, a synopsis centre) stalls on one; give the routing time before the algorithm sends (its timers, e.g. [routing.rpl] dao_delay) or resend'
 
     >>> run_warnings({"results": 0, "expected_results": 12, "lost_messages": 0})
     ['no results although the exact answer has 12 groups (is the query node reachable? lost messages: 0)']
@@ -193,9 +200,34 @@ def run_warnings(summary: dict, fates: Fates | None = None,
             f"is the query node reachable? lost messages: {summary.get('lost_messages', 0)}"
         warnings.append(f"no results although the exact answer has "
                         f"{summary['expected_results']} groups ({said})")
+        lost_early = {r: n for r, n in sorted((early or {}).items()) if n > 0}
+        if lost_early:
+            reasons = ", ".join(f"{r} {n}" for r, n in lost_early.items())
+            count = sum(lost_early.values())
+            were = "data message was" if count == 1 else "data messages were"
+            warnings.append(
+                f"{count} {were} lost before the warm-up ended ({reasons}), where the figures do not count them: an algorithm "
+                "that waits for every message (SMJ without resend, a synopsis centre) "
+                "stalls on one; give the routing time before the algorithm sends (its "
+                "timers, e.g. [routing.rpl] dao_delay) or resend")
     if fates is not None and timers is not None:
         warnings += traffic_hints(fates, timers)
     return warnings
+
+
+def _lost_before_warmup(whole: dict, measured: dict) -> dict:
+    """Data messages lost before the warm-up ended, by reason: the whole run's drops
+    less the measured ones (empty without a warm-up or a backend that counts them).
+
+    >>> _lost_before_warmup({"network": {"drops_by_reason": {"no_route": 5, "ttl": 1}}},
+    ...                     {"network": {"drops_by_reason": {"no_route": 2, "ttl": 1}}})
+    {'no_route': 3}
+    """
+    everything = whole.get("network", {}).get("drops_by_reason")
+    counted = measured.get("network", {}).get("drops_by_reason")
+    if everything is None or counted is None or everything is counted:
+        return {}
+    return {r: n - counted.get(r, 0) for r, n in everything.items() if n > counted.get(r, 0)}
 
 
 def provenance() -> dict:
@@ -291,7 +323,8 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     summary.update(_summary_keys(backend, plan, measured.output))
     summary.update(algorithm.summarize(plan, data))
     # the spec's own were said when it was planned
-    finished = run_warnings(summary, Fates.of(measured.info["network"]), Timers.of(spec))
+    finished = run_warnings(summary, Fates.of(measured.info["network"]), Timers.of(spec),
+                            early=_lost_before_warmup(output.info, measured.info))
     if warmup > 0 and "measured" not in output.info:
         finished.append(f"run.warmup: the {plan.backend} backend counts its messages "
                         "and their delivery over the whole run (the rest of the summary "
