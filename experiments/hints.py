@@ -95,12 +95,18 @@ class Timers:
                    spec.get("routing", {}).get("seconds_per_unit", 1.0))
 
 
-def traffic_hints(fates: Fates, timers: Timers) -> list[str]:
+def traffic_hints(fates: Fates, timers: Timers, deaths: int = 0,
+                  first_death: float = math.nan) -> list[str]:
     """One line for a run whose losses are mostly ``no_route`` (at least
     :data:`NOTABLE` of the messages sent), one for a run that ended with that share
     still in flight or waiting for a route, one for flows whose first packet waited
     :data:`LONG_WAIT` of the run for a route (without a warm-up); each names the likely
-    fix.
+    fix. ``deaths`` nodes whose batteries ran out (the first at ``first_death``) are the
+    likelier cause of missing routes than the protocol's start.
+
+    >>> traffic_hints(Fates(100, 40, {"no_route": 60}), Timers("rpl", 1.0, 50.0, 10.0),
+    ...               deaths=12, first_death=21.5)[0][-95:]
+    '12 nodes ran out of energy during the run (the first at t = 21.5), and routes through them went'
 
     >>> traffic_hints(Fates(10, 10, {}, first_wait=4.0), Timers("aodv", 1.0, 30.0, 0.0))[0][:75]
     "a flow's first packet waited 4 time units for a route on average (13 % of t"
@@ -112,11 +118,12 @@ def traffic_hints(fates: Fates, timers: Timers) -> list[str]:
     if no_route * 2 > fates.dropped and no_route >= NOTABLE * fates.sent:
         hints.append(f"{no_route} of {fates.sent} data messages sent across the network "
                      f"({100 * no_route / fates.sent:.0f} %) were lost for want of a route "
-                     f"(no_route): {_cause(timers)}")
+                     f"(no_route): {_cause(timers, deaths, first_death)}")
     if fates.unresolved >= NOTABLE * fates.sent and fates.unresolved > 0:
         hints.append(f"{fates.unresolved} of {fates.sent} data messages sent across the "
                      f"network ({100 * fates.unresolved / fates.sent:.0f} %) were still in "
-                     f"flight or waiting for a route at the end: {_cause(timers)}")
+                     f"flight or waiting for a route at the end: "
+                     f"{_cause(timers, deaths, first_death)}")
     # a whole-run figure: after a warm-up, the first waits fell in it
     if timers.warmup == 0 and fates.first_wait > LONG_WAIT * timers.span:
         hints.append(f"a flow's first packet waited {fates.first_wait:.3g} time units for a "
@@ -125,8 +132,11 @@ def traffic_hints(fates: Fates, timers: Timers) -> list[str]:
     return hints
 
 
-def _cause(timers: Timers) -> str:
+def _cause(timers: Timers, deaths: int = 0, first_death: float = math.nan) -> str:
     """Why routes were missing, and what to change."""
+    if deaths > 0:
+        return (f"{deaths} nodes ran out of energy during the run (the first at t = "
+                f"{first_death:g}), and routes through them went")
     if timers.routing == "oracle":
         return ("the network was cut at those times (topology, mobility or dead nodes): "
                 "the oracle routes at once wherever a path exists")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import logging
+import math
 import os
 import platform
 import shutil
@@ -211,7 +212,9 @@ def run_warnings(summary: dict, fates: Fates | None = None,
                 "stalls on one; give the routing time before the algorithm sends (its "
                 "timers, e.g. [routing.rpl] dao_delay) or resend")
     if fates is not None and timers is not None:
-        warnings += traffic_hints(fates, timers)
+        deaths = summary.get("nodes_dead_at_end", 0)
+        warnings += traffic_hints(fates, timers, deaths if deaths == deaths else 0,
+                                  summary.get("first_node_death", math.nan))
     return warnings
 
 
