@@ -53,6 +53,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
+import numpy as np
+from numba import njit
+
 #: What a radio did during one exchange, seconds by state (``listen``: receiver on,
 #: nothing being received; the rest of the exchange it sleeps).
 STATE_NAMES = ("tx", "rx", "listen")
@@ -85,6 +88,52 @@ class Hop:
     sender: RadioTime
     receiver: RadioTime
     delivered: bool = True
+
+
+#: The fields of :class:`ContikiMac` the compiled functions read, by position.
+TIMING = ("channel_check_rate_hz", "cca_count", "cca_check", "cca_sleep", "radio_startup",
+          "inter_packet")
+_RATE, _CCAS, _CCA, _SLEEP, _STARTUP, _GAP = range(len(TIMING))
+
+
+@njit(cache=True)
+def caught(timing, start, frame_s, check):
+    """When a channel check at ``check`` finds a train of copies of ``frame_s`` seconds
+    begun at ``start`` (the end of its first CCA that overlaps a copy), or -inf if its
+    CCAs all fall in gaps or before the train. ``timing``: :meth:`ContikiMac.timing`."""
+    step = frame_s + timing[_GAP]
+    spacing = timing[_CCA] + timing[_SLEEP]
+    for k in range(int(timing[_CCAS])):
+        cca_from = check + k * spacing + timing[_STARTUP]
+        cca_to = cca_from + timing[_CCA]
+        if cca_to <= start:
+            continue
+        begin = max(cca_from, start)
+        into = (begin - start) % step
+        if into < frame_s or step - into < cca_to - begin:
+            return cca_to
+    return -np.inf
+
+
+@njit(cache=True)
+def first_copy(timing, start, frame_s, phase, until):
+    """The copy (index from 0) a receiver whose checks come at ``phase + k × period``
+    takes whole from a train begun at ``start`` whose copies start before ``until``, and
+    when its CCA found the train; ``(-1, -inf)`` if no check found it in time."""
+    period = 1.0 / timing[_RATE]
+    step = frame_s + timing[_GAP]
+    check_time = timing[_CCAS] * (timing[_CCA] + timing[_SLEEP])
+    t = start - check_time
+    check = phase + np.ceil((t - phase) / period - 1e-12) * period
+    while check < until:
+        found = caught(timing, start, frame_s, check)
+        if found > -np.inf:
+            copy = int(np.ceil((found - start) / step - 1e-12))
+            if start + copy * step < until:   # a copy is sent if it starts in time
+                return copy, found
+            return -1, -np.inf
+        check += period
+    return -1, -np.inf
 
 
 @dataclass(frozen=True)
@@ -189,36 +238,16 @@ class ContikiMac:
         starts at or after ``t``."""
         return phase + math.ceil((t - phase) / self.period - 1e-12) * self.period
 
-    def _caught(self, start: float, frame_s: float, check: float) -> float | None:
-        """When a check at ``check`` finds a train that began at ``start`` (the end of
-        its first CCA that overlaps a copy), or None if both CCAs fall in gaps or before
-        the train."""
-        step = frame_s + self.inter_packet
-        for k in range(self.cca_count):
-            cca_from = check + k * self.cca_spacing + self.radio_startup
-            cca_to = cca_from + self.cca_check
-            if cca_to <= start:
-                continue
-            into = (max(cca_from, start) - start) % step
-            if into < frame_s or step - into < cca_to - max(cca_from, start):
-                return cca_to
-        return None
+    def timing(self) -> np.ndarray:
+        """The constants the compiled functions below take, in :data:`TIMING`'s order."""
+        return np.array([getattr(self, name) for name in TIMING], dtype=np.float64)
 
     def _receive(self, start: float, frame_s: float, phase: float, until: float):
         """The receiver's side of a train from ``start`` whose copies start before
         ``until``: the copy it takes (index) and when its first CCA found the train;
-        None if no check in time found it."""
-        step = frame_s + self.inter_packet
-        check = self.next_check(phase, start - self.check_time)
-        while check < until:
-            found = self._caught(start, frame_s, check)
-            if found is not None:
-                copy = math.ceil((found - start) / step - 1e-12)
-                if start + copy * step < until:   # a copy is sent if it starts in time
-                    return copy, found, check
-                return None
-            check += self.period
-        return None
+        None if no check in time found it (:func:`first_copy`)."""
+        copy, found = first_copy(self.timing(), start, frame_s, phase, until)
+        return None if copy < 0 else (copy, found)
 
     def _sender_cca(self) -> RadioTime:
         """The CCAs a sender makes before its train (CCA_COUNT_MAX_TX)."""
@@ -251,7 +280,7 @@ class ContikiMac:
                        self._sender_cca() + RadioTime(tx=copies * frame_s,
                                                       listen=copies * self.inter_packet),
                        RadioTime(), delivered=False)
-        copy, found, check = got
+        copy, found = got
         received = start + copy * step + frame_s
         end = received + self.turnaround + self.ack_s
         copies = copy + 1
@@ -283,7 +312,7 @@ class ContikiMac:
             if got is None:
                 heard.append((None, RadioTime()))
                 continue
-            copy, found, _ = got
+            copy, found = got
             waited = (start + copy * step) - found
             heard.append((start + copy * step + frame_s,
                           RadioTime(rx=frame_s, listen=waited)))
