@@ -156,6 +156,9 @@ def _deliver_options() -> dict:
         "energy_step": Field("number", 0.01, low=0, low_open=True,
                              doc="with `energy`: how often the batteries are looked at "
                                  "(a run's `run.step`); a node dies at most this late"),
+        "mac": Field("table", None, none=True,
+                     doc="shaped like the spec's `[mac]` table (`{model = \"802.11\"}`); "
+                         "none: the shared channel's perfect scheduler"),
         "warmup": Field("number", 0.0, low=0,
                         doc="the network starts this long before t = 0: a protocol's "
                             "timers, control packets and batteries run from -warmup, "
@@ -181,7 +184,7 @@ class _Static:
 def _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder=False, routing="oracle",
                      routing_options=None, radio=None, energy=None,
-                     energy_step=0.01, queue_max_wait=None, warmup=0.0) -> None:
+                     energy_step=0.01, queue_max_wait=None, warmup=0.0, mac=None) -> None:
     """Every argument of :func:`deliver`, before any work: a one-line ``ValueError`` for a
     value the emulator cannot run on, ``TypeError`` for an argument of the wrong kind,
     naming the argument and the attribute, edge, node or row."""
@@ -195,7 +198,7 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
                         ("routing", routing), ("routing_options", routing_options),
                         ("radio", radio), ("energy", energy),
                         ("energy_step", energy_step), ("queue_max_wait", queue_max_wait),
-                        ("warmup", warmup)):
+                        ("warmup", warmup), ("mac", mac)):
         if not (value is None and options[name].none):
             # the text "none" stands for None in spec files, not in a Python call
             check_value(name, dataclasses.replace(options[name], none=False), value)
@@ -207,6 +210,10 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
         from topologies.radio import radio_from_table
 
         radio_from_table(radio, "radio")
+    if mac is not None:
+        from emulator.mac.config import check_mac_medium, mac_from_table
+
+        check_mac_medium(mac_from_table(mac, "mac"), medium, "medium")
     if energy is not None:
         from emulator.energy import ENERGY_SCHEMA, check_energy
         from topologies.schema import check_table
@@ -283,7 +290,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
             routing: str = "oracle", routing_options: dict | None = None,
             radio: dict | None = None, energy: dict | None = None,
             energy_step: float = 0.01, queue_max_wait: float | None = None,
-            warmup: float = 0.0) -> pd.DataFrame:
+            warmup: float = 0.0, mac: dict | None = None) -> pd.DataFrame:
     """When each message arrives over ``graph`` (or ``dynamics``), or why it was lost.
 
     Parameters
@@ -348,6 +355,16 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
         disk only); shadowing is drawn from ``seed``. ``unit_disk`` keeps the links as
         given, ``meters_per_unit`` scaling their ``length_m`` (another dynamics sets its
         own).
+    mac : dict, optional
+        The MAC under the shared medium, shaped like the spec's ``[mac]`` table
+        (``{"model": "802.11"}``, ``"802.15.4"``, or ``"ideal"``: the perfect scheduler,
+        as None; :mod:`emulator.mac.config`). Another model than ideal needs
+        ``medium="shared"``: frames then contend, collide and are retried
+        (:mod:`emulator.mac.adapter`), losses say ``retry_limit``,
+        ``channel_access_failure``, ``queue_full`` or ``queue_expired``, a frame given up
+        at the retry limit is a broken link to the routing protocol, and
+        ``attrs["mac"]`` holds the MAC's figures. Its times are in seconds:
+        ``routing_options["seconds_per_unit"]`` (default 1) converts.
 
     Returns
     -------
@@ -390,7 +407,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     """
     _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder, routing, routing_options, radio, energy,
-                     energy_step, queue_max_wait, warmup)
+                     energy_step, queue_max_wait, warmup, mac)
     if radio is not None:
         graph, dynamics = _with_radio(graph, dynamics, radio, seed)
     sent = messages
@@ -400,7 +417,8 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
                                  _trees_ahead(prefetch_trees, routing, energy))
     try:
         out = _run(network, dynamics, messages, medium, seed, interference_radius,
-                   reorder, routing, routing_options, energy, energy_step, queue_max_wait)
+                   reorder, routing, routing_options, energy, energy_step, queue_max_wait,
+                   mac, radio)
     finally:
         network.close()
     return out if warmup == 0 else _on_messages_clock(out, sent, warmup)
@@ -561,7 +579,8 @@ def _worth_prefetching(messages: int, nodes: int, epochs: int,
 def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
          interference_radius: float | None, reorder: bool, routing: str,
          routing_options: dict | None, energy: dict | None = None,
-         energy_step: float = 0.01, queue_max_wait: float | None = None) -> pd.DataFrame:
+         energy_step: float = 0.01, queue_max_wait: float | None = None, mac=None,
+         radio=None) -> pd.DataFrame:
     """:func:`deliver` once its arguments are checked and its network is built."""
     from emulator.routing.host import open_transport
 
@@ -578,9 +597,18 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
         from emulator.routing.params import resolve
 
         params = resolve(routing, routing_options, "routing_options")
+    mac_config = None
+    if mac is not None:
+        from emulator.mac.config import mac_from_table
+        from topologies.radio import radio_from_table
+
+        mac_config = mac_from_table(mac, "mac")
+        radio = None if radio is None else radio_from_table(radio, "radio")
+    seconds_per_unit = (routing_options or {}).get("seconds_per_unit", 1.0)
     transport = open_transport(network, None, seed, medium, interference_radius, positions,
                                reorder=reorder, max_wait=queue_max_wait, routing=routing,
-                               routing_params=params)
+                               routing_params=params, mac=mac_config, radio=radio,
+                               seconds_per_unit=seconds_per_unit)
     book = None
     if energy is not None:
         from emulator.energy import Energy, EnergyBook
@@ -608,6 +636,8 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
     out = pd.DataFrame({"msg_id": ids, "arrived_at": arrival, "lost": reasons != "",
                         "loss_reason": pd.array(reasons, dtype="string")})
     out.attrs["hops"] = transport.hops
+    if getattr(transport, "mac", None) is not None:
+        out.attrs["mac"] = transport.mac.counters()
     if routing != "oracle":
         out.attrs["control"] = transport.control_log.frame()
         out.attrs["routing"] = transport.stats()

@@ -60,8 +60,10 @@ DELIVERED, RETRY_LIMIT_R, CHANNEL_ACCESS_FAILURE, COLLISION, QUEUE_FULL, QUEUE_E
     range(6)
 N_REASONS = 6
 
-# Global cells (g): the next arrival to take, the RNG state lives in its own array.
-G_ARRIVAL, G_OUT = range(2)
+# Global cells (g): the next arrival to take, the outcome rows written, and whether to
+# stop after the first instant that writes one (a transport that must act on an outcome
+# before the channel goes on); the RNG state lives in its own array.
+G_ARRIVAL, G_OUT, G_STOP = range(3)
 
 #: Two times closer than this are one instant (sums of the same durations in another order).
 EPS = 1e-12
@@ -458,6 +460,8 @@ def _contend_times(now, nf, ni, p, ip):
 def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arrivals,
             out_h, out_node, out_t, out_att, out_r, drops, scratch):
     """Run every event at or before ``until``; return False if the outputs filled first.
+    With ``g[G_STOP]`` 1 it returns after the first instant that writes an outcome,
+    the clock at that instant.
 
     ``arrivals`` are frame numbers in ready order, from ``g[G_ARRIVAL]`` on; ``gf[0]``
     is the clock. Outcome rows are written from ``g[G_OUT]``; the wrapper empties them.
@@ -522,3 +526,5 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
         _transitions(now, nf, ni, p, ip)
         if ip[STD] == DCF:
             _contend_times(now, nf, ni, p, ip)
+        if g[G_STOP] == 1 and g[G_OUT] > 0:
+            return True

@@ -1,0 +1,177 @@
+"""The MAC under the shared medium: deliver(mac=...), the [mac] spec table, the routed host."""
+import math
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+
+from emulator import deliver
+from experiments.spec import SpecError, for_run, resolve, run_id
+from topologies.schema import FieldError
+
+#: A queue that never drops (saturation: every node always has a frame to send).
+SATURATED = {"queue_limit": 100_000, "lifetime": 1e6}
+
+
+def _star(n, bandwidth=1e6):
+    """Hub 0 and ``n`` leaves, every leaf within range of every other."""
+    g = nx.star_graph(n)
+    for e in g.edges:
+        g.edges[e].update(cost=1.0, delay=1e-6, bandwidth=bandwidth)
+    return g
+
+
+def _to_hub(n, per_node, size=1500):
+    """Every leaf sends ``per_node`` messages to the hub at t = 0."""
+    rows = [(i * per_node + k, i, 0) for i in range(1, n + 1) for k in range(per_node)]
+    ids, src, dst = zip(*rows)
+    return pd.DataFrame({"msg_id": ids, "src": src, "dst": dst, "sent_at": 0.0,
+                         "size_bytes": size})
+
+
+def _line(n, bandwidth):
+    """A path of ``n`` nodes one apart (positions on the x axis), links of radius 1."""
+    g = nx.path_graph(n)
+    for e in g.edges:
+        g.edges[e].update(cost=1.0, delay=1e-6, bandwidth=bandwidth)
+    for u in g.nodes:
+        g.nodes[u]["pos"] = (float(u), 0.0)
+    return g
+
+
+def _delivered_by(out, t):
+    return int((out["arrived_at"] <= t).sum())
+
+
+def test_ideal_is_todays_rule_bit_for_bit():
+    g = _star(4)
+    msgs = _to_hub(4, 5)
+    today = deliver(g, msgs, medium="shared")
+    pd.testing.assert_frame_equal(deliver(g, msgs, medium="shared", mac={"model": "ideal"}),
+                                  today)
+    assert "mac" not in today.attrs
+
+
+def test_an_ideal_mac_table_leaves_the_run_id_alone():
+    raw = {"run": {"name": "m"}, "network": {"medium": "shared"}}
+    plain = run_id(for_run(resolve(raw)))
+    assert run_id(for_run(resolve({**raw, "mac": {"model": "ideal"}}))) == plain
+    assert run_id(for_run(resolve({**raw, "mac": {"model": "802.11"}}))) != plain
+    assert "mac" not in resolve({**raw, "mac": {"model": "ideal"}})
+
+
+def test_802_11_throughput_falls_with_contenders_where_ideal_stays_flat():
+    """Saturated leaves of a star, 1,500 B to the hub: frames delivered in 0.5 s."""
+    mac = {"model": "802.11", **SATURATED}
+    got, ideal = {}, {}
+    for n in (2, 20):
+        msgs = _to_hub(n, 600 // n + 10)
+        got[n] = _delivered_by(deliver(_star(n), msgs, medium="shared", mac=mac, seed=1),
+                               0.5)
+        ideal[n] = _delivered_by(deliver(_star(n), msgs, medium="shared", seed=1), 0.5)
+    # 1,500 B at 1e6 B/s: 1.5 ms a frame, whoever sends it
+    assert ideal[2] == ideal[20] == 333
+    # 802.11b at 11 Mbit/s: Bianchi's 6.7 Mbit/s at 2 stations, ~5.6 at 20 (279, 233)
+    assert 265 <= got[2] <= 290, got
+    assert got[20] < 0.9 * got[2], got
+
+
+def _hidden(cs_radius, seed=2):
+    """0 -> 1 <- 2 on a line one apart (links of radius 1), both saturated."""
+    g = _line(3, 1e6)
+    rows = [(k, 0 if k % 2 == 0 else 2, 1) for k in range(600)]
+    ids, src, dst = zip(*rows)
+    msgs = pd.DataFrame({"msg_id": ids, "src": src, "dst": dst, "sent_at": 0.0,
+                         "size_bytes": 1500})
+    return deliver(g, msgs, medium="shared", seed=seed,
+                   mac={"model": "802.11", "carrier_sense_radius": cs_radius, **SATURATED})
+
+
+def test_hidden_terminals_collide_and_hit_the_retry_limit():
+    hidden, sensed = _hidden(1.5), _hidden(2.5)
+    assert sensed.attrs["mac"]["mac_drops_by_reason"]["retry_limit"] == 0
+    assert (sensed["loss_reason"] == "retry_limit").sum() == 0
+    lost = int((hidden["loss_reason"] == "retry_limit").sum())
+    assert lost == hidden.attrs["mac"]["mac_drops_by_reason"]["retry_limit"] > 20
+    assert hidden.attrs["mac"]["mac_collisions"] > 5 * sensed.attrs["mac"]["mac_collisions"]
+    assert _delivered_by(hidden, 0.5) < 0.7 * _delivered_by(sensed, 0.5)
+
+
+def _line_with_aodv(mac, seed=1):
+    """AODV on a line of 5 (hidden terminals two apart), flows both ways."""
+    g = _line(5, 1e7)
+    rows = [(2 * k + d, 0 if d == 0 else 4, 4 if d == 0 else 0, 0.004 * k)
+            for k in range(500) for d in (0, 1)]
+    ids, src, dst, at = zip(*rows)
+    msgs = pd.DataFrame({"msg_id": ids, "src": src, "dst": dst, "sent_at": at,
+                         "size_bytes": 1000})
+    return deliver(g, msgs, medium="shared", routing="aodv", seed=seed, mac=mac)
+
+
+def test_retry_limit_losses_break_aodv_routes():
+    ideal = _line_with_aodv(None)
+    wifi = _line_with_aodv({"model": "802.11", "carrier_sense_radius": 1.5})
+    assert ideal.attrs["routing"]["control_sent"].get("RERR", 0) == 0
+    assert wifi.attrs["mac"]["mac_drops_by_reason"]["retry_limit"] > 0
+    assert wifi.attrs["routing"]["control_sent"].get("RERR", 0) > 0
+    assert (ideal["loss_reason"] == "retry_limit").sum() == 0
+
+
+def test_same_seed_same_fates():
+    a, b = _hidden(1.5, seed=4), _hidden(1.5, seed=4)
+    pd.testing.assert_frame_equal(a, b)
+    assert a.attrs["mac"] == b.attrs["mac"]
+    c = _hidden(1.5, seed=5)
+    assert not a["arrived_at"].equals(c["arrived_at"])
+
+
+def test_a_frame_longer_than_802_15_4_carries_is_lost_as_frame_too_long():
+    msgs = pd.DataFrame({"msg_id": [0, 1], "src": [1, 1], "dst": [0, 0],
+                         "sent_at": [0.0, 0.0], "size_bytes": [100, 200]})
+    out = deliver(_star(2), msgs, medium="shared", mac={"model": "802.15.4"})
+    assert out["loss_reason"].tolist() == ["", "frame_too_long"]
+    # 11 + 100 bytes + SHR/PHR at 250 kbit/s, after a backoff of at most 7 units + CCA
+    assert 0.0037 < out["arrived_at"][0] < 0.0037 + 7 * 320e-6 + 128e-6 + 192e-6 + 1e-5
+
+
+@pytest.mark.parametrize("mac, message", [
+    ({"model": "802.11x"}, "mac.model: expected one of"),
+    ({"model": "802.11", "min_be": 2}, 'mac.min_be: a key of model "802.15.4"'),
+    ({"model": "802.11", "cw_min": 64, "cw_max": 31}, "mac.cw_min: expected cw_min <= cw_max"),
+    ({"model": "802.11", "retry_limit": -1}, "mac.retry_limit: expected an integer >= 0"),
+    ({"model": "802.15.4", "lifetime": -0.5}, "mac.lifetime: expected a number >= 0"),
+    ({"model": "802.11", "bogus": 1}, "mac.bogus: unknown key"),
+    ({"model": "ideal", "cw_min": 3}, 'mac.cw_min: a key of model "802.11", not of "ideal"'),
+])
+def test_bad_mac_tables_are_one_line_errors(mac, message):
+    msgs = _to_hub(2, 1)
+    with pytest.raises(FieldError) as err:
+        deliver(_star(2), msgs, medium="shared", mac=mac)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_a_mac_needs_the_shared_medium():
+    with pytest.raises(FieldError, match='^medium: mac.model = "802.11" needs medium = '
+                                         '"shared", got "links"$'):
+        deliver(_star(2), _to_hub(2, 1), mac={"model": "802.11"})
+    with pytest.raises(SpecError, match=r'^s.toml: mac.model: "802.11" needs network.medium'):
+        resolve({"mac": {"model": "802.11"}}, "s.toml")
+    with pytest.raises(SpecError, match=r"^s.toml: mac.cw_max: expected an integer >= 0"):
+        resolve({"network": {"medium": "shared"}, "mac": {"model": "802.11", "cw_max": -3}},
+                "s.toml")
+
+
+def test_queue_max_wait_sets_the_mac_queue_lifetime():
+    """Saturated hub: frames older than queue_max_wait are dropped as queue_expired."""
+    msgs = _to_hub(4, 200)
+    short = deliver(_star(4), msgs, medium="shared", mac={"model": "802.11"},
+                    queue_max_wait=0.05)
+    expired = int((short["loss_reason"] == "queue_expired").sum())
+    assert expired > 500
+    # 0.05 s of backlog at ~1.9 ms a frame: about 26 frames get through
+    assert 15 <= (~short["lost"]).sum() <= 40
+    own = deliver(_star(4), msgs, medium="shared", queue_max_wait=0.05,
+                  mac={"model": "802.11", **SATURATED})
+    assert (own["loss_reason"] == "queue_expired").sum() == 0
+    assert math.isclose(own["arrived_at"].max(), 800 * 0.0019, rel_tol=0.1)
