@@ -72,6 +72,8 @@ class MacChannel:
                  seed: int = 0):
         self.config = config
         self.network = network
+        if radio is None:   # a mobility dynamics may carry its own (deliver's dynamics=)
+            radio = getattr(network.dynamics, "radio", None)
         self.radio = radio if radio is not None and radio.model == "log_distance" else None
         self.scale = float(seconds_per_unit)
         view = network.build_view(0)

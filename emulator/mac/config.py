@@ -45,14 +45,15 @@ STANDARDS = {"802.11": Dcf80211, "802.15.4": CsmaCa802154}
 def _schema_of(cls) -> dict:
     """A :class:`Field` per field of a standard's or the channel's dataclass, its
     default the dataclass's (ints: counts >= 0; floats: >= 0, dBm any finite)."""
-    schema = {}
+    schema, owner = {}, cls.__name__
     for f in dataclasses.fields(cls):
+        doc = f"`{owner}.{f.name}` (emulator.mac)"
         if f.type in ("int", int):
-            schema[f.name] = Field("integer", f.default, low=0, doc=f.name)
+            schema[f.name] = Field("integer", f.default, low=0, doc=doc)
         elif f.name.endswith("_dbm"):
-            schema[f.name] = Field("number", f.default, doc=f.name)
+            schema[f.name] = Field("number", f.default, doc=doc)
         else:
-            schema[f.name] = Field("number", f.default, low=0, doc=f.name)
+            schema[f.name] = Field("number", f.default, low=0, doc=doc)
     return schema
 
 

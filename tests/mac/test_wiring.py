@@ -77,14 +77,14 @@ def test_802_11_throughput_falls_with_contenders_where_ideal_stays_flat():
     assert got[20] < 0.9 * got[2], got
 
 
-def _hidden(cs_radius, seed=2):
+def _hidden(cs_radius, seed=2, **options):
     """0 -> 1 <- 2 on a line one apart (links of radius 1), both saturated."""
     g = _line(3, 1e6)
     rows = [(k, 0 if k % 2 == 0 else 2, 1) for k in range(600)]
     ids, src, dst = zip(*rows)
     msgs = pd.DataFrame({"msg_id": ids, "src": src, "dst": dst, "sent_at": 0.0,
                          "size_bytes": 1500})
-    return deliver(g, msgs, medium="shared", seed=seed,
+    return deliver(g, msgs, medium="shared", seed=seed, **options,
                    mac={"model": "802.11", "carrier_sense_radius": cs_radius, **SATURATED})
 
 
@@ -96,6 +96,23 @@ def test_hidden_terminals_collide_and_hit_the_retry_limit():
     assert lost == hidden.attrs["mac"]["mac_drops_by_reason"]["retry_limit"] > 20
     assert hidden.attrs["mac"]["mac_collisions"] > 5 * sensed.attrs["mac"]["mac_collisions"]
     assert _delivered_by(hidden, 0.5) < 0.7 * _delivered_by(sensed, 0.5)
+
+
+def test_energy_is_charged_per_attempt():
+    """Every attempt costs the sender a frame's transmission; only receptions cost the
+    receiver (first-order model: 50 nJ/bit each way plus the amplifier over 1 unit)."""
+    one = deliver(_line(2, 1e6), pd.DataFrame({"msg_id": [0], "src": [0], "dst": [1],
+                                                "sent_at": [0.0], "size_bytes": [1500]}),
+                  medium="shared", energy={"model": "first_order"}, mac={"model": "802.11"})
+    per_attempt = one.attrs["energy"]["by_kind_j"]["tx"]
+    out = _hidden(1.5, energy={"model": "first_order"})
+    attempts = 600 + out.attrs["mac"]["mac_retries"]
+    assert out.attrs["mac"]["mac_retries"] > 100
+    assert math.isclose(out.attrs["energy"]["by_kind_j"]["tx"], attempts * per_attempt,
+                        rel_tol=1e-9)
+    assert math.isclose(out.attrs["energy"]["by_kind_j"]["rx"],
+                        (~out["lost"]).sum() * one.attrs["energy"]["by_kind_j"]["rx"],
+                        rel_tol=1e-9)
 
 
 def _line_with_aodv(mac, seed=1):
