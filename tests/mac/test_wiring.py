@@ -192,3 +192,43 @@ def test_queue_max_wait_sets_the_mac_queue_lifetime():
                   mac={"model": "802.11", **SATURATED})
     assert (own["loss_reason"] == "queue_expired").sum() == 0
     assert math.isclose(own["arrived_at"].max(), 800 * 0.0019, rel_tol=0.1)
+
+
+def _manet(routing, mac):
+    """manet_routing.toml cut to 6 s of still nodes at 16 packets/s per source."""
+    import tomllib
+    from pathlib import Path
+
+    spec = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "manet_routing.toml"
+    raw = tomllib.loads(spec.read_text())
+    raw.pop("sweep")
+    raw["run"].update(duration=6.0, warmup=1.0, drain=1.0)
+    raw["mobility"]["speed"] = [1e-9, 1e-9]
+    raw["network"]["routing"] = routing
+    raw["streams"]["rate"] = 16.0
+    if mac is not None:
+        raw["mac"] = mac
+    return for_run(resolve(raw))
+
+
+def test_a_spec_run_reports_the_mac_in_its_summary_and_metrics(tmp_path):
+    import json
+
+    from experiments.runner import run_spec
+
+    folder = run_spec(_manet("aodv", {"model": "802.11", "data_rate": 1e6}), tmp_path)
+    summary = json.loads((folder / "summary.json").read_text())
+    metrics = pd.read_parquet(folder / "metrics.parquet")
+    per_node = metrics[metrics["metric"].isin(["mac_retries", "mac_collisions",
+                                               "channel_busy_fraction"])]
+    assert len(per_node) == 3 * 30                 # every node, each figure once
+    retries = per_node[per_node["metric"] == "mac_retries"]["value"].sum()
+    assert summary["mac_retries"] == retries > 0
+    busy = per_node[per_node["metric"] == "channel_busy_fraction"]["value"]
+    assert math.isclose(summary["channel_busy_fraction"], busy.mean(), rel_tol=1e-9)
+    assert 0 < summary["channel_busy_fraction"] < 1
+    drops = json.loads(summary["mac_drops_by_reason"])
+    assert set(drops) >= {"retry_limit", "queue_full", "queue_expired", "collision"}
+    ideal = run_spec(_manet("aodv", {"model": "ideal"}), tmp_path)
+    assert "mac_retries" not in json.loads((ideal / "summary.json").read_text())
+    assert ideal.name == run_spec(_manet("aodv", None), tmp_path).name
