@@ -66,10 +66,13 @@ DROPS = ("channel_access_failure", "queue_full", "queue_expired", "frame_too_lon
 class MacChannel:
     """The MAC engine of ``config`` (:class:`~emulator.mac.config.MacConfig`) over the
     nodes of ``network`` (see the module docstring). ``radio``: a
-    :class:`topologies.radio.Radio` (its powers under ``log_distance``) or None."""
+    :class:`topologies.radio.Radio` (its powers under ``log_distance``) or None.
+    ``later(item)``: what of an item the fates after its first need (the rest is let go:
+    a transport's hop holds its epoch's view, and an acknowledged frame's item is kept
+    to the end of the run, since the engine never says it was acknowledged)."""
 
     def __init__(self, config, network, radio=None, seconds_per_unit: float = 1.0,
-                 seed: int = 0):
+                 seed: int = 0, later=None):
         self.config = config
         self.network = network
         if radio is None:   # a mobility dynamics may carry its own (deliver's dynamics=)
@@ -90,6 +93,7 @@ class MacChannel:
         self._refused: list[Fate] = []   # frames too long for the PHY, not yet told
         self._too_long = 0
         self._items: dict[int, list] = {}   # by handle: [item, sender, air (s), decided]
+        self._later = later
         self._handle = 0
 
     def add(self, t: float, item, u: int, v: int, nbytes: int, jitter: float = 0.0) -> None:
@@ -141,6 +145,8 @@ class MacChannel:
             reason = REASONS[code]
             fates.append(Fate(entry[0], ids[node], t / scale, attempts, reason,
                               (t - entry[2]) / scale, entry[3]))
+            if not entry[3] and self._later is not None:
+                entry[0] = self._later(entry[0])
             entry[3] = True
             if reason == "retry_limit" or reason in DROPS:
                 del items[handle]   # nothing more will come of it

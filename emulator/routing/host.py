@@ -168,7 +168,10 @@ class RoutedTransport(Transport):
 
             if not math.isinf(self.max_wait):   # queue_max_wait: the queue's lifetime
                 mac = mac.with_lifetime(self.max_wait * seconds_per_unit)
-            self.mac = MacChannel(mac, network, radio, seconds_per_unit, seed)
+            # after its first fate a hop needs only (msg, sender, receiver): its view
+            # (and the view's trees) is let go
+            self.mac = MacChannel(mac, network, radio, seconds_per_unit, seed,
+                                  later=lambda hop: hop[:3])
         protocol = OracleRoutes if routing == "oracle" else PROTOCOLS.get(routing)
         self.protocol = protocol(self, nodes, routing_params, seed)
         self._packs = self.protocol.packs_messages

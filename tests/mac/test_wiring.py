@@ -174,9 +174,27 @@ def test_a_mac_needs_the_shared_medium():
         deliver(_star(2), _to_hub(2, 1), mac={"model": "802.11"})
     with pytest.raises(SpecError, match=r'^s.toml: mac.model: "802.11" needs network.medium'):
         resolve({"mac": {"model": "802.11"}}, "s.toml")
+    with pytest.raises(SpecError, match=r'^s.toml: mac.model: "802.11" runs on the simpy '
+                                        r"backend only \(run.backend = 'mininet'"):
+        resolve({"run": {"backend": "mininet"}, "network": {"medium": "shared"},
+                 "mac": {"model": "802.11"}}, "s.toml")
     with pytest.raises(SpecError, match=r"^s.toml: mac.cw_max: expected an integer >= 0"):
         resolve({"network": {"medium": "shared"}, "mac": {"model": "802.11", "cw_max": -3}},
                 "s.toml")
+
+
+def test_a_mac_of_the_other_standard_and_too_long_packets_are_warned_of():
+    from experiments.spec import spec_warnings
+
+    spec = resolve({"network": {"medium": "shared"}, "mac": {"model": "802.15.4"},
+                    "radio": {"model": "log_distance"}, "run": {"bytes_per_unit": 100}})
+    found = dict(spec_warnings(spec))
+    assert found["mac.model"].startswith('"802.15.4" under radio.modulation = "dsss_1mbps"')
+    assert found["run.bytes_per_unit"].startswith("a data packet of 124 bytes")
+    small = resolve({"network": {"medium": "shared"}, "mac": {"model": "802.15.4"},
+                     "radio": {"model": "log_distance", "modulation": "oqpsk_250kbps"},
+                     "run": {"bytes_per_unit": 60, "header_bytes": 28}})
+    assert spec_warnings(small) == []
 
 
 def test_queue_max_wait_sets_the_mac_queue_lifetime():
