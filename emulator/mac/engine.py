@@ -161,6 +161,7 @@ class MacEngine:
         self._frames = 0
         self._seq = np.zeros(n, np.int64)
         self._pending: list[int] = []
+        self._next: float | None = None   # next_time(), until the state changes
         self._last_ready = np.full(n, -np.inf)
         self._drops = np.zeros(k.N_REASONS, np.int64)
         self._scratch = np.zeros(n, np.int64)
@@ -195,6 +196,8 @@ class MacEngine:
         self._frames += 1
         self._last_ready[node] = t
         self._pending.append(f)
+        if self._next is not None:   # a frame queued adds one event, at t
+            self._next = min(self._next, float(t))
 
     def _airtime(self, nbytes: int, broadcast: bool) -> tuple[float, float, float]:
         """A frame's time on air, the sender's wait after it (802.15.4), its ACK's airtime."""
@@ -239,11 +242,14 @@ class MacEngine:
             if done:
                 break
         self._pending = order[int(self._g[k.G_ARRIVAL]):]
+        self._next = None
         return Outcomes(*(np.concatenate(cols) for cols in zip(*parts)))
 
     def next_time(self) -> float:
         """When the channel's next event is due (a frame queued, a timer, an answer, the
         end of a transmission): inf when it has nothing to do."""
+        if self._next is not None:
+            return self._next
         nf, ni = self._nf, self._ni
         t = min(nf[:, k.T_MAC].min(), nf[:, k.RESP_T].min())
         on_air = ni[:, k.TX_KIND] >= 0
@@ -251,7 +257,8 @@ class MacEngine:
             t = min(t, nf[on_air, k.TX_END].min())
         if self._pending:
             t = min(t, self._fr_f[self._pending, k.F_READY].min())
-        return float(t)
+        self._next = float(t)
+        return self._next
 
     def set_rx_dbm(self, rx_dbm) -> None:
         """New powers between the nodes (they moved, or died: -inf), from the clock on.
@@ -265,6 +272,7 @@ class MacEngine:
             raise ValueError(f"mac.rx_dbm: expected a {self.n} x {self.n} matrix, got "
                              f"shape {rx.shape}")
         self._rx_mw[:] = _mw(rx)
+        self._next = None
         np.fill_diagonal(self._rx_mw, 0.0)
         now = self.now
         k._total_power(self._nf, self._ni, self._rx_mw)
