@@ -310,6 +310,17 @@ def spec_warnings(spec: dict) -> list[tuple[str, str]]:
             found.append(("mac.model", f"\"{mac['model']}\" under radio.modulation = "
                           f"\"{radio['modulation']}\" (the other standard's PHY): the "
                           "MAC's airtimes are its own standard's"))
+    if mac is not None and radio["model"] == "log_distance":
+        from emulator.mac.config import decode_range_m, mac_from_table
+        from topologies.radio import radio_from_table
+
+        model = radio_from_table(radio)
+        links_m, decoded_m = model.range_m(), decode_range_m(mac_from_table(mac), model)
+        if links_m > 1.01 * decoded_m:
+            found.append(("mac.detect_dbm", f"the radio links nodes up to {links_m:.0f} m, "
+                          f"the MAC decodes a frame up to {decoded_m:.0f} m (detect_dbm, "
+                          "noise_dbm + sinr_db): routes take links whose frames never "
+                          "arrive; radio.sensitivity_dbm = -82 gives ns-3's rule to both"))
     if mac is not None and mac["model"] == "802.15.4":
         from emulator.mac.standards import CsmaCa802154
 

@@ -122,6 +122,20 @@ def spec_table(table) -> dict | None:
     return check_table(mac_schema(config.model), table, "mac", fill_defaults=False)
 
 
+def decode_range_m(config: MacConfig, radio) -> float:
+    """How far (metres) the log-distance ``radio`` carries a frame this MAC can decode
+    alone: where its power falls to ``max(detect_dbm, noise_dbm + sinr_db)``.
+
+    >>> from topologies.radio import Radio
+    >>> round(decode_range_m(mac_from_table({"model": "802.11"}), Radio()), 1)   # -82 dBm
+    51.5
+    """
+    channel = config.channel
+    need = max(channel.detect_dbm, channel.noise_dbm + channel.sinr_db)
+    return radio.reference_distance_m * 10 ** (
+        (radio.tx_power_dbm - radio.reference_loss_db - need) / (10 * radio.exponent))
+
+
 def check_mac_medium(mac: MacConfig, medium: str, where: str = "network.medium") -> None:
     """A MAC other than ideal runs under the shared medium only.
 

@@ -191,8 +191,12 @@ def test_a_mac_of_the_other_standard_and_too_long_packets_are_warned_of():
     found = dict(spec_warnings(spec))
     assert found["mac.model"].startswith('"802.15.4" under radio.modulation = "dsss_1mbps"')
     assert found["run.bytes_per_unit"].startswith("a data packet of 124 bytes")
+    # the radio's links reach 195 m at 1 Mbit/s DBPSK, the MAC decodes to 51 m (-82 dBm)
+    assert found["mac.detect_dbm"].startswith("the radio links nodes up to 195 m, the MAC "
+                                              "decodes a frame up to 51 m")
     small = resolve({"network": {"medium": "shared"}, "mac": {"model": "802.15.4"},
-                     "radio": {"model": "log_distance", "modulation": "oqpsk_250kbps"},
+                     "radio": {"model": "log_distance", "modulation": "oqpsk_250kbps",
+                               "sensitivity_dbm": -82.0},
                      "run": {"bytes_per_unit": 60, "header_bytes": 28}})
     assert spec_warnings(small) == []
 
