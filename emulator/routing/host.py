@@ -733,6 +733,7 @@ class RoutedTransport(Transport):
         if v == BROADCAST:
             _, cost, length = self._fanout(hop)
             if self.ledger is not None:
+                self.ledger.note_attempts(len(self.ledger), 1)   # the column is there
                 self.ledger.add(start, msg.msg_id, msg.kind, u, BROADCAST, u, BROADCAST,
                                 msg.size_units, msg.size_bytes, cost, False)
             if self.energy is not None:
@@ -741,6 +742,7 @@ class RoutedTransport(Transport):
         k = hop[3]
         _, costs, _, _, _, _, _, lengths = view.hop_lists()
         if self.ledger is not None:
+            self.ledger.note_attempts(len(self.ledger), fate.attempts)
             self.ledger.add(start, msg.msg_id, msg.kind, msg.src, msg.dst, u, v,
                             msg.size_units, msg.size_bytes, costs[k], lost)
         if self.energy is not None:

@@ -251,6 +251,13 @@ def test_a_spec_run_reports_the_mac_in_its_summary_and_metrics(tmp_path):
     assert 0 < summary["channel_busy_fraction"] < 1
     drops = json.loads(summary["mac_drops_by_reason"])
     assert set(drops) >= {"retry_limit", "queue_full", "queue_expired", "collision"}
+    ledger = pd.read_parquet(folder / "ledger.parquet")
+    unicast = ledger[ledger["hop_v"] >= 0]
+    assert unicast["attempts"].min() == 1 and unicast["attempts"].max() <= 7
+    # every retry is one more attempt of a hop (retry-limit failures: attempts 7)
+    assert (unicast["attempts"] - 1).sum() == retries
+    assert (ledger.loc[ledger["hop_v"] < 0, "attempts"] == 1).all()
     ideal = run_spec(_manet("aodv", {"model": "ideal"}), tmp_path)
     assert "mac_retries" not in json.loads((ideal / "summary.json").read_text())
+    assert "attempts" not in pd.read_parquet(ideal / "ledger.parquet")
     assert ideal.name == run_spec(_manet("aodv", None), tmp_path).name
