@@ -121,7 +121,7 @@ class SimpyBackend:
         protocol's periodic timers run until the run's end
         (:meth:`~contract.plan.Plan.run_end`); with ``[run] warmup`` the traffic after
         it is counted apart (:attr:`measured`)."""
-        from emulator.mac.config import mac_from_table
+        from emulator.mac.config import mac_of_spec
         from emulator.routing.params import resolve
         from topologies.radio import radio_from_table
 
@@ -141,7 +141,7 @@ class SimpyBackend:
                    horizon=plan.run_end(plan.drain),
                    energy=energy, mains=mains, sample_interval=plan.memory_interval,
                    measured_from=plan.spec.get("run", {}).get("warmup", 0.0),
-                   mac=mac_from_table(plan.spec.get("mac")),
+                   mac=mac_of_spec(plan.spec),
                    radio=radio_from_table(plan.spec.get("radio")),
                    seconds_per_unit=plan.spec.get("routing", {}).get("seconds_per_unit",
                                                                      1.0))

@@ -134,6 +134,11 @@ def inert_settings(spec: dict) -> list[Inert]:
         found.append(Inert("routing", _changed(tables, ROUTING_SCHEMA, tuple(ROUTING_TABLES)),
                            'network.routing = "oracle"', "no protocol runs, so no timer "
                            "is scaled"))
+    mac = spec.get("mac")
+    if mac is not None and mac["model"] == "ideal" and len(mac) > 1:
+        found.append(Inert("mac", tuple(sorted(k for k in mac if k != "model")),
+                           'mac.model = "ideal"', "the shared channel's perfect scheduler; "
+                           '"802.11" and "802.15.4" read them'))
     backend = run["backend"]
     if routing == "babel" and backend != "simpy":   # babeld with its own timers
         for table, keys in (("routing", _changed(tables, ROUTING_SCHEMA,
@@ -194,8 +199,8 @@ def without_inert(spec: dict, found: list[Inert] | None = None) -> dict:
         section, _, protocol = inert.table.partition(".")
         if section == "routing" and protocol:
             out["routing"][protocol] = {}
-        elif section == "mobility":   # the spec's own table: an unread key is dropped
-            for key in inert.keys:
+        elif section in ("mobility", "mac"):   # the spec's own table: an unread key
+            for key in inert.keys:              # is dropped
                 out[section].pop(key, None)
         elif section in SCHEMA:
             for key in inert.keys:

@@ -134,8 +134,8 @@ WINDOW = SCHEMA["query"]["window"]
 OWNED_ELSEWHERE = ("topology", "mobility", "streams", "mininet", "trigger")
 #: Sections only some specs carry (absent, they add nothing to a run's id): the
 #: enrichment pipeline's table (spark_nodes/algorithms/enrich/table.py), and the MAC
-#: under the shared medium (emulator/mac/config.py; kept only when its model is not
-#: "ideal", so that `model = "ideal"` is the run and the id of no table at all).
+#: under the shared medium (emulator/mac/config.py; under `model = "ideal"` the run and
+#: the id of no table at all: run_id leaves it out).
 OPTIONAL = ("enrich", "mac")
 SECTIONS = tuple(SCHEMA) + OWNED_ELSEWHERE + OPTIONAL + ("params", "sweep")
 
@@ -210,11 +210,9 @@ def resolve(raw: dict, source: str = "<spec>") -> dict:
         from emulator.mac.config import spec_table
 
         try:
-            table = spec_table(raw["mac"])
+            spec["mac"] = spec_table(raw["mac"])
         except FieldError as err:
             raise SpecError(source, err.field, err.message) from None
-        if table is not None:
-            spec["mac"] = table
     spec["params"] = copy.deepcopy(raw.get("params", {}))
     if not isinstance(spec["params"], dict):
         raise SpecError(source, "params", "expected a table of algorithm tables")
@@ -278,7 +276,7 @@ def check_consistency(spec: dict, source: str = "<spec>") -> None:
                         f"(run.backend = {run['backend']!r}: Mininet's queues are the "
                         "kernel's)")
     mac = spec.get("mac")
-    if mac is not None:
+    if mac is not None and mac["model"] != "ideal":
         if run["backend"] != "simpy":
             raise SpecError(source, "mac.model", f"\"{mac['model']}\" runs on the simpy "
                             f"backend only (run.backend = {run['backend']!r}: Mininet's "
@@ -304,6 +302,8 @@ def spec_warnings(spec: dict) -> list[tuple[str, str]]:
     duration = run["duration"]
     found = []
     mac, radio = spec.get("mac"), spec["radio"]
+    if mac is not None and mac["model"] == "ideal":
+        mac = None   # the perfect scheduler: no standard, no airtime
     if mac is not None and radio["model"] == "log_distance":
         wifi = radio["modulation"].startswith("dsss")
         if wifi != (mac["model"] == "802.11"):
@@ -627,6 +627,8 @@ def run_id(spec: dict) -> str:
     True
     """
     hashed = dict(spec)
+    if hashed.get("mac", {}).get("model", "ideal") == "ideal":   # as no [mac] table
+        hashed.pop("mac", None)
     for (section, key), unset in HASHED_WHEN_NOT.items():
         table = hashed.get(section)
         if isinstance(table, dict) and table.get(key, unset) == unset:

@@ -106,20 +106,40 @@ def all_keys() -> set[str]:
     return set(COMMON) | {key for cls in STANDARDS.values() for key in _schema_of(cls)}
 
 
-def spec_table(table) -> dict | None:
+def spec_table(table) -> dict:
     """A spec's ``[mac]`` table checked, as given (no default filled in, so that a
-    default added later leaves run ids alone); None when the model is ideal, which a
-    spec without the table means too (its run and id are today's).
+    default added later leaves run ids alone). Under ``model = "ideal"`` its other keys
+    (known ones: a sweep over ``mac.model`` keeps them for its other points) do nothing
+    (:mod:`experiments.inert` says so), and the run and its id are those of no table
+    (:func:`experiments.spec.run_id`).
 
     >>> spec_table({"model": "802.11", "cw_min": 15})
     {'model': '802.11', 'cw_min': 15}
-    >>> spec_table({"model": "ideal"}) is None
-    True
+    >>> spec_table({"model": "ideal", "cw_min": 15})
+    {'model': 'ideal', 'cw_min': 15}
+    >>> spec_table({"model": "ideal", "cw_mn": 15})
+    Traceback (most recent call last):
+    ...
+    topologies.schema.FieldError: mac.cw_mn: unknown key; valid: model and the keys of "802.11" and "802.15.4" (docs/SPEC.md)
     """
+    if isinstance(table, dict) and table.get("model", "ideal") == "ideal":
+        unknown = sorted(set(table) - all_keys(), key=str)
+        if unknown:
+            raise FieldError(f"mac.{unknown[0]}", 'unknown key; valid: model and the keys '
+                                                  'of "802.11" and "802.15.4" (docs/SPEC.md)')
+        every = {**COMMON, **_schema_of(Dcf80211), **_schema_of(CsmaCa802154)}
+        return check_table(every, {"model": "ideal", **table}, "mac", fill_defaults=False)
     config = mac_from_table(table)
-    if config.ideal:
-        return None
     return check_table(mac_schema(config.model), table, "mac", fill_defaults=False)
+
+
+def mac_of_spec(spec: dict) -> MacConfig:
+    """The MAC a resolved spec runs: ideal without a ``[mac]`` table or under
+    ``model = "ideal"`` (whatever other keys the table holds)."""
+    table = spec.get("mac")
+    if table is None or table.get("model", "ideal") == "ideal":
+        return MacConfig()
+    return mac_from_table(table)
 
 
 def decode_range_m(config: MacConfig, radio) -> float:

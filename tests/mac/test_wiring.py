@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from emulator import deliver
-from experiments.spec import SpecError, for_run, resolve, run_id
+from experiments.inert import inert_settings
+from experiments.spec import SpecError, expand, for_run, resolve, run_id
 from topologies.schema import FieldError
 
 #: A queue that never drops (saturation: every node always has a frame to send).
@@ -58,7 +59,16 @@ def test_an_ideal_mac_table_leaves_the_run_id_alone():
     plain = run_id(for_run(resolve(raw)))
     assert run_id(for_run(resolve({**raw, "mac": {"model": "ideal"}}))) == plain
     assert run_id(for_run(resolve({**raw, "mac": {"model": "802.11"}}))) != plain
-    assert "mac" not in resolve({**raw, "mac": {"model": "ideal"}})
+    # under ideal, the keys of the standards do nothing (and a sweep keeps them for
+    # its other points)
+    idle = resolve({**raw, "mac": {"model": "ideal", "cw_min": 15}})
+    assert [(f.table, f.keys) for f in inert_settings(idle)] == [("mac", ("cw_min",))]
+    assert run_id(for_run(idle)) == plain
+    sweep = resolve({**raw, "mac": {"model": "ideal", "cw_min": 15},
+                     "sweep": {"grid": {"mac.model": ["ideal", "802.11"]}}})
+    points = [(point["mac.model"], s.get("mac"), run_id(s)) for s, point in expand(sweep)]
+    assert points[0][2] == plain
+    assert points[1][1] == {"model": "802.11", "cw_min": 15} and points[1][2] != plain
 
 
 def test_802_11_throughput_falls_with_contenders_where_ideal_stays_flat():
