@@ -88,7 +88,8 @@ def inert_settings(spec: dict) -> list[Inert]:
     the ``links`` medium; ``[routing] seconds_per_unit`` under the ``oracle`` and each
     ``[routing.<protocol>]`` table of a protocol that does not run (both, for Babel on
     Mininet, where babeld keeps its own timers); ``[query] theta``
-    under the ``equality`` predicate; ``[mobility]`` keys of the model that another of
+    under the ``equality`` predicate; ``[mac]`` keys under ``model = "ideal"``;
+    ``[mobility]`` keys of the model that another of
     its keys leaves unread; ``[params.<name>]`` and ``[trigger.<name>]`` of an
     algorithm that is not ``algorithm.name``.
 

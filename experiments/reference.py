@@ -131,7 +131,9 @@ def _mac_sections() -> list[str]:
     out = ["### [mac]",
            "The MAC under `network.medium = \"shared\"` (`emulator.mac`, "
            "docs/DESIGN.md \"MAC\"). `ideal` (the default, as no table): the shared "
-           "channel's perfect scheduler, the run and its id unchanged. `802.11` (DCF) "
+           "channel's perfect scheduler, the run and its id unchanged; the standards' "
+           "keys do nothing under it (a warning names them; a sweep over `mac.model` "
+           "keeps them for its other points). `802.11` (DCF) "
            "and `802.15.4` (unslotted CSMA/CA): frames contend, collide, are retried "
            "and lost (`retry_limit`, `channel_access_failure`, `queue_full`, "
            "`queue_expired`, `frame_too_long`); the summary has `mac_collisions`, "
