@@ -271,3 +271,17 @@ def test_a_spec_run_reports_the_mac_in_its_summary_and_metrics(tmp_path):
     assert "mac_retries" not in json.loads((ideal / "summary.json").read_text())
     assert "attempts" not in pd.read_parquet(ideal / "ledger.parquet")
     assert ideal.name == run_spec(_manet("aodv", None), tmp_path).name
+
+
+def test_802_15_4_contenders_fail_channel_access_more_often():
+    """Saturated leaves of a star, 100 B to the hub under unslotted CSMA/CA: a frame that
+    finds the channel busy at 5 CCAs in a row is dropped, more often with more leaves."""
+    share = {}
+    for n in (2, 10):
+        out = deliver(_star(n), _to_hub(n, 50, size=100), medium="shared",
+                      mac={"model": "802.15.4", **SATURATED})
+        failed = int((out["loss_reason"] == "channel_access_failure").sum())
+        assert failed == out.attrs["mac"]["mac_drops_by_reason"]["channel_access_failure"]
+        assert set(out["loss_reason"]) <= {"", "channel_access_failure", "retry_limit"}
+        share[n] = failed / len(out)
+    assert share[2] < 0.15 and share[10] > 2 * share[2], share
