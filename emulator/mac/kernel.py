@@ -137,6 +137,16 @@ def _total_power(nf, ni, rx_mw):
 
 
 @njit(cache=True)
+def _add_power(nf, rx_mw, i, sign):
+    """Node ``i``'s transmission starts (``sign`` 1) or ends (-1): every other node's
+    received power follows, in O(n) rather than :func:`_total_power`'s O(n x frames on
+    air)."""
+    for j in range(nf.shape[0]):
+        if j != i:
+            nf[j, TOT_MW] += sign * rx_mw[i, j]
+
+
+@njit(cache=True)
 def _next_frame(now, j, nf, ni, p, fr_i, fr_f, out_h, out_node, out_t, out_att, out_r,
                 g, drops):
     """Take ``j``'s next queued frame (dropping the expired ones), or -1."""
@@ -326,7 +336,16 @@ def _ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node,
         _end_of_own(now, i, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
                     out_r, g, drops)
         ni[i, TX_KIND] = -1
-    _total_power(nf, ni, rx_mw)
+        _add_power(nf, rx_mw, i, -1.0)
+    if m > 0:   # nothing left on air: exact zeros, not what the sums' rounding left
+        quiet = True
+        for i in range(n):
+            if ni[i, TX_KIND] >= 0:
+                quiet = False
+                break
+        if quiet:
+            for j in range(n):
+                nf[j, TOT_MW] = 0.0
     return m
 
 
@@ -521,7 +540,7 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
         if m > 0:
             for q in range(m):
                 nf[scratch[q], T_MAC] = np.inf
-            _total_power(nf, ni, rx_mw)
+                _add_power(nf, rx_mw, scratch[q], 1.0)
             _locks(nf, ni, p, rx_mw, scratch, m)
         _transitions(now, nf, ni, p, ip)
         if ip[STD] == DCF:
