@@ -151,7 +151,7 @@ class MacEngine:
         self._ni[:, k.CW] = self._ip[k.CW_MIN]
         self._last_seq = np.full((n, n), -1, np.int64)
         self._g = np.zeros(3, np.int64)
-        self._clock = np.zeros(1)
+        self._clock = np.zeros(2)   # the clock, and the next event when advance returns
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self._rng = np.array([rng.integers(0, 2 ** 63)], np.uint64)
         if isinstance(standard, Dcf80211):   # ns-3's Txop draws a backoff as it starts
@@ -242,7 +242,9 @@ class MacEngine:
             if done:
                 break
         self._pending = order[int(self._g[k.G_ARRIVAL]):]
-        self._next = None
+        self._next = float(self._clock[1])   # the kernel's, the frames queued included
+        if len(parts) == 1:
+            return Outcomes(*parts[0])
         return Outcomes(*(np.concatenate(cols) for cols in zip(*parts)))
 
     def next_time(self) -> float:

@@ -476,6 +476,20 @@ def _contend_times(now, nf, ni, p, ip):
 
 
 @njit(cache=True)
+def _next_event(nf, ni, fr_f, arrivals, g):
+    """When the next event is due: a frame's arrival, a timer, an answer, an end."""
+    t = np.inf
+    a = g[G_ARRIVAL]
+    if a < arrivals.shape[0]:
+        t = fr_f[arrivals[a], F_READY]
+    for j in range(nf.shape[0]):
+        t = min(t, nf[j, T_MAC], nf[j, RESP_T])
+        if ni[j, TX_KIND] >= 0:
+            t = min(t, nf[j, TX_END])
+    return t
+
+
+@njit(cache=True)
 def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arrivals,
             out_h, out_node, out_t, out_att, out_r, drops, scratch):
     """Run every event at or before ``until``; return False if the outputs filled first.
@@ -483,23 +497,18 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
     the clock at that instant.
 
     ``arrivals`` are frame numbers in ready order, from ``g[G_ARRIVAL]`` on; ``gf[0]``
-    is the clock. Outcome rows are written from ``g[G_OUT]``; the wrapper empties them.
+    is the clock, ``gf[1]`` is left at the time of the next event once it returns True
+    (inf: none). Outcome rows are written from ``g[G_OUT]``; the wrapper empties them.
     """
     n = nf.shape[0]
     room = out_h.shape[0] - (n * n + 4 * n)
     while True:
         if g[G_OUT] > room:
             return False
-        t = np.inf
-        a = g[G_ARRIVAL]
-        if a < arrivals.shape[0]:
-            t = fr_f[arrivals[a], F_READY]
-        for j in range(n):
-            t = min(t, nf[j, T_MAC], nf[j, RESP_T])
-            if ni[j, TX_KIND] >= 0:
-                t = min(t, nf[j, TX_END])
+        t = _next_event(nf, ni, fr_f, arrivals, g)
         if t > until or t == np.inf:
             gf[0] = max(gf[0], until) if until < np.inf else gf[0]
+            gf[1] = t
             return True
         now = max(t, gf[0])
         gf[0] = now
@@ -546,4 +555,5 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
         if ip[STD] == DCF:
             _contend_times(now, nf, ni, p, ip)
         if g[G_STOP] == 1 and g[G_OUT] > 0:
+            gf[1] = _next_event(nf, ni, fr_f, arrivals, g)
             return True
