@@ -27,7 +27,9 @@ RTS/CTS, collisions and hidden terminals (the conflict rule is a perfect schedul
 nothing collides), capture, a carrier-sense range larger than the interference range,
 rate adaptation and MAC acknowledgements and retries. It is an upper bound on what a
 real channel delivers under the same load, with the serialization time as the only cost
-of sharing.
+of sharing. ``mac={"model": "802.11"}`` (or ``"802.15.4"``) puts a MAC under it instead
+(:mod:`emulator.mac.adapter`): carrier sense, backoff, collisions, hidden terminals,
+ACKs and retries.
 
 Examples
 --------
