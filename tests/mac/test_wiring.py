@@ -285,3 +285,27 @@ def test_802_15_4_contenders_fail_channel_access_more_often():
         assert set(out["loss_reason"]) <= {"", "channel_access_failure", "retry_limit"}
         share[n] = failed / len(out)
     assert share[2] < 0.15 and share[10] > 2 * share[2], share
+
+
+def test_new_powers_keep_frames_on_air_and_decide_what_follows():
+    """Node 1 leaves node 0's range at 10 ms (an epoch's new powers): the frame on air
+    then still arrives (its receiver had locked onto it) but its ACK does not, so its
+    sender gives it up too; every later one fails at the retry limit after 7 attempts."""
+    from emulator.mac import kernel
+    from emulator.mac.engine import REASONS, MacEngine, unit_disk_rx_dbm
+    from emulator.mac.standards import Dcf80211
+
+    pos = np.array([[0.0, 0.0], [1.0, 0.0]])
+    engine = MacEngine(unit_disk_rx_dbm(pos, 1.5), Dcf80211(data_rate=1e6, lifetime=1e6),
+                       seed=3)
+    for h in range(10):
+        engine.enqueue(0.0, 0, 1, 1000, h)          # 8.2 ms a frame at 1 Mbit/s
+    before = engine.advance(0.010)
+    assert [REASONS[r] for r in before.reason] == ["delivered"]
+    assert engine._ni[0, kernel.TX_KIND] >= 0        # the second frame is on air
+    engine.set_rx_dbm(unit_disk_rx_dbm(np.array([[0.0, 0.0], [9.0, 0.0]]), 1.5))
+    after = engine.advance(10.0)
+    reasons = [REASONS[r] for r in after.reason]
+    assert reasons == ["delivered"] + ["retry_limit"] * 9
+    assert after.handle.tolist() == [1] + list(range(1, 10))
+    assert after.attempts.tolist() == [1] + [7] * 9
