@@ -447,6 +447,8 @@ class _StartedEarly:
 
     def __init__(self, dynamics, by: float):
         self.dynamics = dynamics
+        #: the radio a mobility dynamics carries (a MAC reads its powers), or None
+        self.radio = getattr(dynamics, "radio", None)
         self._starts = list(dynamics.epochs)
         self.epochs = [0.0] + [t + by for t in self._starts[1:]]
 
