@@ -14,7 +14,8 @@ The powers between nodes follow the network's epochs (:meth:`rx_dbm_of`): with t
 log-distance radio, the radio's received power at each pair's distance (no shadowing
 draw); else the links of the epoch are decoded (30 dB above detection), nodes within
 ``carrier_sense_radius`` (default 2.2 x the epoch's longest link; without positions,
-nodes two links apart) are sensed, not decoded, and the others unheard. A dead node
+nodes two links apart) are sensed, not decoded (none when ``cs_threshold_dbm`` is not
+below ``detect_dbm``: ns-3's rule), and the others unheard. A dead node
 neither sends nor hears.
 
 >>> import networkx as nx
@@ -164,7 +165,11 @@ class MacChannel:
         if self.radio is not None and where is not None:
             rx = np.asarray(self.radio.rx_dbm(dist * self.radio.meters_per_unit), float)
         else:
-            if where is None:
+            if channel.cs_threshold_dbm >= channel.detect_dbm:
+                # sensing no farther than detection (ns-3's rule): no ring of nodes
+                # sensed but not decoded
+                sensed = np.zeros((n, n), bool)
+            elif where is None:
                 sensed = (linked.astype(np.int64) @ linked.astype(np.int64)) > 0
             else:
                 reach = self.config.carrier_sense_radius

@@ -309,3 +309,18 @@ def test_new_powers_keep_frames_on_air_and_decide_what_follows():
     assert reasons == ["delivered"] + ["retry_limit"] * 9
     assert after.handle.tolist() == [1] + list(range(1, 10))
     assert after.attempts.tolist() == [1] + [7] * 9
+
+
+def test_sensing_no_farther_than_detection_makes_every_two_hop_pair_hidden():
+    """With cs_threshold_dbm = detect_dbm (ns-3's CcaSensitivity) the unit disk has no
+    ring of sensed nodes: 0 and 2, two links apart, are hidden from each other even
+    with a wide carrier_sense_radius."""
+    wide = {"carrier_sense_radius": 2.5}
+    ns3 = _hidden(2.5, seed=2)
+    assert ns3.attrs["mac"]["mac_drops_by_reason"]["retry_limit"] == 0
+    g = _line(3, 1e6)
+    msgs = pd.DataFrame({"msg_id": range(600), "src": [0, 2] * 300, "dst": 1,
+                         "sent_at": 0.0, "size_bytes": 1500})
+    out = deliver(g, msgs, medium="shared", seed=2,
+                  mac={"model": "802.11", "cs_threshold_dbm": -82.0, **wide, **SATURATED})
+    assert out.attrs["mac"]["mac_drops_by_reason"]["retry_limit"] > 20
