@@ -88,7 +88,8 @@ def inert_settings(spec: dict) -> list[Inert]:
     the ``links`` medium; ``[routing] seconds_per_unit`` under the ``oracle`` and each
     ``[routing.<protocol>]`` table of a protocol that does not run (both, for Babel on
     Mininet, where babeld keeps its own timers); ``[query] theta``
-    under the ``equality`` predicate; ``[mac]`` keys under ``model = "ideal"``;
+    under the ``equality`` predicate; ``[mac]`` keys under ``model = "ideal"``, and
+    ``[network] interference_radius`` under another model;
     ``[mobility]`` keys of the model that another of
     its keys leaves unread; ``[params.<name>]`` and ``[trigger.<name>]`` of an
     algorithm that is not ``algorithm.name``.
@@ -140,6 +141,10 @@ def inert_settings(spec: dict) -> list[Inert]:
         found.append(Inert("mac", tuple(sorted(k for k in mac if k != "model")),
                            'mac.model = "ideal"', "the shared channel's perfect scheduler; "
                            '"802.11" and "802.15.4" read them'))
+    elif mac is not None and network["interference_radius"] is not None:
+        found.append(Inert("network", ("interference_radius",),
+                           f'mac.model = "{mac["model"]}"', "the MAC's carrier sense and "
+                           "SINR decide who interferes (mac.carrier_sense_radius)"))
     backend = run["backend"]
     if routing == "babel" and backend != "simpy":   # babeld with its own timers
         for table, keys in (("routing", _changed(tables, ROUTING_SCHEMA,
