@@ -89,7 +89,7 @@ def inert_settings(spec: dict) -> list[Inert]:
     ``[routing.<protocol>]`` table of a protocol that does not run (both, for Babel on
     Mininet, where babeld keeps its own timers); ``[query] theta``
     under the ``equality`` predicate; ``[mac]`` keys under ``model = "ideal"``, and
-    ``[network] interference_radius`` under another model;
+    ``[network] interference_radius`` and ``reorder`` under another model;
     ``[mobility]`` keys of the model that another of
     its keys leaves unread; ``[params.<name>]`` and ``[trigger.<name>]`` of an
     algorithm that is not ``algorithm.name``.
@@ -141,10 +141,16 @@ def inert_settings(spec: dict) -> list[Inert]:
         found.append(Inert("mac", tuple(sorted(k for k in mac if k != "model")),
                            'mac.model = "ideal"', "the shared channel's perfect scheduler; "
                            '"802.11" and "802.15.4" read them'))
-    elif mac is not None and network["interference_radius"] is not None:
-        found.append(Inert("network", ("interference_radius",),
-                           f'mac.model = "{mac["model"]}"', "the MAC's carrier sense and "
-                           "SINR decide who interferes (mac.carrier_sense_radius)"))
+    elif mac is not None:   # keys of the perfect scheduler's medium
+        from experiments.spec import SCHEMA   # (spec imports this module)
+
+        unread = _changed(network, SCHEMA["network"], ("medium", "routing",
+                                                       "queue_max_wait"))
+        if unread:
+            found.append(Inert("network", unread, f'mac.model = "{mac["model"]}"',
+                               "the MAC's carrier sense and SINR decide who interferes "
+                               "(mac.carrier_sense_radius), and its queue keeps each "
+                               "sender's frames in order"))
     backend = run["backend"]
     if routing == "babel" and backend != "simpy":   # babeld with its own timers
         for table, keys in (("routing", _changed(tables, ROUTING_SCHEMA,

@@ -63,10 +63,10 @@ def test_an_ideal_mac_table_leaves_the_run_id_alone():
     # its other points)
     idle = resolve({**raw, "mac": {"model": "ideal", "cw_min": 15}})
     assert [(f.table, f.keys) for f in inert_settings(idle)] == [("mac", ("cw_min",))]
-    radius = resolve({"network": {"medium": "shared", "interference_radius": 0.3},
-                      "mac": {"model": "802.11"}})
+    radius = resolve({"network": {"medium": "shared", "interference_radius": 0.3,
+                                  "reorder": True}, "mac": {"model": "802.11"}})
     assert [(f.table, f.keys) for f in inert_settings(radius)] == [
-        ("network", ("interference_radius",))]
+        ("network", ("interference_radius", "reorder"))]
     assert run_id(for_run(idle)) == plain
     sweep = resolve({**raw, "mac": {"model": "ideal", "cw_min": 15},
                      "sweep": {"grid": {"mac.model": ["ideal", "802.11"]}}})
