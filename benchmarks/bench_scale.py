@@ -29,7 +29,8 @@ as they are, and ``--seconds-per-unit`` defaults to 1 (``routing_options``).
 
 Run: ``python benchmarks/bench_scale.py [--nodes 1000] [--messages 1000000] [--duration 100]
 [--media links,shared] [--bandwidth 1e5] [--prefetch auto|on|off]
-[--routing oracle|aodv|olsr|all] [--seconds-per-unit 1] [--repeat 1]``
+[--routing oracle|aodv|olsr|all] [--seconds-per-unit 1] [--mac ideal|802.11|802.15.4]
+[--repeat 1]``
 """
 from __future__ import annotations
 
@@ -149,6 +150,9 @@ def main() -> None:
     ap.add_argument("--seconds-per-unit", type=float, default=1.0,
                     help="routing_options' seconds_per_unit: the RFC timers are scaled by "
                          "it (default 1: a time unit is a second)")
+    ap.add_argument("--mac", choices=("ideal", "802.11", "802.15.4"), default="ideal",
+                    help="[mac] model under the shared medium (default ideal: the perfect "
+                         "scheduler); its figures join the shared medium's lines")
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs of each routing and medium; wall time as min and median")
     args = ap.parse_args()
@@ -181,7 +185,8 @@ def main() -> None:
                 start = time.perf_counter()
                 out = deliver(topo.graph, messages, medium=medium, seed=args.seed,
                               dynamics=dynamics, prefetch_trees=prefetch, routing=routing,
-                              routing_options=None if routing == "oracle" else options)
+                              routing_options=None if routing == "oracle" else options,
+                              mac={"model": args.mac} if medium == "shared" else None)
                 walls.append(time.perf_counter() - start)
             wall = statistics.median(walls)
             delivered = int(out["arrived_at"].notna().sum())
@@ -193,6 +198,8 @@ def main() -> None:
                        "lost": out.loc[out["lost"], "loss_reason"].value_counts().to_dict(),
                        "hops": out.attrs["hops"], "hops_per_s": round(out.attrs["hops"] / wall),
                        "messages_per_s": round(args.messages / wall), **ready}
+            if "mac" in out.attrs:
+                figures.update(mac=args.mac, **out.attrs["mac"])
             if routing == "oracle":
                 oracle_wall = wall
                 figures.update(bound)

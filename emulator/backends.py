@@ -53,7 +53,29 @@ def network_summary(plan: Plan, output) -> dict:
             "delivery_ratio": net.get("delivered", 0) / sent if sent else math.nan,
             "message_delay_mean": float(net.get("message_delay_mean", math.nan)),
             "drops_by_reason": json.dumps(net.get("drops_by_reason", {}), sort_keys=True),
+            **mac_summary(net),
             **energy_summary(output)}
+
+
+def mac_summary(net: dict) -> dict:
+    """With a ``[mac]`` model: frames a receiver locked onto and lost
+    (``mac_collisions``), retransmissions (``mac_retries``), frames the MAC dropped by
+    reason (JSON text) and the mean share of the run each node sensed the channel busy
+    (``channel_busy_fraction``); nothing without.
+
+    >>> mac_summary({"mac": {"mac_collisions": 3, "mac_retries": 5, "channel_busy_fraction":
+    ...     0.25, "mac_drops_by_reason": {"retry_limit": 1}}})
+    {'mac_collisions': 3, 'mac_retries': 5, 'mac_drops_by_reason': '{"retry_limit": 1}', 'channel_busy_fraction': 0.25}
+    """
+    import json
+
+    mac = net.get("mac")
+    if mac is None:
+        return {}
+    return {"mac_collisions": int(mac["mac_collisions"]),
+            "mac_retries": int(mac["mac_retries"]),
+            "mac_drops_by_reason": json.dumps(mac["mac_drops_by_reason"], sort_keys=True),
+            "channel_busy_fraction": float(mac["channel_busy_fraction"])}
 
 
 def energy_summary(output) -> dict:

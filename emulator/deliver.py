@@ -27,7 +27,9 @@ RTS/CTS, collisions and hidden terminals (the conflict rule is a perfect schedul
 nothing collides), capture, a carrier-sense range larger than the interference range,
 rate adaptation and MAC acknowledgements and retries. It is an upper bound on what a
 real channel delivers under the same load, with the serialization time as the only cost
-of sharing.
+of sharing. ``mac={"model": "802.11"}`` (or ``"802.15.4"``) puts a MAC under it instead
+(:mod:`emulator.mac.adapter`): carrier sense, backoff, collisions, hidden terminals,
+ACKs and retries.
 
 Examples
 --------
@@ -158,6 +160,9 @@ def _deliver_options() -> dict:
         "energy_step": Field("number", 0.01, low=0, low_open=True,
                              doc="with `energy`: how often the batteries are looked at "
                                  "(a run's `run.step`); a node dies at most this late"),
+        "mac": Field("table", None, none=True,
+                     doc="shaped like the spec's `[mac]` table (`{model = \"802.11\"}`); "
+                         "none: the shared channel's perfect scheduler"),
         "warmup": Field("number", 0.0, low=0,
                         doc="the network starts this long before t = 0: a protocol's "
                             "timers, control packets and batteries run from -warmup, "
@@ -183,7 +188,7 @@ class _Static:
 def _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder=False, routing="oracle",
                      routing_options=None, radio=None, energy=None,
-                     energy_step=0.01, queue_max_wait=None, warmup=0.0) -> None:
+                     energy_step=0.01, queue_max_wait=None, warmup=0.0, mac=None) -> None:
     """Every argument of :func:`deliver`, before any work: a one-line ``ValueError`` for a
     value the emulator cannot run on, ``TypeError`` for an argument of the wrong kind,
     naming the argument and the attribute, edge, node or row."""
@@ -197,7 +202,7 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
                         ("routing", routing), ("routing_options", routing_options),
                         ("radio", radio), ("energy", energy),
                         ("energy_step", energy_step), ("queue_max_wait", queue_max_wait),
-                        ("warmup", warmup)):
+                        ("warmup", warmup), ("mac", mac)):
         if not (value is None and options[name].none):
             # the text "none" stands for None in spec files, not in a Python call
             check_value(name, dataclasses.replace(options[name], none=False), value)
@@ -213,6 +218,10 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
         from topologies.radio import radio_from_table
 
         radio_from_table(radio, "radio")
+    if mac is not None:
+        from emulator.mac.config import check_mac_medium, mac_from_table
+
+        check_mac_medium(mac_from_table(mac, "mac"), medium, "medium")
     if energy is not None:
         from emulator.energy import ENERGY_SCHEMA, check_energy
         from topologies.schema import check_table
@@ -289,7 +298,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
             routing: str = "oracle", routing_options: dict | None = None,
             radio: dict | None = None, energy: dict | None = None,
             energy_step: float = 0.01, queue_max_wait: float | None = None,
-            warmup: float = 0.0) -> pd.DataFrame:
+            warmup: float = 0.0, mac: dict | None = None) -> pd.DataFrame:
     """When each message arrives over ``graph`` (or ``dynamics``), or why it was lost.
 
     Parameters
@@ -354,6 +363,16 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
         disk only); shadowing is drawn from ``seed``. ``unit_disk`` keeps the links as
         given, ``meters_per_unit`` scaling their ``length_m`` (another dynamics sets its
         own).
+    mac : dict, optional
+        The MAC under the shared medium, shaped like the spec's ``[mac]`` table
+        (``{"model": "802.11"}``, ``"802.15.4"``, or ``"ideal"``: the perfect scheduler,
+        as None; :mod:`emulator.mac.config`). Another model than ideal needs
+        ``medium="shared"``: frames then contend, collide and are retried
+        (:mod:`emulator.mac.adapter`), losses say ``retry_limit``,
+        ``channel_access_failure``, ``queue_full`` or ``queue_expired``, a frame given up
+        at the retry limit is a broken link to the routing protocol, and
+        ``attrs["mac"]`` holds the MAC's figures. Its times are in seconds:
+        ``routing_options["seconds_per_unit"]`` (default 1) converts.
 
     Returns
     -------
@@ -396,7 +415,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     """
     _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder, routing, routing_options, radio, energy,
-                     energy_step, queue_max_wait, warmup)
+                     energy_step, queue_max_wait, warmup, mac)
     if radio is not None:
         graph, dynamics = _with_radio(graph, dynamics, radio, seed)
     sent = messages
@@ -406,7 +425,8 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
                                  _trees_ahead(prefetch_trees, routing, energy))
     try:
         out = _run(network, dynamics, messages, medium, seed, interference_radius,
-                   reorder, routing, routing_options, energy, energy_step, queue_max_wait)
+                   reorder, routing, routing_options, energy, energy_step, queue_max_wait,
+                   mac, radio)
     finally:
         network.close()
     return out if warmup == 0 else _on_messages_clock(out, sent, warmup)
@@ -433,6 +453,8 @@ class _StartedEarly:
 
     def __init__(self, dynamics, by: float):
         self.dynamics = dynamics
+        #: the radio a mobility dynamics carries (a MAC reads its powers), or None
+        self.radio = getattr(dynamics, "radio", None)
         self._starts = list(dynamics.epochs)
         self.epochs = [0.0] + [t + by for t in self._starts[1:]]
 
@@ -567,7 +589,8 @@ def _worth_prefetching(messages: int, nodes: int, epochs: int,
 def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
          interference_radius: float | None, reorder: bool, routing: str,
          routing_options: dict | None, energy: dict | None = None,
-         energy_step: float = 0.01, queue_max_wait: float | None = None) -> pd.DataFrame:
+         energy_step: float = 0.01, queue_max_wait: float | None = None, mac=None,
+         radio=None) -> pd.DataFrame:
     """:func:`deliver` once its arguments are checked and its network is built."""
     from emulator.routing.host import open_transport
 
@@ -584,9 +607,18 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
         from emulator.routing.params import resolve
 
         params = resolve(routing, routing_options, "routing_options")
+    mac_config = None
+    if mac is not None:
+        from emulator.mac.config import mac_from_table
+        from topologies.radio import radio_from_table
+
+        mac_config = mac_from_table(mac, "mac")
+        radio = None if radio is None else radio_from_table(radio, "radio")
+    seconds_per_unit = (routing_options or {}).get("seconds_per_unit", 1.0)
     transport = open_transport(network, None, seed, medium, interference_radius, positions,
                                reorder=reorder, max_wait=queue_max_wait, routing=routing,
-                               routing_params=params)
+                               routing_params=params, mac=mac_config, radio=radio,
+                               seconds_per_unit=seconds_per_unit)
     book = None
     if energy is not None:
         from emulator.energy import Energy, EnergyBook
@@ -614,6 +646,8 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
     out = pd.DataFrame({"msg_id": ids, "arrived_at": arrival, "lost": reasons != "",
                         "loss_reason": pd.array(reasons, dtype="string")})
     out.attrs["hops"] = transport.hops
+    if getattr(transport, "mac", None) is not None:
+        out.attrs["mac"] = transport.mac.counters()
     if routing != "oracle":
         out.attrs["control"] = transport.control_log.frame()
         out.attrs["routing"] = transport.stats()

@@ -72,7 +72,8 @@ class SimpyBackend:
                  reorder: bool = False, queue_max_wait: float | None = None,
                  routing: str = "oracle", routing_params: dict | None = None,
                  horizon: float | None = None, energy: Energy | None = None, mains=(),
-                 sample_interval: float = 1.0, measured_from: float = 0.0):
+                 sample_interval: float = 1.0, measured_from: float = 0.0, mac=None,
+                 radio=None, seconds_per_unit: float = 1.0):
         # The clock and the calendar of node events: SimPy's own semantics (see _run)
         # on a heap of (key, filing order, node, event), which costs a tenth of a SimPy
         # timeout and its callback per event.
@@ -85,7 +86,8 @@ class SimpyBackend:
                                         reorder=reorder, max_wait=queue_max_wait,
                                         routing=routing, routing_params=routing_params,
                                         horizon=horizon,
-                                        bytes_per_unit=bytes_per_unit)
+                                        bytes_per_unit=bytes_per_unit, mac=mac,
+                                        radio=radio, seconds_per_unit=seconds_per_unit)
         self._window_start, self._first_collect = 0.0, True
         self.horizon = horizon
         #: The batteries (None without ``[energy]``). Nodes that may die at run time
@@ -119,7 +121,9 @@ class SimpyBackend:
         protocol's periodic timers run until the run's end
         (:meth:`~contract.plan.Plan.run_end`); with ``[run] warmup`` the traffic after
         it is counted apart (:attr:`measured`)."""
+        from emulator.mac.config import mac_of_spec
         from emulator.routing.params import resolve
+        from topologies.radio import radio_from_table
 
         network = plan.spec.get("network", {})
         routing = network.get("routing", "oracle")
@@ -138,7 +142,11 @@ class SimpyBackend:
                    routing_params=params,
                    horizon=plan.run_end(plan.drain),
                    energy=energy, mains=mains, sample_interval=plan.memory_interval,
-                   measured_from=plan.spec.get("run", {}).get("warmup", 0.0))
+                   measured_from=plan.spec.get("run", {}).get("warmup", 0.0),
+                   mac=mac_of_spec(plan.spec),
+                   radio=radio_from_table(plan.spec.get("radio")),
+                   seconds_per_unit=plan.spec.get("routing", {}).get("seconds_per_unit",
+                                                                     1.0))
 
     def _positions(self, t: float) -> dict:
         """Node positions of the epoch in force at ``t`` (for an interference radius)."""

@@ -88,7 +88,9 @@ def inert_settings(spec: dict) -> list[Inert]:
     the ``links`` medium; ``[routing] seconds_per_unit`` under the ``oracle`` and each
     ``[routing.<protocol>]`` table of a protocol that does not run (both, for Babel on
     Mininet, where babeld keeps its own timers); ``[query] theta``
-    under the ``equality`` predicate; ``[mobility]`` keys of the model that another of
+    under the ``equality`` predicate; ``[mac]`` keys under ``model = "ideal"``, and
+    ``[network] interference_radius`` and ``reorder`` under another model;
+    ``[mobility]`` keys of the model that another of
     its keys leaves unread; ``[params.<name>]`` and ``[trigger.<name>]`` of an
     algorithm that is not ``algorithm.name``.
 
@@ -134,6 +136,21 @@ def inert_settings(spec: dict) -> list[Inert]:
         found.append(Inert("routing", _changed(tables, ROUTING_SCHEMA, tuple(ROUTING_TABLES)),
                            'network.routing = "oracle"', "no protocol runs, so no timer "
                            "is scaled"))
+    mac = spec.get("mac")
+    if mac is not None and mac["model"] == "ideal" and len(mac) > 1:
+        found.append(Inert("mac", tuple(sorted(k for k in mac if k != "model")),
+                           'mac.model = "ideal"', "the shared channel's perfect scheduler; "
+                           '"802.11" and "802.15.4" read them'))
+    elif mac is not None:   # keys of the perfect scheduler's medium
+        from experiments.spec import SCHEMA   # (spec imports this module)
+
+        unread = _changed(network, SCHEMA["network"], ("medium", "routing",
+                                                       "queue_max_wait"))
+        if unread:
+            found.append(Inert("network", unread, f'mac.model = "{mac["model"]}"',
+                               "the MAC's carrier sense and SINR decide who interferes "
+                               "(mac.carrier_sense_radius), and its queue keeps each "
+                               "sender's frames in order"))
     backend = run["backend"]
     if routing == "babel" and backend != "simpy":   # babeld with its own timers
         for table, keys in (("routing", _changed(tables, ROUTING_SCHEMA,
@@ -194,8 +211,8 @@ def without_inert(spec: dict, found: list[Inert] | None = None) -> dict:
         section, _, protocol = inert.table.partition(".")
         if section == "routing" and protocol:
             out["routing"][protocol] = {}
-        elif section == "mobility":   # the spec's own table: an unread key is dropped
-            for key in inert.keys:
+        elif section in ("mobility", "mac"):   # the spec's own table: an unread key
+            for key in inert.keys:              # is dropped
                 out[section].pop(key, None)
         elif section in SCHEMA:
             for key in inert.keys:

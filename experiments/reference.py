@@ -129,7 +129,30 @@ def _spec_sections() -> list[str]:
         if section == "routing":
             for name, schema in ROUTING_TABLES.items():
                 out += [f"### [routing.{name}]", reference_table(schema, f"routing.{name}.")]
-    return out + _enrich_sections()
+    return out + _mac_sections() + _enrich_sections()
+
+
+def _mac_sections() -> list[str]:
+    from emulator.mac.config import COMMON, STANDARDS, mac_schema
+
+    out = ["### [mac]",
+           "The MAC under `network.medium = \"shared\"` (`emulator.mac`, "
+           "docs/DESIGN.md \"MAC\"). `ideal` (the default, as no table): the shared "
+           "channel's perfect scheduler, the run and its id unchanged; the standards' "
+           "keys do nothing under it (a warning names them; a sweep over `mac.model` "
+           "keeps them for its other points). `802.11` (DCF) "
+           "and `802.15.4` (unslotted CSMA/CA): frames contend, collide, are retried "
+           "and lost (`retry_limit`, `channel_access_failure`, `queue_full`, "
+           "`queue_expired`, `frame_too_long`); the summary has `mac_collisions`, "
+           "`mac_retries`, `mac_drops_by_reason`, `channel_busy_fraction`, "
+           "metrics.parquet the same per node. Times in seconds, rates in bit/s; "
+           "`network.queue_max_wait` (x `routing.seconds_per_unit`) sets `lifetime` "
+           "unless the table does. Every default is ns-3 3.44's. Keys of both models:",
+           reference_table(COMMON, "mac.")]
+    for model in STANDARDS:
+        own = {k: v for k, v in mac_schema(model).items() if k not in COMMON}
+        out += [f"### [mac] model = \"{model}\"", reference_table(own, "mac.")]
+    return out
 
 
 def _enrich_sections() -> list[str]:

@@ -133,8 +133,10 @@ WINDOW = SCHEMA["query"]["window"]
 #: Sections checked by their owners (tables passed through as given).
 OWNED_ELSEWHERE = ("topology", "mobility", "streams", "mininet", "trigger")
 #: Sections only some specs carry (absent, they add nothing to a run's id): the
-#: enrichment pipeline's table (spark_nodes/algorithms/enrich/table.py).
-OPTIONAL = ("enrich",)
+#: enrichment pipeline's table (spark_nodes/algorithms/enrich/table.py), and the MAC
+#: under the shared medium (emulator/mac/config.py; under `model = "ideal"` the run and
+#: the id of no table at all: run_id leaves it out).
+OPTIONAL = ("enrich", "mac")
 SECTIONS = tuple(SCHEMA) + OWNED_ELSEWHERE + OPTIONAL + ("params", "sweep")
 
 
@@ -204,6 +206,13 @@ def resolve(raw: dict, source: str = "<spec>") -> dict:
             spec["enrich"] = check_enrich(raw["enrich"])
         except FieldError as err:
             raise SpecError(source, err.field, err.message) from None
+    if "mac" in raw:
+        from emulator.mac.config import spec_table
+
+        try:
+            spec["mac"] = spec_table(raw["mac"])
+        except FieldError as err:
+            raise SpecError(source, err.field, err.message) from None
     spec["params"] = copy.deepcopy(raw.get("params", {}))
     if not isinstance(spec["params"], dict):
         raise SpecError(source, "params", "expected a table of algorithm tables")
@@ -266,6 +275,15 @@ def check_consistency(spec: dict, source: str = "<spec>") -> None:
         raise SpecError(source, "network.queue_max_wait", f"runs on the simpy backend only "
                         f"(run.backend = {run['backend']!r}: Mininet's queues are the "
                         "kernel's)")
+    mac = spec.get("mac")
+    if mac is not None and mac["model"] != "ideal":
+        if run["backend"] != "simpy":
+            raise SpecError(source, "mac.model", f"\"{mac['model']}\" runs on the simpy "
+                            f"backend only (run.backend = {run['backend']!r}: Mininet's "
+                            "links have no shared channel)")
+        if spec["network"]["medium"] != "shared":
+            raise SpecError(source, "mac.model", f"\"{mac['model']}\" needs network.medium "
+                            f"= \"shared\", got \"{spec['network']['medium']}\"")
     if spec["energy"]["model"] != "none" and run["backend"] != "simpy":
         raise SpecError(source, "energy.model", f"{spec['energy']['model']!r} runs on the "
                         f"simpy backend only (run.backend = {run['backend']!r}): batteries "
@@ -283,6 +301,35 @@ def spec_warnings(spec: dict) -> list[tuple[str, str]]:
     run, query = spec["run"], spec["query"]
     duration = run["duration"]
     found = []
+    mac, radio = spec.get("mac"), spec["radio"]
+    if mac is not None and mac["model"] == "ideal":
+        mac = None   # the perfect scheduler: no standard, no airtime
+    if mac is not None and radio["model"] == "log_distance":
+        wifi = radio["modulation"].startswith("dsss")
+        if wifi != (mac["model"] == "802.11"):
+            found.append(("mac.model", f"\"{mac['model']}\" under radio.modulation = "
+                          f"\"{radio['modulation']}\" (the other standard's PHY): the "
+                          "MAC's airtimes are its own standard's"))
+    if mac is not None and radio["model"] == "log_distance":
+        from emulator.mac.config import decode_range_m, mac_from_table
+        from topologies.radio import radio_from_table
+
+        model = radio_from_table(radio)
+        links_m, decoded_m = model.range_m(), decode_range_m(mac_from_table(mac), model)
+        if links_m > 1.01 * decoded_m:
+            found.append(("mac.detect_dbm", f"the radio links nodes up to {links_m:.0f} m, "
+                          f"the MAC decodes a frame up to {decoded_m:.0f} m (detect_dbm, "
+                          "noise_dbm + sinr_db): routes take links whose frames never "
+                          "arrive; radio.sensitivity_dbm = -82 gives ns-3's rule to both"))
+    if mac is not None and mac["model"] == "802.15.4":
+        from emulator.mac.standards import CsmaCa802154
+
+        largest = CsmaCa802154().max_psdu_bytes - CsmaCa802154().header_bytes
+        packet = run["bytes_per_unit"] + run["header_bytes"]
+        if packet > largest:
+            found.append(("run.bytes_per_unit", f"a data packet of {packet} bytes "
+                          f"(with run.header_bytes) is longer than an 802.15.4 frame "
+                          f"carries ({largest}): every one is lost as frame_too_long"))
     if run["memory_interval"] > duration:
         found.append(("run.memory_interval", f"{run['memory_interval']:g} is longer than "
                       f"the run (run.duration = {duration:g}): memory is sampled once, at "
@@ -370,6 +417,10 @@ def section_keys(section: str) -> set[str] | None:
         from spark_nodes.algorithms.enrich.table import ENRICH_SCHEMA
 
         return set(ENRICH_SCHEMA)
+    if section == "mac":
+        from emulator.mac.config import all_keys
+
+        return all_keys()
     return None
 
 
@@ -577,6 +628,8 @@ def run_id(spec: dict) -> str:
     True
     """
     hashed = dict(spec)
+    if hashed.get("mac", {}).get("model", "ideal") == "ideal":   # as no [mac] table
+        hashed.pop("mac", None)
     for (section, key), unset in HASHED_WHEN_NOT.items():
         table = hashed.get(section)
         if isinstance(table, dict) and table.get(key, unset) == unset:

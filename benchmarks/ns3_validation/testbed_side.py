@@ -30,9 +30,10 @@ AS_NS3 = {"aodv": {"gratuitous_reply": True, "rrep_ack": True},
 MAC_QUEUE_LIFETIME_S = 0.5
 
 
-def run(sc: Scenario) -> dict:
+def run(sc: Scenario, mac: dict | None = None) -> dict:
     """Run ``sc`` in the testbed; the figures :mod:`.report` compares (keys as
-    :func:`.ns3_side.figures`'s)."""
+    :func:`.ns3_side.figures`'s). ``mac``: a ``[mac]`` table under the shared medium
+    (None: the perfect scheduler, as the validation page runs it)."""
     from emulator import deliver
     from topologies import Topology, loads_ns2_trace, mobility_dynamics
     from topologies.radio import MODULATIONS, radio_from_table
@@ -50,7 +51,7 @@ def run(sc: Scenario) -> dict:
     dynamics = mobility_dynamics(topo, trajectories, duration=sc.duration,
                                  resolution=sc.resolution, radio=radio)
     out = deliver(topo.graph, msgs, medium=sc.medium, seed=sc.seed, dynamics=dynamics,
-                  routing=sc.routing, queue_max_wait=MAC_QUEUE_LIFETIME_S,
+                  routing=sc.routing, queue_max_wait=MAC_QUEUE_LIFETIME_S, mac=mac,
                   routing_options={"seconds_per_unit": 1.0,
                                    sc.routing: AS_NS3.get(sc.routing, {})})
     wall = time.perf_counter() - start

@@ -150,8 +150,8 @@ class MacEngine:
                      k.Q_HEAD, k.Q_TAIL]] = -1
         self._ni[:, k.CW] = self._ip[k.CW_MIN]
         self._last_seq = np.full((n, n), -1, np.int64)
-        self._g = np.zeros(2, np.int64)
-        self._clock = np.zeros(1)
+        self._g = np.zeros(3, np.int64)
+        self._clock = np.zeros(2)   # the clock, and the next event when advance returns
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self._rng = np.array([rng.integers(0, 2 ** 63)], np.uint64)
         if isinstance(standard, Dcf80211):   # ns-3's Txop draws a backoff as it starts
@@ -161,6 +161,7 @@ class MacEngine:
         self._frames = 0
         self._seq = np.zeros(n, np.int64)
         self._pending: list[int] = []
+        self._next: float | None = None   # next_time(), until the state changes
         self._last_ready = np.full(n, -np.inf)
         self._drops = np.zeros(k.N_REASONS, np.int64)
         self._scratch = np.zeros(n, np.int64)
@@ -195,6 +196,8 @@ class MacEngine:
         self._frames += 1
         self._last_ready[node] = t
         self._pending.append(f)
+        if self._next is not None:   # a frame queued adds one event, at t
+            self._next = min(self._next, float(t))
 
     def _airtime(self, nbytes: int, broadcast: bool) -> tuple[float, float, float]:
         """A frame's time on air, the sender's wait after it (802.15.4), its ACK's airtime."""
@@ -209,13 +212,25 @@ class MacEngine:
                              f" (aMaxPHYPacketSize {std.max_psdu_bytes}), got {nbytes}")
         return data_802154(std, nbytes), std.ifs(mpdu), ack_802154(std)
 
-    def advance(self, until: float) -> Outcomes:
-        """Run the channel to ``until``; the outcomes of frames decided meanwhile."""
+    def advance(self, until: float, first: bool = False) -> Outcomes:
+        """Run the channel to ``until``; the outcomes of frames decided meanwhile. With
+        ``first``, stop at the first instant that decides one (the clock there), so that
+        a transport can act on it (forward a frame received) before the channel goes on.
+
+        >>> engine = MacEngine(unit_disk_rx_dbm(np.array([[0.0, 0], [1, 0]]), 1.5),
+        ...                    Dcf80211(), seed=1)
+        >>> engine.enqueue(0.0, 0, 1, 1000, handle=7)
+        >>> engine.enqueue(0.0, 1, 0, 1000, handle=8)
+        >>> out = engine.advance(0.1, first=True)
+        >>> out.handle.tolist(), engine.now == float(out.time[0]), engine.next_time() < 0.1
+        ([7], True, True)
+        """
         if until < self.now:
             raise ValueError(f"mac.until: expected >= the clock {self.now}, got {until}")
         order = sorted(self._pending, key=lambda f: self._fr_f[f, k.F_READY])
         arrivals = np.array(order, np.int64)
         self._g[k.G_ARRIVAL] = 0
+        self._g[k.G_STOP] = int(first)
         parts = []
         while True:
             done = k.advance(until, self._p, self._ip, self._rx_mw, self._nf, self._ni,
@@ -227,7 +242,45 @@ class MacEngine:
             if done:
                 break
         self._pending = order[int(self._g[k.G_ARRIVAL]):]
+        self._next = float(self._clock[1])   # the kernel's, the frames queued included
+        if len(parts) == 1:
+            return Outcomes(*parts[0])
         return Outcomes(*(np.concatenate(cols) for cols in zip(*parts)))
+
+    def next_time(self) -> float:
+        """When the channel's next event is due (a frame queued, a timer, an answer, the
+        end of a transmission): inf when it has nothing to do."""
+        if self._next is not None:
+            return self._next
+        nf, ni = self._nf, self._ni
+        t = min(nf[:, k.T_MAC].min(), nf[:, k.RESP_T].min())
+        on_air = ni[:, k.TX_KIND] >= 0
+        if on_air.any():
+            t = min(t, nf[on_air, k.TX_END].min())
+        if self._pending:
+            t = min(t, self._fr_f[self._pending, k.F_READY].min())
+        self._next = float(t)
+        return self._next
+
+    def set_rx_dbm(self, rx_dbm) -> None:
+        """New powers between the nodes (they moved, or died: -inf), from the clock on.
+
+        Frames on air stay on air; a receiver keeps the frame it locked onto at its
+        start, judged from now on with the new powers (the interference is summed anew
+        here and at every start and end), and carrier sense follows the new powers at
+        once (a backoff freezes or resumes as the channel turns busy or idle here)."""
+        rx = np.asarray(rx_dbm, float)
+        if rx.shape != self._rx_mw.shape:
+            raise ValueError(f"mac.rx_dbm: expected a {self.n} x {self.n} matrix, got "
+                             f"shape {rx.shape}")
+        self._rx_mw[:] = _mw(rx)
+        self._next = None
+        np.fill_diagonal(self._rx_mw, 0.0)
+        now = self.now
+        k._total_power(self._nf, self._ni, self._rx_mw)
+        k._transitions(now, self._nf, self._ni, self._p, self._ip)
+        if self._ip[k.STD] == k.DCF:
+            k._contend_times(now, self._nf, self._ni, self._p, self._ip)
 
     def counters(self) -> dict:
         """Collisions (frames a node locked onto and lost) and retries per node, drops by

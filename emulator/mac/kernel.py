@@ -60,8 +60,10 @@ DELIVERED, RETRY_LIMIT_R, CHANNEL_ACCESS_FAILURE, COLLISION, QUEUE_FULL, QUEUE_E
     range(6)
 N_REASONS = 6
 
-# Global cells (g): the next arrival to take, the RNG state lives in its own array.
-G_ARRIVAL, G_OUT = range(2)
+# Global cells (g): the next arrival to take, the outcome rows written, and whether to
+# stop after the first instant that writes one (a transport that must act on an outcome
+# before the channel goes on); the RNG state lives in its own array.
+G_ARRIVAL, G_OUT, G_STOP = range(3)
 
 #: Two times closer than this are one instant (sums of the same durations in another order).
 EPS = 1e-12
@@ -132,6 +134,16 @@ def _total_power(nf, ni, rx_mw):
             for j in range(n):
                 if j != i:
                     nf[j, TOT_MW] += rx_mw[i, j]
+
+
+@njit(cache=True)
+def _add_power(nf, rx_mw, i, sign):
+    """Node ``i``'s transmission starts (``sign`` 1) or ends (-1): every other node's
+    received power follows, in O(n) rather than :func:`_total_power`'s O(n x frames on
+    air)."""
+    for j in range(nf.shape[0]):
+        if j != i:
+            nf[j, TOT_MW] += sign * rx_mw[i, j]
 
 
 @njit(cache=True)
@@ -352,7 +364,16 @@ def _ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node,
         _end_of_own(now, i, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
                     out_r, g, drops)
         ni[i, TX_KIND] = -1
-    _total_power(nf, ni, rx_mw)
+        _add_power(nf, rx_mw, i, -1.0)
+    if m > 0:   # nothing left on air: exact zeros, not what the sums' rounding left
+        quiet = True
+        for i in range(n):
+            if ni[i, TX_KIND] >= 0:
+                quiet = False
+                break
+        if quiet:
+            for j in range(n):
+                nf[j, TOT_MW] = 0.0
     return m
 
 
@@ -527,28 +548,39 @@ def _contend_times(now, nf, ni, p, ip):
 
 
 @njit(cache=True)
+def _next_event(nf, ni, fr_f, arrivals, g):
+    """When the next event is due: a frame's arrival, a timer, an answer, an end."""
+    t = np.inf
+    a = g[G_ARRIVAL]
+    if a < arrivals.shape[0]:
+        t = fr_f[arrivals[a], F_READY]
+    for j in range(nf.shape[0]):
+        t = min(t, nf[j, T_MAC], nf[j, RESP_T])
+        if ni[j, TX_KIND] >= 0:
+            t = min(t, nf[j, TX_END])
+    return t
+
+
+@njit(cache=True)
 def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arrivals,
             out_h, out_node, out_t, out_att, out_r, drops, scratch):
     """Run every event at or before ``until``; return False if the outputs filled first.
+    With ``g[G_STOP]`` 1 it returns after the first instant that writes an outcome,
+    the clock at that instant.
 
     ``arrivals`` are frame numbers in ready order, from ``g[G_ARRIVAL]`` on; ``gf[0]``
-    is the clock. Outcome rows are written from ``g[G_OUT]``; the wrapper empties them.
+    is the clock, ``gf[1]`` is left at the time of the next event once it returns True
+    (inf: none). Outcome rows are written from ``g[G_OUT]``; the wrapper empties them.
     """
     n = nf.shape[0]
     room = out_h.shape[0] - (n * n + 4 * n)
     while True:
         if g[G_OUT] > room:
             return False
-        t = np.inf
-        a = g[G_ARRIVAL]
-        if a < arrivals.shape[0]:
-            t = fr_f[arrivals[a], F_READY]
-        for j in range(n):
-            t = min(t, nf[j, T_MAC], nf[j, RESP_T])
-            if ni[j, TX_KIND] >= 0:
-                t = min(t, nf[j, TX_END])
+        t = _next_event(nf, ni, fr_f, arrivals, g)
         if t > until or t == np.inf:
             gf[0] = max(gf[0], until) if until < np.inf else gf[0]
+            gf[1] = t
             return True
         now = max(t, gf[0])
         gf[0] = now
@@ -587,11 +619,15 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
                     scratch[m] = j
                     m += 1
         if m > 0:
-            if ip[STD] == DCF:   # 802.11 recomputes its contention times below; an
-                for q in range(m):   # 802.15.4 node answering keeps its timer (it waits
-                    nf[scratch[q], T_MAC] = np.inf   # for the answer's end, above)
-            _total_power(nf, ni, rx_mw)
+            for q in range(m):
+                if ip[STD] == DCF:   # 802.11 recomputes its contention times below; an
+                    # 802.15.4 node answering keeps its timer (it waits for the answer's end)
+                    nf[scratch[q], T_MAC] = np.inf
+                _add_power(nf, rx_mw, scratch[q], 1.0)
             _locks(nf, ni, p, ip, rx_mw, scratch, m)
         _transitions(now, nf, ni, p, ip)
         if ip[STD] == DCF:
             _contend_times(now, nf, ni, p, ip)
+        if g[G_STOP] == 1 and g[G_OUT] > 0:
+            gf[1] = _next_event(nf, ni, fr_f, arrivals, g)
+            return True

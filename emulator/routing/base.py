@@ -109,6 +109,13 @@ class Protocol:
     #: Whether a control packet's body may carry several messages (``body.types``:
     #: OLSR's packets), which the host then counts one by one.
     packs_messages = False
+    #: Whether a packet dropped at a node other than its source is reported back by a
+    #: routed :class:`Notice` (the oracle's source learns at once instead).
+    notices = True
+    #: Under a MAC (``[mac]``), each broadcast's frame is queued U(0, this) seconds
+    #: after it is sent (:class:`emulator.mac.adapter.MacChannel`): the jitter a
+    #: protocol's implementation adds to its broadcasts; 0: none.
+    mac_broadcast_jitter_s = 0.0
 
     def __init__(self, host: Host, nodes, params: dict, seed: int):
         self.host = host

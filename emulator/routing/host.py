@@ -69,6 +69,7 @@ from emulator.routing import PROTOCOLS
 from emulator.network import LINK_DEFAULTS
 from emulator.routing.base import BROADCAST, NOTICE_BYTES, Control, Notice
 from emulator.routing.channel import SharedChannel
+from emulator.routing.oracle import OracleRoutes
 from emulator.routing.control_log import ControlLog
 from emulator.routing.fanout import (ATTRS, DONE, EXPIRED, NEED_VIEW, Fanout, hear,
                                      unicast)
@@ -114,7 +115,8 @@ class RoutedTransport(Transport):
                  interference_radius: float | None = None, positions=None, *,
                  reorder: bool = False, max_wait: float | None = None, routing: str,
                  routing_params: dict, horizon: float | None = None,
-                 bytes_per_unit: int = 32):
+                 bytes_per_unit: int = 32, mac=None, radio=None,
+                 seconds_per_unit: float = 1.0):
         super().__init__(network, ledger, seed, medium, interference_radius, positions,
                          reorder=reorder, max_wait=max_wait)
         self.routing = routing
@@ -158,7 +160,20 @@ class RoutedTransport(Transport):
         # sets (the latter by sender, and receiver) (_hop_sets)
         self._zones: dict = {}
         self._hop_zones: dict = {}
-        self.protocol = PROTOCOLS.get(routing)(self, nodes, routing_params, seed)
+        #: The MAC under the shared medium (:class:`emulator.mac.adapter.MacChannel`;
+        #: None: the shared channel's perfect scheduler, ``[mac] model = "ideal"``).
+        self.mac = None
+        if mac is not None and not mac.ideal:
+            from emulator.mac.adapter import MacChannel
+
+            if not math.isinf(self.max_wait):   # queue_max_wait: the queue's lifetime
+                mac = mac.with_lifetime(self.max_wait * seconds_per_unit)
+            # after its first fate a hop needs only (msg, sender, receiver): its view
+            # (and the view's trees) is let go
+            self.mac = MacChannel(mac, network, radio, seconds_per_unit, seed,
+                                  later=lambda hop: hop[:3])
+        protocol = OracleRoutes if routing == "oracle" else PROTOCOLS.get(routing)
+        self.protocol = protocol(self, nodes, routing_params, seed)
         self._packs = self.protocol.packs_messages
         self._started = False   # at the first advance, when the messages to route are in
         # what is made ready at the time being processed (a control packet sent, a
@@ -317,7 +332,7 @@ class RoutedTransport(Transport):
         self._unresolved -= 1
         self.drops.append((t, msg, reason, node))
         self._taken.pop(msg.msg_id, None)
-        if node == msg.src:
+        if node == msg.src or not self.protocol.notices:
             self.losses.append((t, msg, reason, node))
             return False
         return True
@@ -366,7 +381,8 @@ class RoutedTransport(Transport):
         network, receive = self.network, self.protocol.on_receive
         receive_all = self.protocol.on_receive_all
         send_hop, forward = self._send_hop, self._forward
-        shared = self.medium == "shared"
+        mac = self.mac
+        shared = self.medium == "shared" and mac is None
         instant = None   # shared medium: the instant whose events are being processed
         v_start, v_end = math.inf, -math.inf
         while True:
@@ -378,6 +394,12 @@ class RoutedTransport(Transport):
                 queue = None
             if now and (queue is None or now[0] < queue[0]):
                 queue = now
+            if mac is not None:   # the channel's decisions up to the next event first
+                limit = until if queue is None else min(queue[0][0], until)
+                due = mac.next_time()
+                if due <= limit and due < math.inf:
+                    self._mac_fates(mac.step(limit))
+                    continue
             if compiled is not None:   # a protocol's own loop, beside the calendar
                 head = compiled.head
                 if head is not None and (queue is None or head < queue[0]):
@@ -446,6 +468,8 @@ class RoutedTransport(Transport):
         """When the next event is due, the compiled loop's own included (inf if
         none)."""
         t = super().next_time()
+        if self.mac is not None:
+            t = min(t, self.mac.next_time())
         compiled = self._compiled
         return t if compiled is None or compiled.head is None else min(t, compiled.head[0])
 
@@ -661,6 +685,11 @@ class RoutedTransport(Transport):
     def _wait(self, t: float, seq: int, hop) -> None:
         """Put the transmission ``hop`` (numbered ``seq``, ready at ``t``) in the shared
         channel's queue, with its zone and endpoints (:mod:`.channel`)."""
+        if self.mac is not None:
+            self.mac.add(t, hop, hop[1], hop[2], hop[0].size_bytes,
+                         self.protocol.mac_broadcast_jitter_s if hop[2] == BROADCAST
+                         else 0.0)
+            return
         zone, ends = self._hop_sets(t, hop)
         self._channel.add(t, seq, hop, self._gpos[hop[1]], zone, ends)
         if len(self._channel) == SATURATED:
@@ -685,6 +714,66 @@ class RoutedTransport(Transport):
                 self._push(done, _END, seq)
             else:
                 self._expire(t, hop)
+
+    # -- the MAC (a [mac] model under the shared medium) -------------------------------
+    def _mac_fates(self, fates) -> None:
+        """What the MAC decided (:class:`emulator.mac.adapter.Fate` rows, in time order)
+        becomes arrivals, receptions, link-layer feedback and drops."""
+        for fate in fates:
+            hop = fate.item
+            msg, u, v = hop[0], hop[1], hop[2]
+            reason = fate.reason
+            if v == BROADCAST:
+                if reason in ("delivered", "collision"):
+                    if not fate.repeated:
+                        self._mac_sent(fate, hop, False)
+                    if reason == "delivered":
+                        self._push(fate.time, _READY, msg, fate.node)
+                    else:
+                        self.control_lost["collision"] += 1
+                else:
+                    self.drop(fate.time, u, msg, reason)
+            elif reason == "delivered":
+                self._mac_sent(fate, hop, False)
+                self._after_hop(fate.time, msg, u, v, False, True)
+            elif reason == "retry_limit" and fate.repeated:
+                # delivered, only its ACKs were lost: the sender still takes the link
+                # as broken (ns-3's AODV does); the packet went on
+                self.protocol.on_link_failure(fate.time, u, v)
+            else:
+                if reason == "retry_limit":
+                    self._mac_sent(fate, hop, True)
+                self._timer(fate.time, u, _MacFailure(msg, v, reason))
+
+    def _mac_sent(self, fate, hop, lost: bool) -> None:
+        """A frame the MAC put on air: the control log, the ledger (at its last
+        attempt's start, lost if no attempt got through) and the energy of every
+        attempt."""
+        msg, u, v, view = hop[0], hop[1], hop[2], hop[4]
+        start = fate.time if lost else fate.start
+        if self._staged:
+            self._compiled.hand_over()
+        self._log(start, hop)
+        self.hops += 1
+        if v == BROADCAST:
+            _, cost, length = self._fanout(hop)
+            if self.ledger is not None:
+                self.ledger.note_attempts(len(self.ledger), 1)   # the column is there
+                self.ledger.add(start, msg.msg_id, msg.kind, u, BROADCAST, u, BROADCAST,
+                                msg.size_units, msg.size_bytes, cost, False)
+            if self.energy is not None:
+                self.energy.broadcast(u, self._receivers(hop), msg.size_bytes, length)
+            return
+        k = hop[3]
+        _, costs, _, _, _, _, _, lengths = view.hop_lists()
+        if self.ledger is not None:
+            self.ledger.note_attempts(len(self.ledger), fate.attempts)
+            self.ledger.add(start, msg.msg_id, msg.kind, msg.src, msg.dst, u, v,
+                            msg.size_units, msg.size_bytes, costs[k], lost)
+        if self.energy is not None:
+            for attempt in range(1, max(fate.attempts, 1) + 1):
+                self.energy.hop(u, v, msg.size_bytes, lengths[k],
+                                not lost and attempt == fate.attempts)
 
     def _end(self, seq: int) -> None:
         """The transmission numbered ``seq`` leaves the channel: its endpoints are free,
@@ -777,7 +866,7 @@ class RoutedTransport(Transport):
                 # protocol's clock stops (its neighbours would time out one another)
                 self.protocol.on_timer(t, node, tag)
             return
-        if tag.reason == "link_break":
+        if tag.reason in ("link_break", "retry_limit"):
             self.protocol.on_link_failure(t, node, tag.neighbour)
         self.drop(t, node, tag.msg, tag.reason)
 
@@ -819,29 +908,40 @@ class RoutedTransport(Transport):
                 "drops_by_reason": dict(self.lost),
                 "route_discovery_latency_mean": (sum(waits) / len(waits) if waits
                                                  else math.nan),
-                **self._delivery()}
+                **self._delivery(),
+                **({} if self.mac is None else {"mac": self.mac.counters()})}
 
 
     def series(self, interval: float) -> list[tuple]:
         """Beside the drops: control packets and bytes each node sent per ``interval``
-        (``routing_control_messages``, ``routing_control_bytes``)."""
+        (``routing_control_messages``, ``routing_control_bytes``); with a MAC, each
+        node's totals at the MAC's clock (:meth:`MacChannel.metric_rows`)."""
         control = [(t, node, metric, amount) for t, node, _, size in self.control_log
                    for metric, amount in (("routing_control_messages", 1),
                                           ("routing_control_bytes", size))]
-        return super().series(interval) + _binned(control, interval)
+        rows = super().series(interval) + _binned(control, interval)
+        return rows if self.mac is None else rows + self.mac.metric_rows()
 
 
 def open_transport(network, ledger, seed: int, medium: str = "links",
                    interference_radius: float | None = None, positions=None, *,
                    reorder: bool = False, max_wait: float | None = None,
                    routing: str = "oracle", routing_params: dict | None = None,
-                   horizon: float | None = None, bytes_per_unit: int = 32) -> Transport:
-    """The transport for ``routing``: the oracle's own, or one that hosts a protocol."""
-    if routing == "oracle":
+                   horizon: float | None = None, bytes_per_unit: int = 32, mac=None,
+                   radio=None, seconds_per_unit: float = 1.0) -> Transport:
+    """The transport for ``routing``: the oracle's own, or one that hosts a protocol.
+    With a MAC (``mac``, a :class:`emulator.mac.config.MacConfig` other than ideal) every
+    routing, the oracle too (:class:`.oracle.OracleRoutes`), runs in the routed host,
+    whose shared medium hands its frames to the MAC (:mod:`emulator.mac.adapter`)."""
+    with_mac = mac is not None and not mac.ideal
+    if routing == "oracle" and not with_mac:
         return Transport(network, ledger, seed, medium, interference_radius, positions,
                          reorder=reorder, max_wait=max_wait)
+    if routing == "oracle":
+        routing_params = {"ip_ttl": 64}
     return RoutedTransport(network, ledger, seed, medium, interference_radius, positions,
                            reorder=reorder, max_wait=max_wait, routing=routing,
                            routing_params=routing_params, horizon=horizon,
-                           bytes_per_unit=bytes_per_unit)
+                           bytes_per_unit=bytes_per_unit, mac=mac, radio=radio,
+                           seconds_per_unit=seconds_per_unit)
 

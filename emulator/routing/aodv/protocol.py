@@ -88,6 +88,10 @@ class Aodv(Protocol):
     :data:`emulator.routing.params.AODV`, in time units."""
 
     name = "aodv"
+    #: Under a MAC, each broadcast waits U(0, this) seconds before its frame is queued:
+    #: ns-3's AODV jitters every RREQ, RERR and HELLO it sends by 0-10 ms, without which
+    #: the neighbours that forward one flood do so in the same slot and collide.
+    mac_broadcast_jitter_s = 0.01
 
     def __init__(self, host, nodes, params: dict, seed: int):
         super().__init__(host, nodes, params, seed)

@@ -42,6 +42,11 @@ class Babel(Protocol):
     :data:`emulator.routing.params.BABEL`, in time units."""
 
     name = "babel"
+    #: Under a MAC, each broadcast waits U(0, this) seconds before its frame is queued:
+    #: babeld buffers its messages and flushes an urgent buffer after roughly(10 ms),
+    #: 7.5-12.5 ms (``jitter()`` in its interface.c); without it the neighbours that
+    #: answer one update do so in the same slot and collide.
+    mac_broadcast_jitter_s = 0.0125
 
     def __init__(self, host, nodes, params: dict, seed: int):
         super().__init__(host, nodes, params, seed)
