@@ -163,6 +163,11 @@ def _deliver_options() -> dict:
                             "message is sent (ns-3's applications started after the "
                             "routing converged); times returned stay on the messages' "
                             "clock"),
+        "capture": Field("bool", False,
+                         doc="keep the ledger and every packet as sent "
+                             "(`attrs[\"ledger\"]`, `attrs[\"capture\"]`) for "
+                             "`emulator.write_pcap`; a routing protocol then runs without "
+                             "its compiled loop (the same run, slower)"),
     }
 
 
@@ -181,7 +186,8 @@ class _Static:
 def _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder=False, routing="oracle",
                      routing_options=None, radio=None, energy=None,
-                     energy_step=0.01, queue_max_wait=None, warmup=0.0) -> None:
+                     energy_step=0.01, queue_max_wait=None, warmup=0.0,
+                     capture=False) -> None:
     """Every argument of :func:`deliver`, before any work: a one-line ``ValueError`` for a
     value the emulator cannot run on, ``TypeError`` for an argument of the wrong kind,
     naming the argument and the attribute, edge, node or row."""
@@ -195,7 +201,7 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
                         ("routing", routing), ("routing_options", routing_options),
                         ("radio", radio), ("energy", energy),
                         ("energy_step", energy_step), ("queue_max_wait", queue_max_wait),
-                        ("warmup", warmup)):
+                        ("warmup", warmup), ("capture", capture)):
         if not (value is None and options[name].none):
             # the text "none" stands for None in spec files, not in a Python call
             check_value(name, dataclasses.replace(options[name], none=False), value)
@@ -283,7 +289,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
             routing: str = "oracle", routing_options: dict | None = None,
             radio: dict | None = None, energy: dict | None = None,
             energy_step: float = 0.01, queue_max_wait: float | None = None,
-            warmup: float = 0.0) -> pd.DataFrame:
+            warmup: float = 0.0, capture: bool = False) -> pd.DataFrame:
     """When each message arrives over ``graph`` (or ``dynamics``), or why it was lost.
 
     Parameters
@@ -336,6 +342,12 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
         Arrival times stay on the messages' clock; ``attrs["control"]`` keeps the
         warm-up's packets at negative times and ``attrs["routing"]`` counts them.
         0 (default): the network starts with the first message's clock at 0.
+    capture : bool
+        Keep what a packet capture needs (:func:`emulator.write_pcap`): the ledger, one
+        row per transmission, as ``attrs["ledger"]``, and as ``attrs["capture"]`` each
+        control packet as sent and each message's key (a ``key`` column of
+        ``messages``, if it has one) (:mod:`emulator.pcap.capture`). A routing protocol
+        then runs without its compiled loop: the same run, event for event, slower.
     radio : dict, optional
         The radio, shaped like the spec's ``[radio]`` table (``{"model":
         "log_distance"}`` takes every default; :mod:`topologies.radio`). Under
@@ -390,7 +402,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     """
     _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder, routing, routing_options, radio, energy,
-                     energy_step, queue_max_wait, warmup)
+                     energy_step, queue_max_wait, warmup, capture)
     if radio is not None:
         graph, dynamics = _with_radio(graph, dynamics, radio, seed)
     sent = messages
@@ -400,7 +412,8 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
                                  _trees_ahead(prefetch_trees, routing, energy))
     try:
         out = _run(network, dynamics, messages, medium, seed, interference_radius,
-                   reorder, routing, routing_options, energy, energy_step, queue_max_wait)
+                   reorder, routing, routing_options, energy, energy_step, queue_max_wait,
+                   capture)
     finally:
         network.close()
     return out if warmup == 0 else _on_messages_clock(out, sent, warmup)
@@ -443,9 +456,10 @@ def _on_messages_clock(out: pd.DataFrame, messages: pd.DataFrame,
     took = out["arrived_at"].to_numpy() - (messages["sent_at"].to_numpy() + warmup)
     moved = out.assign(arrived_at=messages["sent_at"].to_numpy() + took)
     moved.attrs = dict(out.attrs)
-    if "control" in out.attrs:
-        moved.attrs["control"] = out.attrs["control"].assign(
-            time=out.attrs["control"]["time"] - warmup)
+    for table in ("control", "ledger"):
+        if table in out.attrs:
+            moved.attrs[table] = out.attrs[table].assign(
+                time=out.attrs[table]["time"] - warmup)
     if "energy" in out.attrs:   # deaths on the messages' clock (in the warm-up: < 0)
         energy = out.attrs["energy"]
         moved.attrs["energy"] = {**energy,
@@ -561,7 +575,8 @@ def _worth_prefetching(messages: int, nodes: int, epochs: int,
 def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
          interference_radius: float | None, reorder: bool, routing: str,
          routing_options: dict | None, energy: dict | None = None,
-         energy_step: float = 0.01, queue_max_wait: float | None = None) -> pd.DataFrame:
+         energy_step: float = 0.01, queue_max_wait: float | None = None,
+         capture: bool = False) -> pd.DataFrame:
     """:func:`deliver` once its arguments are checked and its network is built."""
     from emulator.routing.host import open_transport
 
@@ -578,9 +593,19 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
         from emulator.routing.params import resolve
 
         params = resolve(routing, routing_options, "routing_options")
-    transport = open_transport(network, None, seed, medium, interference_radius, positions,
+    ledger = recorder = None
+    if capture:
+        from emulator.ledger import Ledger
+        from emulator.pcap.capture import Capture
+
+        ledger = Ledger()
+        recorder = Capture(None if routing == "oracle" else routing, params,
+                           (routing_options or {}).get("seconds_per_unit", 1.0))
+        if "key" in messages.columns:
+            recorder.data_keys(messages["msg_id"], messages["key"])
+    transport = open_transport(network, ledger, seed, medium, interference_radius, positions,
                                reorder=reorder, max_wait=queue_max_wait, routing=routing,
-                               routing_params=params)
+                               routing_params=params, capture=recorder)
     book = None
     if energy is not None:
         from emulator.energy import Energy, EnergyBook
@@ -613,6 +638,9 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
         out.attrs["routing"] = transport.stats()
     if book is not None:
         out.attrs["energy"] = book.summary(end)
+    if capture:
+        out.attrs["ledger"] = ledger.frame()
+        out.attrs["capture"] = recorder.frame()
     return out
 
 
