@@ -81,6 +81,12 @@ class Capture:
     def control_sent(self, msg_id: int, sender: int, control) -> None:
         self._control.append((msg_id, sender, control))
 
+    @property
+    def packets(self) -> list[tuple]:
+        """The control packets so far, in the order sent: ``(msg_id, sender, Control)``
+        (:class:`~emulator.routing.base.Control`, the protocol's object as it was)."""
+        return list(self._control)
+
     def data_sent(self, msg_id: int, payload) -> None:
         self._keys[msg_id] = key_of(payload)
 

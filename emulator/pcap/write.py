@@ -48,7 +48,6 @@ from pathlib import Path
 
 import dpkt
 import dpkt.pcapng as pcapng
-import numpy as np
 import pandas as pd
 
 from emulator.pcap.addresses import ip_bytes, mac
