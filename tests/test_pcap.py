@@ -227,3 +227,29 @@ def test_bad_input_is_one_line(runs, tmp_path, capsys, args, said):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and said in err and err.count("\n") == 1, err
+
+
+@needs_tshark
+def test_a_run_of_the_oracle_needs_no_capture_and_its_keys_are_then_unknown(tmp_path):
+    g = nx.path_graph(3)
+    for e in g.edges:
+        g.edges[e].update(cost=1.0, delay=0.1, bandwidth=1e3)
+    msgs = pd.DataFrame({"msg_id": [0, 1], "src": [0, 2], "dst": [2, 0],
+                         "sent_at": [0.0, 0.5], "size_bytes": [60, 80], "key": [7, 9]})
+    out = deliver(g, msgs, capture=True)
+    stored = SimpleNamespace(ledger=out.attrs["ledger"], capture=None)
+    for source, keys in ((out, [7, 7, 9, 9]), (stored, [-1] * 4)):
+        path = write_pcap(source, tmp_path / "oracle.pcapng")
+        frames = tshark(path, "ip.src", "ip.dst", "ip.ttl", "ip.len", "data.data")
+        assert [f[:4] for f in frames] == [
+            ["10.0.0.1", "10.0.0.3", "64", "60"], ["10.0.0.1", "10.0.0.3", "63", "60"],
+            ["10.0.0.3", "10.0.0.1", "64", "80"], ["10.0.0.3", "10.0.0.1", "63", "80"]]
+        assert [int(f[4][16:32], 16) if f[4][16] != "f" else -1 for f in frames] == keys
+
+
+def test_a_capture_is_refused_on_the_mininet_backend_in_one_line():
+    from experiments.spec import SpecError
+
+    with pytest.raises(SpecError, match=r"^<spec>: run.capture: true runs on the simpy "
+                                        r"backend only, got run.backend = 'mininet'"):
+        resolve_spec({"run": {"capture": True, "backend": "mininet"}})
