@@ -10,7 +10,8 @@ an unknown destination sequence number has the U flag and 0 there.
 >>> rreq = Rreq(orig=0, orig_seq=5, rreq_id=2, dst=3, dst_seq=None, hops=1, ttl=3)
 >>> encode("RREQ", rreq, 1.0).hex(" ", 4)
 '01080001 00000002 0a000004 00000000 0a000001 00000005'
->>> len(encode("RREP", Rrep(3, 1, 0, 2, 6.0, ack=True), 1.0)) == Rrep(3, 1, 0, 2, 6.0).bytes() - 28
+>>> rrep = Rrep(3, 1, 0, 2, 6.0, ack=True)
+>>> len(encode("RREP", rrep, 1.0)) == rrep.bytes() - 28
 True
 >>> encode("RREP", Rrep(3, 1, 0, 2, 6.0), 0.5)[-4:].hex()   # 3 s in milliseconds
 '00000bb8'

@@ -6,8 +6,8 @@ capture=True)``) keeps, beside it, each routing control packet's protocol object
 was sent and each data message's key, and :meth:`Capture.frame` turns them into one row
 per message: ``msg_id``, ``type``, ``port`` (the UDP port it goes to) and ``payload``
 (the UDP payload's bytes: the RFC wire format of a control packet; a data message's
-key, from which the writer makes its payload with the ledger's id, kind and size). :func:`emulator.pcap.write.write_pcap` joins these rows to
-the ledger's by ``msg_id``.
+key, from which the writer makes its payload with the ledger's id, kind and size).
+:func:`emulator.pcap.write.write_pcap` joins these rows to the ledger's by ``msg_id``.
 
 A data message's payload is ``msg_id`` and ``key`` as signed 64-bit big-endian
 integers, then its kind in ASCII, zero-padded to the message's size. Its key is that of

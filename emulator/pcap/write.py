@@ -68,7 +68,8 @@ _ROUTING = "routing"
 _IP_TTL = 64
 
 
-def write_pcap(source, path, *, link: str = "802.11", seconds_per_unit: float = 1.0) -> Path:
+def write_pcap(source, path, *, link: str = "802.11",
+               seconds_per_unit: float = 1.0) -> Path:
     """Write the transmissions of ``source`` to ``path`` as pcapng (see the module
     docstring); returns the path.
 
