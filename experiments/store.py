@@ -60,7 +60,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "metrics": ("time", "node", "source", "metric", "value"),
     "results": ("group", "emitted_at", "node", "first_entered", "last_entered"),
     "expected": ("group",),
-    "capture": ("msg_id", "type", "port", "payload"),
+    "capture": ("msg_id", "type", "port", "ip_ttl", "payload"),
 }
 
 

@@ -144,7 +144,7 @@ def test_tshark_dissects_the_aodv_fields_the_run_sent(tmp_path):
     tr, capture, source = _line_run("aodv")
     out = write_pcap(source, tmp_path / "aodv.pcapng")
     fields = ("aodv.type", "aodv.orig_ip", "aodv.dest_ip", "aodv.dest_seqno",
-              "aodv.hopcount", "aodv.orig_seqno", "aodv.rreq_id", "aodv.lifetime")
+              "aodv.hopcount", "aodv.orig_seqno", "aodv.rreq_id", "aodv.lifetime", "ip.ttl")
     frames = tshark(out, *fields, display="aodv")
     sent = [c for _, _, c in capture.packets]
     assert len(frames) == len(sent) and Counter(c.type for c in sent) == tr.control_sent
@@ -152,11 +152,13 @@ def test_tshark_dissects_the_aodv_fields_the_run_sent(tmp_path):
         p = control.body
         if control.type == "RREQ":
             assert frame == ["1", ip(p.orig), ip(p.dst), str(p.dst_seq or 0),
-                             str(p.hops), str(p.orig_seq), str(p.rreq_id), ""]
+                             str(p.hops), str(p.orig_seq), str(p.rreq_id), "", str(p.ttl)]
         else:
             assert frame == ["2", ip(p.orig), ip(p.dst), str(p.dst_seq), str(p.hops), "",
-                             "", str(round(p.lifetime * 1000))]
+                             "", str(round(p.lifetime * 1000)), "1"]
     assert {c.type for c in sent} == {"HELLO", "RREQ", "RREP"}
+    # the expanding ring search: TTL 1, then 3 (the host's example)
+    assert [c.body.ttl for c in sent if c.type == "RREQ"][:2] == [1, 3]
 
 
 @needs_tshark

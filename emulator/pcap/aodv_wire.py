@@ -53,3 +53,14 @@ def encode(kind: str, packet, seconds_per_unit: float) -> bytes:
     if kind == "RREP_ACK":
         return struct.pack("!BB", 4, 0)
     raise ValueError(f"AODV packet type {kind!r}: expected one of {', '.join(TYPES)}")
+
+
+def ip_ttl(kind: str, packet) -> int:
+    """The IPv4 TTL a packet is sent with: a RREQ's own TTL (the expanding ring search,
+    RFC 3561 §6.4), 1 for the others (one hop; a HELLO by definition, §6.9).
+
+    >>> from emulator.routing.aodv.packets import Rrep, Rreq
+    >>> ip_ttl("RREQ", Rreq(0, 5, 2, 3, None, 1, 3)), ip_ttl("HELLO", Rrep(0, 1, 0, 0, 2.0))
+    (3, 1)
+    """
+    return packet.ttl if kind == "RREQ" else 1

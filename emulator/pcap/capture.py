@@ -4,7 +4,9 @@ The ledger has every transmission's time, hop, message and size, but not what a 
 says. A run asked for a capture (``[run] capture = true``, ``deliver(...,
 capture=True)``) keeps, beside it, each routing control packet's protocol object as it
 was sent and each data message's key, and :meth:`Capture.frame` turns them into one row
-per message: ``msg_id``, ``type``, ``port`` (the UDP port it goes to) and ``payload``
+per message: ``msg_id``, ``type``, ``port`` (the UDP port it goes to), ``ip_ttl`` (the
+IPv4 TTL it is sent with: an AODV RREQ's own, 1 for other control packets, 64 for data
+at its source) and ``payload``
 (the UDP payload's bytes: the RFC wire format of a control packet; a data message's
 key, from which the writer makes its payload with the ledger's id, kind and size).
 :func:`emulator.pcap.write.write_pcap` joins these rows to the ledger's by ``msg_id``.
@@ -37,7 +39,9 @@ from emulator.pcap import aodv_wire, babel_wire, olsr_wire
 #: their payloads show as data).
 DATA_PORT = 49000
 #: The columns of :meth:`Capture.frame`.
-COLUMNS = ("msg_id", "type", "port", "payload")
+COLUMNS = ("msg_id", "type", "port", "ip_ttl", "payload")
+#: The IPv4 TTL a data message leaves its source with.
+DATA_TTL = 64
 #: The UDP port of each protocol's control packets.
 PORTS = {"aodv": aodv_wire.PORT, "olsr": olsr_wire.PORT, "babel": babel_wire.PORT}
 
@@ -99,12 +103,15 @@ class Capture:
         order sent, then the data messages by id; a data row's payload is its key
         alone (8 bytes: the ledger has its id, kind and size)."""
         encode = self._encoder()
-        rows = [(msg_id, control.type, PORTS[self.protocol], encode(sender, control))
+        ttl = aodv_wire.ip_ttl if self.protocol == "aodv" else (lambda _, __: 1)
+        rows = [(msg_id, control.type, PORTS[self.protocol],
+                 ttl(control.type, control.body), encode(sender, control))
                 for msg_id, sender, control in self._control]
-        rows += [(msg_id, "data", DATA_PORT, struct.pack("!q", key))
+        rows += [(msg_id, "data", DATA_PORT, DATA_TTL, struct.pack("!q", key))
                  for msg_id, key in sorted(self._keys.items())]
         frame = pd.DataFrame(rows, columns=list(COLUMNS))
-        return frame.astype({"msg_id": "int64", "type": "string", "port": "int64"})
+        return frame.astype({"msg_id": "int64", "type": "string", "port": "int64",
+                             "ip_ttl": "int64"})
 
     def _encoder(self):
         """``encode(sender, control) -> bytes`` for the run's protocol."""

@@ -11,7 +11,7 @@ the network's BSSID). Inside: LLC/SNAP, IPv4, UDP. Nodes have the addresses of
 - A routing control packet (ledger kind ``routing`` with a row in the capture table)
   goes from its sender to its receiver (255.255.255.255 when broadcast) at its
   protocol's port, its payload the RFC wire format the run recorded (AODV 654, OLSR
-  698, Babel 6696).
+  698, Babel 6696), with the IPv4 TTL it recorded (an AODV RREQ's own TTL, else 1).
 - A data message's hop goes from the message's source to its destination (IPv4 is end
   to end; the MAC addresses are the hop's) at :data:`~emulator.pcap.capture.DATA_PORT`;
   its IPv4 TTL falls by one per hop from 64. Its payload holds its id, its key and its
@@ -51,7 +51,7 @@ import dpkt.pcapng as pcapng
 import pandas as pd
 
 from emulator.pcap.addresses import ip_bytes, mac
-from emulator.pcap.capture import DATA_PORT, data_payload
+from emulator.pcap.capture import DATA_PORT, DATA_TTL, data_payload
 from emulator.routing.base import BROADCAST
 
 #: LINKTYPE_IEEE802_11_RADIOTAP (tcpdump.org's link types).
@@ -65,7 +65,6 @@ _SNAP_IPV4 = bytes.fromhex("aaaa03000000") + struct.pack("!H", dpkt.ethernet.ETH
 _RADIOTAP_HEADER = struct.pack("<BBHI", 0, 0, 8, 0)
 _DATA_FRAME = struct.pack("<HH", 0x0008, 0)   # frame control: data; duration 0
 _ROUTING = "routing"
-_IP_TTL = 64
 
 
 def write_pcap(source, path, *, link: str = "802.11",
@@ -120,17 +119,17 @@ def _tables(source) -> tuple[pd.DataFrame, pd.DataFrame | None]:
 
 
 def _split(capture: pd.DataFrame | None) -> tuple[dict, dict]:
-    """``({msg_id: (port, payload)}`` of the control packets, ``{msg_id: key}`` of the
-    data messages)."""
+    """``({msg_id: (port, IPv4 TTL, payload)}`` of the control packets, ``{msg_id: key}``
+    of the data messages)."""
     if capture is None:
         return {}, {}
     payloads, keys = {}, {}
-    for msg_id, port, payload in zip(capture["msg_id"].tolist(), capture["port"].tolist(),
-                                     capture["payload"].tolist()):
+    for msg_id, port, ttl, payload in zip(*(capture[c].tolist() for c in
+                                            ("msg_id", "port", "ip_ttl", "payload"))):
         if port == DATA_PORT:
             keys[msg_id] = struct.unpack("!q", payload)[0]
         else:
-            payloads[msg_id] = (port, payload)
+            payloads[msg_id] = (port, ttl, payload)
     return payloads, keys
 
 
@@ -159,9 +158,9 @@ class _Frames:
         u, v = int(row.hop_u), int(row.hop_v)
         control = self.payloads.get(row.msg_id) if row.kind == _ROUTING else None
         if control is not None:
-            port, payload = control
+            port, ttl, payload = control
             self._ip_id += 1
-            packet = _udp_ip(u, v, port, payload, 1, self._ip_id)
+            packet = _udp_ip(u, v, port, payload, ttl, self._ip_id)
         else:
             hops = self._hops.get(row.msg_id, 0)
             self._hops[row.msg_id] = hops + 1
@@ -169,7 +168,7 @@ class _Frames:
             key = self.keys.get(row.msg_id, -1)
             payload = data_payload(int(row.msg_id), key, kind, int(row.size_bytes) - 28)
             packet = _udp_ip(int(row.src), int(row.dst), DATA_PORT, payload,
-                             max(1, _IP_TTL - hops), int(row.msg_id) & 0xFFFF)
+                             max(1, DATA_TTL - hops), int(row.msg_id) & 0xFFFF)
         seq = self._sent.get(u, 0)
         self._sent[u] = seq + 1
         return (_RADIOTAP_HEADER + _DATA_FRAME + mac(v) + mac(u) + BSSID
