@@ -25,13 +25,18 @@ QUIET_PIP := awk '/is ignored: it is neither a file nor a directory/ { next } \
 setup: $(STAMP)
 
 # Mininet comes from Debian and lives in the system Python, hence --system-site-packages;
-# babeld (Debian's too) routes the emulated hosts under [network] routing = "babel".
+# babeld (Debian's too) routes the emulated hosts under [network] routing = "babel";
+# tshark (Debian's Wireshark) reads the packet captures in tests/test_pcap.py, installed
+# without the setuid dumpcap question (debconf answered first).
 $(STAMP): setup.cfg pyproject.toml
 	@if [ "$$(id -u)" = 0 ]; then \
 	    missing=""; \
 	    /usr/bin/python3 -c 'import mininet.net' 2>/dev/null || missing=" mininet"; \
 	    command -v babeld >/dev/null || missing="$$missing babeld"; \
+	    command -v tshark >/dev/null || missing="$$missing tshark"; \
 	    if [ -n "$$missing" ]; then echo "installing Debian's$$missing"; \
+	        echo "wireshark-common wireshark-common/install-setuid boolean false" \
+	            | debconf-set-selections; \
 	        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi; fi
 	@test -x $(PY) || /usr/bin/python3 -m venv --system-site-packages $(VENV)
 	@echo "installing into $(VENV): pip, then this project with its test extra (editable)"

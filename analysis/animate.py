@@ -40,8 +40,8 @@ from matplotlib.figure import Figure
 from tqdm import tqdm
 
 from analysis import plots
+from analysis.loading import run_with_ledger
 from experiments.spec import SpecError
-from experiments.store import Run, is_run_folder
 
 #: The formats ``animate`` writes, by suffix.
 FORMATS = (".gif", ".mp4", ".html")
@@ -111,13 +111,7 @@ def animate(run_dir, out, *, frames: int = 60, fps: int = 10,
 def _scene(run_dir: Path) -> _Scene:
     from analysis.energy_section import plan_of
 
-    if not is_run_folder(run_dir):
-        raise AnimationError(str(run_dir), "RUN_DIR", "not a complete run folder "
-                             "(testbed run writes one)")
-    run = Run(run_dir)
-    if not run.has_table("ledger"):
-        raise AnimationError(str(run_dir), "ledger", "the run kept no ledger, so there "
-                             "is no traffic to draw")
+    run = run_with_ledger(run_dir, AnimationError, "there is no traffic to draw")
     plan = plan_of(run)
     if plan is None:
         raise AnimationError(str(run_dir), "topology", "the run's topology cannot be "

@@ -181,3 +181,24 @@ def run_paths(runs: pd.DataFrame) -> list[Path]:
     if "run_dir" not in runs.columns:
         return []
     return [Path(p) for p in runs["run_dir"] if isinstance(p, (str, Path))]
+
+
+def run_with_ledger(run_dir: Path, error: type, why: str) -> Run:
+    """The complete run in ``run_dir`` that kept its ledger, for a command that reads
+    it; else ``error`` (a :class:`~experiments.spec.SpecError` class) naming the folder
+    and what is missing, ``why`` saying what that leaves the command without.
+
+    >>> import tempfile
+    >>> from experiments.spec import SpecError
+    >>> run_with_ledger(Path(tempfile.mkdtemp()), SpecError, "")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    experiments.spec.SpecError: /...: RUN_DIR: not a complete run folder (testbed run writes one)
+    """
+    if not is_run_folder(run_dir):
+        raise error(str(run_dir), "RUN_DIR", "not a complete run folder (testbed run "
+                    "writes one)")
+    run = Run(run_dir)
+    if not run.has_table("ledger"):
+        raise error(str(run_dir), "ledger", f"the run kept no ledger, so {why}")
+    return run

@@ -12,7 +12,13 @@ change to the emulated network, ns-3's kept). The testbed's compiled kernels are
 (or compiled) before its first scenario, so that no scenario's ``wall_s`` counts them.
 
 Run: ``.venv/bin/python -m benchmarks.validate_ns3 [--quick] [--json] [--report]
-[--results PATH] [--rerun [testbed|ns-3]]``
+[--results PATH] [--rerun [testbed|ns-3]] [--pcap DIR]``
+
+``--pcap DIR`` runs only the quick matrix's first scenario (AODV, still nodes) in both,
+each writing its packet capture into ``DIR`` (ns-3's ``EnablePcapAll``, one file per
+node, ``ns3-<scenario>-<node>-0.pcap``; the testbed's ``emulator.write_pcap``, one file
+in the air, ``testbed-<scenario>.pcapng``), to open side by side in Wireshark: both
+dissect as radiotap, 802.11, LLC, IPv4, UDP and AODV (``tests/test_pcap_ns3.py``).
 
 ``--json`` prints one JSON line per scenario and simulator (``simulator``, ``routing``,
 ``speed``, ``load``, ``seed``, ``arp``, ``delivery_ratio``, ``delay_mean``,
@@ -58,6 +64,20 @@ def run_one(sc, simulator: str) -> dict:
     return row
 
 
+def write_pcaps(folder: Path, sc=None) -> list[Path]:
+    """Run ``sc`` (default: the quick matrix's first scenario) in ns-3 and in the testbed,
+    each writing its packet capture into ``folder``; returns the files written."""
+    from benchmarks.ns3_validation import ns3_side, testbed_side
+    from benchmarks.ns3_validation.scenario import matrix
+
+    sc = sc if sc is not None else matrix(True, duration=30.0)[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    ours = folder / f"testbed-{sc.name}.pcapng"
+    testbed_side.run(sc, pcap=str(ours))
+    ns3_side.run(sc, pcap=str(folder / f"ns3-{sc.name}"))
+    return [ours] + sorted(folder.glob(f"ns3-{sc.name}-*.pcap"))
+
+
 def load_results(path: Path) -> list[dict]:
     if not path.exists():
         return []
@@ -75,6 +95,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rerun", nargs="?", const="all", default=None,
                         choices=("all", "testbed", "ns-3"),
                         help="run every scenario again, or one simulator's rows only")
+    parser.add_argument("--pcap", type=Path, default=None,
+                        help="write one scenario's packet captures from both simulators "
+                             "into this folder (and nothing else)")
     args = parser.parse_args(argv)
 
     from benchmarks.ns3_validation import ns3_side
@@ -82,6 +105,10 @@ def main(argv=None) -> int:
     if not ns3_side.available():
         print(ns3_side.INSTALL_HINT, file=sys.stderr)
         return 2
+    if args.pcap is not None:
+        for written in write_pcaps(args.pcap):
+            print(written)
+        return 0
     path = args.results if args.results is not None else (None if args.quick else RESULTS)
     kept = [] if path is None else load_results(path)
     if args.rerun is not None:   # the rows run again are dropped from the file now

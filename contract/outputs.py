@@ -22,6 +22,9 @@ class RunOutput:
     #: ``{name: rows}`` of the run's trace tables (``NodeContext.trace``), written as
     #: ``trace_<name>.parquet``.
     traces: dict = field(default_factory=dict)
+    #: The packets kept for a capture (``[run] capture``), written as ``capture``; None
+    #: without one.
+    capture: pd.DataFrame | None = None
 
 
 def trace_frames(traces: dict) -> dict[str, pd.DataFrame]:

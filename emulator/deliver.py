@@ -170,6 +170,11 @@ def _deliver_options() -> dict:
                             "message is sent (ns-3's applications started after the "
                             "routing converged); times returned stay on the messages' "
                             "clock"),
+        "capture": Field("bool", False,
+                         doc="keep the ledger and every packet as sent "
+                             "(`attrs[\"ledger\"]`, `attrs[\"capture\"]`) for "
+                             "`emulator.write_pcap`; a routing protocol then runs without "
+                             "its compiled loop (the same run, slower)"),
     }
 
 
@@ -188,7 +193,8 @@ class _Static:
 def _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder=False, routing="oracle",
                      routing_options=None, radio=None, energy=None,
-                     energy_step=0.01, queue_max_wait=None, warmup=0.0, mac=None) -> None:
+                     energy_step=0.01, queue_max_wait=None, warmup=0.0, mac=None,
+                     capture=False) -> None:
     """Every argument of :func:`deliver`, before any work: a one-line ``ValueError`` for a
     value the emulator cannot run on, ``TypeError`` for an argument of the wrong kind,
     naming the argument and the attribute, edge, node or row."""
@@ -202,7 +208,7 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
                         ("routing", routing), ("routing_options", routing_options),
                         ("radio", radio), ("energy", energy),
                         ("energy_step", energy_step), ("queue_max_wait", queue_max_wait),
-                        ("warmup", warmup), ("mac", mac)):
+                        ("warmup", warmup), ("mac", mac), ("capture", capture)):
         if not (value is None and options[name].none):
             # the text "none" stands for None in spec files, not in a Python call
             check_value(name, dataclasses.replace(options[name], none=False), value)
@@ -298,7 +304,8 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
             routing: str = "oracle", routing_options: dict | None = None,
             radio: dict | None = None, energy: dict | None = None,
             energy_step: float = 0.01, queue_max_wait: float | None = None,
-            warmup: float = 0.0, mac: dict | None = None) -> pd.DataFrame:
+            warmup: float = 0.0, mac: dict | None = None,
+            capture: bool = False) -> pd.DataFrame:
     """When each message arrives over ``graph`` (or ``dynamics``), or why it was lost.
 
     Parameters
@@ -351,6 +358,12 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
         Arrival times stay on the messages' clock; ``attrs["control"]`` keeps the
         warm-up's packets at negative times and ``attrs["routing"]`` counts them.
         0 (default): the network starts with the first message's clock at 0.
+    capture : bool
+        Keep what a packet capture needs (:func:`emulator.write_pcap`): the ledger, one
+        row per transmission, as ``attrs["ledger"]``, and as ``attrs["capture"]`` each
+        control packet as sent and each message's key (a ``key`` column of
+        ``messages``, if it has one) (:mod:`emulator.pcap.capture`). A routing protocol
+        then runs without its compiled loop: the same run, event for event, slower.
     radio : dict, optional
         The radio, shaped like the spec's ``[radio]`` table (``{"model":
         "log_distance"}`` takes every default; :mod:`topologies.radio`). Under
@@ -415,7 +428,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     """
     _check_arguments(graph, messages, medium, seed, dynamics, interference_radius,
                      prefetch_trees, reorder, routing, routing_options, radio, energy,
-                     energy_step, queue_max_wait, warmup, mac)
+                     energy_step, queue_max_wait, warmup, mac, capture)
     if radio is not None:
         graph, dynamics = _with_radio(graph, dynamics, radio, seed)
     sent = messages
@@ -426,7 +439,7 @@ def deliver(graph: nx.Graph, messages: pd.DataFrame, *, medium: str = "links", s
     try:
         out = _run(network, dynamics, messages, medium, seed, interference_radius,
                    reorder, routing, routing_options, energy, energy_step, queue_max_wait,
-                   mac, radio)
+                   mac, radio, capture)
     finally:
         network.close()
     return out if warmup == 0 else _on_messages_clock(out, sent, warmup)
@@ -471,9 +484,10 @@ def _on_messages_clock(out: pd.DataFrame, messages: pd.DataFrame,
     took = out["arrived_at"].to_numpy() - (messages["sent_at"].to_numpy() + warmup)
     moved = out.assign(arrived_at=messages["sent_at"].to_numpy() + took)
     moved.attrs = dict(out.attrs)
-    if "control" in out.attrs:
-        moved.attrs["control"] = out.attrs["control"].assign(
-            time=out.attrs["control"]["time"] - warmup)
+    for table in ("control", "ledger"):
+        if table in out.attrs:
+            moved.attrs[table] = out.attrs[table].assign(
+                time=out.attrs[table]["time"] - warmup)
     if "energy" in out.attrs:   # deaths on the messages' clock (in the warm-up: < 0)
         energy = out.attrs["energy"]
         moved.attrs["energy"] = {**energy,
@@ -590,7 +604,7 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
          interference_radius: float | None, reorder: bool, routing: str,
          routing_options: dict | None, energy: dict | None = None,
          energy_step: float = 0.01, queue_max_wait: float | None = None, mac=None,
-         radio=None) -> pd.DataFrame:
+         radio=None, capture: bool = False) -> pd.DataFrame:
     """:func:`deliver` once its arguments are checked and its network is built."""
     from emulator.routing.host import open_transport
 
@@ -615,10 +629,20 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
         mac_config = mac_from_table(mac, "mac")
         radio = None if radio is None else radio_from_table(radio, "radio")
     seconds_per_unit = (routing_options or {}).get("seconds_per_unit", 1.0)
-    transport = open_transport(network, None, seed, medium, interference_radius, positions,
+    ledger = recorder = None
+    if capture:
+        from emulator.ledger import Ledger
+        from emulator.pcap.capture import Capture
+
+        ledger = Ledger()
+        recorder = Capture(None if routing == "oracle" else routing, params,
+                           seconds_per_unit)
+        if "key" in messages.columns:
+            recorder.data_keys(messages["msg_id"], messages["key"])
+    transport = open_transport(network, ledger, seed, medium, interference_radius, positions,
                                reorder=reorder, max_wait=queue_max_wait, routing=routing,
                                routing_params=params, mac=mac_config, radio=radio,
-                               seconds_per_unit=seconds_per_unit)
+                               seconds_per_unit=seconds_per_unit, capture=recorder)
     book = None
     if energy is not None:
         from emulator.energy import Energy, EnergyBook
@@ -653,6 +677,9 @@ def _run(network, dynamics, messages: pd.DataFrame, medium: str, seed: int,
         out.attrs["routing"] = transport.stats()
     if book is not None:
         out.attrs["energy"] = book.summary(end)
+    if capture:
+        out.attrs["ledger"] = ledger.frame()
+        out.attrs["capture"] = recorder.frame()
     return out
 
 

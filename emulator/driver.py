@@ -185,8 +185,10 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
     info["memory_peak_total_bytes"] = state.peak_total[1]
     log.info("%s: %d messages, %d hops, %d results", plan.name, info.get("messages", 0),
              info.get("hops", 0), len(state.results))
+    capture = getattr(backend, "capture_frame", None)   # the simpy backend's
     return RunOutput(backend.ledger_frame(), metrics_frame(metrics),
-                     results_frame(state.results), info, state.traces)
+                     results_frame(state.results), info, state.traces,
+                     None if capture is None else capture())
 
 
 def _books(plan: Plan, programs, tuples_by_stream, backend, run_ahead) -> tuple:

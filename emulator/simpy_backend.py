@@ -73,7 +73,7 @@ class SimpyBackend:
                  routing: str = "oracle", routing_params: dict | None = None,
                  horizon: float | None = None, energy: Energy | None = None, mains=(),
                  sample_interval: float = 1.0, measured_from: float = 0.0, mac=None,
-                 radio=None, seconds_per_unit: float = 1.0):
+                 radio=None, seconds_per_unit: float = 1.0, capture=None):
         # The clock and the calendar of node events: SimPy's own semantics (see _run)
         # on a heap of (key, filing order, node, event), which costs a tenth of a SimPy
         # timeout and its callback per event.
@@ -87,7 +87,10 @@ class SimpyBackend:
                                         routing=routing, routing_params=routing_params,
                                         horizon=horizon,
                                         bytes_per_unit=bytes_per_unit, mac=mac,
-                                        radio=radio, seconds_per_unit=seconds_per_unit)
+                                        radio=radio, seconds_per_unit=seconds_per_unit,
+                                        capture=capture)
+        #: The run's :class:`~emulator.pcap.capture.Capture`, None without one.
+        self.capture = capture
         self._window_start, self._first_collect = 0.0, True
         self.horizon = horizon
         #: The batteries (None without ``[energy]``). Nodes that may die at run time
@@ -146,7 +149,8 @@ class SimpyBackend:
                    mac=mac_of_spec(plan.spec),
                    radio=radio_from_table(plan.spec.get("radio")),
                    seconds_per_unit=plan.spec.get("routing", {}).get("seconds_per_unit",
-                                                                     1.0))
+                                                                     1.0),
+                   capture=_capture(plan, routing, params))
 
     def _positions(self, t: float) -> dict:
         """Node positions of the epoch in force at ``t`` (for an interference radius)."""
@@ -336,6 +340,8 @@ class SimpyBackend:
                           wire_bytes(out.size_units, per_unit, header), out.payload)
             if measured is not None:
                 measured.injected(msg, out.free)
+            if self.capture is not None:
+                self.capture.data_sent(msg_id, out.payload)
             if out.free:        # a free signal: at once, outside the network
                 self.schedule(out.sent_at, out.dst, DELIVER, msg)
             else:
@@ -350,6 +356,11 @@ class SimpyBackend:
     def ledger_frame(self):
         """The ledger of the run so far."""
         return self.ledger.frame()
+
+    def capture_frame(self):
+        """The packets kept for a capture (:meth:`Capture.frame
+        <emulator.pcap.capture.Capture.frame>`), None without ``[run] capture``."""
+        return None if self.capture is None else self.capture.frame()
 
     def info(self) -> dict:
         """Facts for meta.json / the summary."""
@@ -380,3 +391,14 @@ class SimpyBackend:
             self.energy.sample_until(self._end_time(), interval)
             rows += self.energy.series()
         return rows
+
+
+def _capture(plan: Plan, routing: str, params: dict | None):
+    """The run's :class:`~emulator.pcap.capture.Capture` under ``[run] capture``, else
+    None."""
+    if not plan.spec.get("run", {}).get("capture", False):
+        return None
+    from emulator.pcap.capture import Capture
+
+    return Capture(None if routing == "oracle" else routing, params,
+                   plan.spec.get("routing", {}).get("seconds_per_unit", 1.0))

@@ -352,7 +352,8 @@ def run_spec(spec: dict, out: Path, base_dir: Path = Path("."), source: str = "<
     path = write_run(Path(out), run_dir.name,
                      {"ledger": output.ledger, "metrics": output.metrics,
                       "results": output.results, "expected": expected_frame,
-                      **traces},
+                      **traces, **({} if output.capture is None
+                                   else {"capture": output.capture})},
                      {"spec": {**spec, RESOLVED: resolved_values(plan)}, "summary": summary,
                       "meta": meta},
                      {**files, SPARK_LOG: _read_from(spark_log, log_start)} if spark_log

@@ -13,7 +13,7 @@ Example
 >>> resolve({"run": {"duraton": 5}})
 Traceback (most recent call last):
 ...
-experiments.spec.SpecError: <spec>: run.duraton: unknown key; valid: backend, bytes_per_unit, drain, duration, header_bytes, memory_interval, name, run_ahead, runtime, seed, spark_master, step, synopsis_unit, warmup
+experiments.spec.SpecError: <spec>: run.duraton: unknown key; valid: backend, bytes_per_unit, capture, drain, duration, header_bytes, memory_interval, name, run_ahead, runtime, seed, spark_master, step, synopsis_unit, warmup
 """
 from __future__ import annotations
 
@@ -71,6 +71,11 @@ SCHEMA = {
                             "the protocols and mobility run from 0, but recall, the "
                             "exact answer, cost, latency, memory and delivery count only "
                             "what enters or is sent at or after it; < `run.duration`"),
+        "capture": Field("bool", False,
+                         doc="keep every packet as sent for `testbed pcap` (the run "
+                             "folder's capture table); the simpy backend only; a routing "
+                             "protocol then runs without its compiled loop (the same "
+                             "run, slower)"),
         "drain": Field("number", None, low=0, none=True,
                        doc="time after `run.duration` for messages in flight; none: one "
                            "more `run.duration`"),
@@ -258,6 +263,10 @@ def check_consistency(spec: dict, source: str = "<spec>") -> None:
         raise SpecError(source, "run.warmup", f"expected a warm-up < run.duration "
                         f"({run['duration']:g}), got {run['warmup']!r}: nothing would be "
                         "measured")
+    if run["capture"] and run["backend"] != "simpy":
+        raise SpecError(source, "run.capture", f"true runs on the simpy backend only, got "
+                        f"run.backend = {run['backend']!r} (capture its hosts' "
+                        "interfaces with tcpdump instead)")
     routing, runs = spec["network"]["routing"], BACKEND_ROUTINGS.get(run["backend"], ())
     if routing not in runs:
         raise SpecError(source, "network.routing", f"{routing!r} does not run on the "
@@ -431,7 +440,7 @@ def unknown_path(path: str) -> str | None:
     report an axis that changed nothing.
 
     >>> unknown_path("run.duraton")
-    'run has no key duraton; valid: backend, bytes_per_unit, drain, duration, header_bytes, memory_interval, name, run_ahead, runtime, seed, spark_master, step, synopsis_unit, warmup'
+    'run has no key duraton; valid: backend, bytes_per_unit, capture, drain, duration, header_bytes, memory_interval, name, run_ahead, runtime, seed, spark_master, step, synopsis_unit, warmup'
     >>> unknown_path("params.centralized.bach")
     'algorithm centralized has no parameter bach; valid: batch, retention'
     >>> unknown_path("query.windows.R1") is None
@@ -612,8 +621,8 @@ def _jsonable(value):
 
 #: Keys hashed into a run's id only when they differ from this value: added after runs
 #: were stored, they leave the ids of specs that do not use them as they were.
-HASHED_WHEN_NOT = {("run", "warmup"): 0.0, ("energy", "profile"): "cc2420",
-                   ("routing", "rpl"): {},
+HASHED_WHEN_NOT = {("run", "warmup"): 0.0, ("run", "capture"): False,
+                   ("energy", "profile"): "cc2420", ("routing", "rpl"): {},
                    **{("energy", key): None for key in PROFILE_KEYS}}
 
 

@@ -60,6 +60,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "metrics": ("time", "node", "source", "metric", "value"),
     "results": ("group", "emitted_at", "node", "first_entered", "last_entered"),
     "expected": ("group",),
+    "capture": ("msg_id", "type", "port", "ip_ttl", "payload"),
 }
 
 
@@ -199,6 +200,12 @@ class Run:
     @cached_property
     def ledger(self) -> pd.DataFrame:
         return self.table("ledger")
+
+    @cached_property
+    def capture(self) -> pd.DataFrame | None:
+        """The packets kept for a capture (``[run] capture``), None if the run kept
+        none."""
+        return self.table("capture") if self.has_table("capture") else None
 
     @cached_property
     def metrics(self) -> pd.DataFrame:

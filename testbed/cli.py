@@ -3,7 +3,7 @@
 ``testbed run SPEC``, ``testbed sweep SPEC``, ``testbed check SPEC``, ``testbed report DIR``,
 ``testbed topology validate|show FILE``, ``testbed profile RUN_DIR -o FILE``,
 ``testbed rates RUN_DIR -o FILE``, ``testbed animate RUN_DIR -o run.gif``,
-``testbed algorithms``.
+``testbed pcap RUN_DIR -o run.pcapng``, ``testbed algorithms``.
 A spec error prints ``file: field: what was expected`` and exits with status 2.
 ``testbed run`` on a run that is complete already says so (``complete already,
 skipped``) and prints the summary of the run on record; ``--force`` runs it again.
@@ -170,6 +170,14 @@ def _cmd_animate(args) -> int:
     return 0
 
 
+def _cmd_pcap(args) -> int:
+    from analysis.pcap import pcap
+
+    output_file(args.output, "--output")
+    print(pcap(args.dir, args.output, link=args.link))
+    return 0
+
+
 def _cmd_algorithms(args) -> int:
     from spark_nodes.algorithms import registry
 
@@ -262,6 +270,15 @@ def parser() -> argparse.ArgumentParser:
     an.add_argument("--fps", type=positive_number, default=10.0,
                     help="frames per second (default 10)")
     an.set_defaults(func=_cmd_animate)
+
+    pc = sub.add_parser("pcap", help="write a run's transmissions as a packet capture "
+                        "(pcapng) that Wireshark dissects: data hops and routing "
+                        "control packets in their RFC wire formats")
+    pc.add_argument("dir", help="a run folder (a routed run needs [run] capture = true)")
+    pc.add_argument("-o", "--output", required=True, help="the .pcapng file to write")
+    pc.add_argument("--link", default="802.11",
+                    help="the link headers: 802.11 (radiotap; the default)")
+    pc.set_defaults(func=_cmd_pcap)
 
     a = sub.add_parser("algorithms", help="list algorithms and their parameters")
     a.set_defaults(func=_cmd_algorithms)

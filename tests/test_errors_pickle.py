@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from analysis.animate import AnimationError
+from analysis.pcap import PcapError
 from emulator.mininet.control import AgentError
 from experiments.spec import SpecError
 from experiments.store import RunFolderError
@@ -35,6 +36,7 @@ EXAMPLES = [
     SweepRunError("1 of 4 runs failed"),
     AgentError("agent of node 3 crashed"),
     AnimationError("runs/r-1", "RUN_DIR", "not a complete run folder"),
+    PcapError("runs/r-1", "capture", "the aodv run kept no capture table"),
 ]
 
 

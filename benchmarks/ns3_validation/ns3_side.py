@@ -169,8 +169,10 @@ def available() -> bool:
         importlib.util.find_spec("cppyy") is not None
 
 
-def run(sc: Scenario) -> dict:
-    """Run ``sc`` in ns-3; the figures :mod:`.report` compares (see :func:`figures`)."""
+def run(sc: Scenario, pcap: str | None = None) -> dict:
+    """Run ``sc`` in ns-3; the figures :mod:`.report` compares (see :func:`figures`).
+    ``pcap``: a path prefix; every node's device then writes what it sends and receives
+    (ns-3's ``EnablePcapAll``, 802.11 with radiotap) to ``<pcap>-<node>-0.pcap``."""
     from topologies.radio import radio_from_table
 
     check_ns3(sc)
@@ -188,7 +190,7 @@ def run(sc: Scenario) -> dict:
         nodes = ns.NodeContainer()
         nodes.Create(sc.nodes)
         ns.Ns2MobilityHelper(trace_path).Install()
-        interfaces = _install_network(ns, cppyy, sc, radio, nodes)
+        interfaces = _install_network(ns, cppyy, sc, radio, nodes, pcap)
         _install_flows(ns, sc, nodes, interfaces)
         monitor_helper = ns.FlowMonitorHelper()
         monitor = monitor_helper.InstallAll()
@@ -211,9 +213,10 @@ def run(sc: Scenario) -> dict:
     return figures(sc, received, first_rx, delay_sum, delays, drops, control, wall)
 
 
-def _install_network(ns, cppyy, sc: Scenario, radio, nodes):
+def _install_network(ns, cppyy, sc: Scenario, radio, nodes, pcap: str | None = None):
     """802.11b ad hoc devices on a log-distance Yans channel, the IP stack with the
-    scenario's routing and ARP set-up; returns the nodes' interfaces."""
+    scenario's routing and ARP set-up (and with ``pcap`` the devices' captures); returns
+    the nodes' interfaces."""
     wifi = ns.WifiHelper()
     wifi.SetStandard(ns.WIFI_STANDARD_80211b)
     mode = ns.StringValue(PHY_MODES[radio.modulation])
@@ -233,6 +236,9 @@ def _install_network(ns, cppyy, sc: Scenario, radio, nodes):
     mac = ns.WifiMacHelper()
     mac.SetType("ns3::AdhocWifiMac")
     devices = wifi.Install(phy, mac, nodes)
+    if pcap is not None:
+        phy.SetPcapDataLinkType(ns.WifiPhyHelper.DLT_IEEE802_11_RADIO)
+        phy.EnablePcapAll(pcap)
 
     stack = ns.InternetStackHelper()
     routing = ns.AodvHelper() if sc.routing == "aodv" else ns.OlsrHelper()

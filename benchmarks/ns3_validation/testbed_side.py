@@ -30,11 +30,13 @@ AS_NS3 = {"aodv": {"gratuitous_reply": True, "rrep_ack": True},
 MAC_QUEUE_LIFETIME_S = 0.5
 
 
-def run(sc: Scenario, mac: dict | None = None) -> dict:
+def run(sc: Scenario, mac: dict | None = None, pcap: str | None = None) -> dict:
     """Run ``sc`` in the testbed; the figures :mod:`.report` compares (keys as
     :func:`.ns3_side.figures`'s). ``mac``: a ``[mac]`` table under the shared medium
-    (None: the perfect scheduler, as the validation page runs it)."""
-    from emulator import deliver
+    (None: the perfect scheduler, as the validation page runs it). ``pcap``: write the
+    run's transmissions there too (:func:`emulator.write_pcap`; the run with
+    ``capture=True``, the same run)."""
+    from emulator import deliver, write_pcap
     from topologies import Topology, loads_ns2_trace, mobility_dynamics
     from topologies.radio import MODULATIONS, radio_from_table
 
@@ -53,8 +55,11 @@ def run(sc: Scenario, mac: dict | None = None) -> dict:
     out = deliver(topo.graph, msgs, medium=sc.medium, seed=sc.seed, dynamics=dynamics,
                   routing=sc.routing, queue_max_wait=MAC_QUEUE_LIFETIME_S, mac=mac,
                   routing_options={"seconds_per_unit": 1.0,
-                                   sc.routing: AS_NS3.get(sc.routing, {})})
+                                   sc.routing: AS_NS3.get(sc.routing, {})},
+                  capture=pcap is not None)
     wall = time.perf_counter() - start
+    if pcap is not None:
+        write_pcap(out, pcap)
     return figures(sc, msgs, out, wall)
 
 

@@ -116,7 +116,7 @@ class RoutedTransport(Transport):
                  reorder: bool = False, max_wait: float | None = None, routing: str,
                  routing_params: dict, horizon: float | None = None,
                  bytes_per_unit: int = 32, mac=None, radio=None,
-                 seconds_per_unit: float = 1.0):
+                 seconds_per_unit: float = 1.0, capture=None):
         super().__init__(network, ledger, seed, medium, interference_radius, positions,
                          reorder=reorder, max_wait=max_wait)
         self.routing = routing
@@ -133,6 +133,11 @@ class RoutedTransport(Transport):
         #: :attr:`control_sent`, :attr:`control_bytes` and :attr:`control_messages`
         #: count.
         self.control_log = ControlLog()
+        #: An :class:`~emulator.pcap.capture.Capture` that keeps every control packet
+        #: as sent, or None. With one, the protocol's compiled loop stays off: this
+        #: module's Python makes the same run event for event and has the packets as
+        #: objects (the loop has them as rows of numbers).
+        self.capture = capture
         # the types of the messages a packet of several carried, by its row in the log
         self._packed: dict[int, tuple] = {}
         self._next_control_id = -1
@@ -197,7 +202,7 @@ class RoutedTransport(Transport):
         first ask: on the links medium without batteries), None for none."""
         if not self._loop_asked:
             self._loop_asked = True
-            if self.medium == "links" and self.energy is None:
+            if self.medium == "links" and self.energy is None and self.capture is None:
                 self._compiled = self.protocol.compiled_loop(self)
         return self._compiled
 
@@ -567,6 +572,8 @@ class RoutedTransport(Transport):
                 types = getattr(payload.body, "types", None)
                 if types is not None:
                     self._packed[len(self.control_log)] = types
+            if self.capture is not None:
+                self.capture.control_sent(msg.msg_id, hop[1], payload)
         else:
             kind = "NOTICE"
         self.control_log.append(start, hop[1], kind, msg.size_bytes)
@@ -928,11 +935,12 @@ def open_transport(network, ledger, seed: int, medium: str = "links",
                    reorder: bool = False, max_wait: float | None = None,
                    routing: str = "oracle", routing_params: dict | None = None,
                    horizon: float | None = None, bytes_per_unit: int = 32, mac=None,
-                   radio=None, seconds_per_unit: float = 1.0) -> Transport:
-    """The transport for ``routing``: the oracle's own, or one that hosts a protocol.
-    With a MAC (``mac``, a :class:`emulator.mac.config.MacConfig` other than ideal) every
-    routing, the oracle too (:class:`.oracle.OracleRoutes`), runs in the routed host,
-    whose shared medium hands its frames to the MAC (:mod:`emulator.mac.adapter`)."""
+                   radio=None, seconds_per_unit: float = 1.0, capture=None) -> Transport:
+    """The transport for ``routing``: the oracle's own, or one that hosts a protocol
+    (``capture``: :attr:`RoutedTransport.capture`). With a MAC (``mac``, a
+    :class:`emulator.mac.config.MacConfig` other than ideal) every routing, the oracle too
+    (:class:`.oracle.OracleRoutes`), runs in the routed host, whose shared medium hands
+    its frames to the MAC (:mod:`emulator.mac.adapter`)."""
     with_mac = mac is not None and not mac.ideal
     if routing == "oracle" and not with_mac:
         return Transport(network, ledger, seed, medium, interference_radius, positions,
@@ -943,5 +951,5 @@ def open_transport(network, ledger, seed: int, medium: str = "links",
                            reorder=reorder, max_wait=max_wait, routing=routing,
                            routing_params=routing_params, horizon=horizon,
                            bytes_per_unit=bytes_per_unit, mac=mac, radio=radio,
-                           seconds_per_unit=seconds_per_unit)
+                           seconds_per_unit=seconds_per_unit, capture=capture)
 

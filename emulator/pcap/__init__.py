@@ -1,0 +1,8 @@
+"""A run's packets as a capture Wireshark dissects: :func:`write_pcap`
+(:mod:`emulator.pcap.write`), from what a run with a capture keeps
+(:mod:`emulator.pcap.capture`), the routing protocols' packets in their RFC wire
+formats (:mod:`.aodv_wire`, :mod:`.olsr_wire`, :mod:`.babel_wire`) and the nodes'
+addresses (:mod:`.addresses`)."""
+from emulator.pcap.write import write_pcap
+
+__all__ = ["write_pcap"]
