@@ -2,7 +2,7 @@
 VENV   := .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-NS3    := $(VENV)/.installed-ns3-sumo
+NS3    := $(VENV)/.installed-test-extras
 export PYSPARK_PYTHON        := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 
@@ -25,18 +25,13 @@ QUIET_PIP := awk '/is ignored: it is neither a file nor a directory/ { next } \
 setup: $(STAMP)
 
 # Mininet comes from Debian and lives in the system Python, hence --system-site-packages;
-# babeld (Debian's too) routes the emulated hosts under [network] routing = "babel";
-# tshark (Debian's Wireshark) reads the packet captures in tests/test_pcap.py, installed
-# without the setuid dumpcap question (debconf answered first).
+# babeld (Debian's too) routes the emulated hosts under [network] routing = "babel".
 $(STAMP): setup.cfg pyproject.toml
 	@if [ "$$(id -u)" = 0 ]; then \
 	    missing=""; \
 	    /usr/bin/python3 -c 'import mininet.net' 2>/dev/null || missing=" mininet"; \
 	    command -v babeld >/dev/null || missing="$$missing babeld"; \
-	    command -v tshark >/dev/null || missing="$$missing tshark"; \
 	    if [ -n "$$missing" ]; then echo "installing Debian's$$missing"; \
-	        echo "wireshark-common wireshark-common/install-setuid boolean false" \
-	            | debconf-set-selections; \
 	        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi; fi
 	@test -x $(PY) || /usr/bin/python3 -m venv --system-site-packages $(VENV)
 	@echo "installing into $(VENV): pip, then this project with its test extra (editable)"
@@ -46,10 +41,17 @@ $(STAMP): setup.cfg pyproject.toml
 	@$(PY) -c 'from emulator.transport import warm_up; warm_up()'
 	@touch $@
 
-# ns-3 and SUMO (the ns3 and sumo extras, 0.3 GB and 0.15 GB) for the tests' ns-3
-# cross-check and real SUMO runs only: `make run` does without them. Their own stamp, so
-# that an existing venv gets them too.
+# What only the tests need, so that `make run` does without it: ns-3 and SUMO (the ns3
+# and sumo extras, 0.3 GB and 0.15 GB) for the ns-3 cross-checks and real SUMO runs, and
+# Debian's tshark (Wireshark's dissectors) for the packet captures of tests/test_pcap.py,
+# installed without the setuid dumpcap question (debconf answered first). Their own
+# stamp, so that an existing venv gets them too.
 $(NS3): $(STAMP)
+	@if [ "$$(id -u)" = 0 ] && ! command -v tshark >/dev/null; then \
+	    echo "installing Debian's tshark"; \
+	    echo "wireshark-common wireshark-common/install-setuid boolean false" \
+	        | debconf-set-selections; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark; fi
 	@echo "installing into $(VENV): the ns3 and sumo extras (ns-3 3.44, SUMO, for the cross-checks)"
 	@$(PY) -m pip install -q -e '.[test,ns3,sumo]' 2>&1 | $(QUIET_PIP)
 	@touch $@
