@@ -255,3 +255,27 @@ def test_a_capture_is_refused_on_the_mininet_backend_in_one_line():
     with pytest.raises(SpecError, match=r"^<spec>: run.capture: true runs on the simpy "
                                         r"backend only, got run.backend = 'mininet'"):
         resolve_spec({"run": {"capture": True, "backend": "mininet"}})
+
+
+@needs_tshark
+def test_under_a_mac_every_attempt_is_a_frame_and_every_arrival_acknowledged(tmp_path):
+    """With the 802.11 MAC, a hop sent k times is k frames (the later with the Retry
+    flag) and each unicast hop that arrived is followed by its receiver's ACK."""
+    g = nx.star_graph(8)
+    for e in g.edges:
+        g.edges[e].update(cost=1.0, delay=0.001, bandwidth=125000.0)
+    n = 1200
+    msgs = pd.DataFrame({"msg_id": range(n), "src": [1 + i % 8 for i in range(n)],
+                         "dst": 0, "sent_at": np.linspace(0.0, 0.3, n),
+                         "size_bytes": 800})
+    out = deliver(g, msgs, medium="shared", mac={"model": "802.11"}, capture=True, seed=1)
+    ledger = out.attrs["ledger"]
+    attempts = ledger["attempts"].to_numpy()
+    assert attempts.max() > 1                      # the load made the MAC retry
+    acks = int(((~ledger["lost"]) & (ledger["hop_v"] >= 0)).sum())
+    path = write_pcap(out, tmp_path / "mac.pcapng")
+    frames = tshark(path, "wlan.fc.type_subtype", "wlan.fc.retry", "wlan.ra", "wlan.ta")
+    assert len(frames) == int(attempts.sum()) + acks
+    subtypes = Counter(f[0] for f in frames)
+    assert subtypes["0x001d"] == acks               # ACK
+    assert sum(f[1] in ("1", "True") for f in frames) == int((attempts - 1).sum())

@@ -20,6 +20,11 @@ the network's BSSID). Inside: LLC/SNAP, IPv4, UDP. Nodes have the addresses of
   dropped packet) goes the same way, as kind ``notice`` with key -1.
 - A hop the ledger marks lost is a frame all the same (it was sent) with the comment
   ``lost``.
+- Under a MAC (``[mac]``, the ledger's ``attempts`` column), a hop sent ``k`` times is
+  ``k`` frames, the later ones with the Retry flag and the same sequence number, and a
+  unicast hop that arrived is followed by the receiver's 802.11 ACK. The MAC does not
+  record when each attempt left, so a hop's frames carry its start time plus one
+  microsecond per frame (their order is right, their spacing is not).
 
 Timestamps are the run's times in seconds (``seconds_per_unit`` per time unit) from
 the Unix epoch, moved later by the warm-up when the run has negative times (then the
@@ -65,6 +70,10 @@ _SNAP_IPV4 = bytes.fromhex("aaaa03000000") + struct.pack("!H", dpkt.ethernet.ETH
 _RADIOTAP_HEADER = struct.pack("<BBHI", 0, 0, 8, 0)
 _DATA_FRAME = struct.pack("<HH", 0x0008, 0)   # frame control: data; duration 0
 _ROUTING = "routing"
+#: Frame control of an ACK (type control, subtype 13); the Retry flag's bit.
+_ACK_FRAME = struct.pack("<HH", 0x00D4, 0)
+_RETRY = 0x08
+_MICROSECOND = 1e-6
 
 
 def write_pcap(source, path, *, link: str = "802.11",
@@ -95,16 +104,23 @@ def write_pcap(source, path, *, link: str = "802.11",
         writer = pcapng.Writer(out, snaplen=65535, linktype=LINKS[link],
                                shb=_section(shift))
         frames = _Frames(payloads, keys)
+        with_mac = "attempts" in ledger.columns
         for row, t in zip(ledger.itertuples(index=False), times + shift):
             frame = frames.frame(row)
-            if row.lost:
-                writer.writepkt(pcapng.EnhancedPacketBlockLE(
-                    pkt_data=frame, caplen=len(frame), pkt_len=len(frame),
-                    opts=[pcapng.PcapngOptionLE(code=pcapng.PCAPNG_OPT_COMMENT,
-                                                text="lost"),
-                          pcapng.PcapngOptionLE(code=pcapng.PCAPNG_OPT_ENDOFOPT)]), t)
-            else:
-                writer.writepkt_time(frame, t)
+            attempts = int(row.attempts) if with_mac else 1
+            for k in range(attempts):
+                sent = frame if k == 0 else _retried(frame)
+                if row.lost and k == attempts - 1:
+                    writer.writepkt(pcapng.EnhancedPacketBlockLE(
+                        pkt_data=sent, caplen=len(sent), pkt_len=len(sent),
+                        opts=[pcapng.PcapngOptionLE(code=pcapng.PCAPNG_OPT_COMMENT,
+                                                    text="lost"),
+                              pcapng.PcapngOptionLE(code=pcapng.PCAPNG_OPT_ENDOFOPT)]),
+                        t + k * _MICROSECOND)
+                else:
+                    writer.writepkt_time(sent, t + k * _MICROSECOND)
+            if with_mac and not row.lost and int(row.hop_v) >= 0:
+                writer.writepkt_time(_ack(int(row.hop_u)), t + attempts * _MICROSECOND)
     os.replace(tmp, path)
     return path
 
@@ -173,6 +189,18 @@ class _Frames:
         self._sent[u] = seq + 1
         return (_RADIOTAP_HEADER + _DATA_FRAME + mac(v) + mac(u) + BSSID
                 + struct.pack("<H", (seq % 4096) << 4) + _SNAP_IPV4 + packet)
+
+
+def _retried(frame: bytes) -> bytes:
+    """``frame`` sent again: its Retry flag set (frame control's second byte, after the
+    radiotap header)."""
+    at = len(_RADIOTAP_HEADER) + 1
+    return frame[:at] + bytes([frame[at] | _RETRY]) + frame[at + 1:]
+
+
+def _ack(receiver: int) -> bytes:
+    """An 802.11 ACK to ``receiver`` (the hop's sender)."""
+    return _RADIOTAP_HEADER + _ACK_FRAME + mac(receiver)
 
 
 def _udp_ip(src: int, dst: int, port: int, payload: bytes, ttl: int, ip_id: int) -> bytes:
