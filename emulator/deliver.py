@@ -220,6 +220,12 @@ def _check_arguments(graph, messages, medium, seed, dynamics, interference_radiu
         if routing == "rpl" and root is not None and root not in graph:
             raise FieldError("routing_options.rpl.root",
                              f"expected a node of the graph, got {root!r}")
+    if capture:
+        from emulator.pcap.capture import capturable
+
+        why = capturable(routing)
+        if why is not None:
+            raise ValueError(f"capture: {why}")
     if radio is not None:
         from topologies.radio import radio_from_table
 

@@ -267,6 +267,12 @@ def check_consistency(spec: dict, source: str = "<spec>") -> None:
         raise SpecError(source, "run.capture", f"true runs on the simpy backend only, got "
                         f"run.backend = {run['backend']!r} (capture its hosts' "
                         "interfaces with tcpdump instead)")
+    if run["capture"]:
+        from emulator.pcap.capture import capturable
+
+        why = capturable(spec["network"]["routing"])
+        if why is not None:
+            raise SpecError(source, "run.capture", f"true: {why}")
     routing, runs = spec["network"]["routing"], BACKEND_ROUTINGS.get(run["backend"], ())
     if routing not in runs:
         raise SpecError(source, "network.routing", f"{routing!r} does not run on the "

@@ -279,3 +279,17 @@ def test_under_a_mac_every_attempt_is_a_frame_and_every_arrival_acknowledged(tmp
     subtypes = Counter(f[0] for f in frames)
     assert subtypes["0x001d"] == acks               # ACK
     assert sum(f[1] in ("1", "True") for f in frames) == int((attempts - 1).sum())
+
+
+def test_a_routing_without_a_wire_format_is_refused_in_one_line(tmp_path):
+    g = nx.path_graph(3)
+    for e in g.edges:
+        g.edges[e].update(cost=1.0, delay=0.01, bandwidth=1e5)
+    msgs = pd.DataFrame({"msg_id": [0], "src": [2], "dst": [0], "sent_at": [1.0],
+                         "size_bytes": [60]})
+    with pytest.raises(ValueError, match=r"^capture: rpl's packets have no wire format "
+                                         r"here yet \(captured: oracle, aodv, olsr, babel"):
+        deliver(g, msgs, routing="rpl", capture=True)
+    spec = {**SPEC, "network": {"routing": "rpl"}}
+    with pytest.raises(Exception, match=r"run.capture: true: rpl's packets have no wire"):
+        run(spec, out=tmp_path)

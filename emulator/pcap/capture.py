@@ -44,6 +44,21 @@ COLUMNS = ("msg_id", "type", "port", "ip_ttl", "payload")
 DATA_TTL = 64
 #: The UDP port of each protocol's control packets.
 PORTS = {"aodv": aodv_wire.PORT, "olsr": olsr_wire.PORT, "babel": babel_wire.PORT}
+#: The routings whose runs can be captured: the protocols with a wire format here, and
+#: the oracle (no control packets). RPL's packets are ICMPv6 over 6LoWPAN: not yet.
+CAPTURED_ROUTINGS = ("oracle", *PORTS)
+
+
+def capturable(routing: str) -> str | None:
+    """Why a run of ``routing`` cannot be captured (one line), or None if it can.
+
+    >>> capturable("aodv"), capturable("rpl")[:38]
+    (None, "rpl's packets have no wire format here")
+    """
+    if routing in CAPTURED_ROUTINGS:
+        return None
+    return (f"{routing}'s packets have no wire format here yet (captured: "
+            f"{', '.join(CAPTURED_ROUTINGS)}; RPL's would be ICMPv6 over 6LoWPAN)")
 
 
 def key_of(payload) -> int:
