@@ -194,3 +194,42 @@ def test_the_table_gives_contikimacs_timing():
                           "channel_check_rate_hz": 16})
     assert mac.duty.channel_check_rate_hz == 16.0 and mac.duty.period == 0.0625
     assert mac_from_table({"model": "802.15.4"}).duty is None
+
+
+def test_a_spec_runs_duty_cycled_and_every_nodes_states_add_up_to_the_run(tmp_path):
+    """A runner run (16 nodes, the oracle's routes, the shared medium): per node, the
+    radio's seconds by state sum to the run, the radios sleep most of it, and joules
+    are Σ current x voltage x time."""
+    from experiments.runner import run
+    from tests.test_energy import smoke
+
+    spec = smoke(battery=10.0)
+    spec["energy"].pop("idle_w")
+    spec["energy"]["model"] = "radio_states"
+    spec["network"]["medium"] = "shared"
+    spec["mac"] = {"model": "802.15.4", "duty_cycle": "contikimac"}
+    out = run(spec, out=tmp_path)
+    end = max(out.metrics.time)
+    states = out.metrics[out.metrics.metric.str.startswith("radio_")]
+    last = states[states.time == end].pivot(index="node", columns="metric", values="value")
+    assert len(last) == 16
+    assert (last.sum(axis=1) - end).abs().max() < 1e-9
+    assert (last["radio_sleep_s"] > 0.5 * end).all()
+    on = (last.radio_tx_s + last.radio_rx_s + last.radio_listen_s) / end
+    assert (on >= CM.idle_on_fraction() * (1 - 1e-9)).all()
+    assert out.summary["radio_on_fraction_mean"] == pytest.approx(on.mean())
+    assert out.summary["radio_on_fraction_mean"] < 0.5
+
+
+def test_a_specs_bad_duty_cycle_is_one_line_naming_file_and_field():
+    from experiments.spec import SpecError, resolve
+
+    with pytest.raises(SpecError, match=r'^s.toml: mac.duty_cycle: a key of model '
+                                        r'"802.15.4", not of "802.11"$'):
+        resolve({"network": {"medium": "shared"},
+                 "mac": {"model": "802.11", "duty_cycle": "contikimac"}}, "s.toml")
+    with pytest.raises(SpecError, match=r"^s.toml: mac.channel_check_rate_hz: expected a "
+                                        r"number > 0, got 0$"):
+        resolve({"network": {"medium": "shared"},
+                 "mac": {"model": "802.15.4", "duty_cycle": "contikimac",
+                         "channel_check_rate_hz": 0}}, "s.toml")
