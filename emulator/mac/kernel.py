@@ -414,16 +414,19 @@ def _put_on_air(now, i, kind, dst, f, end, nav, nf, ni):
 
 
 @njit(cache=True)
-def _train(now, j, dst, air, nf, ni, p):
+def _train(now, j, dst, air, nf, ni, p, rx_mw):
     """ContikiMAC: when ``j``'s train of copies of an ``air``-second frame begun at
     ``now`` ends, and the radio time it costs. To ``dst``: at the end of the copy
     ``dst``'s channel check takes (:func:`~emulator.mac.contikimac.first_copy`), its
-    radio on from the CCA that found the train; if no check finds it, after
-    ``strobe_time`` (``ni[TX_MISS]``: the receiver never takes it). A broadcast
+    radio on from the CCA that found the train; if no check finds it, or ``dst`` cannot
+    take it (out of range or dead, sending, or locked onto another frame as the train
+    starts), after ``strobe_time`` (``ni[TX_MISS]``: the receiver never takes it; the
+    sender strobes a full period, as ContikiMAC does without an ACK). A broadcast
     (``dst`` -1) lasts ``strobe_time``; its receivers are booked at its end."""
     step = air + p[CM_TIMING + 5]   # a copy and the gap after it
-    ni[j, TX_MISS] = 0
-    if dst >= 0:
+    ni[j, TX_MISS] = 1 if dst >= 0 else 0
+    if dst >= 0 and rx_mw[j, dst] >= p[DETECT] and ni[dst, TX_KIND] < 0 and \
+            ni[dst, LOCK] < 0:
         copy, found = first_copy(p[CM_TIMING:STROBE], now, air, nf[dst, PHASE],
                                  now + p[STROBE])
         if copy >= 0:
@@ -431,8 +434,8 @@ def _train(now, j, dst, air, nf, ni, p):
             nf[j, R_LISTEN] += copy * p[CM_TIMING + 5]
             nf[dst, R_RX] += air
             nf[dst, R_LISTEN] += now + copy * step - found
+            ni[j, TX_MISS] = 0
             return now + copy * step + air
-        ni[j, TX_MISS] = 1
     copies = np.ceil(p[STROBE] / step - 1e-12)
     nf[j, R_TX] += copies * air
     nf[j, R_LISTEN] += (copies - 1) * p[CM_TIMING + 5]
@@ -450,7 +453,7 @@ def _book_ack(j, dst, nf, p):
 
 
 @njit(cache=True)
-def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f):
+def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw):
     """Node ``j`` puts its current frame (or its RTS) on air (with duty cycling, its
     train of copies; ``TX_AIR`` stays one copy's airtime, which the error curve judges)."""
     f = ni[j, CUR]
@@ -458,7 +461,7 @@ def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f):
     air, ack = fr_f[f, F_AIR], fr_f[f, F_ACK]
     if ip[DUTY] == 1:
         fr_i[f, F_ATT] += 1
-        end = _train(now, j, dst, air, nf, ni, p)
+        end = _train(now, j, dst, air, nf, ni, p, rx_mw)
         _put_on_air(now, j, K_DATA if dst >= 0 else K_BCAST, dst, f, end, 0.0, nf, ni)
         nf[j, TX_AIR] = air
     elif dst < 0:
@@ -689,7 +692,7 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
             elif nf[j, T_MAC] <= now + EPS:
                 if _timer(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t,
                           out_att, out_r, g, drops):
-                    _start_data(now, j, nf, ni, p, ip, fr_i, fr_f)
+                    _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw)
                     scratch[m] = j
                     m += 1
         if m > 0:

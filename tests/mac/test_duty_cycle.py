@@ -233,3 +233,22 @@ def test_a_specs_bad_duty_cycle_is_one_line_naming_file_and_field():
         resolve({"network": {"medium": "shared"},
                  "mac": {"model": "802.15.4", "duty_cycle": "contikimac",
                          "channel_check_rate_hz": 0}}, "s.toml")
+
+
+def test_a_receiver_that_cannot_hear_the_train_is_never_woken_and_the_sender_strobes_on():
+    """To a node out of range: every attempt strobes a full ``strobe_time``, no ACK
+    comes, the frame is dropped at the retry limit, and the receiver's radio pays
+    nothing but its checks."""
+    engine = MacEngine(unit_disk_rx_dbm(np.array([[0.0, 0], [5, 0]]), 1.5,
+                                        carrier_sense_radius=1.5), STD, seed=1, duty=CM)
+    engine.enqueue(0.0, 0, 1, 40, handle=3)
+    out = engine.advance(2.0)
+    assert [REASONS[r] for r in out.reason] == ["retry_limit"]
+    attempts = STD.max_frame_retries + 1
+    assert out.attempts.tolist() == [attempts]
+    copies = math.ceil(CM.strobe_time / (AIR + CM.inter_packet))
+    got = engine.radio_seconds()
+    assert got["tx"].tolist() == pytest.approx([attempts * copies * AIR, 0.0])
+    assert got["rx"][1] == 0.0
+    assert got["listen"][1] == pytest.approx(CM.idle_on_fraction() * engine.now)
+    assert out.time[0] > attempts * CM.strobe_time
