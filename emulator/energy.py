@@ -222,6 +222,10 @@ class EnergyBook:
             self._idle = watts["listen"] * energy.seconds_per_unit
             self._tx_beyond = watts["tx"] - watts["listen"]
             self._rx_beyond = watts["rx"] - watts["listen"]
+        #: radio duty cycling (:meth:`duty_cycled`): the share of the time the channel
+        #: checks keep a radio on, and each node's listening in exchanges (seconds)
+        self.checks = None
+        self.listen_s = dict.fromkeys(self.nodes, 0.0)
         self._samples: list[tuple] = []
         self._next_sample = 0.0
         self._checked_at = 0.0   # the last look at the batteries
@@ -258,6 +262,38 @@ class EnergyBook:
         for v in heard:
             self.rx_s[v] += air
             self.rx[v] += air * self._rx_beyond
+
+    def duty_cycled(self, checks: float) -> None:
+        """radio_states under a duty-cycled MAC: an up radio sleeps but for its channel
+        checks (on ``checks`` of the time) and the exchanges the MAC reports
+        (:meth:`mac_radio`), instead of listening all the time.
+
+        >>> book = EnergyBook(Energy(model="radio_states", battery_j=10.0), [0, 1])
+        >>> book.duty_cycled(0.005)
+        >>> book.mac_radio([0, 1], [0.01, 0.0], [0.0, 0.002], [0.003, 0.001])
+        >>> {k: round(v, 6) for k, v in book.state_seconds(1, 2.0).items()}
+        {'tx': 0.0, 'rx': 0.002, 'listen': 0.011, 'idle': 0.0, 'sleep': 1.987, 'off': 0.0}
+        >>> round(book.spent(1, 2.0), 6)        # 3 V x (18.8 mA x 13 ms + 20 µA x 1.987 s)
+        0.000852
+        """
+        watts = self.radio.watts
+        self.checks = float(checks)
+        # the rest of an up radio's time it sleeps: charged at the sleep power, plus the
+        # checks' listening; an exchange costs its state's power beyond sleeping
+        self._idle = (watts["sleep"] + checks * (watts["listen"] - watts["sleep"])) \
+            * self.energy.seconds_per_unit
+        self._tx_beyond = watts["tx"] - watts["sleep"]
+        self._rx_beyond = watts["rx"] - watts["sleep"]
+
+    def mac_radio(self, nodes, tx_s, rx_s, listen_s) -> None:
+        """A duty-cycled MAC's totals so far: seconds each of ``nodes`` spent sending,
+        receiving and listening in exchanges (its channel checks apart)."""
+        listen_beyond = self.radio.watts["listen"] - self.radio.watts["sleep"]
+        for n, tx, rx, listen in zip(nodes, tx_s, rx_s, listen_s):
+            tx, rx, listen = float(tx), float(rx), float(listen)
+            self.tx_s[n], self.rx_s[n], self.listen_s[n] = tx, rx, listen
+            self.tx[n] = tx * self._tx_beyond
+            self.rx[n] = rx * self._rx_beyond + listen * listen_beyond
 
     def work(self, node: int, items: int) -> None:
         """``node``'s operator handled ``items`` tuples or messages."""
@@ -312,6 +348,10 @@ class EnergyBook:
         per_unit = self.energy.seconds_per_unit
         up = per_unit * min(t, self.deaths.get(node, t))
         tx, rx = self.tx_s[node], self.rx_s[node]
+        if self.checks is not None:   # duty cycled: asleep but for checks and exchanges
+            listen = self.checks * up + self.listen_s[node]
+            return {"tx": tx, "rx": rx, "listen": listen, "idle": 0.0,
+                    "sleep": max(0.0, up - tx - rx - listen), "off": per_unit * t - up}
         return {"tx": tx, "rx": rx, "listen": max(0.0, up - tx - rx), "idle": 0.0,
                 "sleep": 0.0, "off": per_unit * t - up}
 
@@ -363,8 +403,12 @@ class EnergyBook:
         run_s = self.energy.seconds_per_unit * end
         on = [(s["tx"] + s["rx"] + s["listen"]) / run_s if run_s > 0 else math.nan
               for s in states]
-        return {"by_kind_j": {"tx": tx_j, "rx": rx_j, "cpu": charged["cpu"],
-                              "listen": total - tx_j - rx_j - charged["cpu"]},
+        by_kind = {"tx": tx_j, "rx": rx_j, "cpu": charged["cpu"],
+                   "listen": total - tx_j - rx_j - charged["cpu"]}
+        if self.checks is not None:   # duty cycled: the rest split into listening, sleep
+            by_kind["listen"] = watts["listen"] * sum(s["listen"] for s in states)
+            by_kind["sleep"] = total - tx_j - rx_j - charged["cpu"] - by_kind["listen"]
+        return {"by_kind_j": by_kind,
                 "state_s": {state: sum(s[state] for s in states) for state in STATES},
                 "radio_on_fraction_mean": sum(on) / len(on) if on else math.nan,
                 "radio_on_fraction_max": max(on, default=math.nan),

@@ -9,8 +9,9 @@ in one state at every instant, as Contiki's Energest counts it:
 - ``rx`` while it receives one (every receiver that is up when the frame arrives),
 - ``listen`` the rest of the time it is up (receiver on, nothing heard),
 - ``idle`` and ``sleep`` (receiver off, oscillator on or off): a duty-cycled MAC puts the
-  radio there; the transport has none yet, so an up node never enters them (each
-  state's current is still a profile value, for the MAC to use),
+  radio there: under ``[mac] duty_cycle = "contikimac"`` an up radio sleeps but for its
+  channel checks and the exchanges the MAC books (``EnergyBook.duty_cycled``); without
+  one an up node never enters them (``idle`` is not used by any MAC yet),
 - ``off`` once the node is dead (its battery empty): it draws nothing.
 
 Joules are Σ current × voltage × time over the states. A frame of ``b`` bytes is on

@@ -147,7 +147,11 @@ def _mac_sections() -> list[str]:
            "`mac_retries`, `mac_drops_by_reason`, `channel_busy_fraction`, "
            "metrics.parquet the same per node. Times in seconds, rates in bit/s; "
            "`network.queue_max_wait` (x `routing.seconds_per_unit`) sets `lifetime` "
-           "unless the table does. Every default is ns-3 3.44's. Keys of both models:",
+           "unless the table does. Every default is ns-3 3.44's. `802.15.4` may "
+           "duty-cycle its radios (`duty_cycle = \"contikimac\"`: asleep but for "
+           "channel checks, each frame repeated until its receiver wakes; under "
+           "`[energy] model = \"radio_states\"` the radios' time comes from the MAC; "
+           "docs/DESIGN.md \"Radio duty cycling\"). Keys of both models:",
            reference_table(COMMON, "mac.")]
     for model in STANDARDS:
         own = {k: v for k, v in mac_schema(model).items() if k not in COMMON}

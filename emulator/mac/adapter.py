@@ -86,7 +86,7 @@ class MacChannel:
         self._epoch = view.epoch_start
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 80211])))
         self.engine = MacEngine(self.rx_dbm_of(view), config.standard, config.channel,
-                                seed=rng)
+                                seed=rng, duty=config.duty)
         self._rng = rng   # the jitter of broadcasts, after the engine's seed
         std = config.standard
         self._largest = std.max_psdu_bytes - std.header_bytes \

@@ -124,10 +124,28 @@ class MacEngine:
     from its radio model; :func:`unit_disk_rx_dbm` from positions). ``standard``: a
     :class:`Dcf80211` or :class:`CsmaCa802154`. ``seed``: an int or a
     ``numpy.random.Generator``; the kernel's own generator is seeded from it, so the
-    same seed gives the same outcomes.
+    same seed gives the same outcomes. ``duty``: a
+    :class:`~emulator.mac.contikimac.ContikiMac` to duty-cycle the radios (802.15.4
+    only): each node's wake-up phase is drawn from the seed, uniform over a period;
+    a unicast goes on air as its train of copies up to the one its receiver takes, a
+    broadcast as a full ``strobe_time`` train (:func:`emulator.mac.kernel._train`), and
+    :meth:`radio_seconds` gives each radio's time on.
+
+    Duty cycling makes a hop wait for its receiver's wake-up (a 40-byte frame, one
+    hop, about half of the 125 ms period):
+
+    >>> from emulator.mac.contikimac import ContikiMac
+    >>> from emulator.mac.standards import CsmaCa802154
+    >>> engine = MacEngine(unit_disk_rx_dbm(np.array([[0.0, 0], [1, 0]]), 1.5),
+    ...                    CsmaCa802154(), seed=3, duty=ContikiMac())
+    >>> engine.enqueue(0.0, 0, 1, 40, handle=1)
+    >>> out = engine.advance(1.0)
+    >>> [REASONS[r] for r in out.reason], 0.0 < float(out.time[0]) < 0.13
+    (['delivered'], True)
     """
 
-    def __init__(self, rx_dbm, standard, channel: Channel = Channel(), seed=None):
+    def __init__(self, rx_dbm, standard, channel: Channel = Channel(), seed=None,
+                 duty=None):
         rx = np.ascontiguousarray(rx_dbm, float)
         if rx.ndim != 2 or rx.shape[0] != rx.shape[1] or rx.shape[0] < 1:
             raise ValueError(f"mac.rx_dbm: expected a square N x N matrix, got shape "
@@ -136,12 +154,16 @@ class MacEngine:
             raise ValueError(f"mac.standard: expected Dcf80211 or CsmaCa802154, got "
                              f"{type(standard).__name__}")
         self.standard = standard.check()
+        if duty is not None and not isinstance(standard, CsmaCa802154):
+            raise ValueError(f'mac.duty_cycle: expected model "802.15.4" (CSMA/CA) under '
+                             f"ContikiMAC, got {type(standard).__name__}")
+        self.duty = None if duty is None else duty.check()
         self.channel = channel.check()
         n = rx.shape[0]
         self.n = n
         self._rx_mw = np.ascontiguousarray(_mw(rx))
         np.fill_diagonal(self._rx_mw, 0.0)
-        self._p, self._ip = _parameters(self.standard, self.channel)
+        self._p, self._ip = _parameters(self.standard, self.channel, self.duty)
         self._nf = np.zeros((n, k.N_NF))
         self._ni = np.zeros((n, k.N_NI), np.int64)
         self._nf[:, [k.T_MAC, k.RESP_T]] = np.inf
@@ -154,6 +176,8 @@ class MacEngine:
         self._clock = np.zeros(2)   # the clock, and the next event when advance returns
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self._rng = np.array([rng.integers(0, 2 ** 63)], np.uint64)
+        if self.duty is not None:   # drawn after the kernel's seed: its draws stay as they are
+            self._nf[:, k.PHASE] = rng.random(n) * self.duty.period
         if isinstance(standard, Dcf80211):   # ns-3's Txop draws a backoff as it starts
             self._ni[:, k.SLOTS] = [k._draw(self._rng, standard.cw_min) for _ in range(n)]
         self._fr_i = np.zeros((1024, k.N_FI), np.int64)
@@ -282,6 +306,23 @@ class MacEngine:
         if self._ip[k.STD] == k.DCF:
             k._contend_times(now, self._nf, self._ni, self._p, self._ip)
 
+    def radio_seconds(self) -> dict:
+        """Duty cycling: each node's radio time up to the clock, seconds by state:
+        ``tx``, ``rx``, ``listen`` (its channel checks, ``idle_on_fraction`` of the time,
+        and its listening in exchanges: CSMA's CCAs, the gaps of its trains, the wait
+        from a CCA that found a train to the copy it takes, turnarounds). An exchange is
+        booked whole when its train starts. None without duty cycling."""
+        if self.duty is None:
+            return None
+        tx, rx, listen = self.exchange_seconds()
+        return {"tx": tx, "rx": rx, "listen": listen + self.duty.idle_on_fraction() * self.now}
+
+    def exchange_seconds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Duty cycling: each node's seconds sending, receiving and listening in
+        exchanges so far (:meth:`radio_seconds` without the channel checks)."""
+        nf = self._nf
+        return nf[:, k.R_TX].copy(), nf[:, k.R_RX].copy(), nf[:, k.R_LISTEN].copy()
+
     def counters(self) -> dict:
         """Collisions (frames a node locked onto and lost) and retries per node, drops by
         reason, and the time each node sensed the channel busy up to the clock."""
@@ -300,8 +341,9 @@ def _outputs(size: int):
             np.zeros(size, np.int64), np.zeros(size, np.int64))
 
 
-def _parameters(std, channel: Channel) -> tuple[np.ndarray, np.ndarray]:
-    """The kernel's float and int parameter cells for a standard and a channel."""
+def _parameters(std, channel: Channel, duty=None) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's float and int parameter cells for a standard, a channel and
+    ContikiMAC's timing (``duty``; None: the radios always on)."""
     p = np.zeros(k.N_P)
     ip = np.zeros(k.N_IP, np.int64)
     p[k.NOISE] = _mw(channel.noise_dbm)
@@ -324,5 +366,9 @@ def _parameters(std, channel: Channel) -> tuple[np.ndarray, np.ndarray]:
             std.max_csma_backoffs
         ip[k.RETRY_LIMIT] = std.max_frame_retries + 1    # retries after the first attempt
     p[k.LIFETIME] = std.lifetime
+    if duty is not None:
+        ip[k.DUTY] = 1
+        p[k.CM_TIMING:k.STROBE] = duty.timing()
+        p[k.STROBE] = duty.strobe_time
     ip[k.QUEUE_LIMIT] = std.queue_limit
     return p, ip

@@ -29,25 +29,34 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from emulator.mac.contikimac import first_copy
+
 # Standards (ip[STD]).
 DCF, CSMA = 0, 1
 
 # Float parameters (p).
 SLOT, SIFS, DIFS, EIFS, ACK_TIMEOUT, CTS_TIMEOUT, CTS_AIR, RTS_AIR, LIFETIME, NOISE, DETECT, \
     SINR, CS, UNIT, CCA, TURN, ACK_WAIT = range(17)
-N_P = 17
+# ContikiMAC (802.15.4 with duty cycling): its timing, in contikimac.TIMING's order from
+# CM_TIMING (the slice first_copy takes), and the longest train (STROBE_TIME).
+CM_TIMING, STROBE = 17, 23
+N_P = 24
 # Int parameters (ip).
-STD, CW_MIN, CW_MAX, RETRY_LIMIT, QUEUE_LIMIT, MIN_BE, MAX_BE, MAX_NB = range(8)
-N_IP = 8
+STD, CW_MIN, CW_MAX, RETRY_LIMIT, QUEUE_LIMIT, MIN_BE, MAX_BE, MAX_NB, DUTY = range(9)
+N_IP = 9
 
 # Node floats (nf columns).
 T_MAC, RESP_T, RESP_NAV, RESP_AIR, TX_END, TX_NAV, NAV, IDLE_FROM, BLOCK, EIFS_UNTIL, \
     DEADLINE, BUSY_SINCE, BUSY_TIME, TOT_MW, TX_AIR, MIN_SINR = range(16)
-N_NF = 16
+# Duty cycling: the node's wake-up phase, and the seconds its radio spent in exchanges
+# (sending, receiving, listening beyond its channel checks).
+PHASE, R_TX, R_RX, R_LISTEN = range(16, 20)
+N_NF = 20
 # Node ints (ni columns).
 STATE, CUR, SLOTS, CW, NB, BE, RESP_KIND, RESP_DST, TX_KIND, TX_DST, TX_FRAME, LOCK, \
     LOCK_OK, BUSY, CCA_BUSY, COLLISIONS, RETRIES, Q_HEAD, Q_TAIL, Q_LEN = range(20)
-N_NI = 20
+TX_MISS = 20   # duty cycling: the receiver's checks missed this unicast train
+N_NI = 21
 
 # MAC states.
 S_IDLE, S_CONTEND, S_TX, S_WAIT_CTS, S_WAIT_ACK, S_SEND_DATA, S_BACKOFF, S_CCA, S_TURN, \
@@ -246,6 +255,8 @@ def _receive(now, i, j, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, 
     kind, dst, f = ni[i, TX_KIND], ni[i, TX_DST], ni[i, TX_FRAME]
     ok = ni[j, LOCK_OK] == 1
     ni[j, LOCK] = -1
+    if dst == j and kind == K_DATA and ni[i, TX_MISS] == 1:
+        return   # asleep at every check of the train: it never took a copy
     if not ok:
         ni[j, COLLISIONS] += 1
         if ip[STD] == DCF:
@@ -308,6 +319,21 @@ def _answer_first(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t
 
 
 @njit(cache=True)
+def _book_broadcast(now, i, j, nf, p):
+    """ContikiMAC: ``j``'s check finds ``i``'s broadcast train (ending ``now``, begun
+    ``strobe_time`` before): its radio on from that CCA to the end of the copy it takes.
+    False if no check of ``j`` fell in the train."""
+    air = nf[i, TX_AIR]
+    start = now - p[STROBE]
+    copy, found = first_copy(p[CM_TIMING:STROBE], start, air, nf[j, PHASE], now)
+    if copy < 0:
+        return False
+    nf[j, R_RX] += air
+    nf[j, R_LISTEN] += start + copy * (air + p[CM_TIMING + 5]) - found
+    return True
+
+
+@njit(cache=True)
 def _end_of_own(now, i, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
                 out_r, g, drops):
     """Sender ``i``'s frame has left the antenna: wait for the answer, or be done."""
@@ -349,6 +375,8 @@ def _ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node,
             for j in range(n):
                 if j != i and rx_mw[i, j] >= p[DETECT] and rx_mw[i, j] >= p[SINR] * p[NOISE]:
                     got = ni[j, LOCK] == i and ni[j, LOCK_OK] == 1
+                    if got and ip[DUTY] == 1:
+                        got = _book_broadcast(now, i, j, nf, p)
                     if not got:
                         drops[COLLISION] += 1
                     _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j,
@@ -386,12 +414,57 @@ def _put_on_air(now, i, kind, dst, f, end, nav, nf, ni):
 
 
 @njit(cache=True)
-def _start_data(now, j, nf, ni, p, fr_i, fr_f):
-    """Node ``j`` puts its current frame (or its RTS) on air."""
+def _train(now, j, dst, air, nf, ni, p, rx_mw):
+    """ContikiMAC: when ``j``'s train of copies of an ``air``-second frame begun at
+    ``now`` ends, and the radio time it costs. To ``dst``: at the end of the copy
+    ``dst``'s channel check takes (:func:`~emulator.mac.contikimac.first_copy`), its
+    radio on from the CCA that found the train; if no check finds it, or ``dst`` cannot
+    take it (out of range or dead, sending, or locked onto another frame as the train
+    starts), after ``strobe_time`` (``ni[TX_MISS]``: the receiver never takes it; the
+    sender strobes a full period, as ContikiMAC does without an ACK). A broadcast
+    (``dst`` -1) lasts ``strobe_time``; its receivers are booked at its end."""
+    step = air + p[CM_TIMING + 5]   # a copy and the gap after it
+    ni[j, TX_MISS] = 1 if dst >= 0 else 0
+    if dst >= 0 and rx_mw[j, dst] >= p[DETECT] and ni[dst, TX_KIND] < 0 and \
+            ni[dst, LOCK] < 0:
+        copy, found = first_copy(p[CM_TIMING:STROBE], now, air, nf[dst, PHASE],
+                                 now + p[STROBE])
+        if copy >= 0:
+            nf[j, R_TX] += (copy + 1) * air
+            nf[j, R_LISTEN] += copy * p[CM_TIMING + 5]
+            nf[dst, R_RX] += air
+            nf[dst, R_LISTEN] += now + copy * step - found
+            ni[j, TX_MISS] = 0
+            return now + copy * step + air
+    copies = np.ceil(p[STROBE] / step - 1e-12)
+    nf[j, R_TX] += copies * air
+    nf[j, R_LISTEN] += (copies - 1) * p[CM_TIMING + 5]
+    return now + p[STROBE]
+
+
+@njit(cache=True)
+def _book_ack(j, dst, nf, p):
+    """ContikiMAC: ``j`` acknowledges ``dst``'s copy: both radios stay on through the
+    turnaround, then ``j`` sends the ACK and ``dst`` receives it."""
+    nf[j, R_LISTEN] += p[TURN]
+    nf[dst, R_LISTEN] += p[TURN]
+    nf[j, R_TX] += nf[j, RESP_AIR]
+    nf[dst, R_RX] += nf[j, RESP_AIR]
+
+
+@njit(cache=True)
+def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw):
+    """Node ``j`` puts its current frame (or its RTS) on air (with duty cycling, its
+    train of copies; ``TX_AIR`` stays one copy's airtime, which the error curve judges)."""
     f = ni[j, CUR]
     dst = fr_i[f, F_DST]
     air, ack = fr_f[f, F_AIR], fr_f[f, F_ACK]
-    if dst < 0:
+    if ip[DUTY] == 1:
+        fr_i[f, F_ATT] += 1
+        end = _train(now, j, dst, air, nf, ni, p, rx_mw)
+        _put_on_air(now, j, K_DATA if dst >= 0 else K_BCAST, dst, f, end, 0.0, nf, ni)
+        nf[j, TX_AIR] = air
+    elif dst < 0:
         fr_i[f, F_ATT] += 1
         _put_on_air(now, j, K_BCAST, -1, f, now + air, 0.0, nf, ni)
     elif ni[j, STATE] == S_SEND_DATA:             # after the CTS: not a new attempt
@@ -486,6 +559,8 @@ def _timer(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_a
                   out_r, g, drops)
     elif st == S_BACKOFF:
         ni[j, STATE] = S_CCA
+        if ip[DUTY] == 1:   # the radio on for the CCA
+            nf[j, R_LISTEN] += p[CCA]
         ni[j, CCA_BUSY] = 1 if _busy(nf, ni, p, j) else 0
         nf[j, T_MAC] = now + p[CCA]
     elif st == S_CCA:
@@ -608,6 +683,8 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
                     nav = nf[j, RESP_NAV] if kind == K_CTS else 0.0
                     _put_on_air(now, j, kind, ni[j, RESP_DST], -1, now + nf[j, RESP_AIR], nav,
                                 nf, ni)
+                    if ip[DUTY] == 1:
+                        _book_ack(j, ni[j, RESP_DST], nf, p)
                     scratch[m] = j
                     m += 1
             elif nf[j, T_MAC] <= now + EPS and ni[j, TX_KIND] >= 0:
@@ -615,7 +692,7 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
             elif nf[j, T_MAC] <= now + EPS:
                 if _timer(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t,
                           out_att, out_r, g, drops):
-                    _start_data(now, j, nf, ni, p, fr_i, fr_f)
+                    _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw)
                     scratch[m] = j
                     m += 1
         if m > 0:

@@ -404,6 +404,8 @@ class RoutedTransport(Transport):
                 due = mac.next_time()
                 if due <= limit and due < math.inf:
                     self._mac_fates(mac.step(limit))
+                    if self._duty_book:
+                        self.energy.mac_radio(mac.ids, *mac.engine.exchange_seconds())
                     continue
             if compiled is not None:   # a protocol's own loop, beside the calendar
                 head = compiled.head
@@ -752,6 +754,22 @@ class RoutedTransport(Transport):
                     self._mac_sent(fate, hop, True)
                 self._timer(fate.time, u, _MacFailure(msg, v, reason))
 
+    @property
+    def energy(self):
+        """The batteries (:class:`emulator.energy.EnergyBook`), if any. Under
+        ``radio_states`` with a duty-cycled MAC the book takes each radio's time from
+        the MAC (:meth:`~emulator.energy.EnergyBook.mac_radio`), not per hop."""
+        return self._energy
+
+    @energy.setter
+    def energy(self, book) -> None:
+        self._energy = book
+        mac = getattr(self, "mac", None)
+        duty = None if mac is None else mac.config.duty
+        self._duty_book = book is not None and book.radio is not None and duty is not None
+        if self._duty_book:
+            book.duty_cycled(duty.idle_on_fraction())
+
     def _mac_sent(self, fate, hop, lost: bool) -> None:
         """A frame the MAC put on air: the control log, the ledger (at its last
         attempt's start, lost if no attempt got through) and the energy of every
@@ -768,7 +786,7 @@ class RoutedTransport(Transport):
                 self.ledger.note_attempts(len(self.ledger), 1)   # the column is there
                 self.ledger.add(start, msg.msg_id, msg.kind, u, BROADCAST, u, BROADCAST,
                                 msg.size_units, msg.size_bytes, cost, False)
-            if self.energy is not None:
+            if self.energy is not None and not self._duty_book:
                 self.energy.broadcast(u, self._receivers(hop), msg.size_bytes, length)
             return
         k = hop[3]
@@ -777,7 +795,7 @@ class RoutedTransport(Transport):
             self.ledger.note_attempts(len(self.ledger), fate.attempts)
             self.ledger.add(start, msg.msg_id, msg.kind, msg.src, msg.dst, u, v,
                             msg.size_units, msg.size_bytes, costs[k], lost)
-        if self.energy is not None:
+        if self.energy is not None and not self._duty_book:
             for attempt in range(1, max(fate.attempts, 1) + 1):
                 self.energy.hop(u, v, msg.size_bytes, lengths[k],
                                 not lost and attempt == fate.attempts)
