@@ -14,7 +14,7 @@ from emulator.network import Network
 from emulator.routing.host import RoutedTransport
 from emulator.routing.params import resolve
 from emulator.routing.rpl.objective import ETX_DIVISOR
-from emulator.routing.rpl.packets import INFINITE_RANK
+from emulator.routing.rpl.packets import INFINITE_RANK, dao_pieces
 from experiments.runner import run
 from experiments.spec import SpecError, resolve as resolve_spec
 from tests.test_routing import Epochs
@@ -375,7 +375,10 @@ def test_same_seed_same_run_another_seed_other_trickle_draws():
     pd.testing.assert_frame_equal(first.attrs["control"], again.attrs["control"])
     other = deliver(g, msgs, routing="rpl", seed=3)
     assert not first.attrs["control"].equals(other.attrs["control"])
-    assert (~first.lost).mean() > 0.8
+    # 5 % lost a hop over 3.2 hops on average: 0.85 expected, one standard deviation
+    # 0.04 over 80 packets (0.8 here: the draws moved when DAOs came in pieces)
+    assert (~first.lost).mean() >= 0.75
+    assert set(first.loss_reason[first.lost]) == {"link_loss"}
 
 
 def test_a_spec_run_roots_the_dodag_at_the_query_node_with_control_in_the_ledger(tmp_path):
@@ -393,6 +396,45 @@ def test_a_spec_run_roots_the_dodag_at_the_query_node_with_control_in_the_ledger
     assert out.summary["recall"] > 0
 
 
+# -- DAOs that fit an 802.15.4 frame ----------------------------------------------------
+#: The 802.15.4 MAC with a CC2420's thresholds (the unit disk's links are decoded).
+CC2420_MAC = {"model": "802.15.4", "detect_dbm": -95.0, "cs_threshold_dbm": -95.0,
+              "noise_dbm": -100.0}
+
+
+def test_daos_fit_an_802154_frame_and_routes_down_form_on_a_50_node_field():
+    g = field(50, 0.25, seed=3)
+    msgs = pd.DataFrame([(i, 0, v, 20.0 + 0.37 * i, 40) for i, v in enumerate(range(1, 50))],
+                        columns=["msg_id", "src", "dst", "sent_at", "size_bytes"])
+
+    def down(**rpl):
+        return deliver(g, msgs, medium="shared", routing="rpl", seed=1, mac=CC2420_MAC,
+                       routing_options={"rpl": {"objective": "of0", **rpl}})
+    pieces = down()
+    assert pieces.attrs["mac"]["mac_drops_by_reason"]["frame_too_long"] == 0
+    daos = pieces.attrs["control"].query("type == 'DAO'")
+    assert daos.size_bytes.max() <= 116 and daos.size_bytes.min() >= 74
+    assert (~pieces.lost).mean() > 0.9   # root -> every node, leaves included
+    # one DAO per node's subtree, as before: those near the root are refused
+    whole = down(max_dao_bytes=100_000)
+    assert whole.attrs["mac"]["mac_drops_by_reason"]["frame_too_long"] > 0
+    assert (~whole.lost).mean() < 0.5
+
+
+def test_a_dao_in_pieces_replaces_routes_only_when_every_piece_arrived():
+    tr = converged(linked(nx.path_graph(2)), until=1.0, objective="of0")
+    rpl, node = tr.protocol, tr.protocol._state[0]
+    node.routes.update({7: [1, 1, 100.0], 8: [1, 1, 100.0]})
+    first, second = dao_pieces(((1, 5), (9, 1), (10, 1), (11, 1)), 50.0, 116, sequence=40)
+
+    def hear(dao):
+        rpl._on_dao(2.0, 0, 1, dao)
+        return sorted(node.routes)
+    assert hear(second) == [7, 8, 11]             # part 0 missing: nothing removed
+    assert hear(first) == [1, 9, 10, 11]          # now whole: 7 and 8 are gone
+    assert (first.sequence, second.sequence, first.more, second.more) == (40, 41, True, False)
+
+
 # -- bad input ----------------------------------------------------------------------------
 @pytest.mark.parametrize("raw, field", [
     ({"run": {"backend": "mininet"}, "network": {"routing": "rpl"}}, "network.routing"),
@@ -402,6 +444,7 @@ def test_a_spec_run_roots_the_dodag_at_the_query_node_with_control_in_the_ledger
      "routing.rpl.dio_redundancy_constant"),
     ({"routing": {"rpl": {"version_interval": -5}}}, "routing.rpl.version_interval"),
     ({"routing": {"rpl": {"trickle": 1}}}, "routing.rpl.trickle"),
+    ({"routing": {"rpl": {"max_dao_bytes": 73}}}, "routing.rpl.max_dao_bytes"),
 ])
 def test_bad_rpl_input_is_one_line_naming_the_field(raw, field):
     with pytest.raises(SpecError) as err:

@@ -139,6 +139,11 @@ RPL = {
     "dao_interval": _time(60.0, "a node sends its parent its routes again this often "
                                 "(no DAO-ACK is used: a lost DAO waits for the next)",
                           "this testbed"),
+    "max_dao_bytes": Field("integer", 116, low=74,
+                           doc="a DAO's bytes at most (IPv6 and ICMPv6 headers included): "
+                               "more targets go in more DAOs; 116 is an 802.15.4 frame's "
+                               "payload (127 less the 11-byte MAC header), 74 one target "
+                               "a DAO (Contiki-NG's storing mode)"),
     "dao_ack": Field("bool", False, doc="DAOs ask for a DAO-ACK (the K flag, §9.3); one "
                                         "unanswered is sent again, and a parent that "
                                         "answers none counts as lost (local repair)"),

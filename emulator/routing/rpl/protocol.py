@@ -17,7 +17,13 @@ What runs, by the RFC's sections:
 - **Downward routes** (§9, storing mode): a node sends its parent a DAO ``dao_delay``
   after its parent or its routes changed, and every ``dao_interval``, listing itself
   (with a new path sequence each time) and every target it routes to: the full set its
-  subtree reaches, so the parent replaces the routes it had through that child. Routes
+  subtree reaches, so the parent replaces the routes it had through that child. A list
+  longer than one DAO of ``max_dao_bytes`` carries (default 116: an 802.15.4 frame's
+  payload, 127 bytes less the 11 of the MAC header) goes in several DAOs of one
+  DAOSequences in a row, numbered, all but the last flagged "more"; the parent replaces
+  the child's routes once it has every piece (a piece lost: the routes the others list
+  are taken, none removed). With ``dao_ack`` each piece is acknowledged on its own and
+  the unanswered ones are sent again. Routes
   live ``route_lifetime`` unless refreshed. A node leaving a parent sends it a No-Path
   DAO (lifetime 0) for what it listed. With ``dao_ack`` a DAO asks for a DAO-ACK (§9.3)
   and is sent again after ``dao_ack_timeout``, up to ``dao_max_retransmissions`` times,
@@ -47,7 +53,7 @@ from __future__ import annotations
 
 from emulator.routing.base import BROADCAST, Control, Protocol
 from emulator.routing.rpl.objective import ETX_FRAME_BYTES, ObjectiveFunction
-from emulator.routing.rpl.packets import INFINITE_RANK, Dao, DaoAck, Dio, Dis
+from emulator.routing.rpl.packets import INFINITE_RANK, Dao, DaoAck, Dio, Dis, dao_pieces
 from emulator.routing.rpl.tables import RplNode
 from emulator.routing.rpl.trickle import Trickle
 from topologies.schema import FieldError
@@ -74,6 +80,7 @@ class Rpl(Protocol):
                                                  f"got {root!r}")
         self.objective = ObjectiveFunction(params["objective"], params)
         self.lifetime = params["route_lifetime"]
+        self.max_dao = params["max_dao_bytes"]
         self._state = {u: RplNode(Trickle(params["dio_interval_min"],
                                           params["dio_interval_doublings"],
                                           params["dio_redundancy_constant"]))
@@ -145,8 +152,10 @@ class Rpl(Protocol):
             self._on_dao(t, u, msg.src, packet)
         elif type(packet) is DaoAck:
             awaiting = self._state[u].awaiting
-            if awaiting is not None and awaiting[0] == packet.sequence:
-                self._state[u].awaiting = None
+            if awaiting is not None:
+                awaiting[2] = [p for p in awaiting[2] if p.sequence != packet.sequence]
+                if not awaiting[2]:
+                    self._state[u].awaiting = None
         elif self._state[u].rank < INFINITE_RANK:   # a DIS: advertise soon (§8.3)
             self._reset_trickle(t, u)
 
@@ -191,17 +200,27 @@ class Rpl(Protocol):
                     del node.routes[target]
                     changed = True
         else:
-            listed = set()
+            # a DAO's pieces (DAOSequences in a row from its part 0's) list together
+            # what v reaches; how many there are is known from the last (not "more")
+            first = dao.sequence - dao.part
+            sequence, parts, listed, count = node.listed.pop(v, (None, None, None, None))
+            if sequence != first:
+                parts, listed, count = set(), set(), None
+            parts.add(dao.part)
+            if not dao.more:
+                count = dao.part + 1
             until = t + dao.lifetime
             for target, seq in dao.targets:
                 if target != u and target != node.parent:   # never route to self or up
                     changed |= node.offer_route(target, v, seq, until)
                     listed.add(target)
-            # the DAO lists all v reaches: the routes through v it does not list are gone
-            for target in node.routes_via(v):
-                if target not in listed:
-                    del node.routes[target]
-                    changed = True
+            if len(parts) == count:   # the whole DAO: the routes through v it does not
+                for target in node.routes_via(v):   # list are gone
+                    if target not in listed:
+                        del node.routes[target]
+                        changed = True
+            else:
+                node.listed[v] = (first, parts, listed, count)
         if changed:
             self._schedule_dao(t, u)
         if dao.ack:
@@ -243,7 +262,8 @@ class Rpl(Protocol):
         left = old if old is not None else node.detached_from
         node.detached_from = None
         if left is not None and left != best and left in node.neighbours:
-            self._send(t, u, left, Dao(self._targets(t, u, node), 0))
+            for piece in dao_pieces(self._targets(t, u, node), 0, self.max_dao):
+                self._send(t, u, left, piece)
         self._schedule_dao(t, u)
         return True
 
@@ -301,19 +321,21 @@ class Rpl(Protocol):
             return
         node.path_seq += 1
         ack = self.params["dao_ack"]
-        node.dao_sequence += 1
-        dao = Dao(self._targets(t, u, node), self.lifetime, node.dao_sequence, ack)
+        first = node.dao_sequence + 1
+        pieces = dao_pieces(self._targets(t, u, node), self.lifetime, self.max_dao,
+                            first, ack)
+        node.dao_sequence = pieces[-1].sequence
         if ack:   # overtakes one unanswered, whose sends to this parent still count
             before = node.awaiting
             unanswered = before[3] + 1 if before is not None and before[1] == node.parent \
                 else 0
-            node.awaiting = [dao.sequence, node.parent, dao, unanswered]
-            self.host.set_timer(t + self.params["dao_ack_timeout"], u,
-                                (_RESEND, dao.sequence))
-        self._send(t, u, node.parent, dao)
+            node.awaiting = [first, node.parent, pieces, unanswered]
+            self.host.set_timer(t + self.params["dao_ack_timeout"], u, (_RESEND, first))
+        for piece in pieces:
+            self._send(t, u, node.parent, piece)
 
     def _dao_overdue(self, t: float, u: int, sequence: int) -> None:
-        """No DAO-ACK for the DAO ``sequence``: send it again, or after
+        """No DAO-ACK for (pieces of) the DAO from ``sequence``: send them again, or after
         ``dao_max_retransmissions`` count the parent as lost (§9.3 leaves what then to
         the implementation)."""
         node = self._state[u]
@@ -326,7 +348,8 @@ class Rpl(Protocol):
         if awaiting[3] < self.params["dao_max_retransmissions"]:
             awaiting[3] += 1
             self.host.set_timer(t + self.params["dao_ack_timeout"], u, (_RESEND, sequence))
-            self._send(t, u, node.parent, awaiting[2])
+            for piece in awaiting[2]:
+                self._send(t, u, node.parent, piece)
             return
         node.awaiting = None
         self._lose_neighbour(t, u, node.parent)

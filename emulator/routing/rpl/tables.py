@@ -26,7 +26,7 @@ class RplNode:
 
     __slots__ = ("version", "rank", "parent", "neighbours", "routes", "path_seq",
                  "trickle", "dao_pending", "dis_pending", "joined_at", "detached_from",
-                 "dao_sequence", "awaiting")
+                 "dao_sequence", "awaiting", "listed")
 
     def __init__(self, trickle):
         self.version: int | None = None
@@ -44,17 +44,22 @@ class RplNode:
         #: the parent it had when it last detached (told with a No-Path on rejoining)
         self.detached_from: int | None = None
         #: the last DAOSequence sent, and the DAO waiting for its DAO-ACK: ``[sequence,
-        #: parent, the DAO, sends to that parent unanswered before this one]`` (None:
-        #: none waits)
+        #: parent, the DAO's pieces, sends to that parent unanswered before this one]`` (None:
+        #: none waits); with pieces, the first DAOSequence and the pieces unanswered
         self.dao_sequence = 0
         self.awaiting: list | None = None
+        #: child -> (its part 0's DAOSequence, parts heard, targets, parts in all or
+        #: None until the last is heard) of a DAO whose pieces are still arriving
+        self.listed: dict[int, tuple] = {}
 
     def offer_route(self, target: int, via: int, seq: int, until: float) -> bool:
         """A DAO's target through the child ``via``: taken if no route is known, it
-        comes from the same child, or its path sequence is newer (§7.2, §9.8); whether
-        the next hop changed."""
+        comes from the same child, or its path sequence is not older (§7.2, §9.8;
+        on a tie the latest DAO wins, as in Contiki-NG: a subtree that moved keeps its
+        path sequences, and its new DAOs must take over the old routes); whether the
+        next hop changed."""
         route = self.routes.get(target)
-        if route is None or route[0] == via or seq > route[1]:
+        if route is None or route[0] == via or seq >= route[1]:
             changed = route is None or route[0] != via
             self.routes[target] = [via, seq, until]
             return changed
