@@ -14,6 +14,7 @@ analysis.pcap.PcapError: /...: RUN_DIR: not a complete run folder (testbed run w
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from analysis.loading import run_with_ledger
@@ -41,5 +42,10 @@ def pcap(run_dir, out, *, link: str = "802.11") -> Path:
         raise PcapError(str(run_dir), "capture", f"the {routing} run kept no capture "
                         "table, so its control packets' fields are unknown: run its spec "
                         "again with [run] capture = true")
+    mac = run.spec.get("mac", {}).get("model", "ideal")
+    if mac == "802.15.4":   # written all the same: the IP and routing layers hold
+        warnings.warn(f"{run_dir}: the run's MAC is 802.15.4, its frames are written with "
+                      f"{link} link headers (802.15.4 headers are not written yet: IPv4 "
+                      "over 802.15.4 needs 6LoWPAN)", stacklevel=2)
     seconds = run.spec.get("routing", {}).get("seconds_per_unit", 1.0)
     return write_pcap(run, out, link=link, seconds_per_unit=seconds)

@@ -293,3 +293,15 @@ def test_a_routing_without_a_wire_format_is_refused_in_one_line(tmp_path):
     spec = {**SPEC, "network": {"routing": "rpl"}}
     with pytest.raises(Exception, match=r"run.capture: true: rpl's packets have no wire"):
         run(spec, out=tmp_path)
+
+
+@needs_tshark
+def test_a_run_under_the_802154_mac_is_written_with_a_warning(tmp_path):
+    spec = {**SPEC, "network": {"routing": "aodv", "medium": "shared"},
+            "mac": {"model": "802.15.4"}}
+    folder = run(spec, out=tmp_path / "runs").path
+    with pytest.warns(UserWarning, match=r"the run's MAC is 802.15.4, its frames are "
+                                         r"written with 802.11 link headers"):
+        from analysis.pcap import pcap
+        path = pcap(folder, tmp_path / "r.pcapng")
+    assert len(tshark(path, "frame.number")) > 0
