@@ -3,7 +3,6 @@ VENV   := .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NS3    := $(VENV)/.installed-test-extras
-WORKERS := $(shell echo $$(( $$(nproc) + 1 )))
 export PYSPARK_PYTHON        := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 
@@ -61,18 +60,16 @@ $(NS3): $(STAMP)
 run: setup
 	$(VENV)/bin/testbed run experiments/specs/quickstart.toml --out runs --report
 
-# One worker per core and one more: the Spark, cluster and Mininet tests run as one group
-# each, in one worker per group (see tests/conftest.py), and spend much of their time
-# waiting on a JVM or an emulated link (the suite used 1.1 of 2 cores with 2 workers);
-# the other tests fill the workers.
+# One worker per core; the Spark, cluster and Mininet tests run as one group each, in
+# one worker per group (see tests/conftest.py); the other tests fill the workers.
 # `make test` leaves out the tests marked full_suite (the longest repetitions of what
 # other tests already cover on Spark: the remaining operators of a contract suite, ...);
 # `make test-full` runs those, and CI runs both.
 test: setup $(NS3)
-	$(PY) -m pytest -n $(WORKERS) --dist loadgroup -m "not full_suite" --durations=20
+	$(PY) -m pytest -n auto --dist loadgroup -m "not full_suite" --durations=20
 
 test-full: setup $(NS3)
-	$(PY) -m pytest -n $(WORKERS) --dist loadgroup -m full_suite --durations=20
+	$(PY) -m pytest -n auto --dist loadgroup -m full_suite --durations=20
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
