@@ -180,7 +180,13 @@ class ContikiMac:
     @property
     def nonactivity_time(self) -> float:
         """How long fast sleep lets a woken radio listen without a frame starting:
-        MAX_NONACTIVITY_PERIODS CCA periods (6.2 ms)."""
+        MAX_NONACTIVITY_PERIODS CCA periods, against LISTEN_TIME_AFTER_PACKET_DETECTED
+        without it.
+
+        >>> mac = ContikiMac()
+        >>> round(mac.nonactivity_time * 1e3, 2), mac.listen_after_detect * 1e3
+        (6.22, 12.5)
+        """
         return self.max_nonactivity_periods * self.cca_spacing
 
     @property

@@ -181,3 +181,38 @@ def test_the_table_takes_the_options():
             mac.duty.csma_max_mac_transmissions) == (True, True, False, 3)
     plain = mac_from_table({"model": "802.15.4", "duty_cycle": "contikimac"}).duty
     assert plain == ContikiMac()
+
+
+def test_the_options_run_through_deliver_and_the_same_seed_repeats_the_run():
+    """A 3-node line under deliver(): with every option on, everything is delivered,
+    the run repeats to the bit, and the phase lock lowers the field's radio time."""
+    import pandas as pd
+
+    from emulator import deliver
+    from tests.mac.test_duty_cycle import _line, _msgs
+
+    def once(**options):
+        mac = {"model": "802.15.4", "duty_cycle": "contikimac", **options}
+        out = deliver(_line(3), _msgs(40, src=0, dst=2), medium="shared", seed=3, mac=mac,
+                      energy={"model": "radio_states", "battery_j": 1e6})
+        return out, out.attrs["energy"]
+
+    every = {"phase_lock": True, "overhearing": True, "csma_max_mac_transmissions": 3}
+    first, energy = once(**every)
+    again, energy_again = once(**every)
+    assert not first["lost"].any()
+    pd.testing.assert_frame_equal(first, again)
+    assert energy == energy_again
+    _, plain = once()
+    _, locked = once(phase_lock=True)
+    assert locked["radio_on_fraction_mean"] < 0.7 * plain["radio_on_fraction_mean"]
+
+
+def test_a_specs_options_are_checked_in_one_line():
+    from experiments.spec import SpecError, resolve
+
+    with pytest.raises(SpecError, match=r"^s.toml: mac.csma_max_mac_transmissions: "
+                                        r"expected an integer >= 0, got -2$"):
+        resolve({"network": {"medium": "shared"},
+                 "mac": {"model": "802.15.4", "duty_cycle": "contikimac",
+                         "csma_max_mac_transmissions": -2}}, "s.toml")
