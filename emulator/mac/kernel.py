@@ -503,7 +503,9 @@ def _train(now, j, dst, air, nf, ni, p, ip, rx_mw):
     if ip[PHASE_LOCK] == 1 and dst >= 0 and nf[j, N_NF + dst] == nf[j, N_NF + dst]:
         e = nf[j, N_NF + dst]
         expected = (e - now) - np.floor((e - now) / p[PERIOD]) * p[PERIOD]
-        limit = min(expected + p[LOCK_MISS], p[STROBE])
+        # at most Contiki's MAX_PHASE_STROBE_TIME after its t0 (CHECK_TIME_TX after the
+        # train's start at the latest): a train whose CSMA-CA outlasted the guard misses
+        limit = min(expected, p[GUARD]) + p[LOCK_MISS]
     ni[j, TX_MISS] = 1 if dst >= 0 else 0
     end = -1.0
     if dst >= 0 and rx_mw[j, dst] >= p[DETECT] and ni[dst, TX_KIND] < 0 and \
