@@ -164,7 +164,10 @@ class MacEngine:
         self._rx_mw = np.ascontiguousarray(_mw(rx))
         np.fill_diagonal(self._rx_mw, 0.0)
         self._p, self._ip = _parameters(self.standard, self.channel, self.duty)
-        self._nf = np.zeros((n, k.N_NF))
+        # the phase lock's memory: a column per neighbour (k.N_NF + d), NaN: unknown
+        locks = n if self.duty is not None and self.duty.phase_lock else 0
+        self._nf = np.zeros((n, k.N_NF + locks))
+        self._nf[:, k.N_NF:] = np.nan
         self._ni = np.zeros((n, k.N_NI), np.int64)
         self._nf[:, [k.T_MAC, k.RESP_T]] = np.inf
         self._nf[:, [k.NAV, k.BLOCK, k.EIFS_UNTIL]] = -np.inf   # the channel idle since 0
@@ -370,5 +373,15 @@ def _parameters(std, channel: Channel, duty=None) -> tuple[np.ndarray, np.ndarra
         ip[k.DUTY] = 1
         p[k.CM_TIMING:k.STROBE] = duty.timing()
         p[k.STROBE] = duty.strobe_time
+        p[k.GUARD] = duty.guard_time
+        p[k.LOCK_MISS] = duty.max_phase_strobe - duty.guard_time + \
+            duty.cca_count_tx * duty.cca_spacing
+        p[k.LISTEN_AFTER], p[k.PERIOD] = duty.listen_after_detect, duty.period
+        ip[k.PHASE_LOCK], ip[k.OVERHEAR] = int(duty.phase_lock), int(duty.overhearing)
+        ip[k.FAST_SLEEP] = int(duty.fast_sleep)
+        ip[k.MAX_SILENCE] = duty.max_silence_periods
+        ip[k.MAX_NONACT] = duty.max_nonactivity_periods
+        ip[k.CSMA_TX] = duty.csma_max_mac_transmissions
+        ip[k.CSMA_BE] = duty.csma_max_backoff_exponent
     ip[k.QUEUE_LIMIT] = std.queue_limit
     return p, ip
