@@ -95,6 +95,7 @@ def test_rpl_messages_by_code_are_the_control_log_s_with_the_fields_sent(mac, li
     assert Counter(f[0] for f in frames) == Counter(e[0] for e in expected)
     assert frames == expected
     assert any(f[9] == "32" for f in frames)   # a DAO in pieces: "more" on all but one
+    assert {f[0] for f in tshark(out, "icmpv6.checksum.status", display="icmpv6")} == {"1"}
 
 
 def _expand(fields):
