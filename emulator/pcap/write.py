@@ -68,7 +68,7 @@ import dpkt
 import dpkt.pcapng as pcapng
 import pandas as pd
 
-from emulator.pcap import aodv_wire, olsr_wire
+from emulator.pcap import aodv_wire, babel_wire, olsr_wire
 from emulator.pcap.addresses import (GLOBAL, LINK_LOCAL, MAX_SHORT_NODE, ip6_bytes,
                                       ip_bytes)
 from emulator.pcap.capture import DATA_PORT, DATA_TTL, ICMPV6, data_payload
@@ -81,7 +81,7 @@ _MICROSECOND = 1e-6
 _HEADERS = {4: 20 + 8, 6: 40 + 8}
 #: The multicast group a broadcast control packet goes to in IPv6, by port: all RPL
 #: nodes (RFC 6550 §20.19), all Babel routers (RFC 8966 §5).
-_MULTICAST = {ICMPV6: "ff02::1a", 6696: "ff02::1:6"}
+_MULTICAST = {ICMPV6: "ff02::1a", babel_wire.PORT: "ff02::1:6"}
 #: The routings whose packets hold IPv4 addresses, by port: not written in IPv6.
 IPV4_ROUTINGS = {aodv_wire.PORT: "aodv", olsr_wire.PORT: "olsr"}
 
