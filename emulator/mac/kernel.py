@@ -720,6 +720,22 @@ def _arrive(now, f, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_
 
 
 @njit(cache=True)
+def _mark_live(ni, fr_i, live):
+    """Set ``live[f]`` for every frame the nodes still hold: queued, current (contending,
+    on air, waiting for its answer) or on air. A frame not marked here, nor waiting to
+    arrive, has had its last outcome: its row of the frame table may be reused."""
+    for j in range(ni.shape[0]):
+        f = ni[j, Q_HEAD]
+        for _ in range(ni[j, Q_LEN]):
+            live[f] = True
+            f = fr_i[f, F_NEXT]
+        if ni[j, CUR] >= 0:
+            live[ni[j, CUR]] = True
+        if ni[j, TX_KIND] >= 0 and ni[j, TX_FRAME] >= 0:
+            live[ni[j, TX_FRAME]] = True
+
+
+@njit(cache=True)
 def _contend_times(now, nf, ni, p, ip):
     """802.11: when each contending node's backoff ends, or never while it senses busy."""
     for j in range(nf.shape[0]):
