@@ -54,6 +54,8 @@ def ready(routings=("oracle",), media=("links", "shared"), macs=()) -> dict:
     for mac in macs:   # a link breaking gives the MAC new powers mid-run
         for dynamics in (None, _LinkBreak(graph, (2, 3), 3.5)):
             deliver(graph, messages, medium="shared", mac=mac, dynamics=dynamics)
+    if macs:
+        _reuse_frame_rows()
     if set(routings) - {"oracle"}:
         Seen().reserve(0.0, SMALLEST)   # made again, larger
     if "aodv" in routings:   # what the host's Python files into AODV's loop
@@ -62,6 +64,21 @@ def ready(routings=("oracle",), media=("links", "shared"), macs=()) -> dict:
         warm_up()
     return {"kernel_ready_s": round(time.perf_counter() - start, 2),
             "kernel_compiled": compilations() > before}
+
+
+def _reuse_frame_rows() -> None:
+    """Fill a MAC engine's frame table of one row twice: what a long run does when its
+    table is full (the rows of finished frames are found and reused)."""
+    import numpy as np
+
+    from emulator.mac.engine import MacEngine, unit_disk_rx_dbm
+    from emulator.mac.standards import Dcf80211
+
+    engine = MacEngine(unit_disk_rx_dbm(np.array([[0.0, 0], [1, 0]]), 1.5), Dcf80211(),
+                       seed=1, rows=1)
+    for handle in range(3):
+        engine.enqueue(handle * 0.01, 0, 1, 100, handle=handle)
+        engine.advance(handle * 0.01 + 0.005)
 
 
 class _LinkBreak:
