@@ -1,7 +1,7 @@
 """Ideal against MAC, claim by claim: the headline figures of a sweep whose points differ
 by ``mac.model`` (a grid axis) or by a variant that adds the MAC (issue 58).
 
-A sweep folder's ``runs.parquet`` is cut by its *setting* (the ``variant`` column where
+A sweep folder's runs table is cut by its *setting* (the ``variant`` column where
 the spec has variants, else ``mac.model``) and, within a setting, by the spec's other
 swept keys. For each cut: the mean and 95 % interval over seeds of the figures the
 spec's section of docs/RESULTS.md claims (:data:`FIGURES`), the MAC's own counters, and
@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats import mean_ci
+from experiments.store import read_table, runs_table_path
 
 #: The MAC's counters, shown beside every spec's figures.
 MAC_FIGURES = ["mac_collisions", "mac_retries", "channel_busy_fraction"]
@@ -70,7 +71,7 @@ def setting_column(runs: pd.DataFrame) -> str:
 
 def swept_keys(runs: pd.DataFrame, setting: str) -> list[str]:
     """The swept columns other than the setting and the seed (dotted names, as
-    ``runs.parquet`` names them), and the network section's ``routing`` and load."""
+    the runs table names them), and the network section's ``routing`` and load."""
     return [c for c in runs.columns if "." in c and c != setting and c != "mac.model"
             and runs[c].astype(str).nunique() > 1 and not c.startswith("mac.")]
 
@@ -113,7 +114,7 @@ def savings(runs: pd.DataFrame, setting: str, keys: list[str], who: str, base: s
 def _runs(folder: Path) -> tuple[str, pd.DataFrame]:
     """The spec's name and the runs (with the network section's facts for routing
     sweeps) of a sweep folder."""
-    runs = pd.read_parquet(folder / "runs.parquet")
+    runs = read_table(runs_table_path(folder))
     name = str(runs["run_id"].iloc[0]).rsplit("-", 1)[0]
     if name == "manet_routing":
         from analysis import network_section as ns
