@@ -166,7 +166,7 @@ def report(folder: Path) -> str:
     if name == "manet_routing":
         keys = ["routing", "node_speed", "offered_load"]
     names = [n for n in FIGURES.get(name, []) + MAC_FIGURES if n in runs.columns]
-    out = [f"## {name} ({len(runs)} runs, seeds {sorted(runs['seed'].unique())})",
+    out = [f"## {name} ({len(runs)} runs, seeds {sorted(int(s) for s in runs['seed'].unique())})",
            table(figures(runs, setting, keys, names), [setting, *keys, *names])]
     if name.startswith("triggers"):
         out.append("time from a burst to the next window (and its change against the "
