@@ -415,7 +415,7 @@ def topology_figure(runs: list[tuple[str, Run]], colour=RESIDUAL) -> Figure | No
     the radio's on-time): one panel per ``(title, run)``, nodes at their positions at
     the end of the run coloured by it, dead nodes as crosses, mains-powered nodes as
     black squares, stream nodes ringed, the query node a star; the links of the last
-    epoch faint."""
+    epoch faint. None when no run has a value to draw."""
     values_of, label, unit_scale, dead_coloured = colour
     drawn = []
     for title, run in runs:
@@ -431,6 +431,8 @@ def topology_figure(runs: list[tuple[str, Run]], colour=RESIDUAL) -> Figure | No
     if not drawn:
         return None
     values = [values_of(run) for _, run, *_ in drawn]
+    if not any(values):   # nothing to colour by (no radio_states counters, say)
+        return None
     mains_of = [{int(u) for u in run.meta["backend_info"]["energy"].get("mains_powered", [])}
                 for _, run, *_ in drawn]
     top = 1.0 if unit_scale else max(
@@ -561,8 +563,7 @@ def _figures(facts: pd.DataFrame, by: list[str], out_dir: Path) -> str:
                    "x = dead; black square = mains-powered, star = the query node; red "
                    "ring = a stream's node; grey = links of the last epoch between live nodes")
         parts.append(_figure_html(png, out_dir, caption))
-    fig = topology_figure(chosen, RADIO_ON) if any(radio_on_share(r) for _, r in chosen) \
-        else None
+    fig = topology_figure(chosen, RADIO_ON)
     if fig is not None:
         png = plots.save(fig, out_dir / "figures", f"{PREFIX}_radio_on_topology")
         caption = (f"Radio on per node over the run (radio_states: transmitting, receiving "
