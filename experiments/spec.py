@@ -339,12 +339,20 @@ def spec_warnings(spec: dict) -> list[tuple[str, str]]:
     if mac is not None and mac["model"] == "802.15.4":
         from emulator.mac.standards import CsmaCa802154
 
+        from emulator.mac.sixlowpan import Fragmentation
+
         largest = CsmaCa802154().max_psdu_bytes - CsmaCa802154().header_bytes
         packet = run["bytes_per_unit"] + run["header_bytes"]
-        if packet > largest:
+        if not mac.get("fragmentation", True) and packet > largest:
             found.append(("run.bytes_per_unit", f"a data packet of {packet} bytes "
                           f"(with run.header_bytes) is longer than an 802.15.4 frame "
-                          f"carries ({largest}): every one is lost as frame_too_long"))
+                          f"carries ({largest}) and mac.fragmentation = false: every "
+                          "one is lost as frame_too_long"))
+        elif packet > Fragmentation.mtu_bytes:
+            found.append(("run.bytes_per_unit", f"a data packet of {packet} bytes "
+                          f"(with run.header_bytes) is longer than 6LoWPAN fragments "
+                          f"({Fragmentation.mtu_bytes}, IPv6's MTU): every one is lost "
+                          "as frame_too_long"))
     if run["memory_interval"] > duration:
         found.append(("run.memory_interval", f"{run['memory_interval']:g} is longer than "
                       f"the run (run.duration = {duration:g}): memory is sampled once, at "

@@ -407,18 +407,24 @@ def test_daos_fit_an_802154_frame_and_routes_down_form_on_a_50_node_field():
     msgs = pd.DataFrame([(i, 0, v, 20.0 + 0.37 * i, 40) for i, v in enumerate(range(1, 50))],
                         columns=["msg_id", "src", "dst", "sent_at", "size_bytes"])
 
-    def down(**rpl):
-        return deliver(g, msgs, medium="shared", routing="rpl", seed=1, mac=CC2420_MAC,
+    def down(fragmentation=True, **rpl):
+        return deliver(g, msgs, medium="shared", routing="rpl", seed=1,
+                       mac={**CC2420_MAC, "fragmentation": fragmentation},
                        routing_options={"rpl": {"objective": "of0", **rpl}})
     pieces = down()
     assert pieces.attrs["mac"]["mac_drops_by_reason"]["frame_too_long"] == 0
     daos = pieces.attrs["control"].query("type == 'DAO'")
     assert daos.size_bytes.max() <= 116 and daos.size_bytes.min() >= 74
     assert (~pieces.lost).mean() > 0.9   # root -> every node, leaves included
-    # one DAO per node's subtree, as before: those near the root are refused
-    whole = down(max_dao_bytes=100_000)
+    # one DAO per node's subtree, as before: without 6LoWPAN's fragments those near
+    # the root are refused; in fragments they arrive (434 bytes the largest)
+    whole = down(fragmentation=False, max_dao_bytes=100_000)
     assert whole.attrs["mac"]["mac_drops_by_reason"]["frame_too_long"] > 0
     assert (~whole.lost).mean() < 0.5
+    fragmented = down(max_dao_bytes=100_000)
+    assert fragmented.attrs["control"].query("type == 'DAO'").size_bytes.max() > 300
+    assert fragmented.attrs["mac"]["mac_drops_by_reason"]["frame_too_long"] == 0
+    assert (~fragmented.lost).mean() > 0.9
 
 
 def test_a_dao_in_pieces_replaces_routes_only_when_every_piece_arrived():

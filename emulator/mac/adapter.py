@@ -7,8 +7,10 @@ _unit`` apart), nodes by id, hops by any item the transport hands it. ``add`` qu
 hop's frame at its sender, ``next_time`` says when the channel next has something to do,
 and ``step(until)`` runs the channel to the first instant that decides a frame (or to
 ``until``) and returns those decisions as :class:`Fate` rows. An 802.15.4 frame longer
-than the PHY carries (aMaxPHYPacketSize, 127 bytes with the MAC header) is refused at
-once, ``frame_too_long``, as ns-3's ``LrWpanMac`` refuses it (no 6LoWPAN fragmentation).
+than the PHY carries (aMaxPHYPacketSize, 127 bytes with the MAC header) goes as 6LoWPAN
+fragments (:mod:`emulator.mac.sixlowpan`), its fate told once theirs are; with
+``fragmentation = false``, or above IPv6's MTU, it is refused at once,
+``frame_too_long``, as ns-3's ``LrWpanMac`` refuses it.
 
 The powers between nodes follow the network's epochs (:meth:`rx_dbm_of`): with the
 log-distance radio, the radio's received power at each pair's distance (no shadowing
@@ -41,6 +43,7 @@ from typing import NamedTuple
 import numpy as np
 
 from emulator.mac.engine import REASONS, MacEngine
+from emulator.mac.sixlowpan import Datagram, Fragment, Reassembly
 
 
 class Fate(NamedTuple):
@@ -49,7 +52,9 @@ class Fate(NamedTuple):
     ``start`` is when its last attempt went on air (``delivered``, ``collision``);
     ``repeated``: an earlier fate of the same frame came first (another receiver of a
     broadcast, or the ``delivered`` before a unicast's ``retry_limit`` when only its
-    ACKs were lost)."""
+    ACKs were lost). ``frames``: a packet sent as 6LoWPAN fragments, each fragment's
+    ``(bytes, attempts, received)`` (``attempts``: theirs summed); None: one frame of
+    the hop's size."""
 
     item: object
     node: int
@@ -58,6 +63,7 @@ class Fate(NamedTuple):
     reason: str
     start: float
     repeated: bool
+    frames: tuple | None = None
 
 
 #: Fates the sender's MAC decides (the frame gone, its link not known broken).
@@ -94,9 +100,14 @@ class MacChannel:
             if hasattr(std, "max_psdu_bytes") else math.inf
         self._refused: list[Fate] = []   # frames too long for the PHY, not yet told
         self._too_long = 0
-        self._items: dict[int, list] = {}   # by handle: [item, sender, air (s), decided]
+        self._no_room = 0   # packets a receiver had no reassembly context for
+        self._items: dict[int, list] = {}   # by handle: [item, sender's index, air (s), decided]
         self._later = later
         self._handle = 0
+        lowpan = config.fragmentation if math.isfinite(self._largest) else None
+        self._fragmentation = lowpan   # 6LoWPAN's, under 802.15.4 (None: none)
+        self._reassembly = None if lowpan is None else \
+            Reassembly(lowpan.contexts, lowpan.max_age / self.scale)
 
     def add(self, t: float, item, u: int, v: int, nbytes: int, jitter: float = 0.0) -> None:
         """Queue at ``u`` from ``t`` the frame of ``item`` to ``v`` (-1: a broadcast),
@@ -104,18 +115,32 @@ class MacChannel:
         never queued before the one ``u`` queued last (its queue is first in, first
         out), nor before the clock (a time that came back from seconds to units)."""
         engine, i = self.engine, self.gpos[u]
-        if nbytes > self._largest:   # the MAC refuses it at once (ns-3: FRAME_TOO_LONG)
-            self._refused.append(Fate(item, u, t, 0, "frame_too_long", t, False))
-            self._too_long += 1
-            return
+        frames = None
+        if nbytes > self._largest:
+            frames = None if self._fragmentation is None else \
+                self._fragmentation.fragments(nbytes, self._largest)
+            if not frames:   # the MAC refuses it at once (ns-3: FRAME_TOO_LONG)
+                self._refused.append(Fate(item, u, t, 0, "frame_too_long", t, False))
+                self._too_long += 1
+                return
         ready = t * self.scale + (self._rng.random() * jitter if jitter > 0 else 0.0)
         ready = max(ready, engine.now, engine._last_ready[i])
         broadcast = v < 0
-        self._handle += 1
-        self._items[self._handle] = [item, u, engine._airtime(nbytes, broadcast)[0], False]
-        engine.enqueue(ready, i, -1 if broadcast else self.gpos[v], nbytes, self._handle)
+        dst = -1 if broadcast else self.gpos[v]
+        if frames is None:
+            self._queue(ready, i, dst, nbytes, item)
+        else:   # the fragments one after another, each its own frame
+            datagram = Datagram(item, u, frames, not broadcast)
+            for index, size in enumerate(frames):
+                self._queue(ready, i, dst, size, Fragment(datagram, index))
         for handle in engine.released():   # done with: their last fates were told
             self._items.pop(handle, None)
+
+    def _queue(self, ready: float, i: int, dst: int, nbytes: int, item) -> None:
+        engine = self.engine
+        self._handle += 1
+        self._items[self._handle] = [item, i, engine._airtime(nbytes, dst < 0)[0], False]
+        engine.enqueue(ready, i, dst, nbytes, self._handle)
 
     def next_time(self) -> float:
         """When the channel next has something to do (time units; inf: nothing)."""
@@ -147,13 +172,44 @@ class MacChannel:
                                                    out.reason.tolist()):
             entry = items[handle]
             reason = REASONS[code]
-            fates.append(Fate(entry[0], ids[node], t / scale, attempts, reason,
-                              (t - entry[2]) / scale, entry[3]))
-            if not entry[3] and self._later is not None:
-                entry[0] = self._later(entry[0])
+            if type(entry[0]) is Fragment:
+                fates += self._datagram_fates(entry, ids[node], t, attempts, reason)
+            else:
+                fates.append(Fate(entry[0], ids[node], t / scale, attempts, reason,
+                                  (t - entry[2]) / scale, entry[3]))
+                if not entry[3] and self._later is not None:
+                    entry[0] = self._later(entry[0])
             entry[3] = True
             if reason == "retry_limit" or reason in DROPS:
                 del items[handle]   # nothing more will come of it
+        return fates
+
+    def _datagram_fates(self, entry, node: int, t: float, attempts: int,
+                        reason: str) -> list[Fate]:
+        """A fragment's fate: the fates of its packet it completes
+        (:class:`~emulator.mac.sixlowpan.Datagram`)."""
+        fragment, scale = entry[0], self.scale
+        datagram = fragment.datagram
+        if entry[3] and reason not in ("delivered", "collision"):
+            # the fragment was delivered, only its ACKs were lost: the sender's giving
+            # up is the link-layer feedback alone (a retry limit's)
+            return [Fate(datagram.item, node, t / scale, attempts, reason, t / scale, True)]
+        fates = []
+        for where, when, what, start in datagram.tell(
+                fragment.index, node, t / scale, attempts, reason,
+                (t - entry[2]) / scale, self._reassembly):
+            if datagram.told_any and datagram.unicast:
+                # the packet's fate is told (its receiver had no room): a later
+                # fragment's retry limit is the link-layer feedback alone
+                if what == "retry_limit":
+                    fates.append(Fate(datagram.item, where, when, attempts, what, when, True))
+                continue
+            fates.append(Fate(datagram.item, where, when, sum(datagram.attempts), what,
+                              start, datagram.told_any, datagram.frames()))
+            self._no_room += what == "reassembly_full"
+            if not datagram.told_any and self._later is not None:
+                datagram.item = self._later(datagram.item)
+            datagram.told_any = True
         return fates
 
     def rx_dbm_of(self, view) -> np.ndarray:
@@ -206,7 +262,8 @@ class MacChannel:
         return {"mac_collisions": int(c["collisions"].sum()),
                 "mac_retries": int(c["retries"].sum()),
                 "mac_drops_by_reason": {**c["drops_by_reason"],
-                                        "frame_too_long": self._too_long},
+                                        "frame_too_long": self._too_long,
+                                        "reassembly_full": self._no_room},
                 "channel_busy_fraction": float(busy.mean()) if len(busy) else math.nan}
 
     def _busy_fraction(self) -> np.ndarray:

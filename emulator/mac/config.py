@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from emulator.mac.contikimac import ContikiMac
 from emulator.mac.engine import Channel
+from emulator.mac.sixlowpan import Fragmentation
 from emulator.mac.standards import CsmaCa802154, Dcf80211
 from topologies.schema import Field, FieldError, check_table
 
@@ -101,9 +102,26 @@ DUTY = {
 }
 
 
+#: What 802.15.4 takes besides: 6LoWPAN's fragmentation (:mod:`emulator.mac.sixlowpan`).
+LOWPAN = {
+    "fragmentation": Field("bool", True,
+                           doc="802.15.4: a packet longer than a frame carries goes as "
+                               "6LoWPAN fragments (RFC 4944), reassembled at each hop; "
+                               "false: it is lost as frame_too_long"),
+    "reassembly_contexts": Field("integer", Fragmentation.contexts, low=1,
+                                 doc="packets a node reassembles at once "
+                                     "(SICSLOWPAN_REASS_CONTEXTS)"),
+    "reassembly_timeout": Field("number", Fragmentation.max_age, low=0, low_open=True,
+                                doc="seconds a reassembly waits for a missing fragment "
+                                    "(SICSLOWPAN_REASS_MAXAGE)"),
+}
+
+
 def _model_keys(model: str) -> dict:
-    """The keys of ``model``'s own (its standard's, and 802.15.4's duty cycling)."""
-    return {**_schema_of(STANDARDS[model]), **(DUTY if model == "802.15.4" else {})}
+    """The keys of ``model``'s own (its standard's, and 802.15.4's duty cycling and
+    fragmentation)."""
+    extra = {**DUTY, **LOWPAN} if model == "802.15.4" else {}
+    return {**_schema_of(STANDARDS[model]), **extra}
 
 
 def mac_schema(model: str) -> dict:
@@ -126,6 +144,8 @@ class MacConfig:
     lifetime_given: bool = False
     #: ContikiMAC's timing when ``duty_cycle = "contikimac"``; None: radios always on.
     duty: ContikiMac | None = None
+    #: 6LoWPAN's fragmentation under 802.15.4 (None: packets above a frame are refused).
+    fragmentation: Fragmentation | None = None
 
     @property
     def ideal(self) -> bool:
@@ -236,11 +256,27 @@ def mac_from_table(table: dict | None, where: str = "mac") -> MacConfig:
         standard = cls(**{k: clean[k] for k in names}).check()
         channel = Channel(**{k: clean[k] for k in channel_names}).check()
         duty = _duty_of(clean)
+        lowpan = _lowpan_of(clean) if model == "802.15.4" else None
     except ValueError as err:   # the dataclasses say "mac.<field>: ..."
         field, _, message = str(err).partition(": ")
         raise FieldError(where + field[len("mac"):], message) from None
     return MacConfig(model, standard, channel, clean["carrier_sense_radius"],
-                     "lifetime" in table, duty)
+                     "lifetime" in table, duty, lowpan)
+
+
+def _lowpan_of(clean: dict) -> Fragmentation | None:
+    """6LoWPAN's fragmentation of a checked 802.15.4 table (None: off).
+
+    >>> _lowpan_of({"fragmentation": True, "reassembly_contexts": 4}).contexts
+    4
+    >>> _lowpan_of({"fragmentation": False}) is None
+    True
+    """
+    if not clean.get("fragmentation", LOWPAN["fragmentation"].default):
+        return None
+    return Fragmentation(
+        contexts=int(clean.get("reassembly_contexts", Fragmentation.contexts)),
+        max_age=float(clean.get("reassembly_timeout", Fragmentation.max_age))).check()
 
 
 def _duty_of(clean: dict) -> ContikiMac | None:

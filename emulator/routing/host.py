@@ -88,6 +88,10 @@ SATURATED = 100_000
 log = logging.getLogger(__name__)
 
 
+#: A MAC's fates of a broadcast at one of its receivers.
+_RECEIVER_FATES = ("delivered", "collision", "reassembly_full")
+
+
 class _MacFailure(NamedTuple):
     """A timer of the host's own: the sender's MAC learns that ``msg`` did not reach
     ``neighbour`` (no acknowledgement after its retries)."""
@@ -735,26 +739,31 @@ class RoutedTransport(Transport):
             msg, u, v = hop[0], hop[1], hop[2]
             reason = fate.reason
             if v == BROADCAST:
-                if reason in ("delivered", "collision"):
+                if reason in _RECEIVER_FATES:
                     if not fate.repeated:
                         self._mac_sent(fate, hop, False)
                     if reason == "delivered":
                         self._push(fate.time, _READY, msg, fate.node)
                     else:
-                        self.control_lost["collision"] += 1
+                        self.control_lost[reason] += 1
                 else:
                     self.drop(fate.time, u, msg, reason)
             elif reason == "delivered":
                 self._mac_sent(fate, hop, False)
                 self._after_hop(fate.time, msg, u, v, False, True)
-            elif reason == "retry_limit" and fate.repeated:
-                # delivered, only its ACKs were lost: the sender still takes the link
-                # as broken (ns-3's AODV does); the packet went on
-                self.protocol.on_link_failure(fate.time, u, v)
-            else:
+            elif fate.repeated:
+                # delivered, only its ACKs were lost: the packet went on; a sender that
+                # gave up at the retry limit still takes the link as broken (ns-3's
+                # AODV does), one that found the channel busy on a retry learns nothing
                 if reason == "retry_limit":
-                    self._mac_sent(fate, hop, True)
-                self._timer(fate.time, u, _MacFailure(msg, v, reason))
+                    self.protocol.on_link_failure(fate.time, u, v)
+            else:
+                if reason == "retry_limit" or (fate.frames is not None and fate.attempts):
+                    self._mac_sent(fate, hop, True)   # on air (a fragment at least)
+                if reason == "reassembly_full":   # the receiver had no room for it
+                    self.drop(fate.time, v, msg, reason)
+                else:
+                    self._timer(fate.time, u, _MacFailure(msg, v, reason))
 
     @property
     def energy(self):
@@ -789,7 +798,9 @@ class RoutedTransport(Transport):
                 self.ledger.add(start, msg.msg_id, msg.kind, u, BROADCAST, u, BROADCAST,
                                 msg.size_units, msg.size_bytes, cost, False)
             if self.energy is not None and not self._duty_book:
-                self.energy.broadcast(u, self._receivers(hop), msg.size_bytes, length)
+                on_air = msg.size_bytes if fate.frames is None else \
+                    sum(nbytes for nbytes, _, _ in fate.frames)   # a 6LoWPAN packet's
+                self.energy.broadcast(u, self._receivers(hop), on_air, length)
             return
         k = hop[3]
         _, costs, _, _, _, _, _, lengths = view.hop_lists()
@@ -798,9 +809,11 @@ class RoutedTransport(Transport):
             self.ledger.add(start, msg.msg_id, msg.kind, msg.src, msg.dst, u, v,
                             msg.size_units, msg.size_bytes, costs[k], lost)
         if self.energy is not None and not self._duty_book:
-            for attempt in range(1, max(fate.attempts, 1) + 1):
-                self.energy.hop(u, v, msg.size_bytes, lengths[k],
-                                not lost and attempt == fate.attempts)
+            frames = fate.frames or ((msg.size_bytes, fate.attempts, not lost),)
+            for nbytes, attempts, received in frames:   # a 6LoWPAN packet's fragments
+                for attempt in range(1, max(attempts, 1) + 1):
+                    self.energy.hop(u, v, nbytes, lengths[k],
+                                    received and attempt == attempts)
 
     def _end(self, seq: int) -> None:
         """The transmission numbered ``seq`` leaves the channel: its endpoints are free,

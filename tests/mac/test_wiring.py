@@ -160,7 +160,8 @@ def test_same_seed_same_fates():
 def test_a_frame_longer_than_802_15_4_carries_is_lost_as_frame_too_long():
     msgs = pd.DataFrame({"msg_id": [0, 1], "src": [1, 1], "dst": [0, 0],
                          "sent_at": [0.0, 0.0], "size_bytes": [100, 200]})
-    out = deliver(_star(2), msgs, medium="shared", mac={"model": "802.15.4"})
+    out = deliver(_star(2), msgs, medium="shared",
+                  mac={"model": "802.15.4", "fragmentation": False})
     assert out["loss_reason"].tolist() == ["", "frame_too_long"]
     # 11 + 100 bytes + SHR/PHR at 250 kbit/s, after a backoff of at most 7 units + CCA
     assert 0.0037 < out["arrived_at"][0] < 0.0037 + 7 * 320e-6 + 128e-6 + 192e-6 + 1e-5
@@ -200,11 +201,19 @@ def test_a_mac_needs_the_shared_medium():
 def test_a_mac_of_the_other_standard_and_too_long_packets_are_warned_of():
     from experiments.spec import spec_warnings
 
-    spec = resolve({"network": {"medium": "shared"}, "mac": {"model": "802.15.4"},
+    spec = resolve({"network": {"medium": "shared"},
+                    "mac": {"model": "802.15.4", "fragmentation": False},
                     "radio": {"model": "log_distance"}, "run": {"bytes_per_unit": 100}})
     found = dict(spec_warnings(spec))
     assert found["mac.model"].startswith('"802.15.4" under radio.modulation = "dsss_1mbps"')
     assert found["run.bytes_per_unit"].startswith("a data packet of 124 bytes")
+    fragmented = resolve({"network": {"medium": "shared"}, "mac": {"model": "802.15.4"},
+                          "run": {"bytes_per_unit": 100}})
+    assert "run.bytes_per_unit" not in dict(spec_warnings(fragmented))
+    above_mtu = resolve({"network": {"medium": "shared"}, "mac": {"model": "802.15.4"},
+                         "run": {"bytes_per_unit": 1300}})
+    assert dict(spec_warnings(above_mtu))["run.bytes_per_unit"].startswith(
+        "a data packet of 1324 bytes (with run.header_bytes) is longer than 6LoWPAN")
     # the radio's links reach 195 m at 1 Mbit/s DBPSK, the MAC decodes to 51 m (-82 dBm)
     assert found["mac.detect_dbm"].startswith("the radio links nodes up to 195 m, the MAC "
                                               "decodes a frame up to 51 m")
