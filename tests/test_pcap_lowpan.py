@@ -14,6 +14,7 @@ import pytest
 from contract.messages import Message
 from emulator import deliver, write_pcap
 from emulator.mac.config import mac_from_table
+from emulator.mac.sixlowpan import Fragmentation
 from emulator.pcap.addresses import GLOBAL, LINK_LOCAL, ip6
 from emulator.pcap.capture import capturable
 from emulator.pcap.rpl_wire import INSTANCE
@@ -143,16 +144,26 @@ def test_an_802154_capture_has_every_attempt_and_ack_down_to_ipv6(routing, tmp_p
     frames = tshark(path, "frame.protocols", "wpan.frame_type", "wpan.fcs_ok",
                     "wpan.src16", "wpan.dst16", "ipv6.plen", "ipv6.src", "ipv6.dst",
                     "data.data")
-    acks = int(((~ledger["lost"]) & (ledger["hop_v"] >= 0)).sum())
-    assert len(frames) == int(ledger["attempts"].sum()) + acks
+    # an ACK a unicast fragment (one a packet that fits a frame) but the lost last one;
+    # a control packet is cut as long as its wire format is (Babel's is 20 bytes over
+    # the ledger's IPv4-sized one), a data packet as the ledger's size
+    pieces = [len(Fragmentation().fragments(size, 116) or [size]) for size in _wire_sizes(out)]
+    unicast = (ledger["hop_v"] >= 0).tolist()
+    # a unicast: its attempts (one a fragment at least) and an ACK a fragment but the
+    # lost last one; a broadcast: its fragments; tshark's whole packet once a hop
+    sends = [max(a, k) if uni else k for a, k, uni in zip(ledger["attempts"], pieces, unicast)]
+    acks = sum(k - lost for k, lost, uni in zip(pieces, ledger["lost"], unicast) if uni)
+    whole = [s - k + 1 for s, k in zip(sends, pieces)]
+    assert len(frames) == sum(sends) + acks
     assert {f[2] for f in frames} == {"1"}                        # every FCS right
     assert sum(f[1] == "0x0002" for f in frames) == acks > 0
-    sent = [f for f in frames if f[1] != "0x0002"]
+    sent = [f for f in frames if f[1] != "0x0002" and f[0] != "wpan:6lowpan:data"]
+    assert len(sent) == sum(whole)            # the rest are fragments before the last
     assert all(f[0].startswith("wpan:6lowpan:ipv6:") for f in sent)
     assert not [f for f in frames if "malformed" in f[0]]
     if routing != "oracle":
-        assert sum(f[0].endswith(("icmpv6", "babel")) for f in sent) == int(
-            ledger.loc[ledger["kind"] == "routing", "attempts"].sum())
+        assert sum(f[0].endswith(("icmpv6", "babel")) for f in sent) == sum(
+            w for w, kind in zip(whole, ledger["kind"]) if kind == "routing")
     data = ledger[ledger["kind"] != "routing"]
     frames = [f for f in sent if f[0].endswith("udp:data")]
     hops = data.loc[data.index.repeat(data["attempts"])]
@@ -166,6 +177,16 @@ def test_an_802154_capture_has_every_attempt_and_ack_down_to_ipv6(routing, tmp_p
     keys = dict(zip(msgs["msg_id"], msgs["key"]))
     assert [int.from_bytes(p[8:16], "big") for p in payloads] == \
         [keys[m] for m in hops["msg_id"]]
+
+
+def _wire_sizes(out) -> pd.Series:
+    """Each ledger row's IPv6 packet as the capture writes it (bytes)."""
+    from emulator.pcap.write import _Packets, _split, _tables
+
+    ledger, capture = _tables(out)
+    packets = _Packets(*_split(capture), 6)
+    return pd.Series([len(packets.packet(row)) for row in ledger.itertuples(index=False)],
+                     index=ledger.index)
 
 
 def test_ipv4_routings_and_nodes_without_short_addresses_are_refused_in_one_line(
@@ -219,3 +240,31 @@ def test_a_stored_rpl_run_under_the_802154_mac_is_written_with_its_radio_s_heade
                                          r"written with 802.11 link headers$"):
         assert main(["pcap", str(kept.path), "-o", str(out), "--link", "802.11"]) == 0
     assert "ipv6:icmpv6" in tshark(out, "frame.protocols")[0][0]
+
+
+@needs_tshark
+def test_a_packet_longer_than_a_frame_is_captured_as_fragments_tshark_reassembles(
+        tmp_path):
+    """Packets of 300 and 1,000 bytes under the 802.15.4 MAC go as 6LoWPAN fragments:
+    every frame fits the PHY (127 bytes), each fragment is acknowledged, and tshark
+    reassembles each hop's fragments into the IPv6 packet the ledger sent."""
+    g, msgs = _grid_messages(6)
+    msgs["size_bytes"] = [70, 300, 70, 300, 1000, 70]
+    out = deliver(g, msgs, routing="oracle", medium="shared", mac={"model": "802.15.4"},
+                  capture=True, seed=1)
+    assert not out["lost"].any()
+    ledger = out.attrs["ledger"]
+    path = write_pcap(out, tmp_path / "fragments.pcapng", link="802.15.4")
+    frames = tshark(path, "frame.len", "wpan.frame_type", "wpan.fcs_ok",
+                    "6lowpan.frag.size", "ipv6.plen", "data.data")
+    pieces = {70: 1, 300: 3, 1000: 10}        # ceil(size / 104) above 116 bytes
+    assert (ledger["attempts"] >= ledger["size_bytes"].map(pieces)).all()
+    # every attempt (one a fragment at least), and an ACK a fragment
+    assert len(frames) == ledger["attempts"].sum() + ledger["size_bytes"].map(pieces).sum()
+    assert max(int(f[0]) for f in frames) <= 127 and {f[2] for f in frames} == {"1"}
+    assert sum(f[3] != "" for f in frames) == \
+        ledger.loc[ledger["size_bytes"] > 116, "attempts"].sum()   # every fragment sent
+    whole = [f for f in frames if f[4]]       # a hop's packet, reassembled where whole
+    assert [int(f[4]) + 40 for f in whole] == ledger["size_bytes"].tolist()
+    assert [int.from_bytes(bytes.fromhex(f[5])[:8], "big") for f in whole] == \
+        ledger["msg_id"].tolist()

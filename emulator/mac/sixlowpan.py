@@ -2,9 +2,10 @@
 
 An 802.15.4 frame carries 116 bytes of payload (aMaxPHYPacketSize 127 less the 11 of
 a short-address MAC header). A longer packet goes as fragments: the first with a FRAG1
-header (4 bytes: dispatch and datagram size, tag), the others with a FRAGN header (5:
-the same and an offset in 8-byte units); every fragment but the last carries a multiple
-of 8 bytes, as much as fits (Contiki-NG's ``(max_payload - hdr_len) & 0xfffffff8``).
+header (4 bytes: dispatch and datagram size, tag) and the uncompressed IPv6 dispatch
+(1 byte, RFC 4944 §5.1), the others with a FRAGN header (5: the same and an offset in
+8-byte units); every fragment but the last carries a multiple of 8 bytes of the
+packet, as much as fits (Contiki-NG's ``(max_payload - hdr_len) & 0xfffffff8``): 104.
 
 Sender: every fragment goes to the MAC's queue at once, one after another (Contiki-NG's
 ``sicslowpan.c`` hands each to ``csma``, whose answer is "deferred"; its check for a
@@ -23,10 +24,10 @@ says; an IPHC header would shrink each packet by up to 38 bytes), and the timer'
 effect on a context whose fragments all came (none: it is freed at once).
 
 >>> sizes = Fragmentation().fragments(300, 116)
->>> sizes                     # 112 + 104 bytes of payload, then the 84 left
-[116, 109, 89]
->>> sum(sizes) - 300          # the headers: 4 + 5 + 5
-14
+>>> sizes                     # 104 + 104 bytes of the packet, then the 92 left
+[109, 109, 97]
+>>> sum(sizes) - 300          # the headers: 4 + 1 + 5 + 5
+15
 >>> Fragmentation().fragments(100, 116) is None     # fits a frame
 True
 >>> Fragmentation().fragments(1281, 116)           # above the MTU: refused
@@ -37,8 +38,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-#: RFC 4944's fragment headers, bytes.
-FRAG1_HEADER_BYTES = 4
+#: RFC 4944's fragment headers, bytes (FRAG1's with the IPv6 dispatch after it).
+FRAG1_HEADER_BYTES = 4 + 1
 FRAGN_HEADER_BYTES = 5
 
 

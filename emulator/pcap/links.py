@@ -34,6 +34,7 @@ import struct
 
 import crcmod.predefined
 
+from emulator.mac.sixlowpan import FRAG1_HEADER_BYTES, FRAGN_HEADER_BYTES, Fragmentation
 from emulator.pcap.addresses import mac, short
 from emulator.routing.base import BROADCAST
 
@@ -53,8 +54,12 @@ _RETRY = 0x08
 # 802.15.4 frame control: data, PAN ID compression, short destination and source
 # addresses (frame version 0); the ACK request bit; an ACK's frame control
 _WPAN_DATA, _ACK_REQUEST, _WPAN_ACK = 0x0001 | 0x0040 | 0x0800 | 0x8000, 0x0020, 0x0002
-#: 6LoWPAN's dispatch of an uncompressed IPv6 header (RFC 4944 §5.1).
-IPV6_DISPATCH = 0x41
+#: 6LoWPAN's dispatch of an uncompressed IPv6 header (RFC 4944 §5.1), and the first
+#: five bits of the fragment headers (§5.3).
+IPV6_DISPATCH, FRAG1, FRAGN = 0x41, 0b11000, 0b11100
+#: The payload of a frame (aMaxPHYPacketSize less the MAC header): a longer packet goes
+#: in fragments.
+LARGEST = 116
 _fcs = crcmod.predefined.mkCrcFun("kermit")
 
 
@@ -82,6 +87,10 @@ class Wifi(_Numbered):
                 + struct.pack("<H", (seq % 4096) << 4) + bytes.fromhex("aaaa03000000")
                 + struct.pack("!H", _ETHERTYPES[version]) + packet)
 
+    def frames(self, u: int, v: int, packet: bytes, version: int = 4) -> list[bytes]:
+        """``packet``'s frames: one (802.11 carries any packet this testbed sends)."""
+        return [self.frame(u, v, packet, version)]
+
     @staticmethod
     def retried(frame: bytes) -> bytes:
         """``frame`` sent again: its Retry flag set (frame control's second byte)."""
@@ -100,13 +109,43 @@ class Lowpan(_Numbered):
 
     linktype = IEEE802_15_4
 
+    def __init__(self):
+        super().__init__()
+        self._tags: dict[int, int] = {}   # each sender's datagram tags
+
     def frame(self, u: int, v: int, packet: bytes, version: int = 6) -> bytes:
         """IPv6 ``packet`` from ``u`` to ``v`` in an 802.15.4 data frame."""
+        return self._frame(u, v, bytes([IPV6_DISPATCH]) + packet, version)
+
+    def frames(self, u: int, v: int, packet: bytes, version: int = 6) -> list[bytes]:
+        """IPv6 ``packet``'s frames: one if it fits (:data:`LARGEST` bytes), else
+        its 6LoWPAN fragments (RFC 4944 §5.3, cut as :mod:`emulator.mac.sixlowpan`
+        cuts them: FRAG1 with the dispatch and the first 104 bytes, FRAGNs of 104)."""
+        sizes = Fragmentation(mtu_bytes=2047).fragments(len(packet), LARGEST)
+        if sizes is None:
+            return [self.frame(u, v, packet, version)]
+        tag = self._tags.get(u, 0)
+        self._tags[u] = tag + 1
+        out, offset = [], 0
+        for i, size in enumerate(sizes):
+            if i == 0:
+                head = struct.pack("!HHB", FRAG1 << 11 | len(packet), tag % 65536,
+                                   IPV6_DISPATCH)
+                chunk = size - FRAG1_HEADER_BYTES
+            else:
+                head = struct.pack("!HHB", FRAGN << 11 | len(packet), tag % 65536,
+                                   offset // 8)
+                chunk = size - FRAGN_HEADER_BYTES
+            out.append(self._frame(u, v, head + packet[offset:offset + chunk], version))
+            offset += chunk
+        return out
+
+    def _frame(self, u: int, v: int, payload: bytes, version: int) -> bytes:
         if version != 6:
             raise ValueError(f"802.15.4 frames carry IPv6 over 6LoWPAN, got IPv{version}")
         control = _WPAN_DATA | (0 if v == BROADCAST else _ACK_REQUEST)
-        mpdu = (struct.pack("<HBHHH", control, self._next(u) % 256, PAN_ID, short(v),
-                            short(u)) + bytes([IPV6_DISPATCH]) + packet)
+        mpdu = struct.pack("<HBHHH", control, self._next(u) % 256, PAN_ID, short(v),
+                           short(u)) + payload
         return _with_fcs(mpdu)
 
     @staticmethod

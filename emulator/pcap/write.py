@@ -130,14 +130,23 @@ def write_pcap(source, path, *, link: str = "802.11",
             with_mac = "attempts" in ledger.columns
             for row, t in zip(ledger.itertuples(index=False), times + shift):
                 u, v = int(row.hop_u), int(row.hop_v)
-                frame = links.frame(u, v, packets.packet(row), version)
+                frames = links.frames(u, v, packets.packet(row), version)
                 attempts = int(row.attempts) if with_mac else 1
-                for k in range(attempts):
-                    sent = frame if k == 0 else links.retried(frame)
-                    _write(writer, sent, t + k * _MICROSECOND,
-                           row.lost and k == attempts - 1)
-                if with_mac and not row.lost and v >= 0:
-                    writer.writepkt_time(links.ack(frame), t + attempts * _MICROSECOND)
+                # a fragmented unicast's attempts beyond one a fragment: on its last
+                # (which fragment was sent again is not recorded); a broadcast's
+                # attempts are its fragments
+                extra = max(attempts - len(frames), 0) if v >= 0 else 0
+                n, last = 0, len(frames) - 1
+                for i, frame in enumerate(frames):
+                    sends = 1 + (extra if i == last else 0)
+                    for k in range(sends):
+                        sent = frame if k == 0 else links.retried(frame)
+                        _write(writer, sent, t + n * _MICROSECOND,
+                               row.lost and i == last and k == sends - 1)
+                        n += 1
+                    if with_mac and v >= 0 and not (row.lost and i == last):
+                        writer.writepkt_time(links.ack(frame), t + n * _MICROSECOND)
+                        n += 1
     except BaseException:   # no half-written file left beside it
         tmp.unlink(missing_ok=True)
         raise

@@ -794,7 +794,9 @@ class RoutedTransport(Transport):
         if v == BROADCAST:
             _, cost, length = self._fanout(hop)
             if self.ledger is not None:
-                self.ledger.note_attempts(len(self.ledger), 1)   # the column is there
+                # the column is there: one frame, or a 6LoWPAN packet's fragments
+                self.ledger.note_attempts(len(self.ledger),
+                                          1 if fate.frames is None else len(fate.frames))
                 self.ledger.add(start, msg.msg_id, msg.kind, u, BROADCAST, u, BROADCAST,
                                 msg.size_units, msg.size_bytes, cost, False)
             if self.energy is not None and not self._duty_book:
