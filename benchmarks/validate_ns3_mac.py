@@ -12,7 +12,10 @@ default reaches 14 dB below detection (ns-2's ratio); ``--ns3-cca`` sets
 no farther).
 
 Run: ``.venv/bin/python -m benchmarks.validate_ns3_mac [--load heavy|light|both]
-[--seeds 1 2 3] [--ns3-cca] [--json]``; prints CPU seconds per run too.
+[--seeds 1 2 3] [--ns3-cca] [--json]``; prints CPU seconds per run too, and the speed
+against ns-3 (issue 58's target: 20x): ns-3's stored wall time of each scenario (its
+802.11b MAC and PHY included, its import not) over the testbed's CPU time for the
+same scenario with the MAC on, over the matrix and per scenario.
 """
 from __future__ import annotations
 
@@ -71,6 +74,31 @@ def table(rows: list[dict], stored: list[dict], seeds) -> str:
     return "\n".join(lines)
 
 
+def speed_against_ns3(rows: list[dict], stored: list[dict]) -> str:
+    """ns-3's wall time over the testbed's CPU time with the MAC, for the scenarios both
+    ran: over all of them (sums) and per scenario (least, median, most, how many >= 20x).
+
+    >>> speed_against_ns3([{"routing": "aodv", "load": "heavy", "speed": 0.0, "seed": 1,
+    ...                     "cpu_s": 0.5}],
+    ...                   [{"simulator": "ns-3", "arp": "preset", "routing": "aodv",
+    ...                     "load": "heavy", "speed": 0.0, "seed": 1, "wall_s": 15.0}])
+    'speed against ns-3 (its wall over our CPU): 30.0x over 1 scenarios (ns-3 15 s, testbed 0.5 s); per scenario 30.0x to 30.0x, median 30.0x, >= 20x on 1 of 1'
+    """
+    def key(row):
+        return row["routing"], row["load"], float(row["speed"]), int(row["seed"])
+    walls = {key(r): r["wall_s"] for r in stored if r["simulator"] == "ns-3"
+             and r.get("arp", "preset") == "preset" and "wall_s" in r}
+    pairs = [(walls[key(r)], r["cpu_s"]) for r in rows if key(r) in walls]
+    if not pairs:
+        return "speed against ns-3: no stored ns-3 run of these scenarios"
+    ratios = sorted(wall / cpu for wall, cpu in pairs)
+    ns3, ours = sum(w for w, _ in pairs), sum(c for _, c in pairs)
+    return (f"speed against ns-3 (its wall over our CPU): {ns3 / ours:.1f}x over "
+            f"{len(pairs)} scenarios (ns-3 {ns3:.0f} s, testbed {ours:.1f} s); per scenario "
+            f"{ratios[0]:.1f}x to {ratios[-1]:.1f}x, median {np.median(ratios):.1f}x, "
+            f">= 20x on {sum(r >= 20 for r in ratios)} of {len(ratios)}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--load", choices=("heavy", "light", "both"), default="heavy")
@@ -89,6 +117,7 @@ def main(argv=None) -> int:
     cpu = [r["cpu_s"] for r in rows]
     print(f"testbed+802.11 CPU per 60 s scenario: mean {np.mean(cpu):.2f} s, "
           f"max {np.max(cpu):.2f} s ({len(rows)} runs)")
+    print(speed_against_ns3(rows, load_results(RESULTS)))
     return 0
 
 
