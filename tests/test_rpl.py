@@ -417,14 +417,15 @@ def test_daos_fit_an_802154_frame_and_routes_down_form_on_a_50_node_field():
     assert daos.size_bytes.max() <= 116 and daos.size_bytes.min() >= 74
     assert (~pieces.lost).mean() > 0.9   # root -> every node, leaves included
     # one DAO per node's subtree, as before: without 6LoWPAN's fragments those near
-    # the root are refused; in fragments they arrive (434 bytes the largest)
+    # the root are refused; in fragments they go, but one fragment lost loses a whole
+    # subtree's routes (seeds 1-3: 30 / 40 / 47 of 49 against the pieces' 45 / 46 / 47)
     whole = down(fragmentation=False, max_dao_bytes=100_000)
     assert whole.attrs["mac"]["mac_drops_by_reason"]["frame_too_long"] > 0
     assert (~whole.lost).mean() < 0.5
     fragmented = down(max_dao_bytes=100_000)
     assert fragmented.attrs["control"].query("type == 'DAO'").size_bytes.max() > 300
     assert fragmented.attrs["mac"]["mac_drops_by_reason"]["frame_too_long"] == 0
-    assert (~fragmented.lost).mean() > 0.9
+    assert (~whole.lost).mean() < (~fragmented.lost).mean() <= (~pieces.lost).mean()
 
 
 def test_a_dao_in_pieces_replaces_routes_only_when_every_piece_arrived():
