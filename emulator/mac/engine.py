@@ -89,7 +89,9 @@ class Channel:
     noise_dbm: float = -93.6
     detect_dbm: float = -82.0
     cs_threshold_dbm: float = -96.0
-    sinr_db: float = 4.0
+    sinr_db: float = field(default=4.0, metadata={
+        "doc": "dB: the SINR a frame's start needs to be locked onto (the preamble); under "
+               "threshold also its whole length, and >= 0"})
     reception: str = field(default=RECEPTIONS[0], metadata={
         "choices": RECEPTIONS,
         "doc": "threshold: a frame is all or nothing at sinr_db; error_rate: the PHY's "
