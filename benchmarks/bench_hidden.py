@@ -16,7 +16,9 @@ received at B over frames received plus frames given up at the retry limit (a fr
 whose ACKs were all lost counts in both, on both sides), and **throughput** -- MSDU bits
 received at B a second. ns-3 (the ``ns3`` package, 3.44) counts B's ``MacRx`` and the
 senders' ``DroppedMpdu`` with ``WIFI_MAC_DROP_REACHED_RETRY_LIMIT``; the testbed is
-:class:`emulator.mac.engine.MacEngine` with the standard's defaults.
+:class:`emulator.mac.engine.MacEngine` with the standard's defaults. On both sides a
+frame stays queued until it is done (ns-3's ``MaxDelay`` :data:`NS3_MAX_DELAY`: under its
+500 ms default, frames given up after their lifetime are counted as expired instead).
 
 The engine runs under each ``--reception`` rule (``threshold``: all or nothing at 4 dB;
 ``error_rate``: the DSSS curves over the frame's chunks, ns-3's rule), ns-3 once.

@@ -170,3 +170,27 @@ def test_bad_reception_tables_are_refused_in_one_line(table, message):
 def test_duty_cycling_refuses_the_error_rate():
     with pytest.raises(ValueError, match="mac.reception"):
         MacEngine(_rx((0, 1, -60.0)), CsmaCa802154(), _channel(), duty=ContikiMac())
+
+
+def test_new_powers_mid_frame_close_the_chunk_at_the_old_ones():
+    """A node moves away 4 ms into each 8.4 ms frame (``set_rx_dbm``, as a mobility epoch
+    does) and back after it: the bits before pay the near SNR (+10 dB, nothing lost), the
+    4,416 after the far one (-4.7 dB)."""
+    near, far = NOISE_DBM + 10.0, NOISE_DBM + 10 * math.log10(10.0 / 29.5)
+    engine = MacEngine(_rx((0, 1, near)), Dcf80211(basic_rate=1e6), _channel(), seed=4)
+    rounds, got = 600, 0
+    for r in range(rounds):
+        start = (r + 1) * 0.02
+        engine.enqueue(start, 0, -1, 1000, handle=r)
+        engine.advance(start + 0.004)
+        engine.set_rx_dbm(_rx((0, 1, far)))
+        out = engine.advance(start + 0.015)
+        engine.set_rx_dbm(_rx((0, 1, near)))
+        assert out.handle.tolist() == [r]
+        assert out.time[0] == pytest.approx(start + 192e-6 + 1028 * 8e-6)
+        got += int(out.reason[0] == DELIVERED)
+    after = 192 + 1028 * 8 - 4000              # payload bits at 1 Mbit/s after 4 ms
+    expected = (1 - _dbpsk_ber(10.0 / 29.5)) ** after
+    assert 0.2 < expected < 0.4
+    assert (1 - _dbpsk_ber(10.0 / 29.5)) ** (48 + 1028 * 8) < 0.12   # all far: apart
+    assert _within(got / rounds, expected, rounds)
