@@ -194,3 +194,19 @@ def test_new_powers_mid_frame_close_the_chunk_at_the_old_ones():
     assert 0.2 < expected < 0.4
     assert (1 - _dbpsk_ber(10.0 / 29.5)) ** (48 + 1028 * 8) < 0.12   # all far: apart
     assert _within(got / rounds, expected, rounds)
+
+
+def test_the_radios_own_thresholds_decode_as_far_as_its_links():
+    """A ``_manet`` spec's radio (500 m a unit, 802.11b at 1 Mbit/s) with the MAC at the
+    radio's noise floor, detecting preambles to its links' edge: the spec check's decode
+    range reaches the radio's range, so no warning is due."""
+    from emulator.mac.config import decode_range_m
+    from topologies.radio import radio_from_table
+
+    radio = radio_from_table({"model": "log_distance", "meters_per_unit": 500.0})
+    edge_snr_db = float(radio.snr_db(radio.range_m()))
+    assert -5.5 < edge_snr_db < -5.3
+    mac = mac_from_table({"model": "802.11", "data_rate": 1e6, "reception": "error_rate",
+                          "noise_dbm": radio.noise_floor_dbm, "detect_dbm": -99.4,
+                          "sinr_db": -5.5})
+    assert decode_range_m(mac, radio) >= radio.range_m()
