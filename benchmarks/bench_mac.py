@@ -15,6 +15,7 @@ Throughput is MSDU bits a second, after 0.5 s of warm-up on both.
     python -m benchmarks.bench_mac                 # the testbed and the model
     python -m benchmarks.bench_mac --ns3 --rts     # and ns-3, with RTS/CTS
     python -m benchmarks.bench_mac --ns3 --standard 802.15.4 --stations 1 2 5 10 20
+    python -m benchmarks.bench_mac --reception error_rate   # frames judged by the curves
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import time
 import numpy as np
 
 from emulator.mac.bianchi import saturation_throughput
-from emulator.mac.engine import REASONS, MacEngine, unit_disk_rx_dbm
+from emulator.mac.engine import RECEPTIONS, REASONS, Channel, MacEngine, unit_disk_rx_dbm
 from emulator.mac.standards import CsmaCa802154, Dcf80211
 
 PAYLOAD = 1500
@@ -53,14 +54,15 @@ def payload_of(name: str) -> int:
     return PAYLOAD_802154 if name == "802.15.4" else PAYLOAD
 
 
-def testbed(n: int, std, seconds: float, seed: int) -> tuple[float, float]:
+def testbed(n: int, std, seconds: float, seed: int,
+            channel: Channel = Channel()) -> tuple[float, float]:
     """``(bit/s, CPU seconds)`` of ``n`` saturated stations on the engine, counted over
     ``seconds`` after :data:`WARMUP`."""
     payload = PAYLOAD_802154 if isinstance(std, CsmaCa802154) else PAYLOAD
     rate = std.bit_rate if isinstance(std, CsmaCa802154) else std.data_rate
     angle = np.linspace(0, 2 * np.pi, max(n, 2), endpoint=False)
     pos = np.c_[np.cos(angle), np.sin(angle)] * 0.1
-    engine = MacEngine(unit_disk_rx_dbm(pos, 1.0), std, seed=seed)
+    engine = MacEngine(unit_disk_rx_dbm(pos, 1.0, channel=channel), std, channel, seed=seed)
     per_node = int((WARMUP + seconds) * rate / (payload * 8)) + 10
     for i in range(n):
         for h in range(per_node):
@@ -204,6 +206,8 @@ def main(argv=None) -> int:
     parser.add_argument("--stations", type=int, nargs="+", default=[1, 2, 5, 10, 20, 50])
     parser.add_argument("--seeds", type=int, default=1, help="runs per n on each side "
                         "(seeds n, n + 100, ...); figures are their means")
+    parser.add_argument("--reception", choices=RECEPTIONS, default=RECEPTIONS[0],
+                        help="the engine's reception rule (mac.reception)")
     args = parser.parse_args(argv)
     if args.rts and args.standard == "802.15.4":
         parser.error("--rts: 802.15.4 has no RTS/CTS")
@@ -215,7 +219,8 @@ def main(argv=None) -> int:
     std = saturated(args.standard, args.rts)
     for n in args.stations:
         seeds = [n + 100 * k for k in range(args.seeds)]
-        ours = [testbed(n, std, args.seconds, seed=s) for s in seeds]
+        ours = [testbed(n, std, args.seconds, seed=s, channel=Channel(reception=args.reception))
+                for s in seeds]
         got, cpu = float(np.mean([g for g, _ in ours])), sum(c for _, c in ours)
         line = f"{n:>3} {got / scale:>9.3f}"
         if wifi:

@@ -94,9 +94,11 @@ class _LinkBreak:
         return self._graphs[t >= self.epochs[1]]
 
 
-#: The MAC tables :func:`main` makes ready: each standard, 802.15.4 duty-cycled too.
+#: The MAC tables :func:`main` makes ready: each standard, 802.15.4 duty-cycled too, and
+#: 802.11 under the error curves (the CCK table's and the chunks' entry points).
 MACS = ({"model": "802.11"}, {"model": "802.15.4"},
-        {"model": "802.15.4", "duty_cycle": "contikimac"})
+        {"model": "802.15.4", "duty_cycle": "contikimac"},
+        {"model": "802.11", "reception": "error_rate"})
 
 
 def main(argv=None) -> int:

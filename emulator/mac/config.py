@@ -33,7 +33,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from emulator.mac.contikimac import ContikiMac
-from emulator.mac.engine import Channel
+from emulator.mac.engine import DUTY_ERROR_RATE, Channel
 from emulator.mac.sixlowpan import Fragmentation
 from emulator.mac.standards import CsmaCa802154, Dcf80211
 from topologies.schema import Field, FieldError, check_table
@@ -49,10 +49,13 @@ def _schema_of(cls) -> dict:
     default the dataclass's (ints: counts >= 0; floats: >= 0, dBm any finite)."""
     schema, owner = {}, cls.__name__
     for f in dataclasses.fields(cls):
-        doc = f"`{owner}.{f.name}` (emulator.mac)"
-        if f.type in ("int", int):
+        doc = f.metadata.get("doc", f"`{owner}.{f.name}` (emulator.mac)")
+        if "choices" in f.metadata:
+            schema[f.name] = Field("choice", f.default, choices=f.metadata["choices"],
+                                   doc=doc)
+        elif f.type in ("int", int):
             schema[f.name] = Field("integer", f.default, low=0, doc=doc)
-        elif f.name.endswith("_dbm"):
+        elif f.name.endswith(("_dbm", "_db")):   # any finite level (Channel.check)
             schema[f.name] = Field("number", f.default, doc=doc)
         else:
             schema[f.name] = Field("number", f.default, low=0, doc=doc)
@@ -257,6 +260,8 @@ def mac_from_table(table: dict | None, where: str = "mac") -> MacConfig:
         channel = Channel(**{k: clean[k] for k in channel_names}).check()
         duty = _duty_of(clean)
         lowpan = _lowpan_of(clean) if model == "802.15.4" else None
+        if duty is not None and channel.reception == "error_rate":
+            raise ValueError(DUTY_ERROR_RATE)
     except ValueError as err:   # the dataclasses say "mac.<field>: ..."
         field, _, message = str(err).partition(": ")
         raise FieldError(where + field[len("mac"):], message) from None

@@ -31,12 +31,13 @@ Two stations in one collision domain (1,000 µs of data each way, 802.11b):
 from __future__ import annotations
 
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from emulator.mac import kernel as k
 from emulator.mac.airtime import ack_80211, ack_802154, control_80211, data_802154, data_80211
+from emulator.mac.error_rate import DSSS_CODES, R_OQPSK, cck_curve
 from emulator.mac.standards import CsmaCa802154, Dcf80211
 
 #: Outcome reasons by code (``Outcomes.reason``).
@@ -45,6 +46,14 @@ REASONS = ("delivered", "retry_limit", "channel_access_failure", "collision", "q
 
 #: What became of frames: one row each (a broadcast: one per receiver in range).
 Outcomes = namedtuple("Outcomes", "handle node time attempts reason")
+
+#: How a reception is decided (``Channel.reception``); the first is the default.
+RECEPTIONS = ("threshold", "error_rate")
+#: 802.11b's PLCP header: 48 bits at DBPSK 1 Mbit/s, the last part of the 192 µs.
+PLCP_HEADER = 48e-6
+#: Why ContikiMAC refuses the error-rate reception.
+DUTY_ERROR_RATE = ('mac.reception: "error_rate" judges one frame on air, not ContikiMAC\'s '
+                   'trains of copies; use "threshold" with duty_cycle')
 
 
 @dataclass(frozen=True)
@@ -61,20 +70,42 @@ class Channel:
     ``CSThresh`` to ``RXThresh`` (550 m beside 250 m under two-ray ground), so that
     carrier sense reaches farther than decoding; -82 gives ns-3's rule.
 
+    ``reception``: ``"threshold"`` (a frame is all or nothing: received if its SINR stays
+    at ``sinr_db`` or above to its end) or ``"error_rate"`` (ns-3's rule: a frame whose
+    start clears ``sinr_db`` and ``detect_dbm`` is locked onto, then received with the
+    product, over its chunks of constant interference, of each chunk's success rate
+    under the PHY's error curve, :mod:`emulator.mac.error_rate`; ``sinr_db`` is then only
+    the preamble-detection threshold and may be negative, as DSSS's spreading lets a
+    receiver decode below the noise).
+
     >>> Channel(sinr_db=-1).check()
     Traceback (most recent call last):
     ...
-    ValueError: mac.sinr_db: expected >= 0 dB, got -1
+    ValueError: mac.sinr_db: expected >= 0 dB under reception = "threshold", got -1
+    >>> Channel(sinr_db=-6, reception="error_rate").check().sinr_db
+    -6
     """
 
     noise_dbm: float = -93.6
     detect_dbm: float = -82.0
     cs_threshold_dbm: float = -96.0
-    sinr_db: float = 4.0
+    sinr_db: float = field(default=4.0, metadata={
+        "doc": "dB: the SINR a frame's start needs to be locked onto (the preamble); under "
+               "threshold also its whole length, and >= 0"})
+    reception: str = field(default=RECEPTIONS[0], metadata={
+        "choices": RECEPTIONS,
+        "doc": "threshold: a frame is all or nothing at sinr_db; error_rate: the PHY's "
+               "error curve over the frame's chunks of constant interference (ns-3's "
+               "rule), sinr_db then only detects the preamble and may be negative"})
 
     def check(self) -> "Channel":
-        if not self.sinr_db >= 0:
-            raise ValueError(f"mac.sinr_db: expected >= 0 dB, got {self.sinr_db:g}")
+        if self.reception not in RECEPTIONS:
+            raise ValueError(f"mac.reception: expected one of {', '.join(RECEPTIONS)}, "
+                             f"got {self.reception!r}")
+        if not (self.sinr_db >= 0 or self.reception == "error_rate" and
+                np.isfinite(self.sinr_db)):
+            raise ValueError(f'mac.sinr_db: expected >= 0 dB under reception = '
+                             f'"{self.reception}", got {self.sinr_db:g}')
         for name in ("noise_dbm", "detect_dbm", "cs_threshold_dbm"):
             if not np.isfinite(getattr(self, name)):
                 raise ValueError(f"mac.{name}: expected a finite power in dBm, "
@@ -160,6 +191,8 @@ class MacEngine:
                              f"ContikiMAC, got {type(standard).__name__}")
         self.duty = None if duty is None else duty.check()
         self.channel = channel.check()
+        if self.duty is not None and self.channel.reception == "error_rate":
+            raise ValueError(DUTY_ERROR_RATE)
         n = rx.shape[0]
         self.n = n
         self._rx_mw = np.ascontiguousarray(_mw(rx))
@@ -346,10 +379,13 @@ class MacEngine:
         if rx.shape != self._rx_mw.shape:
             raise ValueError(f"mac.rx_dbm: expected a {self.n} x {self.n} matrix, got "
                              f"shape {rx.shape}")
+        old = self._rx_mw.copy()
         self._rx_mw[:] = _mw(rx)
         self._next = None
         np.fill_diagonal(self._rx_mw, 0.0)
         now = self.now
+        if self._ip[k.RECEPTION] == k.ERROR_RATE:   # the chunks so far, at the old powers
+            k._close_chunks(now, self._nf, self._ni, self._p, self._ip, old)
         k._total_power(self._nf, self._ni, self._rx_mw)
         k._transitions(now, self._nf, self._ni, self._p, self._ip)
         if self._ip[k.STD] == k.DCF:
@@ -430,4 +466,25 @@ def _parameters(std, channel: Channel, duty=None) -> tuple[np.ndarray, np.ndarra
         ip[k.CSMA_TX] = duty.csma_max_mac_transmissions
         ip[k.CSMA_BE] = duty.csma_max_backoff_exponent
     ip[k.QUEUE_LIMIT] = std.queue_limit
+    if channel.reception == "error_rate":
+        p = np.concatenate([p, cck_curve()])
+        _error_rate_cells(std, p, ip)
     return p, ip
+
+
+def _error_rate_cells(std, p: np.ndarray, ip: np.ndarray) -> None:
+    """The error-rate reception's cells: the curves and bit rates of the data and basic
+    rates, the preamble (detected, not judged) and the PLCP header (judged at DBPSK).
+    802.15.4: O-QPSK throughout, its SHR and PHR not judged (as the threshold rule's
+    :func:`emulator.mac.kernel._oqpsk_ok`)."""
+    ip[k.RECEPTION] = k.ERROR_RATE
+    if isinstance(std, Dcf80211):
+        ip[k.DATA_CODE], ip[k.BASIC_CODE] = DSSS_CODES[std.data_rate], \
+            DSSS_CODES[std.basic_rate]
+        p[k.DATA_BPS], p[k.BASIC_BPS] = std.data_rate, std.basic_rate
+        p[k.HDR_AIR] = min(PLCP_HEADER, std.preamble_header)
+        p[k.PRE_AIR] = std.preamble_header - p[k.HDR_AIR]
+    else:
+        ip[k.DATA_CODE] = ip[k.BASIC_CODE] = R_OQPSK
+        p[k.DATA_BPS] = p[k.BASIC_BPS] = std.bit_rate
+        p[k.PRE_AIR] = std.shr_phr_bytes * 8 / std.bit_rate

@@ -10,7 +10,11 @@ transmission at ``rx_mw[sender, node]``; a node not transmitting and not already
 receiving locks onto a frame that starts with SINR >= ``sinr`` (the others on air,
 those starting at the same instant included, are the interference) and power >=
 ``detect``; the frame is received if its SINR stays above ``sinr`` to its end (the
-interference only rises when a frame starts, so it is checked then). No capture: a
+interference only rises when a frame starts, so it is checked then). Under the
+error-rate reception (``ip[RECEPTION]``) the lock is the same (``sinr`` is then ns-3's
+preamble-detection threshold), and the frame is received with the product over its
+chunks of constant interference of each chunk's success rate under the PHY's error
+curve (:mod:`emulator.mac.error_rate`), one draw at its end. No capture: a
 locked receiver ignores any later, stronger frame, as ns-3 does without a
 ``FrameCaptureModel``. A node that starts transmitting loses what it was receiving
 (half duplex). A node senses the channel busy while it transmits, receives, or hears a
@@ -30,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from emulator.mac.contikimac import first_copy
+from emulator.mac.error_rate import R_DBPSK, log_ok_per_bit, oqpsk_ber
 
 # Standards (ip[STD]).
 DCF, CSMA = 0, 1
@@ -45,7 +50,12 @@ CM_TIMING, STROBE = 17, 23
 # CCA_COUNT_MAX_TX CCAs after the wait: MAX_PHASE_STROBE_TIME - GUARD_TIME +
 # CHECK_TIME_TX), a woken radio's LISTEN_TIME_AFTER_PACKET_DETECTED, and the period.
 GUARD, LOCK_MISS, LISTEN_AFTER, PERIOD = range(24, 28)
-N_P = 28
+# The error-rate reception (ip[RECEPTION] == ERROR_RATE): the data and basic rates in
+# bit/s, and a frame's preamble (not judged: it is only detected) and PLCP header (judged
+# at DBPSK 1 Mbit/s) in seconds. The cells from N_P on hold the CCK curve
+# (:func:`cck_curve`) under it.
+DATA_BPS, BASIC_BPS, PRE_AIR, HDR_AIR = range(28, 32)
+N_P = 32
 # Int parameters (ip).
 STD, CW_MIN, CW_MAX, RETRY_LIMIT, QUEUE_LIMIT, MIN_BE, MAX_BE, MAX_NB, DUTY = range(9)
 # ContikiMAC's options (0 or 1, counts): the phase lock, booking the radios woken by
@@ -53,7 +63,12 @@ STD, CW_MIN, CW_MAX, RETRY_LIMIT, QUEUE_LIMIT, MIN_BE, MAX_BE, MAX_NB, DUTY = ra
 # csma.c's requeue of a frame that found the channel busy (CSMA_MAX_MAC_TRANSMISSIONS,
 # 0: off; CSMA_MAX_BACKOFF_EXPONENT).
 PHASE_LOCK, OVERHEAR, FAST_SLEEP, MAX_SILENCE, MAX_NONACT, CSMA_TX, CSMA_BE = range(9, 16)
-N_IP = 16
+# How a reception is decided (THRESHOLD or ERROR_RATE), and the curves (R_DBPSK...) of the
+# data rate and of the basic rate.
+RECEPTION, DATA_CODE, BASIC_CODE = range(16, 19)
+N_IP = 19
+# Receptions: all or nothing at the SINR threshold; or the error curves chunk by chunk.
+THRESHOLD, ERROR_RATE = 0, 1
 
 # Node floats (nf columns).
 T_MAC, RESP_T, RESP_NAV, RESP_AIR, TX_END, TX_NAV, NAV, IDLE_FROM, BLOCK, EIFS_UNTIL, \
@@ -61,7 +76,10 @@ T_MAC, RESP_T, RESP_NAV, RESP_AIR, TX_END, TX_NAV, NAV, IDLE_FROM, BLOCK, EIFS_U
 # Duty cycling: the node's wake-up phase, and the seconds its radio spent in exchanges
 # (sending, receiving, listening beyond its channel checks).
 PHASE, R_TX, R_RX, R_LISTEN = range(16, 20)
-N_NF = 20
+# The error-rate reception: where the receiver's current chunk of constant interference
+# began, and the log of the success rate of the chunks before it.
+CHUNK_T, LOG_OK = range(20, 22)
+N_NF = 22
 # Node ints (ni columns).
 STATE, CUR, SLOTS, CW, NB, BE, RESP_KIND, RESP_DST, TX_KIND, TX_DST, TX_FRAME, LOCK, \
     LOCK_OK, BUSY, CCA_BUSY, COLLISIONS, RETRIES, Q_HEAD, Q_TAIL, Q_LEN = range(20)
@@ -399,13 +417,21 @@ def _ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node,
         if ni[i, TX_KIND] >= 0 and nf[i, TX_END] <= now + EPS:
             ending[m] = i
             m += 1
-    if ip[STD] == CSMA:   # 802.15.4: the error curve judges each frame's receivers once
+    chunks = ip[RECEPTION] == ERROR_RATE
+    if chunks and m > 0:
+        _close_chunks(now, nf, ni, p, ip, rx_mw)
+    if ip[STD] == CSMA or chunks:   # an error curve judges each frame's receivers once:
+        # the chunks' product (error rate), or 802.15.4's least SINR (threshold)
         for k in range(m):
             i = ending[k]
             for j in range(n):
-                if ni[j, LOCK] == i and ni[j, LOCK_OK] == 1 and \
-                        not _oqpsk_ok(rng, nf[j, MIN_SINR], nf[i, TX_AIR]):
-                    ni[j, LOCK_OK] = 0
+                if ni[j, LOCK] == i and ni[j, LOCK_OK] == 1:
+                    if chunks:
+                        ok = _chance(rng, np.exp(nf[j, LOG_OK]))
+                    else:
+                        ok = _oqpsk_ok(rng, nf[j, MIN_SINR], nf[i, TX_AIR])
+                    if not ok:
+                        ni[j, LOCK_OK] = 0
     for k in range(m):
         i = ending[k]
         if ni[i, TX_KIND] == K_BCAST:   # every node in range: received, or lost to the channel
@@ -575,13 +601,18 @@ def _locks(nf, ni, p, ip, rx_mw, started, m):
     detection and threshold rule). 802.15.4: a receiver locks onto a frame whose power
     reaches the detection threshold and keeps the least SINR the frame meets
     (``MIN_SINR``); at its end the O-QPSK error curve decides (:func:`_oqpsk_ok`), as
-    ns-3's ``LrWpanErrorModel`` does."""
+    ns-3's ``LrWpanErrorModel`` does. Under the error-rate reception the locks are
+    taken by the same rules, and a locked frame is judged only at its end, by the
+    product of its chunks (:func:`_chunk`)."""
     n = nf.shape[0]
     curve = ip[STD] == CSMA
+    chunks = ip[RECEPTION] == ERROR_RATE
     for j in range(n):
         if ni[j, TX_KIND] >= 0:
             continue
         k = ni[j, LOCK]
+        if k >= 0 and chunks:
+            continue   # its chunk was closed before the powers changed
         if k >= 0:
             s = rx_mw[k, j]
             sinr = s / (p[NOISE] + nf[j, TOT_MW] - s)
@@ -603,6 +634,8 @@ def _locks(nf, ni, p, ip, rx_mw, started, m):
             nf[j, MIN_SINR] = sinr
         elif sinr >= p[SINR]:
             ni[j, LOCK], ni[j, LOCK_OK] = best, 1
+        if chunks and ni[j, LOCK] == best:
+            nf[j, CHUNK_T], nf[j, LOG_OK] = nf[best, TX_END] - nf[best, TX_AIR], 0.0
 
 
 #: O-QPSK's bytes a second at 250 kbit/s, and its SHR and PHR (not judged by the curve).
@@ -611,16 +644,9 @@ OQPSK_SHR_PHR_BYTES = 6
 
 
 @njit(cache=True)
-def _oqpsk_ber(sinr):
-    """802.15.4-2006 Annex E's O-QPSK bit error rate at a linear SINR (ns-3's
-    ``LrWpanErrorModel``, :func:`topologies.radio._oqpsk`)."""
-    total = 0.0
-    binom = 1.0
-    for k in range(1, 17):
-        binom = binom * (16 - k + 1) / k
-        if k >= 2:
-            total += (-1.0) ** k * binom * np.exp(20.0 * sinr * (1.0 / k - 1.0))
-    return min(max(8.0 / 15.0 / 16.0 * total, 0.0), 1.0)
+def _chance(rng, success):
+    """One draw: True with probability ``success`` (to a millionth)."""
+    return _draw(rng, 999999) < success * 1000000.0
 
 
 @njit(cache=True)
@@ -628,8 +654,45 @@ def _oqpsk_ok(rng, sinr, air):
     """Whether a frame of ``air`` seconds is received at least SINR ``sinr``: its PSDU's
     bits each right with 1 - BER (one draw)."""
     psdu_bits = 8.0 * max(air * OQPSK_BYTES_PER_S - OQPSK_SHR_PHR_BYTES, 0.0)
-    success = (1.0 - _oqpsk_ber(sinr)) ** psdu_bits
-    return _draw(rng, 999999) < success * 1000000.0
+    return _chance(rng, (1.0 - oqpsk_ber(sinr)) ** psdu_bits)
+
+
+@njit(cache=True)
+def _chunk(now, j, nf, ni, p, ip, rx_mw):
+    """The error-rate reception: receiver ``j``'s chunk of its frame from ``CHUNK_T`` to
+    ``now``, under the interference that held over it (call before the powers change),
+    adds its bits' log success to ``LOG_OK`` (ns-3's ``InterferenceHelper``: the PLCP
+    header's bits at DBPSK 1 Mbit/s, the payload's at its rate, the preamble not
+    judged; the bits of a chunk are its duration x the rate)."""
+    i = ni[j, LOCK]
+    t0 = nf[j, CHUNK_T]
+    nf[j, CHUNK_T] = now
+    if now <= t0:
+        return
+    s = rx_mw[i, j]
+    sinr = s / (p[NOISE] + max(nf[j, TOT_MW] - s, 0.0))
+    header = nf[i, TX_END] - nf[i, TX_AIR] + p[PRE_AIR]   # where the PLCP header begins
+    payload = header + p[HDR_AIR]
+    # answers and unicast data at the data rate; broadcasts, RTS and CTS at the basic
+    data = ni[i, TX_KIND] == K_DATA or ni[i, TX_KIND] == K_ACK
+    code = ip[DATA_CODE] if data else ip[BASIC_CODE]
+    bps = p[DATA_BPS] if data else p[BASIC_BPS]
+    h_bits = max(min(now, payload) - max(t0, header), 0.0) * 1e6
+    p_bits = max(now - max(t0, payload), 0.0) * bps
+    curve = p[N_P:]
+    if h_bits > 0.0:
+        nf[j, LOG_OK] += h_bits * log_ok_per_bit(R_DBPSK, sinr, curve)
+    if p_bits > 0.0:
+        nf[j, LOG_OK] += p_bits * log_ok_per_bit(code, sinr, curve)
+
+
+@njit(cache=True)
+def _close_chunks(now, nf, ni, p, ip, rx_mw):
+    """The error-rate reception: every receiver still holding a frame closes its chunk
+    at ``now`` (the interference is about to change: a frame starts or ends)."""
+    for j in range(nf.shape[0]):
+        if ni[j, LOCK] >= 0 and ni[j, LOCK_OK] == 1:
+            _chunk(now, j, nf, ni, p, ip, rx_mw)
 
 
 @njit(cache=True)
@@ -820,6 +883,8 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
                     scratch[m] = j
                     m += 1
         if m > 0:
+            if ip[RECEPTION] == ERROR_RATE:
+                _close_chunks(now, nf, ni, p, ip, rx_mw)
             for q in range(m):
                 if ip[STD] == DCF:   # 802.11 recomputes its contention times below; an
                     # 802.15.4 node answering keeps its timer (it waits for the answer's end)

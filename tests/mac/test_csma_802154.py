@@ -8,6 +8,7 @@ import pytest
 
 from emulator.mac import kernel
 from emulator.mac.engine import REASONS, MacEngine, unit_disk_rx_dbm
+from emulator.mac.error_rate import oqpsk_ber
 from emulator.mac.standards import CsmaCa802154
 from topologies.radio import _oqpsk
 
@@ -42,7 +43,7 @@ def test_two_stations_sending_to_each_other_both_keep_sending():
 @pytest.mark.parametrize("db", [-3.0, -1.0, 0.0, 1.0, 3.0, 6.0])
 def test_the_compiled_oqpsk_curve_is_the_radio_models(db):
     sinr = 10 ** (db / 10)
-    assert kernel._oqpsk_ber(sinr) == pytest.approx(_oqpsk(sinr), rel=1e-9, abs=1e-15)
+    assert oqpsk_ber(sinr) == pytest.approx(_oqpsk(sinr), rel=1e-9, abs=1e-15)
 
 
 def test_a_frame_at_0_db_is_received_as_often_as_the_curve_says():
