@@ -294,6 +294,11 @@ class RoutedTransport(Transport):
         lists = view.hop_lists()   # (head, cost, delay, jitter, bandwidth, loss, ber, ...)
         return (1.0 - lists[5][k]) * (1.0 - lists[6][k]) ** (8 * size_bytes)
 
+    def link_rx_dbm(self, t: float, u: int, v: int) -> float | None:
+        """The power (dBm) at which ``v`` receives ``u``'s frames under the MAC (what a
+        radio reports as RSSI; RPL's first ETX guess), None without a MAC."""
+        return None if self.mac is None else self.mac.rx_dbm(u, v)
+
     def set_timer(self, t: float, node: int, tag) -> None:
         """Fire ``on_timer(t, node, tag)`` at ``t``, unless the run is over by then."""
         if (self._unresolved > 0) if self.horizon is None else (t < self.horizon):
@@ -744,14 +749,19 @@ class RoutedTransport(Transport):
                     self.drop(fate.time, u, msg, reason)
             elif reason == "delivered":
                 self._mac_sent(fate, hop, False)
+                # the sender counts it acknowledged (an ACK lost too comes as a
+                # retry_limit fate after it, and counts once more, unacknowledged)
+                self.protocol.on_link_outcome(fate.time, u, v, fate.attempts, True)
                 self._after_hop(fate.time, msg, u, v, False, True)
             elif reason == "retry_limit" and fate.repeated:
                 # delivered, only its ACKs were lost: the sender still takes the link
                 # as broken (ns-3's AODV does); the packet went on
+                self.protocol.on_link_outcome(fate.time, u, v, fate.attempts, False)
                 self.protocol.on_link_failure(fate.time, u, v)
             else:
                 if reason == "retry_limit":
                     self._mac_sent(fate, hop, True)
+                    self.protocol.on_link_outcome(fate.time, u, v, fate.attempts, False)
                 self._timer(fate.time, u, _MacFailure(msg, v, reason))
 
     @property

@@ -52,7 +52,8 @@ feeds it: the link's delivery probability, :mod:`.objective`).
 from __future__ import annotations
 
 from emulator.routing.base import BROADCAST, Control, Protocol
-from emulator.routing.rpl.objective import ETX_FRAME_BYTES, ObjectiveFunction
+from emulator.routing.rpl.link_stats import LinkStats
+from emulator.routing.rpl.objective import ETX_FRAME_BYTES, ObjectiveFunction, etx
 from emulator.routing.rpl.packets import INFINITE_RANK, Dao, DaoAck, Dio, Dis, dao_pieces
 from emulator.routing.rpl.tables import RplNode
 from emulator.routing.rpl.trickle import Trickle
@@ -61,6 +62,9 @@ from topologies.schema import FieldError
 _SEND, _END = "dio", "dio_end"        # a Trickle interval's transmission and its end
 _RESEND = "dao_resend"                # (_RESEND, DAOSequence): a DAO-ACK is overdue
 _DIS, _DAO, _REFRESH, _VERSION = "dis", "dao", "refresh", "version"
+#: A probe with no outcome by then (its frame never got on air) is given up, and the
+#: next may leave (this testbed's; Contiki-NG's probing timer has no such case).
+PROBE_TIMEOUT = 1.0
 
 
 class Rpl(Protocol):
@@ -78,7 +82,15 @@ class Rpl(Protocol):
             raise FieldError("routing.rpl.root", f"expected a node of the network "
                                                  f"({self.nodes[0]}..{self.nodes[-1]}), "
                                                  f"got {root!r}")
-        self.objective = ObjectiveFunction(params["objective"], params)
+        # under a MAC the links' ETX is learnt from its acknowledgements (one
+        # LinkStats a node); on the ideal medium it is the link model's, exact
+        self.stats = {u: LinkStats() for u in self.nodes} \
+            if getattr(host, "mac", None) is not None else None
+        self.objective = ObjectiveFunction(params["objective"], params,
+                                           learnt=self.stats is not None)
+        #: Contiki-NG's RPL_SIGNIFICANT_CHANGE_THRESHOLD: with a learnt ETX, a rank
+        #: change resets Trickle only when it moves this far from the rank last advertised
+        self.significant = 4 * params["min_hop_rank_increase"]
         self.lifetime = params["route_lifetime"]
         self.max_dao = params["max_dao_bytes"]
         self._state = {u: RplNode(Trickle(params["dio_interval_min"],
@@ -113,6 +125,7 @@ class Rpl(Protocol):
                 return
             if what == _SEND:
                 if node.trickle.may_send():
+                    node.advertised = node.rank
                     self._send(t, u, BROADCAST, Dio(node.version, node.rank))
             else:
                 self._trickle_timers(t, u, node.trickle.next_interval(t, self.uniform()))
@@ -120,6 +133,7 @@ class Rpl(Protocol):
             node.dis_pending = False
             if node.parent is None:
                 self._send(t, u, BROADCAST, Dis())
+                self._probe_detached(t, u)
                 self._dis_later(t, u)
         elif tag == _DAO:
             node.dao_pending = False
@@ -184,10 +198,13 @@ class Rpl(Protocol):
             self._reset_trickle(t, u)
             return
         # a poisoned neighbour stays known (it can still hear a No-Path DAO)
-        node.neighbours[v] = (dio.rank, self.host.link_delivery(t, u, v, ETX_FRAME_BYTES))
-        if self._choose_parent(t, u):
-            self._reset_trickle(t, u)
-        elif dio.rank < INFINITE_RANK:
+        if self.stats is None:
+            node.neighbours[v] = (dio.rank, etx(self.host.link_delivery(t, u, v,
+                                                                        ETX_FRAME_BYTES)))
+        else:   # the ETX is the link statistics', read when a parent is chosen
+            node.neighbours[v] = (dio.rank, self.stats[u].heard(v, self.host.link_rx_dbm(
+                t, v, u)))
+        if not self._reselect(t, u) and dio.rank < INFINITE_RANK:
             node.trickle.heard_consistent()
 
     def _on_dao(self, t: float, u: int, v: int, dao: Dao) -> None:
@@ -227,6 +244,24 @@ class Rpl(Protocol):
             self._send(t, u, v, DaoAck(dao.sequence))
 
     # -- parent selection ---------------------------------------------------------------
+    def _reselect(self, t: float, u: int) -> bool:
+        """Choose the parent again; reset Trickle if that is news for the neighbours;
+        whether it was. On the ideal medium any new parent or rank is news. With a
+        learnt ETX (every unicast moves it, and with it the rank) only what Contiki-NG's
+        rpl-lite resets on: joining, detaching, or a rank moved more than
+        RPL_SIGNIFICANT_CHANGE_THRESHOLD from the rank last advertised; a new parent
+        at about the same rank is told in the next DIO, and by the DAO it is sent."""
+        node = self._state[u]
+        had = node.parent
+        if not self._choose_parent(t, u):
+            return False
+        if self.stats is not None and had is not None and node.parent is not None \
+                and abs(node.rank - node.advertised) <= self.significant:
+            return False
+        node.advertised = node.rank
+        self._reset_trickle(t, u)
+        return True
+
     def _choose_parent(self, t: float, u: int) -> bool:
         """Select the preferred parent (and rank) by the objective function; whether
         the parent or the rank changed (news for the neighbours: a Trickle reset)."""
@@ -234,16 +269,19 @@ class Rpl(Protocol):
         old = node.parent
         attached = old is not None
         candidates = {}
-        for v, (rank, delivery) in node.neighbours.items():
+        stats = self.stats[u] if self.stats is not None else None
+        for v, (rank, link_etx) in node.neighbours.items():
             if rank >= INFINITE_RANK or node.descendant(v) or \
                     not (v == old or not attached or rank < node.rank):
                 continue
-            via = objective.rank_via(rank, delivery)
+            via = objective.rank_via(rank, link_etx if stats is None else stats.etx(v))
             if via is not None:
                 candidates[v] = via
         best = min(candidates, key=lambda v: (candidates[v], v)) if candidates else None
-        if old in candidates and best != old and not objective.better(candidates[best],
-                                                                      candidates[old]):
+        if stats is not None and best is not None and not stats.fresh(t, best):
+            best = self._probe_first(t, u, candidates, best)
+        if old in candidates and best is not None and best != old and \
+                not objective.better(candidates[best], candidates[old]):
             best = old
         if best is None:
             if old is None and node.rank >= INFINITE_RANK:   # still out: keep asking
@@ -267,6 +305,23 @@ class Rpl(Protocol):
         self._schedule_dao(t, u)
         return True
 
+    def _probe_first(self, t: float, u: int, candidates: dict, best: int) -> int | None:
+        """With a learnt ETX the best candidate ``best`` has no fresh statistics (a
+        guess, or old): probe it with a unicast DIO (its MAC's outcome is news of the
+        link, and the parent is chosen again then), and meanwhile choose as Contiki-NG's
+        ``rpl_neighbor_select_best`` does: the parent kept if it is ``best``, else the
+        best fresh candidate, else ``best`` if the node has a parent, else none yet."""
+        node, stats = self._state[u], self.stats[u]
+        if node.probing is None or node.probing[1] + PROBE_TIMEOUT <= t:
+            node.probing = (best, t)
+            self._send(t, u, best, Dio(node.version, node.rank))
+        if best == node.parent:
+            return best
+        fresh = [v for v in candidates if stats.fresh(t, v)]
+        if fresh:
+            return min(fresh, key=lambda v: (candidates[v], v))
+        return best if node.parent is not None else None
+
     def _detach(self, t: float, u: int) -> None:
         """No parent left: advertise the infinite rank (poisoning its subtree) and ask
         for DIOs."""
@@ -276,7 +331,25 @@ class Rpl(Protocol):
         node.parent, node.rank = None, INFINITE_RANK
         self.parent_log.append((t, u, None))
         self._send(t, u, BROADCAST, Dis())
+        self._probe_detached(t, u)
         self._dis_later(t, u)
+
+    def _probe_detached(self, t: float, u: int) -> None:
+        """With a learnt ETX, a node without a parent whose neighbours of a finite rank
+        all have links too lossy to take probes the least lossy of them with each DIS
+        it sends: one acknowledged probe can bring an ETX back under the objective's
+        bound (this testbed's rule: Contiki-NG probes such a link only once its
+        statistics are 10 minutes old, and a node cut off by lossy links waits so
+        long)."""
+        if self.stats is None:
+            return
+        node, stats = self._state[u], self.stats[u]
+        known = [v for v, (rank, _) in node.neighbours.items()
+                 if rank < INFINITE_RANK and not node.descendant(v)]
+        if known:
+            v = min(known, key=lambda v: (stats.etx(v), v))
+            node.probing = (v, t)
+            self._send(t, u, v, Dio(node.version, node.rank))
 
     def _dis_later(self, t: float, u: int) -> None:
         """Another DIS in ``dis_interval`` unless one is due already."""
@@ -285,8 +358,30 @@ class Rpl(Protocol):
             node.dis_pending = True
             self.host.set_timer(t + self.params["dis_interval"], u, _DIS)
 
+    def on_link_outcome(self, t: float, u: int, v: int, attempts: int, acked: bool) -> None:
+        """A unicast of ``u`` to ``v`` took ``attempts`` transmissions of its MAC and was
+        acknowledged or not: the link's ETX learns it, and the parent is chosen again
+        (Contiki-NG's ``rpl_link_callback`` schedules the same state update)."""
+        if self.stats is None:
+            return
+        self.stats[u].sent(t, v, attempts, acked)
+        node = self._state[u]
+        if node.probing is not None and node.probing[0] == v:
+            node.probing = None
+        if u != self.root and v in self._state[u].neighbours:
+            self._reselect(t, u)
+
     def on_link_failure(self, t: float, u: int, v: int) -> None:
-        if self.params["link_layer_feedback"]:
+        """Link-layer feedback (``link_layer_feedback``): on the ideal medium the
+        neighbour is lost at the first frame that fails. With a learnt ETX the failure
+        has raised the link's ETX (:meth:`on_link_outcome`), and the neighbour is lost
+        only once its link is dead: its ETX makes it no parent by the objective
+        function (MRHOF: above MAX_LINK_METRIC; OF0: a step of rank above 9), or the
+        link is gone from the network (out of range, a dead node)."""
+        if not self.params["link_layer_feedback"]:
+            return
+        if self.stats is None or not self.objective.usable(self.stats[u].etx(v)) or \
+                self.host.link_delivery(t, u, v, ETX_FRAME_BYTES) == 0.0:
             self._lose_neighbour(t, u, v)
 
     def _lose_neighbour(self, t: float, u: int, v: int) -> None:
@@ -297,8 +392,8 @@ class Rpl(Protocol):
         gone = node.routes_via(v)
         for target in gone:
             del node.routes[target]
-        if v == node.parent and self._choose_parent(t, u):
-            self._reset_trickle(t, u)
+        if v == node.parent and self._reselect(t, u):
+            pass
         elif gone:
             self._schedule_dao(t, u)
 
