@@ -113,7 +113,10 @@ RPL = {
                       "the lowest node id)"),
     "objective": Field("choice", "mrhof", choices=("mrhof", "of0"),
                        doc="the objective function: mrhof (RFC 6719, ETX) or of0 (RFC "
-                           "6552, hop count)"),
+                           "6552, hop count). A link's ETX is the link model's, exact, "
+                           "on the ideal medium; under a [mac] model it is learnt from "
+                           "the MAC's acknowledgements, and OF0's step of rank follows "
+                           "it as in Contiki-NG (3 x ETX - 2, from 1 to 9)"),
     "dio_interval_min": _time(0.008, "Imin of the DIOs' Trickle timer (DEFAULT_DIO_"
                                      "INTERVAL_MIN: 2^3 ms)"),
     "dio_interval_doublings": _count(20, "Trickle's doublings: Imax = Imin x 2^this "
@@ -163,8 +166,10 @@ RPL = {
                               doc="global repair: the root increments the DODAG version "
                                   "this often (time units); none: never"),
     "link_layer_feedback": Field("bool", True, doc="a frame the MAC could not deliver "
-                                                   "drops the neighbour at once (local "
-                                                   "repair when it was the parent)"),
+                                                   "drops the neighbour (local repair "
+                                                   "when it was the parent): at once on "
+                                                   "the ideal medium; under a [mac] once "
+                                                   "its learnt ETX makes it no parent"),
     "ip_ttl": _count(64, "hops a data packet may take before it is dropped as ttl"),
 }
 

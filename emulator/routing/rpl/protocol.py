@@ -12,7 +12,8 @@ What runs, by the RFC's sections:
   (:mod:`.trickle`, RFC 6206: Imin 8 ms, 20 doublings, k = 10); a DIO that changes
   neither the hearer's parent, rank nor version counts as consistent, and joining, a
   new parent or rank, a new version, losing the parent and a DIS heard reset the
-  timer. A node
+  timer (under a MAC, a new parent or rank only when the rank moved more than
+  RPL_SIGNIFICANT_CHANGE_THRESHOLD: see below). A node
   without a parent sends a DIS (first after ``dis_delay``, then every ``dis_interval``).
 - **Downward routes** (§9, storing mode): a node sends its parent a DAO ``dao_delay``
   after its parent or its routes changed, and every ``dao_interval``, listing itself
@@ -31,8 +32,17 @@ What runs, by the RFC's sections:
   until a node routes to the destination downwards, then down: a packet for a node in
   no subtree goes up to the root, which drops it (``no_route``), as does a node
   reached on the way down that has no route (the 'O' flag's rule, §11.2.2.2).
+- **Links under a MAC** (as Contiki-NG's rpl-lite over its link statistics): each
+  unicast's outcome (:meth:`Rpl.on_link_outcome`) teaches the link's ETX
+  (:mod:`.link_stats`), and the parent is chosen again; a best candidate whose
+  statistics are not fresh is probed with a unicast DIO before it is taken; a rank
+  moved by a new ETX resets Trickle only past RPL_SIGNIFICANT_CHANGE_THRESHOLD (4 x
+  MinHopRankIncrease) from the rank last advertised; a node without a parent probes
+  its least lossy neighbour with each DIS. On the ideal medium the ETX is the link
+  model's, exact.
 - **Local repair** (§8.2.2.5): a frame the MAC could not deliver to a neighbour (the
-  link-layer feedback, ``link_layer_feedback``) removes it and the routes through it;
+  link-layer feedback, ``link_layer_feedback``) removes it and the routes through it
+  (under a MAC only once its learnt ETX makes it no parent, or the link is gone);
   losing the parent, a node takes the best remaining candidate, or detaches: it
   advertises the infinite rank (poisoning: its children leave it too) and asks for DIOs
   with a DIS. DAOs double as the probe that finds a dead parent.
@@ -46,8 +56,8 @@ instances or DODAGs, grounded/floating DODAGs, DAO-ACK statuses other than
 "accepted", DTSN-triggered DAOs, the DODAG Configuration option (every node has the
 spec's parameters), MaxRankIncrease and the loop detection of the data path (the 'R'
 flag; a loop ends at ``ip_ttl``), lollipop counters (versions and path sequences do not
-wrap), multicast, security (§10), and ETX learnt from acknowledgements (until the MAC
-feeds it: the link's delivery probability, :mod:`.objective`).
+wrap), multicast, security (§10), and Contiki-NG's periodic probing of neighbours with
+stale statistics (under a MAC).
 """
 from __future__ import annotations
 
