@@ -445,6 +445,7 @@ def test_a_dao_in_pieces_replaces_routes_only_when_every_piece_arrived():
     ({"routing": {"rpl": {"version_interval": -5}}}, "routing.rpl.version_interval"),
     ({"routing": {"rpl": {"trickle": 1}}}, "routing.rpl.trickle"),
     ({"routing": {"rpl": {"max_dao_bytes": 73}}}, "routing.rpl.max_dao_bytes"),
+    ({"routing": {"rpl": {"probing_interval": 0}}}, "routing.rpl.probing_interval"),
 ])
 def test_bad_rpl_input_is_one_line_naming_the_field(raw, field):
     with pytest.raises(SpecError) as err:

@@ -94,12 +94,13 @@ def field_under_the_mac(seed: int) -> tuple[nx.Graph, Radio]:
     return g, cc2420(200.0)
 
 
-def settle(seed: int, horizon: float, objective: str, every: float = 4.0):
+def settle(seed: int, horizon: float, objective: str, every: float = 4.0, **rpl):
     """RPL over the field under the MAC to ``horizon``, each node sending the root a
     40-byte packet every ``every`` seconds from t = 10 (the unicasts whose
     acknowledgements teach the ETX, and whose failures used to drop neighbours)."""
     g, radio = field_under_the_mac(seed)
-    tr = transport(g, radio, CC2420_MAC, horizon, objective=objective, dao_delay=0.1)
+    tr = transport(g, radio, CC2420_MAC, horizon, objective=objective, dao_delay=0.1,
+                   **rpl)
     rows = sorted((t + 0.05 * u, u) for t in np.arange(10.0, horizon - 5.0, every)
                   for u in range(1, 50))
     for i, (t, u) in enumerate(rows):
@@ -136,6 +137,21 @@ def test_rpl_settles_under_the_802154_mac_on_a_field_that_loses_frames():
         assert 1.0 < np.mean(parent_etx) < 4.0
         # a parent's link is never one the objective refuses
         assert all(rpl.objective.usable(e) for e in parent_etx)
+
+
+def test_periodic_probing_keeps_every_node_joined_and_mrhof_delivering():
+    # the same field and traffic: with a probe every 10 s (x U(0.5, 1.5)) the links
+    # counted dead in the start-up are measured again (docs/NOTES.md: 1,226 of 1,323
+    # delivered, against 1,019 without probing and 1,189 before the learnt ETX)
+    tr = settle(seed=1, horizon=120.0, objective="mrhof", probing_interval=10.0)
+    rpl = tr.protocol
+    sent = len(np.arange(10.0, 115.0, 4.0)) * 49
+    drops = Counter(d[2] for d in tr.drops)
+    assert len(tr.arrivals) >= 0.9 * sent, (len(tr.arrivals), drops)
+    assert drops["ttl"] == 0
+    assert all(v is not None for u, v in rpl.tree().items() if u != rpl.root)
+    changes = Counter(int(t // 30) for t, u, v in rpl.parent_log)
+    assert changes[2] + changes[3] <= 10, changes
 
 
 def test_a_lost_frame_raises_the_etx_and_the_neighbour_stays_until_its_link_is_dead():

@@ -107,6 +107,15 @@ BABEL = {
 
 #: RFC 6550 §17 (its defaults), RFC 6206 (Trickle), RFC 6552 (OF0), RFC 6719 (MRHOF);
 #: what the RFCs leave open as Contiki-NG sets it. Times in seconds.
+
+def _period(doc: str) -> Field:
+    """An optional period in time units (none: the timer never runs).
+
+    >>> f = _period("how often"); (f.default, f.none, f.low, f.low_open)
+    (None, True, 0, True)
+    """
+    return Field("number", None, low=0, low_open=True, none=True, doc=doc)
+
 RPL = {
     "root": Field("integer", None, none=True,
                   doc="the DODAG root's node id; none: the query node (emulator.deliver: "
@@ -162,9 +171,14 @@ RPL = {
                             "the start (RPL_DIS_START_DELAY)", "Contiki-NG"),
     "dis_interval": _time(30.0, "and another this often while it has none "
                                 "(RPL_DIS_INTERVAL)", "Contiki-NG"),
-    "version_interval": Field("number", None, low=0, low_open=True, none=True,
-                              doc="global repair: the root increments the DODAG version "
-                                  "this often (time units); none: never"),
+    "version_interval": _period("global repair: the root increments the DODAG version "
+                                "this often (time units); none: never"),
+    "probing_interval": _period("under a [mac]: each node probes one neighbour with a "
+                                "unicast DIO this often x U(0.5, 1.5) (time units; "
+                                "Contiki-NG's periodic probing, its RPL_PROBING_INTERVAL "
+                                "60 s), the parent if its link statistics are stale, "
+                                "else the one measured longest ago; none: only the "
+                                "urgent probes"),
     "link_layer_feedback": Field("bool", True, doc="a frame the MAC could not deliver "
                                                    "drops the neighbour (local repair "
                                                    "when it was the parent): at once on "

@@ -95,6 +95,10 @@ class LinkStats:
             count >>= int((t - last) // FRESHNESS_HALF_LIFE)
         return count
 
+    def last(self, neighbour: int) -> float:
+        """When the last unicast to ``neighbour`` had its outcome (-inf: never)."""
+        return self._last.get(neighbour, float("-inf"))
+
     def fresh(self, t: float, neighbour: int) -> bool:
         """Whether the link's statistics are fresh at ``t`` (``link_stats_is_fresh``)."""
         last = self._last.get(neighbour)

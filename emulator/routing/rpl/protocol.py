@@ -38,8 +38,9 @@ What runs, by the RFC's sections:
   statistics are not fresh is probed with a unicast DIO before it is taken; a rank
   moved by a new ETX resets Trickle only past RPL_SIGNIFICANT_CHANGE_THRESHOLD (4 x
   MinHopRankIncrease) from the rank last advertised; a node without a parent probes
-  its least lossy neighbour with each DIS. On the ideal medium the ETX is the link
-  model's, exact.
+  its least lossy neighbour with each DIS; with ``probing_interval`` each node probes a
+  neighbour that often (Contiki-NG's periodic probing). On the ideal medium the ETX is
+  the link model's, exact.
 - **Local repair** (§8.2.2.5): a frame the MAC could not deliver to a neighbour (the
   link-layer feedback, ``link_layer_feedback``) removes it and the routes through it
   (under a MAC only once its learnt ETX makes it no parent, or the link is gone);
@@ -56,8 +57,7 @@ instances or DODAGs, grounded/floating DODAGs, DAO-ACK statuses other than
 "accepted", DTSN-triggered DAOs, the DODAG Configuration option (every node has the
 spec's parameters), MaxRankIncrease and the loop detection of the data path (the 'R'
 flag; a loop ends at ``ip_ttl``), lollipop counters (versions and path sequences do not
-wrap), multicast, security (§10), and Contiki-NG's periodic probing of neighbours with
-stale statistics (under a MAC).
+wrap), multicast and security (§10).
 """
 from __future__ import annotations
 
@@ -75,6 +75,7 @@ _DIS, _DAO, _REFRESH, _VERSION = "dis", "dao", "refresh", "version"
 #: A probe with no outcome by then (its frame never got on air) is given up, and the
 #: next may leave (this testbed's; Contiki-NG's probing timer has no such case).
 PROBE_TIMEOUT = 1.0
+_PROBE = "probe"
 
 
 class Rpl(Protocol):
@@ -124,6 +125,8 @@ class Rpl(Protocol):
                 self.host.set_timer(t + self.params["dis_delay"], u, _DIS)
                 self.host.set_timer(t + self.uniform() * self.params["dao_interval"], u,
                                     _REFRESH)
+                if self.stats is not None and self.params["probing_interval"] is not None:
+                    self._probe_later(t, u)
 
     def on_timer(self, t: float, u: int, tag) -> None:
         node = self._state[u]
@@ -151,6 +154,9 @@ class Rpl(Protocol):
         elif tag == _REFRESH:
             self._send_dao(t, u)
             self.host.set_timer(t + self.params["dao_interval"], u, _REFRESH)
+        elif tag == _PROBE:
+            self._probe_periodic(t, u)
+            self._probe_later(t, u)
         elif tag == _VERSION:
             node.version += 1
             self._reset_trickle(t, u)
@@ -343,6 +349,28 @@ class Rpl(Protocol):
         self._send(t, u, BROADCAST, Dis())
         self._probe_detached(t, u)
         self._dis_later(t, u)
+
+    def _probe_later(self, t: float, u: int) -> None:
+        """The next periodic probe, ``probing_interval`` x U(0.5, 1.5) from ``t``."""
+        self.host.set_timer(t + self.params["probing_interval"] * (0.5 + self.uniform()), u,
+                            _PROBE)
+
+    def _probe_periodic(self, t: float, u: int) -> None:
+        """Contiki-NG's periodic probe (``RPL_WITH_PROBING``, ``get_probing_target``
+        simplified), under a MAC with ``probing_interval``: the parent if its statistics
+        are not fresh, else the neighbour of a finite rank (not a descendant) whose
+        statistics are the oldest, so that a link counted dead is measured again."""
+        node, stats = self._state[u], self.stats[u]
+        target = node.parent if node.parent is not None and \
+            not stats.fresh(t, node.parent) else None
+        if target is None:
+            known = [v for v, (rank, _) in node.neighbours.items()
+                     if rank < INFINITE_RANK and not node.descendant(v) and v != node.parent]
+            if known:
+                target = min(known, key=lambda v: (stats.last(v), v))
+        if target is not None:
+            node.probing = (target, t)
+            self._send(t, u, target, Dio(node.version, node.rank))
 
     def _probe_detached(self, t: float, u: int) -> None:
         """With a learnt ETX, a node without a parent whose neighbours of a finite rank
