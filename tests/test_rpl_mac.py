@@ -126,7 +126,7 @@ def test_rpl_settles_under_the_802154_mac_on_a_field_that_loses_frames():
         assert frames[0] > 3 * frames[2] and frames[0] > 3 * frames[3], (objective, frames)
         # not every node stays joined: links that lost frames to collisions in the
         # first seconds' DIOs are dead (ETX above the bound) and are not probed again
-        # (docs/NOTES.md): under OF0 12 of 49 end detached here, under MRHOF 2
+        # (docs/NOTES.md): under OF0 4 of 49 end detached here, under MRHOF 2
         joined = [u for u, v in rpl.tree().items() if v is not None]
         assert len(joined) >= 35, (objective, len(joined))
         # the links lose frames (the MAC retried and gave up), and the learnt ETX says

@@ -284,20 +284,25 @@ class Rpl(Protocol):
         node, objective = self._state[u], self.objective
         old = node.parent
         attached = old is not None
-        candidates = {}
+        candidates, order = {}, {}
         stats = self.stats[u] if self.stats is not None else None
         for v, (rank, link_etx) in node.neighbours.items():
             if rank >= INFINITE_RANK or node.descendant(v) or \
                     not (v == old or not attached or rank < node.rank):
                 continue
-            via = objective.rank_via(rank, link_etx if stats is None else stats.etx(v))
+            if stats is not None:
+                link_etx = stats.etx(v)
+            via = objective.rank_via(rank, link_etx)
             if via is not None:
                 candidates[v] = via
-        best = min(candidates, key=lambda v: (candidates[v], v)) if candidates else None
+                order[v] = objective.order(rank, link_etx, via) + (v,)
+        best = min(candidates, key=order.__getitem__) if candidates else None
         if stats is not None and best is not None and not stats.fresh(t, best):
-            best = self._probe_first(t, u, candidates, best)
+            best = self._probe_first(t, u, order, best)
+        # the parent is kept unless the best is better by the objective's own measure
+        # (OF0 with a learnt ETX: a lower path cost, so ties keep the parent)
         if old in candidates and best is not None and best != old and \
-                not objective.better(candidates[best], candidates[old]):
+                not objective.better(order[best][0], order[old][0]):
             best = old
         if best is None:
             if old is None and node.rank >= INFINITE_RANK:   # still out: keep asking
@@ -321,7 +326,7 @@ class Rpl(Protocol):
         self._schedule_dao(t, u)
         return True
 
-    def _probe_first(self, t: float, u: int, candidates: dict, best: int) -> int | None:
+    def _probe_first(self, t: float, u: int, order: dict, best: int) -> int | None:
         """With a learnt ETX the best candidate ``best`` has no fresh statistics (a
         guess, or old): probe it with a unicast DIO (its MAC's outcome is news of the
         link, and the parent is chosen again then), and meanwhile choose as Contiki-NG's
@@ -333,9 +338,9 @@ class Rpl(Protocol):
             self._send(t, u, best, Dio(node.version, node.rank))
         if best == node.parent:
             return best
-        fresh = [v for v in candidates if stats.fresh(t, v)]
+        fresh = [v for v in order if stats.fresh(t, v)]
         if fresh:
-            return min(fresh, key=lambda v: (candidates[v], v))
+            return min(fresh, key=order.__getitem__)
         return best if node.parent is not None else None
 
     def _detach(self, t: float, u: int) -> None:
