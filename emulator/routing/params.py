@@ -176,7 +176,9 @@ RPL = {
     "probing_interval": _period("under a [mac]: each node probes one neighbour with a "
                                 "unicast DIO this often x U(0.5, 1.5) (time units; "
                                 "Contiki-NG's periodic probing, its RPL_PROBING_INTERVAL "
-                                "60 s), the parent if its link statistics are stale, "
+                                "90 s in rpl-lite, 120 s in rpl-classic; off here by "
+                                "default, docs/NOTES.md), the parent if its link "
+                                "statistics are stale, "
                                 "else the one measured longest ago; none: only the "
                                 "urgent probes"),
     "link_layer_feedback": Field("bool", True, doc="a frame the MAC could not deliver "
