@@ -45,15 +45,24 @@ $(STAMP): setup.cfg pyproject.toml
 # and sumo extras, 0.3 GB and 0.15 GB) for the ns-3 cross-checks and real SUMO runs, and
 # Debian's tshark (Wireshark's dissectors) for the packet captures of tests/test_pcap.py,
 # installed without the setuid dumpcap question (debconf answered first). Their own
-# stamp, so that an existing venv gets them too.
+# stamp, so that an existing venv gets them too. While they download, two processes
+# compile the routing protocols' and the MAC's kernels into numba's cache (AODV's alone
+# takes about as long as all the others): else the first tests to run AODV compile it,
+# in both workers at once.
 $(NS3): $(STAMP)
-	@if [ "$$(id -u)" = 0 ] && ! command -v tshark >/dev/null; then \
+	@echo "compiling the routing and MAC kernels into numba's cache, beside the downloads"
+	@$(PY) -m emulator.kernels aodv > $(VENV)/kernels-aodv.log 2>&1 & aodv=$$!; \
+	$(PY) -m emulator.kernels olsr oracle babel rpl --mac > $(VENV)/kernels-others.log 2>&1 & others=$$!; \
+	if [ "$$(id -u)" = 0 ] && ! command -v tshark >/dev/null; then \
 	    echo "installing Debian's tshark"; \
 	    echo "wireshark-common wireshark-common/install-setuid boolean false" \
 	        | debconf-set-selections; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark; fi
-	@echo "installing into $(VENV): the ns3 and sumo extras (ns-3 3.44, SUMO, for the cross-checks)"
-	@$(PY) -m pip install -q -e '.[test,ns3,sumo]' 2>&1 | $(QUIET_PIP)
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark \
+	        || { kill $$aodv $$others; exit 1; }; fi; \
+	echo "installing into $(VENV): the ns3 and sumo extras (ns-3 3.44, SUMO, for the cross-checks)"; \
+	$(PY) -m pip install -q -e '.[test,ns3,sumo]' 2>&1 | $(QUIET_PIP) || { kill $$aodv $$others; exit 1; }; \
+	wait $$aodv && wait $$others || { cat $(VENV)/kernels-*.log; exit 1; }
+	@cat $(VENV)/kernels-*.log
 	@touch $@
 
 # Without -v: the run's summary and its report's path are the last lines.

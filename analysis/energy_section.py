@@ -14,6 +14,9 @@ summary has ``energy_total_j``), once per variant of the network
 * Residual energy drawn on the topology (one seed per setting, nodes at their positions
   at the end of the run, dead and mains-powered nodes marked) and over time (mean and
   minimum over the battery nodes, per setting, mean over seeds).
+* Under ``model = "radio_states"``, each node's radio-on time (transmitting, receiving
+  or listening, as a share of its run) drawn on the topology the same way: where a
+  duty-cycled field spends its energy (the relays near the sink strobe the most).
 
 "The query loses its sink" has two readings, both measured from the run's deaths (in
 ``meta.json``) and its topology rebuilt from the resolved spec (deterministic under the
@@ -366,11 +369,54 @@ def residual_at_end(run: Run) -> dict:
             run.meta["backend_info"].get("energy", {}).get("residual_j", {}).items()}
 
 
-def topology_figure(runs: list[tuple[str, Run]]) -> Figure | None:
-    """Residual energy on the topology: one panel per ``(title, run)``, nodes at their
-    positions at the end of the run coloured by residual energy (fraction of their
-    battery), dead nodes as crosses, mains-powered nodes as black squares, stream nodes
-    ringed, the query node a star; the links of the last epoch faint."""
+def residual_share(run: Run) -> dict:
+    """Node -> residual energy at the end as a fraction of its battery."""
+    residual, first = residual_at_end(run), _initial(run)
+    return {u: j / first[u] for u, j in residual.items() if first.get(u)}
+
+
+#: The radio's states in which it is on (``radio_states``; sleep and off are not).
+RADIO_ON_STATES = ("tx", "rx", "listen")
+
+
+def radio_on_share(run: Run) -> dict:
+    """Node -> the share of the run its radio was on (tx, rx or listening), from
+    Energest's counters ``radio_<state>_s`` at their last sample: the on-states' seconds
+    over every state's (a node's states fill its run, in seconds whatever the time
+    unit); {} without ``radio_states``.
+
+    >>> class R: metrics = pd.DataFrame({"time": [0.0] + [10.0] * 4, "node": 0,
+    ...     "source": "network", "value": [0.0, 0.1, 0.2, 0.2, 9.5],
+    ...     "metric": ["radio_tx_s", "radio_tx_s", "radio_rx_s", "radio_listen_s",
+    ...                "radio_sleep_s"]})
+    >>> radio_on_share(R())
+    {0: 0.05}
+    """
+    m = run.metrics
+    rows = m[(m["source"] == "network") & m["metric"].str.match(r"radio_\w+_s$")]
+    if rows.empty:
+        return {}
+    last = rows[rows["time"] == rows.groupby("node")["time"].transform("max")]
+    state = last["metric"].str[len("radio_"):-len("_s")]
+    on = last["value"].where(state.isin(RADIO_ON_STATES), 0.0).groupby(last["node"]).sum()
+    total = last.groupby("node")["value"].sum()
+    return {int(u): round(float(on[u] / total[u]), 12) for u in total.index if total[u] > 0}
+
+
+#: What :func:`topology_figure` colours nodes by: (values of a run, colour bar label,
+#: whether the scale is the battery's fraction, 0 to 1, or up to the largest value,
+#: whether dead nodes are coloured too, under their cross).
+RESIDUAL = (residual_share, "residual energy [fraction of battery]", True, False)
+RADIO_ON = (radio_on_share, "radio on [fraction of the run]", False, True)
+
+
+def topology_figure(runs: list[tuple[str, Run]], colour=RESIDUAL) -> Figure | None:
+    """A value per node on the topology (residual energy by default, :data:`RADIO_ON`
+    the radio's on-time): one panel per ``(title, run)``, nodes at their positions at
+    the end of the run coloured by it, dead nodes as crosses, mains-powered nodes as
+    black squares, stream nodes ringed, the query node a star; the links of the last
+    epoch faint. None when no run has a value to draw."""
+    values_of, label, unit_scale, dead_coloured = colour
     drawn = []
     for title, run in runs:
         plan = plan_of(run)
@@ -384,26 +430,33 @@ def topology_figure(runs: list[tuple[str, Run]]) -> Figure | None:
         drawn.append((title, run, plan, graph, pos))
     if not drawn:
         return None
+    values = [values_of(run) for _, run, *_ in drawn]
+    if not any(values):   # nothing to colour by (no radio_states counters, say)
+        return None
+    mains_of = [{int(u) for u in run.meta["backend_info"]["energy"].get("mains_powered", [])}
+                for _, run, *_ in drawn]
+    top = 1.0 if unit_scale else max(
+        (v for value, mains in zip(values, mains_of) for u, v in value.items()
+         if u not in mains), default=0.0) or 1.0
     cmap = matplotlib.colormaps["viridis"]
     with matplotlib.rc_context(plots.STYLE):
         fig = Figure(figsize=(3.0 * len(drawn) + 0.8, 3.2), layout="constrained")
         axes = fig.subplots(1, len(drawn), squeeze=False)[0]
-        for ax, (title, run, plan, graph, pos) in zip(axes, drawn):
+        for ax, (title, run, plan, graph, pos), value, mains in zip(axes, drawn, values,
+                                                                   mains_of):
             energy = run.meta["backend_info"]["energy"]
-            residual = residual_at_end(run)
-            first = _initial(run)
             dead = {int(u): float(t) for u, t in energy.get("deaths", {}).items()}
-            mains = {int(u) for u in energy.get("mains_powered", [])}
             sources = {int(u) for u in run.meta.get("stream_nodes", {}).values()}
             for u, v in graph.edges:
                 if u in dead or v in dead:
                     continue
                 (x0, y0), (x1, y1) = pos[u], pos[v]
                 ax.plot([x0, x1], [y0, y1], color="#bbbbbb", linewidth=0.5, zorder=1)
-            alive = [u for u in graph.nodes if u not in dead and u not in mains]
-            share = [residual.get(u, math.nan) / first.get(u, math.nan) for u in alive]
+            alive = [u for u in graph.nodes if u not in mains
+                     and (dead_coloured or u not in dead)]
             points = ax.scatter([pos[u][0] for u in alive], [pos[u][1] for u in alive],
-                                c=share, cmap=cmap, vmin=0.0, vmax=1.0, s=36, zorder=3,
+                                c=[value.get(u, math.nan) for u in alive], cmap=cmap,
+                                vmin=0.0, vmax=top, s=36, zorder=3,
                                 edgecolors=["#d62728" if u in sources else "none"
                                             for u in alive], linewidths=1.2)
             for u in dead:
@@ -418,8 +471,7 @@ def topology_figure(runs: list[tuple[str, Run]]) -> Figure | None:
             ax.set_xticks([])
             ax.set_yticks([])
             ax.grid(False)
-        fig.colorbar(points, ax=list(axes), label="residual energy [fraction of battery]",
-                     shrink=0.8)
+        fig.colorbar(points, ax=list(axes), label=label, shrink=0.8)
     return fig
 
 
@@ -510,6 +562,14 @@ def _figures(facts: pd.DataFrame, by: list[str], out_dir: Path) -> str:
                    + some + ": colour = residual energy as a fraction of the battery; red "
                    "x = dead; black square = mains-powered, star = the query node; red "
                    "ring = a stream's node; grey = links of the last epoch between live nodes")
+        parts.append(_figure_html(png, out_dir, caption))
+    fig = topology_figure(chosen, RADIO_ON)
+    if fig is not None:
+        png = plots.save(fig, out_dir / "figures", f"{PREFIX}_radio_on_topology")
+        caption = (f"Radio on per node over the run (radio_states: transmitting, receiving "
+                   f"or listening), seed {first_seed}{some}: colour = share of the run, "
+                   "0 to the largest drawn; marks as above. Dead nodes are crosses: "
+                   "their radio time ends at their death")
         parts.append(_figure_html(png, out_dir, caption))
     groups = {_label(g.iloc[0], by): [Run(Path(p)) for p in g["run_dir"]] for g in settings}
     if groups:

@@ -122,28 +122,40 @@ def _lrwpan_devices(ns, nodes):
     return devices, helper
 
 
-def ns3(n: int, name: str, rts: bool, seconds: float, seed: int) -> tuple[float, float]:
-    """``(bit/s, wall seconds)`` of the same stations in ns-3 (after :data:`WARMUP`)."""
+def ns3_sink(name: str, cpp: str):
+    """ns-3's namespace, and the C++ namespace ``name`` of counters that ``cpp`` defines
+    (once a process)."""
     from benchmarks.ns3_validation import ns3_side
     ns = ns3_side.load()
     import cppyy
-    if not hasattr(cppyy.gbl, "bench_mac"):
-        cppyy.cppdef(_CPP)
-    sink = cppyy.gbl.bench_mac
+    if not hasattr(cppyy.gbl, name):
+        cppyy.cppdef(cpp)
+    return ns, getattr(cppyy.gbl, name)
+
+
+def placed_nodes(ns, points, seed: int):
+    """ns-3's generator at run ``seed``, and a still node at each ``(x, y)`` of ``points``."""
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(seed)
+    nodes = ns.NodeContainer()
+    nodes.Create(len(points))
+    mobility = ns.MobilityHelper()
+    places = ns.ListPositionAllocator()
+    for x, y in points:
+        places.Add(ns.Vector(float(x), float(y), 0.0))
+    mobility.SetPositionAllocator(places)
+    mobility.Install(nodes)
+    return nodes
+
+
+def ns3(n: int, name: str, rts: bool, seconds: float, seed: int) -> tuple[float, float]:
+    """``(bit/s, wall seconds)`` of the same stations in ns-3 (after :data:`WARMUP`)."""
+    ns, sink = ns3_sink("bench_mac", _CPP)
     lr = name == "802.15.4"
     start = time.perf_counter()
     try:
-        ns.RngSeedManager.SetSeed(1)
-        ns.RngSeedManager.SetRun(seed)
-        nodes = ns.NodeContainer()
-        nodes.Create(max(n, 2))
-        mobility = ns.MobilityHelper()
-        places = ns.ListPositionAllocator()
-        for k in range(max(n, 2)):
-            a = 2 * np.pi * k / max(n, 2)
-            places.Add(ns.Vector(0.5 * np.cos(a), 0.5 * np.sin(a), 0.0))
-        mobility.SetPositionAllocator(places)
-        mobility.Install(nodes)
+        angle = 2 * np.pi * np.arange(max(n, 2)) / max(n, 2)
+        nodes = placed_nodes(ns, np.c_[np.cos(angle), np.sin(angle)] * 0.5, seed)
         devices, _keep = _lrwpan_devices(ns, nodes) if lr else (
             _wifi_devices(ns, nodes, rts), None)
         ns.PacketSocketHelper().Install(nodes)

@@ -13,9 +13,13 @@ least wall time of ``--repeat`` runs:
 
 The first two are the before/after figure: run the script with ``PYTHONPATH`` at a
 checkout without packet captures (it then skips the capture cases) and at one with them.
+``--routing`` names another protocol (``rpl``: its root is node 0). With ``--link
+802.15.4`` the one case is ``802.15.4+capture``: the run under the 802.15.4 MAC (shared
+medium) with a capture, written with 802.15.4 headers (6LoWPAN, IPv6; one frame per
+attempt and per ACK).
 
 Run: ``python benchmarks/bench_pcap.py [--nodes 60] [--messages 3000] [--duration 20]
-[--repeat 3]``
+[--repeat 3] [--routing aodv] [--link 802.11]``
 """
 from __future__ import annotations
 
@@ -68,17 +72,22 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=3000)
     ap.add_argument("--duration", type=float, default=20.0)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--routing", default="aodv")
+    ap.add_argument("--link", default="802.11", choices=("802.11", "802.15.4"))
     args = ap.parse_args()
     g, msgs = scenario(args.nodes, args.messages, args.duration)
-    deliver(g, msgs.head(50), routing="aodv")   # the kernels loaded (or compiled)
+    deliver(g, msgs.head(50), routing=args.routing)   # the kernels loaded (or compiled)
     cases = {"links": {}, "shared": {"medium": "shared", "queue_max_wait": 0.5}}
     can_capture = "capture" in emulator.deliver.__code__.co_varnames
     if can_capture:
         cases["links+capture"] = {"capture": True}
+    if args.link == "802.15.4":
+        cases = {"802.15.4+capture": {"capture": True, "medium": "shared",
+                                      "mac": {"model": "802.15.4"}}}
     kept = None
     for name, options in cases.items():
-        wall, out = timed(args.repeat, lambda: deliver(g, msgs, routing="aodv", seed=1,
-                                                       **options))
+        wall, out = timed(args.repeat, lambda: deliver(g, msgs, routing=args.routing,
+                                                       seed=1, **options))
         print(json.dumps({"case": name, "nodes": g.number_of_nodes(),
                           "messages": len(msgs), "wall_s": round(wall, 3),
                           "control": int(len(out.attrs["control"])),
@@ -87,8 +96,11 @@ def main() -> None:
             kept = out
     if kept is not None:
         path = Path(tempfile.mkdtemp()) / "run.pcapng"
-        wall, _ = timed(args.repeat, lambda: emulator.write_pcap(kept, path))
-        frames = len(kept.attrs["ledger"])
+        wall, _ = timed(args.repeat, lambda: emulator.write_pcap(kept, path,
+                                                                 link=args.link))
+        ledger = kept.attrs["ledger"]
+        frames = len(ledger) if "attempts" not in ledger else int(
+            ledger["attempts"].sum() + ((~ledger["lost"]) & (ledger["hop_v"] >= 0)).sum())
         print(json.dumps({"case": "write_pcap", "frames": frames, "wall_s": round(wall, 3),
                           "frames_per_s": round(frames / wall),
                           "mib": round(path.stat().st_size / 2 ** 20, 2)}))

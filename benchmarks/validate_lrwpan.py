@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from benchmarks.bench_mac import ns3_sink, placed_nodes
 from emulator.mac.engine import REASONS, MacEngine, unit_disk_rx_dbm
 from emulator.mac.standards import CsmaCa802154
 
@@ -96,28 +97,12 @@ def ns3(n: int, rate: float, seconds: float, seed: int) -> dict:
     ``PacketSocketClient``s). Its ``MacTxDrop`` counts access failures and frames
     dropped at the retry limit together: both are counted as failures here (the retry
     limit is rare at these loads)."""
-    from benchmarks.ns3_validation import ns3_side
-
-    ns = ns3_side.load()
-    import cppyy
-
-    if not hasattr(cppyy.gbl, "validate_lrwpan"):
-        cppyy.cppdef(_CPP)
-    sink = cppyy.gbl.validate_lrwpan
+    ns, sink = ns3_sink("validate_lrwpan", _CPP)
     start = time.perf_counter()
     try:
-        ns.RngSeedManager.SetSeed(1)
-        ns.RngSeedManager.SetRun(seed)
-        nodes = ns.NodeContainer()
-        nodes.Create(n + 1)
-        mobility = ns.MobilityHelper()
-        places = ns.ListPositionAllocator()
-        places.Add(ns.Vector(0.0, 0.0, 0.0))
-        for k in range(n):
-            a = 2 * np.pi * k / n
-            places.Add(ns.Vector(0.5 * np.cos(a), 0.5 * np.sin(a), 0.0))
-        mobility.SetPositionAllocator(places)
-        mobility.Install(nodes)
+        angle = 2 * np.pi * np.arange(n) / n
+        nodes = placed_nodes(ns, [(0.0, 0.0), *(np.c_[np.cos(angle), np.sin(angle)] * 0.5)],
+                             seed)
         helper = ns.LrWpanHelper()          # kept alive: its destructor frees the channel
         devices = helper.Install(nodes)
         helper.CreateAssociatedPan(devices, 10)

@@ -27,9 +27,10 @@ import networkx as nx
 import pandas as pd
 
 
-def ready(routings=("oracle",), media=("links", "shared")) -> dict:
-    """Run each of ``routings`` on each of ``media`` once, on a line of four nodes:
-    ``{"kernel_ready_s": seconds, "kernel_compiled": whether numba compiled}``."""
+def ready(routings=("oracle",), media=("links", "shared"), macs=()) -> dict:
+    """Run each of ``routings`` on each of ``media`` once, on a line of four nodes, and
+    the oracle on the shared medium under each of ``macs`` (``deliver``'s ``mac=``
+    tables): ``{"kernel_ready_s": seconds, "kernel_compiled": whether numba compiled}``."""
     from emulator.deliver import deliver
     from emulator.transport import warm_up
     from emulator.routing.aodv.discovery import warm_up as aodv_warm_up
@@ -50,6 +51,11 @@ def ready(routings=("oracle",), media=("links", "shared")) -> dict:
                              _LinkBreak(graph, (1, 2), 3.5)):
                 deliver(graph, messages, medium=medium, routing=routing,
                         dynamics=dynamics)
+    for mac in macs:   # a link breaking gives the MAC new powers mid-run
+        for dynamics in (None, _LinkBreak(graph, (2, 3), 3.5)):
+            deliver(graph, messages, medium="shared", mac=mac, dynamics=dynamics)
+    if macs:
+        _reuse_frame_rows()
     if set(routings) - {"oracle"}:
         Seen().reserve(0.0, SMALLEST)   # made again, larger
     if "aodv" in routings:   # what the host's Python files into AODV's loop
@@ -58,6 +64,21 @@ def ready(routings=("oracle",), media=("links", "shared")) -> dict:
         warm_up()
     return {"kernel_ready_s": round(time.perf_counter() - start, 2),
             "kernel_compiled": compilations() > before}
+
+
+def _reuse_frame_rows() -> None:
+    """Fill a MAC engine's frame table of one row twice: what a long run does when its
+    table is full (the rows of finished frames are found and reused)."""
+    import numpy as np
+
+    from emulator.mac.engine import MacEngine, unit_disk_rx_dbm
+    from emulator.mac.standards import Dcf80211
+
+    engine = MacEngine(unit_disk_rx_dbm(np.array([[0.0, 0], [1, 0]]), 1.5), Dcf80211(),
+                       seed=1, rows=1)
+    for handle in range(3):
+        engine.enqueue(handle * 0.01, 0, 1, 100, handle=handle)
+        engine.advance(handle * 0.01 + 0.005)
 
 
 class _LinkBreak:
@@ -71,6 +92,31 @@ class _LinkBreak:
 
     def snapshot(self, t: float):
         return self._graphs[t >= self.epochs[1]]
+
+
+#: The MAC tables :func:`main` makes ready: each standard, 802.15.4 duty-cycled too.
+MACS = ({"model": "802.11"}, {"model": "802.15.4"},
+        {"model": "802.15.4", "duty_cycle": "contikimac"})
+
+
+def main(argv=None) -> int:
+    """``python -m emulator.kernels [ROUTING ...] [--mac]``: compile those routings'
+    kernels (all of them when none is named) on both media, and the MAC's with
+    ``--mac``, into numba's cache, printing :func:`described`'s line. ``make test``
+    runs two at once beside its downloads, so that no test compiles them."""
+    import argparse
+
+    from emulator.routing import ROUTINGS
+
+    parser = argparse.ArgumentParser(prog="python -m emulator.kernels",
+                                     description="Compile the routings' kernels (every routing when "
+                                     "none is named) and the MAC's into numba's cache.")
+    parser.add_argument("routings", nargs="*", choices=sorted(ROUTINGS), metavar="ROUTING")
+    parser.add_argument("--mac", action="store_true", help="the MAC's kernels too")
+    args = parser.parse_args(argv)
+    figures = ready(args.routings or sorted(ROUTINGS), macs=MACS if args.mac else ())
+    print(described(figures))
+    return 0
 
 
 def described(figures: dict) -> str:
@@ -92,3 +138,7 @@ def compilations() -> int:
                for name, module in list(sys.modules.items())
                if name.startswith("emulator") and module is not None
                for f in vars(module).values() if isinstance(f, Dispatcher))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

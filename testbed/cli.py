@@ -276,8 +276,10 @@ def parser() -> argparse.ArgumentParser:
                         "control packets in their RFC wire formats")
     pc.add_argument("dir", help="a run folder (a routed run needs [run] capture = true)")
     pc.add_argument("-o", "--output", required=True, help="the .pcapng file to write")
-    pc.add_argument("--link", default="802.11",
-                    help="the link headers: 802.11 (radiotap; the default)")
+    pc.add_argument("--link", default=None,
+                    help="the link headers: 802.11 (radiotap) or 802.15.4 (6LoWPAN, "
+                    "IPv6); default: the run's radio (802.15.4 under [mac] model = "
+                    "\"802.15.4\" unless its routing is AODV or OLSR, else 802.11)")
     pc.set_defaults(func=_cmd_pcap)
 
     a = sub.add_parser("algorithms", help="list algorithms and their parameters")

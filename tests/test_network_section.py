@@ -271,15 +271,22 @@ def ci_slice(tmp_path: Path, routings=("oracle", "aodv", "olsr")) -> Path:
     text = re.sub(r'^"mobility.speed" = .*$', '"mobility.speed" = [[0.015, 0.025]]', text,
                   flags=re.M)
     text = re.sub(r'^"streams.rate" = .*$', '"streams.rate" = [2.0]', text, flags=re.M)
+    text = re.sub(r'^"mac.model" = .*$', '"mac.model" = ["ideal"]', text, flags=re.M)
     path = tmp_path / "manet_ci.toml"
     path.write_text(text)
     return path
 
 
-def test_the_spec_sweeps_routing_speed_and_load_over_five_seeds():
+def test_the_spec_sweeps_routing_speed_load_and_mac_over_five_seeds():
     spec, _ = specs.load(SPEC)
     points = specs.expand(spec, str(SPEC))
-    assert len(points) == 3 * 3 * 3 * 5
+    assert len(points) == 3 * 3 * 3 * 2 * 5
+    # the ideal points are those of the spec before the MAC axis, run ids and all
+    assert {p["mac.model"] for _, p in points} == {"ideal", "802.11"}
+    ideal = next(s for s, p in points if p["mac.model"] == "ideal")
+    assert specs.run_id(ideal) == "manet_routing-cd8aa98d3114"
+    mac = next(s for s, p in points if p["mac.model"] == "802.11")
+    assert mac["mac"]["data_rate"] == 1e6   # 540-byte packets: not 802.15.4 (116 bytes)
     assert spec["network"]["medium"] == "shared" and spec["algorithm"]["name"] == "centralized"
     # 1 distance unit = 1 km, 1 time unit = 1 s: slow 1-5 m/s, fast 20 m/s on average
     speeds = sorted({float(np.mean(p["mobility.speed"])) * 1000 for _, p in points})

@@ -19,7 +19,7 @@ from emulator import deliver, write_pcap
 from emulator.ledger import Ledger
 from emulator.network import Network
 from emulator.pcap.addresses import ip
-from emulator.pcap.capture import Capture
+from emulator.pcap.capture import Capture, capturable
 from emulator.routing.host import RoutedTransport
 from emulator.routing.params import resolve
 from contract.messages import Message
@@ -119,7 +119,15 @@ def test_data_frames_carry_their_message_id_and_the_tuple_s_key(runs, tmp_path):
 
 def _line_run(routing: str):
     """Four nodes in a line (the host's example), two messages 0 -> 3, a capture."""
-    g = nx.path_graph(4)
+    return routed_run(nx.path_graph(4), routing, resolve(routing), 12.0,
+                      [Message(0, "data", 0, 3, 6.0, 1.0, 50, None),
+                       Message(1, "data", 0, 3, 7.0, 1.0, 50, None)])
+
+
+def routed_run(g, routing: str, params: dict, horizon: float, messages, **options):
+    """``messages`` routed by ``routing`` over graph ``g`` (links of 10 ms) with a
+    capture: ``(transport, capture, source for write_pcap)``; ``options`` go to the
+    transport (a medium, a MAC)."""
     for e in g.edges:
         g.edges[e].update(cost=1.0, delay=0.01)
 
@@ -129,12 +137,12 @@ def _line_run(routing: str):
         def snapshot(self, t):
             return g
 
-    params = resolve(routing)
     capture, ledger = Capture(routing, params, 1.0), Ledger()
     tr = RoutedTransport(Network(OneEpoch()), ledger, seed=1, routing=routing,
-                         routing_params=params, horizon=12.0, capture=capture)
-    tr.send(Message(0, "data", 0, 3, 6.0, 1.0, 50, None))
-    tr.send(Message(1, "data", 0, 3, 7.0, 1.0, 50, None))
+                         routing_params=params, horizon=horizon, capture=capture,
+                         **options)
+    for message in messages:
+        tr.send(message)
     tr.advance()
     return tr, capture, SimpleNamespace(ledger=ledger.frame(), capture=capture.frame())
 
@@ -214,7 +222,10 @@ def test_deliver_with_a_capture_is_the_same_run_and_every_frame_dissects(routing
 @pytest.mark.parametrize("args, said", [
     (["pcap", "{missing}", "-o", "{tmp}/a.pcapng"], "not a complete run folder"),
     (["pcap", "{run}", "-o", "{tmp}/a.pcapng", "--link", "token-ring"],
-     "--link: expected one of 802.11, got 'token-ring'"),
+     "--link: expected one of 802.11, 802.15.4, got 'token-ring'"),
+    (["pcap", "{run}", "-o", "{tmp}/a.pcapng", "--link", "802.15.4"],
+     "--link: 802.15.4 frames carry IPv6 (6LoWPAN) and aodv's packets hold IPv4 "
+     "addresses: write the run with --link 802.11"),
     (["pcap", "{plain}", "-o", "{tmp}/a.pcapng"],
      "capture: the aodv run kept no capture table"),
     (["pcap", "{noledger}", "-o", "{tmp}/a.pcapng"], "ledger: the run kept no ledger"),
@@ -281,27 +292,21 @@ def test_under_a_mac_every_attempt_is_a_frame_and_every_arrival_acknowledged(tmp
     assert sum(f[1] in ("1", "True") for f in frames) == int((attempts - 1).sum())
 
 
-def test_a_routing_without_a_wire_format_is_refused_in_one_line(tmp_path):
-    g = nx.path_graph(3)
-    for e in g.edges:
-        g.edges[e].update(cost=1.0, delay=0.01, bandwidth=1e5)
-    msgs = pd.DataFrame({"msg_id": [0], "src": [2], "dst": [0], "sent_at": [1.0],
-                         "size_bytes": [60]})
-    with pytest.raises(ValueError, match=r"^capture: rpl's packets have no wire format "
-                                         r"here yet \(captured: oracle, aodv, olsr, babel"):
-        deliver(g, msgs, routing="rpl", capture=True)
-    spec = {**SPEC, "network": {"routing": "rpl"}}
-    with pytest.raises(Exception, match=r"run.capture: true: rpl's packets have no wire"):
-        run(spec, out=tmp_path)
+def test_every_routing_can_be_captured_now_rpl_too():
+    from emulator.routing import ROUTINGS
+
+    resolve_spec({**SPEC, "network": {"routing": "rpl"}})   # accepted
+    assert [r for r in ROUTINGS if capturable(r) is not None] == []
 
 
 @needs_tshark
-def test_a_run_under_the_802154_mac_is_written_with_a_warning(tmp_path):
+def test_an_aodv_run_under_the_802154_mac_is_written_on_80211_with_a_warning(tmp_path):
     spec = {**SPEC, "network": {"routing": "aodv", "medium": "shared"},
             "mac": {"model": "802.15.4"}}
     folder = run(spec, out=tmp_path / "runs").path
     with pytest.warns(UserWarning, match=r"the run's MAC is 802.15.4, its frames are "
-                                         r"written with 802.11 link headers"):
+                                         r"written with 802.11 link headers \(aodv's "
+                                         r"packets hold IPv4 addresses"):
         from analysis.pcap import pcap
         path = pcap(folder, tmp_path / "r.pcapng")
     assert len(tshark(path, "frame.number")) > 0

@@ -8,10 +8,13 @@ import networkx as nx
 import pandas as pd
 import pytest
 
+from analysis.energy_section import radio_on_share
+from analysis.report import write_report
 from emulator import deliver
 from emulator.energy import Energy, EnergyBook
 from emulator.radio_energy import PROFILES, STATES, RadioPower
 from experiments.runner import run
+from experiments.store import Run
 from experiments.spec import SpecError, resolve as resolve_spec, run_id
 from tests.test_energy import smoke
 
@@ -87,6 +90,12 @@ def test_states_add_up_to_the_run_at_every_node_and_joules_to_current_times_volt
     on = (last.radio_tx_s + last.radio_rx_s + last.radio_listen_s) / end
     assert s["radio_on_fraction_mean"] == pytest.approx(on.mean())
     assert s["radio_on_fraction_max"] == pytest.approx(1.0)    # the mains-powered nodes
+    # the report colours the topology by the same shares
+    drawn = radio_on_share(Run(out.path))
+    assert drawn == pytest.approx(on.to_dict(), abs=1e-9)
+    report = write_report(out.path)
+    assert (report.parent / "figures" / "energy_radio_on_topology.png").stat().st_size > 1000
+    assert "Radio on per node over the run" in report.read_text()
 
 
 def test_listening_costs_what_receiving_costs_so_lifetime_no_longer_follows_traffic(

@@ -285,3 +285,50 @@ def test_the_lifetime_spec_compares_smj_with_lottery_and_ctrs_two_stores_over_fi
     assert settings == {("smj-e", None), ("smj-h", None), ("lottery", None),
                         ("ctr", "llf"), ("ctr", "cover")}
     assert len(runs) == 25 and {s["energy"]["model"] for s, _ in runs} == {"first_order"}
+
+
+#: The first point of each _manet spec's ideal and manet variants and its run id from
+#: before the manet_mac variant (issue 58): adding a variant must not move them.
+PINNED = {
+    "smj_adhoc_manet": ("smj_adhoc_manet-2300dde54452", "smj_adhoc_manet-ce3870bfe182"),
+    "qjoin_soccer_manet": ("qjoin_soccer_manet-85bd09c965ed",
+                           "qjoin_soccer_manet-3447b09776d0"),
+    "triggers_bursty_manet": ("triggers_bursty_manet-6836b6e572f3",
+                              "triggers_bursty_manet-4af441f649ba"),
+    "prefetch_manet": ("prefetch_manet-5b6bca74a1d6", "prefetch_manet-977feada3d9c"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_a_manet_specs_mac_variant_is_its_manet_variant_under_dcf_decoding_its_links(name):
+    from emulator.mac.config import decode_range_m, mac_from_table
+    from experiments import spec as specs
+    from topologies.radio import radio_from_table
+
+    resolved, _ = specs.load(f"experiments/specs/{name}.toml")
+    points = specs.expand(resolved)
+    first = {v: next(s for s, p in points if p["variant"] == v)
+             for v in ("ideal", "manet", "manet_mac")}
+    assert (specs.run_id(first["ideal"]), specs.run_id(first["manet"])) == PINNED[name]
+    manet, mac = first["manet"], first["manet_mac"]
+    assert {k: v for k, v in mac.items() if k not in ("mac", "sweep")} == \
+        {k: v for k, v in manet.items() if k not in ("mac", "sweep")}
+    assert mac["mac"]["model"] == "802.11" and mac["mac"]["data_rate"] == 1e6
+    # every link the radio makes is one the MAC decodes (else routes cross no frame)
+    radio = radio_from_table(mac["radio"])
+    assert decode_range_m(mac_from_table(mac["mac"]), radio) >= radio.range_m()
+    assert specs.spec_warnings(mac) == []
+
+
+def test_smj_adhoc_shared_keeps_its_two_media_and_adds_dcf_on_the_shared_one():
+    from experiments import spec as specs
+
+    resolved, _ = specs.load("experiments/specs/smj_adhoc_shared.toml")
+    points = specs.expand(resolved)
+    assert len(points) == 4 * 4 * 3 * 5
+    first = {v: next(s for s, p in points if p["variant"] == v)
+             for v in ("links", "shared", "shared_mac")}
+    assert specs.run_id(first["links"]) == "smj_adhoc_shared-9b77ac9f5e8c"
+    assert specs.run_id(first["shared"]) == "smj_adhoc_shared-dd61fcbf5f4e"
+    assert first["shared_mac"]["network"]["medium"] == "shared"
+    assert first["shared_mac"]["mac"]["model"] == "802.11"

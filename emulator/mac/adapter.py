@@ -69,8 +69,9 @@ class MacChannel:
     nodes of ``network`` (see the module docstring). ``radio``: a
     :class:`topologies.radio.Radio` (its powers under ``log_distance``) or None.
     ``later(item)``: what of an item the fates after its first need (the rest is let go:
-    a transport's hop holds its epoch's view, and an acknowledged frame's item is kept
-    to the end of the run, since the engine never says it was acknowledged)."""
+    a transport's hop holds its epoch's view); an item is let go altogether once the
+    engine has released its frame (:meth:`MacEngine.released`), so memory follows the
+    frames in flight."""
 
     def __init__(self, config, network, radio=None, seconds_per_unit: float = 1.0,
                  seed: int = 0, later=None):
@@ -113,6 +114,8 @@ class MacChannel:
         self._handle += 1
         self._items[self._handle] = [item, u, engine._airtime(nbytes, broadcast)[0], False]
         engine.enqueue(ready, i, -1 if broadcast else self.gpos[v], nbytes, self._handle)
+        for handle in engine.released():   # done with: their last fates were told
+            self._items.pop(handle, None)
 
     def next_time(self) -> float:
         """When the channel next has something to do (time units; inf: nothing)."""

@@ -83,7 +83,21 @@ DUTY = {
                                    low_open=True,
                                    doc="contikimac: channel checks a second"),
     "phase_lock": Field("bool", False,
-                        doc="contikimac: phase lock (not modelled yet: refused if true)"),
+                        doc="contikimac: a sender learns each neighbour's wake-up from its "
+                            "ACKs and starts its next train GUARD_TIME before it "
+                            "(WITH_PHASE_OPTIMIZATION)"),
+    "overhearing": Field("bool", False,
+                         doc="contikimac: book the radio time of nodes woken by trains not "
+                             "meant for them (false: addressees and broadcast receivers "
+                             "only)"),
+    "fast_sleep": Field("bool", True,
+                        doc="contikimac with overhearing: a radio woken by energy it cannot "
+                            "decode sleeps after MAX_NONACTIVITY_PERIODS (WITH_FAST_SLEEP)"),
+    "csma_max_mac_transmissions": Field(
+        "integer", 0, low=0,
+        doc="contikimac: Contiki's csma.c requeues a frame that found the channel busy, "
+            "after one to 2^k periods, until this many transmissions are counted (one "
+            "per 4 busy channels; Contiki's default 3); 0: dropped at once"),
 }
 
 
@@ -243,7 +257,6 @@ def _duty_of(clean: dict) -> ContikiMac | None:
     """
     if clean.get("duty_cycle", "none") == "none":
         return None
-    if clean["phase_lock"]:   # the kernel's trains start at once; see docs/NOTES.md
-        raise ValueError("mac.phase_lock: expected false (the phase lock is not modelled "
-                         "under the MAC yet), got true")
-    return ContikiMac(channel_check_rate_hz=float(clean["channel_check_rate_hz"])).check()
+    given = {key: clean.get(key, DUTY[key].default) for key in DUTY if key != "duty_cycle"}
+    return ContikiMac(channel_check_rate_hz=float(given.pop("channel_check_rate_hz")),
+                      **given).check()

@@ -152,6 +152,21 @@ class ContikiMac:
     max_phase_strobe: float = 1 / 60       # MAX_PHASE_STROBE_TIME
     guard_copies_checks: int = 10          # GUARD_TIME = 10 x CHECK_TIME + CHECK_TIME_TX
     phase_lock: bool = False               # WITH_PHASE_OPTIMIZATION
+    # A check that found energy (Contiki's powercycle after packet_seen): the radio
+    # stays on at most LISTEN_TIME_AFTER_PACKET_DETECTED, goes off after more than
+    # MAX_SILENCE_PERIODS silent CCA periods, and with WITH_FAST_SLEEP after more than
+    # MAX_NONACTIVITY_PERIODS periods without a frame being received.
+    listen_after_detect: float = 1 / 80    # LISTEN_TIME_AFTER_PACKET_DETECTED
+    max_silence_periods: int = 5           # MAX_SILENCE_PERIODS
+    max_nonactivity_periods: int = 10      # MAX_NONACTIVITY_PERIODS
+    fast_sleep: bool = True                # WITH_FAST_SLEEP
+    #: Book the radio time of nodes woken by trains not meant for them (False: only
+    #: the addressee's and a broadcast's receivers' time, as before).
+    overhearing: bool = False
+    #: Contiki's csma.c above the RDC: a frame whose transmission found the channel
+    #: busy is requeued (CSMA_MAX_MAC_TRANSMISSIONS; 0: dropped at once, as before).
+    csma_max_mac_transmissions: int = 0
+    csma_max_backoff_exponent: int = 3     # CSMA_MAX_BACKOFF_EXPONENT
 
     @property
     def period(self) -> float:
@@ -161,6 +176,18 @@ class ContikiMac:
     def cca_spacing(self) -> float:
         """From one CCA of a check to the next."""
         return self.cca_check + self.cca_sleep
+
+    @property
+    def nonactivity_time(self) -> float:
+        """How long fast sleep lets a woken radio listen without a frame starting:
+        MAX_NONACTIVITY_PERIODS CCA periods, against LISTEN_TIME_AFTER_PACKET_DETECTED
+        without it.
+
+        >>> mac = ContikiMac()
+        >>> round(mac.nonactivity_time * 1e3, 2), mac.listen_after_detect * 1e3
+        (6.22, 12.5)
+        """
+        return self.max_nonactivity_periods * self.cca_spacing
 
     @property
     def check_time(self) -> float:

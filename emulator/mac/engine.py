@@ -129,7 +129,8 @@ class MacEngine:
     only): each node's wake-up phase is drawn from the seed, uniform over a period;
     a unicast goes on air as its train of copies up to the one its receiver takes, a
     broadcast as a full ``strobe_time`` train (:func:`emulator.mac.kernel._train`), and
-    :meth:`radio_seconds` gives each radio's time on.
+    :meth:`radio_seconds` gives each radio's time on. ``rows``: the frame table's first
+    size (it doubles when too few of its rows are free; the outcomes do not depend on it).
 
     Duty cycling makes a hop wait for its receiver's wake-up (a 40-byte frame, one
     hop, about half of the 125 ms period):
@@ -145,7 +146,7 @@ class MacEngine:
     """
 
     def __init__(self, rx_dbm, standard, channel: Channel = Channel(), seed=None,
-                 duty=None):
+                 duty=None, rows: int = 1024):
         rx = np.ascontiguousarray(rx_dbm, float)
         if rx.ndim != 2 or rx.shape[0] != rx.shape[1] or rx.shape[0] < 1:
             raise ValueError(f"mac.rx_dbm: expected a square N x N matrix, got shape "
@@ -164,7 +165,10 @@ class MacEngine:
         self._rx_mw = np.ascontiguousarray(_mw(rx))
         np.fill_diagonal(self._rx_mw, 0.0)
         self._p, self._ip = _parameters(self.standard, self.channel, self.duty)
-        self._nf = np.zeros((n, k.N_NF))
+        # the phase lock's memory: a column per neighbour (k.N_NF + d), NaN: unknown
+        locks = n if self.duty is not None and self.duty.phase_lock else 0
+        self._nf = np.zeros((n, k.N_NF + locks))
+        self._nf[:, k.N_NF:] = np.nan
         self._ni = np.zeros((n, k.N_NI), np.int64)
         self._nf[:, [k.T_MAC, k.RESP_T]] = np.inf
         self._nf[:, [k.NAV, k.BLOCK, k.EIFS_UNTIL]] = -np.inf   # the channel idle since 0
@@ -180,9 +184,11 @@ class MacEngine:
             self._nf[:, k.PHASE] = rng.random(n) * self.duty.period
         if isinstance(standard, Dcf80211):   # ns-3's Txop draws a backoff as it starts
             self._ni[:, k.SLOTS] = [k._draw(self._rng, standard.cw_min) for _ in range(n)]
-        self._fr_i = np.zeros((1024, k.N_FI), np.int64)
-        self._fr_f = np.zeros((1024, k.N_FF))
-        self._frames = 0
+        self._fr_i = np.zeros((max(int(rows), 1), k.N_FI), np.int64)   # the frame table
+        self._fr_f = np.zeros((max(int(rows), 1), k.N_FF))
+        self._frames = 0            # rows of the frame table used at least once
+        self._free: list[int] = []  # rows to reuse (:meth:`_slot`)
+        self._released: list[int] = []
         self._seq = np.zeros(n, np.int64)
         self._pending: list[int] = []
         self._next: float | None = None   # next_time(), until the state changes
@@ -208,20 +214,63 @@ class MacEngine:
             raise ValueError(f"mac.t: expected a time >= {max(self.now, self._last_ready[node])}"
                              f" (the clock, and node {node}'s last frame), got {t}")
         air, ifs, ack = self._airtime(nbytes, dst < 0)
-        f = self._frames
-        if f == len(self._fr_i):
-            self._fr_i = np.concatenate([self._fr_i, np.zeros_like(self._fr_i)])
-            self._fr_f = np.concatenate([self._fr_f, np.zeros_like(self._fr_f)])
+        f = self._slot()
         rts = isinstance(self.standard, Dcf80211) and dst >= 0 and \
             nbytes + self.standard.header_bytes > self.standard.rts_threshold_bytes
         self._fr_i[f] = (node, dst, handle, self._seq[node], int(rts), 0, -1)
         self._fr_f[f] = (t, air, ifs, ack)
         self._seq[node] += 1
-        self._frames += 1
         self._last_ready[node] = t
         self._pending.append(f)
         if self._next is not None:   # a frame queued adds one event, at t
             self._next = min(self._next, float(t))
+
+    def _slot(self) -> int:
+        """A row of the frame table for a new frame: a fresh row while there is one, else
+        a row whose frame has had its last outcome (:meth:`_collect`), so that the table
+        follows the frames in flight, not every frame ever queued. Which row a frame
+        takes changes nothing else: the kernel never orders frames by their row."""
+        if self._frames < len(self._fr_i):
+            self._frames += 1
+            return self._frames - 1
+        if not self._free:
+            self._collect()
+            if self._frames < len(self._fr_i):   # it grew
+                return self._slot()
+        return self._free.pop()
+
+    def _collect(self) -> None:
+        """Free the rows of the frames done with (acknowledged, dropped, broadcast: no
+        node holds them and none waits to arrive), and note their handles for
+        :meth:`released`; double the table when less than a quarter of it was free."""
+        live = np.zeros(len(self._fr_i), bool)
+        live[self._pending] = True
+        k._mark_live(self._ni, self._fr_i, live)
+        dead = np.flatnonzero(~live)
+        self._released.extend(self._fr_i[dead, k.F_HANDLE].tolist())
+        self._free = dead[::-1].tolist()      # popped lowest first
+        if len(dead) < len(live) // 4:
+            self._fr_i = np.concatenate([self._fr_i, np.zeros_like(self._fr_i)])
+            self._fr_f = np.concatenate([self._fr_f, np.zeros_like(self._fr_f)])
+
+    def released(self) -> list[int]:
+        """The handles of frames that will have no further outcome (their rows of the
+        frame table were reused), since the last call: a caller keeping something per
+        frame may let it go. A unicast frame delivered is not done (a ``retry_limit``
+        row may follow when its ACKs are lost), and the engine does not say when it is
+        acknowledged: this is how the caller learns it.
+
+        >>> engine = MacEngine(unit_disk_rx_dbm(np.array([[0.0, 0], [1, 0]]), 1.5),
+        ...                    Dcf80211(), seed=1)
+        >>> for h in range(1024):
+        ...     engine.enqueue(h * 0.01, 0, 1, 100, handle=h)
+        >>> _ = engine.advance(20.0)
+        >>> engine.enqueue(20.0, 0, 1, 100, handle=1024)   # the table is full: rows reused
+        >>> len(engine.released()), len(engine._fr_i), engine.released()
+        (1024, 1024, [])
+        """
+        out, self._released = self._released, []
+        return out
 
     def _airtime(self, nbytes: int, broadcast: bool) -> tuple[float, float, float]:
         """A frame's time on air, the sender's wait after it (802.15.4), its ACK's airtime."""
@@ -370,5 +419,15 @@ def _parameters(std, channel: Channel, duty=None) -> tuple[np.ndarray, np.ndarra
         ip[k.DUTY] = 1
         p[k.CM_TIMING:k.STROBE] = duty.timing()
         p[k.STROBE] = duty.strobe_time
+        p[k.GUARD] = duty.guard_time
+        p[k.LOCK_MISS] = duty.max_phase_strobe - duty.guard_time + \
+            duty.cca_count_tx * duty.cca_spacing
+        p[k.LISTEN_AFTER], p[k.PERIOD] = duty.listen_after_detect, duty.period
+        ip[k.PHASE_LOCK], ip[k.OVERHEAR] = int(duty.phase_lock), int(duty.overhearing)
+        ip[k.FAST_SLEEP] = int(duty.fast_sleep)
+        ip[k.MAX_SILENCE] = duty.max_silence_periods
+        ip[k.MAX_NONACT] = duty.max_nonactivity_periods
+        ip[k.CSMA_TX] = duty.csma_max_mac_transmissions
+        ip[k.CSMA_BE] = duty.csma_max_backoff_exponent
     ip[k.QUEUE_LIMIT] = std.queue_limit
     return p, ip

@@ -40,10 +40,20 @@ SLOT, SIFS, DIFS, EIFS, ACK_TIMEOUT, CTS_TIMEOUT, CTS_AIR, RTS_AIR, LIFETIME, NO
 # ContikiMAC (802.15.4 with duty cycling): its timing, in contikimac.TIMING's order from
 # CM_TIMING (the slice first_copy takes), and the longest train (STROBE_TIME).
 CM_TIMING, STROBE = 17, 23
-N_P = 24
+# The phase lock's GUARD_TIME, how long after a locked neighbour's expected wake-up
+# a train to it gives up (Contiki's t0 + MAX_PHASE_STROBE_TIME, its t0 the end of the
+# CCA_COUNT_MAX_TX CCAs after the wait: MAX_PHASE_STROBE_TIME - GUARD_TIME +
+# CHECK_TIME_TX), a woken radio's LISTEN_TIME_AFTER_PACKET_DETECTED, and the period.
+GUARD, LOCK_MISS, LISTEN_AFTER, PERIOD = range(24, 28)
+N_P = 28
 # Int parameters (ip).
 STD, CW_MIN, CW_MAX, RETRY_LIMIT, QUEUE_LIMIT, MIN_BE, MAX_BE, MAX_NB, DUTY = range(9)
-N_IP = 9
+# ContikiMAC's options (0 or 1, counts): the phase lock, booking the radios woken by
+# trains not for them, fast sleep, MAX_SILENCE_PERIODS, MAX_NONACTIVITY_PERIODS, and
+# csma.c's requeue of a frame that found the channel busy (CSMA_MAX_MAC_TRANSMISSIONS,
+# 0: off; CSMA_MAX_BACKOFF_EXPONENT).
+PHASE_LOCK, OVERHEAR, FAST_SLEEP, MAX_SILENCE, MAX_NONACT, CSMA_TX, CSMA_BE = range(9, 16)
+N_IP = 16
 
 # Node floats (nf columns).
 T_MAC, RESP_T, RESP_NAV, RESP_AIR, TX_END, TX_NAV, NAV, IDLE_FROM, BLOCK, EIFS_UNTIL, \
@@ -56,7 +66,12 @@ N_NF = 20
 STATE, CUR, SLOTS, CW, NB, BE, RESP_KIND, RESP_DST, TX_KIND, TX_DST, TX_FRAME, LOCK, \
     LOCK_OK, BUSY, CCA_BUSY, COLLISIONS, RETRIES, Q_HEAD, Q_TAIL, Q_LEN = range(20)
 TX_MISS = 20   # duty cycling: the receiver's checks missed this unicast train
-N_NI = 21
+# csma.c's counters for the current frame: access failures since the last counted
+# transmission (n->collisions), and transmissions counted (n->transmissions).
+CS_COLL, CS_TX = 21, 22
+N_NI = 23
+# Under the phase lock, node j's columns N_NF + d hold when it last sent the copy
+# neighbour d acknowledged (Contiki's encounter time; NaN: d's phase unknown).
 
 # MAC states.
 S_IDLE, S_CONTEND, S_TX, S_WAIT_CTS, S_WAIT_ACK, S_SEND_DATA, S_BACKOFF, S_CCA, S_TURN, \
@@ -182,12 +197,32 @@ N_FF = 4
 
 
 @njit(cache=True)
-def _start_csma(j, ni, nf, p, ip, rng, now):
-    """802.15.4: NB = 0, BE = macMinBE, and the first random backoff."""
+def _phase_wait(now, j, dst, nf, p):
+    """ContikiMAC's phase lock (Contiki's ``phase_wait``): how long ``j`` waits before
+    its train to ``dst`` so that it starts GUARD_TIME before ``dst``'s next expected
+    wake-up (the encounter time ``j`` learnt from ``dst``'s last ACK plus whole
+    periods, at least a guard away); 0 if ``dst``'s phase is unknown."""
+    e = nf[j, N_NF + dst]
+    if e != e:
+        return 0.0
+    wait = (e - now) - np.floor((e - now) / p[PERIOD]) * p[PERIOD]
+    if wait < p[GUARD]:
+        wait += p[PERIOD]
+    return wait - p[GUARD]
+
+
+@njit(cache=True)
+def _start_csma(j, ni, nf, p, ip, rng, now, fr_i):
+    """802.15.4: NB = 0, BE = macMinBE, and the first random backoff (under the phase
+    lock, after the wait for the receiver's phase: CSMA-CA stands in for ContikiMAC's
+    CCAs before a train, which Contiki makes after ``phase_wait``)."""
     ni[j, NB] = 0
     ni[j, BE] = ip[MIN_BE]
     ni[j, STATE] = S_BACKOFF
-    nf[j, T_MAC] = now + _draw(rng, (1 << ip[MIN_BE]) - 1) * p[UNIT]
+    wait = 0.0
+    if ip[PHASE_LOCK] == 1 and ni[j, CUR] >= 0 and fr_i[ni[j, CUR], F_DST] >= 0:
+        wait = _phase_wait(now, j, fr_i[ni[j, CUR], F_DST], nf, p)
+    nf[j, T_MAC] = now + wait + _draw(rng, (1 << ip[MIN_BE]) - 1) * p[UNIT]
 
 
 @njit(cache=True)
@@ -198,10 +233,11 @@ def _begin(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_a
                     g, drops)
     ni[j, CUR] = f
     nf[j, T_MAC] = np.inf
+    ni[j, CS_COLL], ni[j, CS_TX] = 0, 0
     if f < 0:
         ni[j, STATE] = S_IDLE
     elif ip[STD] == CSMA:
-        _start_csma(j, ni, nf, p, ip, rng, now)
+        _start_csma(j, ni, nf, p, ip, rng, now, fr_i)
     else:
         ni[j, STATE] = S_CONTEND
         if ni[j, SLOTS] < 0 or (ni[j, SLOTS] == 0 and _busy(nf, ni, p, j)):
@@ -245,7 +281,7 @@ def _fail(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_at
         ni[j, STATE] = S_CONTEND
         nf[j, T_MAC] = np.inf
     else:
-        _start_csma(j, ni, nf, p, ip, rng, now)
+        _start_csma(j, ni, nf, p, ip, rng, now, fr_i)
 
 
 @njit(cache=True)
@@ -291,6 +327,8 @@ def _receive(now, i, j, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, 
                 return
         elif kind == K_ACK:
             if ni[j, STATE] == S_WAIT_ACK and fr_i[ni[j, CUR], F_DST] == i:
+                if ip[PHASE_LOCK] == 1:   # the acknowledged copy's start: i's phase
+                    nf[j, N_NF + i] = nf[j, TX_END] - fr_f[ni[j, CUR], F_AIR]
                 _finish(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t,
                         out_att, out_r, g, drops)
                 return
@@ -414,7 +452,41 @@ def _put_on_air(now, i, kind, dst, f, end, nav, nf, ni):
 
 
 @njit(cache=True)
-def _train(now, j, dst, air, nf, ni, p, rx_mw):
+def _overhear(now, j, dst, air, end, nf, ni, p, ip, rx_mw):
+    """ContikiMAC: the radios other than the addressee that a train of ``j``'s (``now``
+    to ``end``) wakes, booked as listening from the CCA that found it. One that can
+    decode the copies takes the next whole one, reads that it is not for it and sleeps
+    (a broadcast's receivers are booked at its end instead, :func:`_book_broadcast`);
+    one that only senses the energy listens until LISTEN_TIME_AFTER_PACKET_DETECTED
+    is over or the train has been silent for more than MAX_SILENCE_PERIODS, and with
+    fast sleep at most MAX_NONACTIVITY_PERIODS. Nodes sending or receiving another
+    frame are left out (their radio is on anyway)."""
+    step = air + p[CM_TIMING + 5]
+    spacing = p[CM_TIMING + 2] + p[CM_TIMING + 3]
+    for b in range(nf.shape[0]):
+        if b == j or b == dst or ni[b, TX_KIND] >= 0 or ni[b, LOCK] >= 0 or \
+                rx_mw[j, b] < p[CS]:
+            continue
+        decodes = rx_mw[j, b] >= p[DETECT]
+        if decodes and dst < 0:
+            continue
+        # a check that finds the last copy has no whole copy after it: look one on
+        copy, found = first_copy(p[CM_TIMING:STROBE], now, air, nf[b, PHASE], end + step)
+        if copy < 0 or found - p[CM_TIMING + 2] >= end:
+            continue
+        if decodes:
+            if now + copy * step < end:
+                nf[b, R_LISTEN] += now + copy * step - found
+                nf[b, R_RX] += air
+            continue
+        off = min(found + p[LISTEN_AFTER], end + (ip[MAX_SILENCE] + 1) * spacing)
+        if ip[FAST_SLEEP] == 1:
+            off = min(off, found + ip[MAX_NONACT] * spacing)
+        nf[b, R_LISTEN] += max(off - found, 0.0)
+
+
+@njit(cache=True)
+def _train(now, j, dst, air, nf, ni, p, ip, rx_mw):
     """ContikiMAC: when ``j``'s train of copies of an ``air``-second frame begun at
     ``now`` ends, and the radio time it costs. To ``dst``: at the end of the copy
     ``dst``'s channel check takes (:func:`~emulator.mac.contikimac.first_copy`), its
@@ -422,24 +494,39 @@ def _train(now, j, dst, air, nf, ni, p, rx_mw):
     take it (out of range or dead, sending, or locked onto another frame as the train
     starts), after ``strobe_time`` (``ni[TX_MISS]``: the receiver never takes it; the
     sender strobes a full period, as ContikiMAC does without an ACK). A broadcast
-    (``dst`` -1) lasts ``strobe_time``; its receivers are booked at its end."""
+    (``dst`` -1) lasts ``strobe_time``; its receivers are booked at its end. Under the
+    phase lock a train to a neighbour whose phase is known gives up ``p[LOCK_MISS]``
+    after its expected wake-up (Contiki's "miss"). With overhearing, the other radios it
+    wakes are booked too (:func:`_overhear`)."""
     step = air + p[CM_TIMING + 5]   # a copy and the gap after it
+    limit = p[STROBE]
+    if ip[PHASE_LOCK] == 1 and dst >= 0 and nf[j, N_NF + dst] == nf[j, N_NF + dst]:
+        e = nf[j, N_NF + dst]
+        expected = (e - now) - np.floor((e - now) / p[PERIOD]) * p[PERIOD]
+        # at most Contiki's MAX_PHASE_STROBE_TIME after its t0 (CHECK_TIME_TX after the
+        # train's start at the latest): a train whose CSMA-CA outlasted the guard misses
+        limit = min(expected, p[GUARD]) + p[LOCK_MISS]
     ni[j, TX_MISS] = 1 if dst >= 0 else 0
+    end = -1.0
     if dst >= 0 and rx_mw[j, dst] >= p[DETECT] and ni[dst, TX_KIND] < 0 and \
             ni[dst, LOCK] < 0:
         copy, found = first_copy(p[CM_TIMING:STROBE], now, air, nf[dst, PHASE],
-                                 now + p[STROBE])
+                                 now + limit)
         if copy >= 0:
             nf[j, R_TX] += (copy + 1) * air
             nf[j, R_LISTEN] += copy * p[CM_TIMING + 5]
             nf[dst, R_RX] += air
             nf[dst, R_LISTEN] += now + copy * step - found
             ni[j, TX_MISS] = 0
-            return now + copy * step + air
-    copies = np.ceil(p[STROBE] / step - 1e-12)
-    nf[j, R_TX] += copies * air
-    nf[j, R_LISTEN] += (copies - 1) * p[CM_TIMING + 5]
-    return now + p[STROBE]
+            end = now + copy * step + air
+    if end < 0.0:
+        copies = np.ceil(limit / step - 1e-12)
+        nf[j, R_TX] += copies * air
+        nf[j, R_LISTEN] += (copies - 1) * p[CM_TIMING + 5]
+        end = now + limit
+    if ip[OVERHEAR] == 1:
+        _overhear(now, j, dst, air, end, nf, ni, p, ip, rx_mw)
+    return end
 
 
 @njit(cache=True)
@@ -461,7 +548,7 @@ def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw):
     air, ack = fr_f[f, F_AIR], fr_f[f, F_ACK]
     if ip[DUTY] == 1:
         fr_i[f, F_ATT] += 1
-        end = _train(now, j, dst, air, nf, ni, p, rx_mw)
+        end = _train(now, j, dst, air, nf, ni, p, ip, rx_mw)
         _put_on_air(now, j, K_DATA if dst >= 0 else K_BCAST, dst, f, end, 0.0, nf, ni)
         nf[j, TX_AIR] = air
     elif dst < 0:
@@ -566,7 +653,10 @@ def _timer(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_a
     elif st == S_CCA:
         if ni[j, CCA_BUSY] == 1 or _busy(nf, ni, p, j):
             ni[j, NB] += 1
-            if ni[j, NB] > ip[MAX_NB]:
+            if ni[j, NB] > ip[MAX_NB] and ip[CSMA_TX] > 0 and _requeue(now, j, nf, ni, p,
+                                                                        ip, rng):
+                pass
+            elif ni[j, NB] > ip[MAX_NB]:
                 f = ni[j, CUR]
                 drops[CHANNEL_ACCESS_FAILURE] += 1
                 _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j, now,
@@ -585,8 +675,26 @@ def _timer(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_a
         _begin(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
                out_r, g, drops)
     elif st == S_RESTART:
-        _start_csma(j, ni, nf, p, ip, rng, now)
+        _start_csma(j, ni, nf, p, ip, rng, now, fr_i)
     return False
+
+
+@njit(cache=True)
+def _requeue(now, j, nf, ni, p, ip, rng):
+    """Contiki's csma.c above ContikiMAC: ``j``'s frame found the channel busy
+    (MAC_TX_COLLISION); count it (every CSMA_MAX_BACKOFF_EXPONENT + 1 of them count a
+    transmission) and, below CSMA_MAX_MAC_TRANSMISSIONS, try again after one period
+    plus U[0, 2^collisions periods) (csma.c's ``rexmit``). False: give it up."""
+    ni[j, CS_COLL] += 1
+    if ni[j, CS_COLL] > ip[CSMA_BE]:
+        ni[j, CS_COLL] = 0
+        ni[j, CS_TX] += 1
+    if ni[j, CS_TX] >= ip[CSMA_TX]:
+        return False
+    spread = (1 << ni[j, CS_COLL]) * p[PERIOD]
+    ni[j, STATE] = S_RESTART
+    nf[j, T_MAC] = now + p[PERIOD] + _draw(rng, 999999) * 1e-6 * spread
+    return True
 
 
 @njit(cache=True)
@@ -609,6 +717,22 @@ def _arrive(now, f, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_
     if ni[j, STATE] == S_IDLE:
         _begin(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
                out_r, g, drops)
+
+
+@njit(cache=True)
+def _mark_live(ni, fr_i, live):
+    """Set ``live[f]`` for every frame the nodes still hold: queued, current (contending,
+    on air, waiting for its answer) or on air. A frame not marked here, nor waiting to
+    arrive, has had its last outcome: its row of the frame table may be reused."""
+    for j in range(ni.shape[0]):
+        f = ni[j, Q_HEAD]
+        for _ in range(ni[j, Q_LEN]):
+            live[f] = True
+            f = fr_i[f, F_NEXT]
+        if ni[j, CUR] >= 0:
+            live[ni[j, CUR]] = True
+        if ni[j, TX_KIND] >= 0 and ni[j, TX_FRAME] >= 0:
+            live[ni[j, TX_FRAME]] = True
 
 
 @njit(cache=True)

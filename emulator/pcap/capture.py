@@ -4,11 +4,12 @@ The ledger has every transmission's time, hop, message and size, but not what a 
 says. A run asked for a capture (``[run] capture = true``, ``deliver(...,
 capture=True)``) keeps, beside it, each routing control packet's protocol object as it
 was sent and each data message's key, and :meth:`Capture.frame` turns them into one row
-per message: ``msg_id``, ``type``, ``port`` (the UDP port it goes to), ``ip_ttl`` (the
-IPv4 TTL it is sent with: an AODV RREQ's own, 1 for other control packets, 64 for data
-at its source) and ``payload``
-(the UDP payload's bytes: the RFC wire format of a control packet; a data message's
-key, from which the writer makes its payload with the ledger's id, kind and size).
+per message: ``msg_id``, ``type``, ``port`` (the UDP port it goes to; 0 for an
+ICMPv6 message: RPL's), ``ip_ttl`` (the IPv4 TTL or IPv6 hop limit it is sent with: an
+AODV RREQ's own, 1 for other control packets, 64 for data at its source) and
+``payload`` (the UDP payload's bytes, or the ICMPv6 message's: the RFC wire format of a
+control packet; a data message's key, from which the writer makes its payload with the
+ledger's id, kind and size).
 :func:`emulator.pcap.write.write_pcap` joins these rows to the ledger's by ``msg_id``.
 
 A data message's payload is ``msg_id`` and ``key`` as signed 64-bit big-endian
@@ -33,7 +34,7 @@ import struct
 
 import pandas as pd
 
-from emulator.pcap import aodv_wire, babel_wire, olsr_wire
+from emulator.pcap import aodv_wire, babel_wire, olsr_wire, rpl_wire
 
 #: The UDP port of the testbed's data messages (no dissector of Wireshark's claims it:
 #: their payloads show as data).
@@ -42,23 +43,26 @@ DATA_PORT = 49000
 COLUMNS = ("msg_id", "type", "port", "ip_ttl", "payload")
 #: The IPv4 TTL a data message leaves its source with.
 DATA_TTL = 64
-#: The UDP port of each protocol's control packets.
-PORTS = {"aodv": aodv_wire.PORT, "olsr": olsr_wire.PORT, "babel": babel_wire.PORT}
+#: The ``port`` of an ICMPv6 message (RPL's control messages): no UDP port.
+ICMPV6 = 0
+#: The UDP port of each protocol's control packets (:data:`ICMPV6` for RPL's).
+PORTS = {"aodv": aodv_wire.PORT, "olsr": olsr_wire.PORT, "babel": babel_wire.PORT,
+         "rpl": ICMPV6}
 #: The routings whose runs can be captured: the protocols with a wire format here, and
-#: the oracle (no control packets). RPL's packets are ICMPv6 over 6LoWPAN: not yet.
+#: the oracle (no control packets).
 CAPTURED_ROUTINGS = ("oracle", *PORTS)
 
 
 def capturable(routing: str) -> str | None:
     """Why a run of ``routing`` cannot be captured (one line), or None if it can.
 
-    >>> capturable("aodv"), capturable("rpl")[:38]
-    (None, "rpl's packets have no wire format here")
+    >>> capturable("aodv"), capturable("rpl"), capturable("dsr")[:38]
+    (None, None, "dsr's packets have no wire format here")
     """
     if routing in CAPTURED_ROUTINGS:
         return None
     return (f"{routing}'s packets have no wire format here yet (captured: "
-            f"{', '.join(CAPTURED_ROUTINGS)}; RPL's would be ICMPv6 over 6LoWPAN)")
+            f"{', '.join(CAPTURED_ROUTINGS)})")
 
 
 def key_of(payload) -> int:
@@ -94,6 +98,9 @@ class Capture:
                  seconds_per_unit: float = 1.0):
         self.protocol, self.params = protocol, params or {}
         self.seconds_per_unit = seconds_per_unit
+        #: The DODAG root of an RPL run (its DIOs' DODAGID), as the protocol took it
+        #: (the host sets it; ``params["root"]`` may be None: the lowest node id).
+        self.root = self.params.get("root")
         self._control: list[tuple] = []   # (msg_id, sender, Control)
         self._keys: dict[int, int] = {}
 
@@ -136,4 +143,6 @@ class Capture:
             return olsr_wire.OlsrWire(self.params, self.seconds_per_unit).encode_control
         if self.protocol == "babel":
             return babel_wire.BabelWire(self.params, self.seconds_per_unit).encode_control
+        if self.protocol == "rpl":
+            return rpl_wire.RplWire(self.root, self.seconds_per_unit).encode_control
         return None

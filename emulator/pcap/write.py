@@ -3,28 +3,38 @@
 The capture is taken "in the air": one interface hears every transmission of the run,
 one frame per ledger row (data hops and routing control packets alike), at the hop's
 start, in the ledger's order. The link header says who sent and who was meant to
-receive: 802.11 with a radiotap header, a data frame between stations of one ad hoc
-network (ToDS = FromDS = 0: addr1 the receiver or broadcast, addr2 the sender, addr3
-the network's BSSID). Inside: LLC/SNAP, IPv4, UDP. Nodes have the addresses of
-:mod:`emulator.pcap.addresses`.
+receive (:mod:`emulator.pcap.links`): 802.11 (radiotap, LLC/SNAP) or 802.15.4 (6LoWPAN,
+uncompressed IPv6). Inside: IPv4 or IPv6, then UDP or (RPL) ICMPv6. Nodes have the
+addresses of :mod:`emulator.pcap.addresses`.
 
+- **IP version**: IPv6 on 802.15.4 (6LoWPAN carries IPv6 only) and in an RPL run (an
+  IPv6 protocol) on either link; IPv4 otherwise. AODV's and OLSR's packets hold IPv4
+  addresses (RFC 3561 and 3626 as written here), so an AODV or OLSR run is not written
+  on 802.15.4 (one line: write it with ``link="802.11"``). Babel, natively IPv6, is
+  (its routes stay IPv4 prefixes, which Babel carries over IPv6 links).
 - A routing control packet (ledger kind ``routing`` with a row in the capture table)
-  goes from its sender to its receiver (255.255.255.255 when broadcast) at its
-  protocol's port, its payload the RFC wire format the run recorded (AODV 654, OLSR
-  698, Babel 6696), with the IPv4 TTL it recorded (an AODV RREQ's own TTL, else 1).
-- A data message's hop goes from the message's source to its destination (IPv4 is end
-  to end; the MAC addresses are the hop's) at :data:`~emulator.pcap.capture.DATA_PORT`;
-  its IPv4 TTL falls by one per hop from 64. Its payload holds its id, its key and its
-  kind (:func:`~emulator.pcap.capture.data_payload`), padded so that the IPv4 packet
-  is as long as the ledger's ``size_bytes``. A routed notice (a node's report of a
-  dropped packet) goes the same way, as kind ``notice`` with key -1.
+  goes from its sender to its receiver, one hop: IPv4 from address to address
+  (255.255.255.255 when broadcast), IPv6 from link-local to link-local (when
+  broadcast: ff02::1a, all RPL nodes, or ff02::1:6, all Babel routers), with the TTL
+  or hop limit it recorded (an AODV RREQ's own TTL, else 1): in UDP at its protocol's
+  port (AODV 654, OLSR 698, Babel 6696), or RPL's as ICMPv6 type 155; its payload is
+  the RFC wire format the run recorded.
+- A data message's hop goes from the message's source to its destination (IP is end
+  to end: IPv6 under ``fd00::/64``; the link addresses are the hop's) at
+  :data:`~emulator.pcap.capture.DATA_PORT`; its TTL or hop limit falls by one per hop
+  from 64. Its payload holds its id, its key and its kind
+  (:func:`~emulator.pcap.capture.data_payload`), padded so that the IP packet is as
+  long as the ledger's ``size_bytes`` (which holds the id and key: 64 bytes in IPv6,
+  44 in IPv4). A routed notice (a node's report of a dropped packet) goes the same
+  way, as kind ``notice`` with key -1.
 - A hop the ledger marks lost is a frame all the same (it was sent) with the comment
-  ``lost``.
+  ``lost``. A frame the MAC refused before sending (802.15.4's ``frame_too_long``) never
+  went on air and is not in the ledger, nor here.
 - Under a MAC (``[mac]``, the ledger's ``attempts`` column), a hop sent ``k`` times is
-  ``k`` frames, the later ones with the Retry flag and the same sequence number, and a
-  unicast hop that arrived is followed by the receiver's 802.11 ACK. The MAC does not
-  record when each attempt left, so a hop's frames carry its start time plus one
-  microsecond per frame (their order is right, their spacing is not).
+  ``k`` frames of one sequence number (802.11: the later ones with the Retry flag), and
+  a unicast hop that arrived is followed by the receiver's ACK. The MAC does not record
+  when each attempt left, so a hop's frames carry its start time plus one microsecond
+  per frame (their order is right, their spacing is not).
 
 Timestamps are the run's times in seconds (``seconds_per_unit`` per time unit) from
 the Unix epoch, moved later by the warm-up when the run has negative times (then the
@@ -40,14 +50,17 @@ capture's section comment says by how much); pcapng keeps microseconds.
 >>> path = write_pcap(frame, tempfile.mkdtemp() + "/run.pcapng")
 >>> path.stat().st_size > 2 * 60
 True
+>>> write_pcap(frame, path, link="802.15.4").stat().st_size > 2 * 60
+True
 >>> write_pcap(frame, path, link="token-ring")
 Traceback (most recent call last):
 ...
-ValueError: link: expected one of 802.11, got 'token-ring'
+ValueError: link: expected one of 802.11, 802.15.4, got 'token-ring'
 """
 from __future__ import annotations
 
 import os
+import socket
 import struct
 from pathlib import Path
 
@@ -55,31 +68,29 @@ import dpkt
 import dpkt.pcapng as pcapng
 import pandas as pd
 
-from emulator.pcap.addresses import ip_bytes, mac
-from emulator.pcap.capture import DATA_PORT, DATA_TTL, data_payload
+from emulator.pcap import aodv_wire, babel_wire, olsr_wire
+from emulator.pcap.addresses import (GLOBAL, LINK_LOCAL, MAX_SHORT_NODE, ip6_bytes,
+                                      ip_bytes)
+from emulator.pcap.capture import DATA_PORT, DATA_TTL, ICMPV6, data_payload
+from emulator.pcap.links import LINKS
 from emulator.routing.base import BROADCAST
 
-#: LINKTYPE_IEEE802_11_RADIOTAP (tcpdump.org's link types).
-_RADIOTAP = 127
-#: The link types :func:`write_pcap` writes, by name, with their pcap link type.
-LINKS = {"802.11": _RADIOTAP}
-#: The BSSID of the run's ad hoc network (locally administered, unicast).
-BSSID = bytes.fromhex("02ad0c000000")
-_SNAP_IPV4 = bytes.fromhex("aaaa03000000") + struct.pack("!H", dpkt.ethernet.ETH_TYPE_IP)
-#: A radiotap header with no fields: version 0, length 8, nothing present.
-_RADIOTAP_HEADER = struct.pack("<BBHI", 0, 0, 8, 0)
-_DATA_FRAME = struct.pack("<HH", 0x0008, 0)   # frame control: data; duration 0
 _ROUTING = "routing"
-#: Frame control of an ACK (type control, subtype 13); the Retry flag's bit.
-_ACK_FRAME = struct.pack("<HH", 0x00D4, 0)
-_RETRY = 0x08
 _MICROSECOND = 1e-6
+#: The IP and UDP headers' bytes a data message's size includes, by IP version.
+_HEADERS = {4: 20 + 8, 6: 40 + 8}
+#: The multicast group a broadcast control packet goes to in IPv6, by port: all RPL
+#: nodes (RFC 6550 §20.19), all Babel routers (RFC 8966 §5).
+_MULTICAST = {ICMPV6: "ff02::1a", babel_wire.PORT: "ff02::1:6"}
+#: The routings whose packets hold IPv4 addresses, by port: not written in IPv6.
+IPV4_ROUTINGS = {aodv_wire.PORT: "aodv", olsr_wire.PORT: "olsr"}
 
 
 def write_pcap(source, path, *, link: str = "802.11",
                seconds_per_unit: float = 1.0) -> Path:
-    """Write the transmissions of ``source`` to ``path`` as pcapng (see the module
-    docstring); returns the path.
+    """Write the transmissions of ``source`` to ``path`` as pcapng with the link headers
+    ``link`` (a key of :data:`~emulator.pcap.links.LINKS`; see the module docstring);
+    returns the path.
 
     ``source`` is :func:`emulator.deliver`'s frame of a run with ``capture=True``
     (``attrs["ledger"]``, ``attrs["capture"]``), or an object with the tables as
@@ -96,33 +107,53 @@ def write_pcap(source, path, *, link: str = "802.11",
         raise ValueError("capture: expected the control packets' fields of a run with "
                          f"capture on ({int((ledger['kind'] == _ROUTING).sum())} routing "
                          "transmissions have none)")
+    ports = {port for port, _, _ in payloads.values()}
+    version = 6 if link == "802.15.4" or ICMPV6 in ports else 4
+    if version == 6 and ports & set(IPV4_ROUTINGS):
+        name = IPV4_ROUTINGS[min(ports & set(IPV4_ROUTINGS))]
+        raise ValueError(f"link: {link} frames carry IPv6 (6LoWPAN) and {name}'s packets "
+                         "hold IPv4 addresses: write this run with link='802.11'")
+    highest = int(ledger[["src", "dst", "hop_u", "hop_v"]].max().max()) if len(ledger) else 0
+    if link == "802.15.4" and highest > MAX_SHORT_NODE:
+        raise ValueError(f"link: 802.15.4 short addresses number nodes 0 .. "
+                         f"{MAX_SHORT_NODE}, the run has node {highest}")
     times = ledger["time"].to_numpy(float) * seconds_per_unit
     shift = max(0.0, -float(times.min())) if len(times) else 0.0
+    links = LINKS[link]()
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as out:
-        writer = pcapng.Writer(out, snaplen=65535, linktype=LINKS[link],
-                               shb=_section(shift))
-        frames = _Frames(payloads, keys)
-        with_mac = "attempts" in ledger.columns
-        for row, t in zip(ledger.itertuples(index=False), times + shift):
-            frame = frames.frame(row)
-            attempts = int(row.attempts) if with_mac else 1
-            for k in range(attempts):
-                sent = frame if k == 0 else _retried(frame)
-                if row.lost and k == attempts - 1:
-                    writer.writepkt(pcapng.EnhancedPacketBlockLE(
-                        pkt_data=sent, caplen=len(sent), pkt_len=len(sent),
-                        opts=[pcapng.PcapngOptionLE(code=pcapng.PCAPNG_OPT_COMMENT,
-                                                    text="lost"),
-                              pcapng.PcapngOptionLE(code=pcapng.PCAPNG_OPT_ENDOFOPT)]),
-                        t + k * _MICROSECOND)
-                else:
-                    writer.writepkt_time(sent, t + k * _MICROSECOND)
-            if with_mac and not row.lost and int(row.hop_v) >= 0:
-                writer.writepkt_time(_ack(int(row.hop_u)), t + attempts * _MICROSECOND)
+    try:
+        with open(tmp, "wb") as out:
+            writer = pcapng.Writer(out, snaplen=65535, linktype=links.linktype,
+                                   shb=_section(shift))
+            packets = _Packets(payloads, keys, version)
+            with_mac = "attempts" in ledger.columns
+            for row, t in zip(ledger.itertuples(index=False), times + shift):
+                u, v = int(row.hop_u), int(row.hop_v)
+                frame = links.frame(u, v, packets.packet(row), version)
+                attempts = int(row.attempts) if with_mac else 1
+                for k in range(attempts):
+                    sent = frame if k == 0 else links.retried(frame)
+                    _write(writer, sent, t + k * _MICROSECOND,
+                           row.lost and k == attempts - 1)
+                if with_mac and not row.lost and v >= 0:
+                    writer.writepkt_time(links.ack(frame), t + attempts * _MICROSECOND)
+    except BaseException:   # no half-written file left beside it
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)
     return path
+
+
+def _write(writer, frame: bytes, t: float, lost: bool) -> None:
+    """One frame at ``t``, with the comment ``lost`` if it was."""
+    if not lost:
+        writer.writepkt_time(frame, t)
+        return
+    writer.writepkt(pcapng.EnhancedPacketBlockLE(
+        pkt_data=frame, caplen=len(frame), pkt_len=len(frame),
+        opts=[pcapng.PcapngOptionLE(code=pcapng.PCAPNG_OPT_COMMENT, text="lost"),
+              pcapng.PcapngOptionLE(code=pcapng.PCAPNG_OPT_ENDOFOPT)]), t)
 
 
 def _tables(source) -> tuple[pd.DataFrame, pd.DataFrame | None]:
@@ -135,7 +166,7 @@ def _tables(source) -> tuple[pd.DataFrame, pd.DataFrame | None]:
 
 
 def _split(capture: pd.DataFrame | None) -> tuple[dict, dict]:
-    """``({msg_id: (port, IPv4 TTL, payload)}`` of the control packets, ``{msg_id: key}``
+    """``({msg_id: (port, TTL, payload)}`` of the control packets, ``{msg_id: key}``
     of the data messages)."""
     if capture is None:
         return {}, {}
@@ -160,55 +191,62 @@ def _section(shift: float):
         pcapng.PcapngOptionLE(code=pcapng.PCAPNG_OPT_ENDOFOPT)])
 
 
-class _Frames:
-    """Builds each ledger row's frame; numbers the 802.11 frames per sender and the
-    control packets' IPv4 ids, and counts each data message's hops for its TTL."""
+class _Packets:
+    """Builds each ledger row's IP packet (IP ``version`` 4 or 6); numbers the control
+    packets' IPv4 ids, and counts each data message's hops for its TTL."""
 
-    def __init__(self, payloads: dict, keys: dict):
-        self.payloads, self.keys = payloads, keys
-        self._sent: dict[int, int] = {}    # frames sent, by sender (sequence control)
+    def __init__(self, payloads: dict, keys: dict, version: int):
+        self.payloads, self.keys, self.version = payloads, keys, version
         self._hops: dict[int, int] = {}    # hops taken, by data message
         self._ip_id = 0
 
-    def frame(self, row) -> bytes:
+    def packet(self, row) -> bytes:
         u, v = int(row.hop_u), int(row.hop_v)
         control = self.payloads.get(row.msg_id) if row.kind == _ROUTING else None
         if control is not None:
             port, ttl, payload = control
+            if self.version == 6:
+                dst = (socket.inet_pton(socket.AF_INET6, _MULTICAST[port])
+                       if v == BROADCAST else ip6_bytes(v, LINK_LOCAL))
+                return _ip6(ip6_bytes(u, LINK_LOCAL), dst, port, payload, ttl)
             self._ip_id += 1
-            packet = _udp_ip(u, v, port, payload, ttl, self._ip_id)
-        else:
-            hops = self._hops.get(row.msg_id, 0)
-            self._hops[row.msg_id] = hops + 1
-            kind = "notice" if row.kind == _ROUTING else row.kind
-            key = self.keys.get(row.msg_id, -1)
-            payload = data_payload(int(row.msg_id), key, kind, int(row.size_bytes) - 28)
-            packet = _udp_ip(int(row.src), int(row.dst), DATA_PORT, payload,
-                             max(1, DATA_TTL - hops), int(row.msg_id) & 0xFFFF)
-        seq = self._sent.get(u, 0)
-        self._sent[u] = seq + 1
-        return (_RADIOTAP_HEADER + _DATA_FRAME + mac(v) + mac(u) + BSSID
-                + struct.pack("<H", (seq % 4096) << 4) + _SNAP_IPV4 + packet)
+            return _udp_ip(u, v, port, payload, ttl, self._ip_id)
+        hops = self._hops.get(row.msg_id, 0)
+        self._hops[row.msg_id] = hops + 1
+        kind = "notice" if row.kind == _ROUTING else row.kind
+        payload = data_payload(int(row.msg_id), self.keys.get(row.msg_id, -1), kind,
+                               int(row.size_bytes) - _HEADERS[self.version])
+        src, dst, ttl = int(row.src), int(row.dst), max(1, DATA_TTL - hops)
+        if self.version == 6:
+            return _ip6(ip6_bytes(src, GLOBAL), ip6_bytes(dst, GLOBAL), DATA_PORT,
+                        payload, ttl)
+        return _udp_ip(src, dst, DATA_PORT, payload, ttl, int(row.msg_id) & 0xFFFF)
 
 
-def _retried(frame: bytes) -> bytes:
-    """``frame`` sent again: its Retry flag set (frame control's second byte, after the
-    radiotap header)."""
-    at = len(_RADIOTAP_HEADER) + 1
-    return frame[:at] + bytes([frame[at] | _RETRY]) + frame[at + 1:]
-
-
-def _ack(receiver: int) -> bytes:
-    """An 802.11 ACK to ``receiver`` (the hop's sender)."""
-    return _RADIOTAP_HEADER + _ACK_FRAME + mac(receiver)
+def _udp(port: int, payload: bytes) -> dpkt.udp.UDP:
+    udp = dpkt.udp.UDP(sport=port, dport=port, data=payload)
+    udp.ulen = len(udp)
+    return udp
 
 
 def _udp_ip(src: int, dst: int, port: int, payload: bytes, ttl: int, ip_id: int) -> bytes:
     """An IPv4 packet holding a UDP datagram from ``port`` to ``port``, checksums
     computed (by dpkt)."""
-    udp = dpkt.udp.UDP(sport=port, dport=port, data=payload)
-    udp.ulen = len(udp)
     ip = dpkt.ip.IP(src=ip_bytes(src), dst=ip_bytes(BROADCAST if dst < 0 else dst),
-                    p=dpkt.ip.IP_PROTO_UDP, ttl=ttl, id=ip_id, data=udp)
+                    p=dpkt.ip.IP_PROTO_UDP, ttl=ttl, id=ip_id, data=_udp(port, payload))
     ip.len = len(ip)
     return bytes(ip)
+
+
+def _ip6(src: bytes, dst: bytes, port: int, payload: bytes, hop_limit: int) -> bytes:
+    """An IPv6 packet from address ``src`` to ``dst`` holding ICMPv6 message
+    ``payload`` (``port`` :data:`~emulator.pcap.capture.ICMPV6`) or a UDP datagram from
+    ``port`` to ``port``; the checksum computed (by dpkt)."""
+    if port == ICMPV6:
+        kind, code = payload[0], payload[1]
+        data, nxt = dpkt.icmp6.ICMP6(type=kind, code=code, data=payload[4:]), 58
+    else:
+        data, nxt = _udp(port, payload), dpkt.ip.IP_PROTO_UDP
+    ip6 = dpkt.ip6.IP6(src=src, dst=dst, nxt=nxt, hlim=hop_limit, data=data)
+    ip6.plen = len(data)
+    return bytes(ip6)

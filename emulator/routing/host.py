@@ -179,6 +179,8 @@ class RoutedTransport(Transport):
                                   later=lambda hop: hop[:3])
         protocol = OracleRoutes if routing == "oracle" else PROTOCOLS.get(routing)
         self.protocol = protocol(self, nodes, routing_params, seed)
+        if capture is not None and routing == "rpl":   # its DIOs name the root it took
+            capture.root = self.protocol.root
         self._packs = self.protocol.packs_messages
         self._started = False   # at the first advance, when the messages to route are in
         # what is made ready at the time being processed (a control packet sent, a

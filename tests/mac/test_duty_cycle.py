@@ -180,8 +180,12 @@ def test_same_seed_same_run_and_the_seed_draws_the_phases():
      "mac.channel_check_rate_hz: expected a number > 0, got -8"),
     ({"model": "802.15.4", "duty_cycle": "contikimac", "channel_check_rate_hz": 1000},
      "mac.channel_check_rate_hz: expected a period longer than a channel check"),
-    ({"model": "802.15.4", "duty_cycle": "contikimac", "phase_lock": True},
-     "mac.phase_lock: expected false"),
+    ({"model": "802.15.4", "duty_cycle": "contikimac", "phase_lock": 1},
+     "mac.phase_lock: expected"),
+    ({"model": "802.15.4", "duty_cycle": "contikimac", "csma_max_mac_transmissions": -1},
+     "mac.csma_max_mac_transmissions: expected"),
+    ({"model": "802.15.4", "duty_cycle": "contikimac", "fast_sleep": "yes"},
+     "mac.fast_sleep: expected"),
 ])
 def test_bad_duty_cycle_input_is_one_line_naming_the_field(table, message):
     with pytest.raises(FieldError) as err:
