@@ -414,9 +414,10 @@ def test_daos_fit_an_802154_frame_and_routes_down_form_on_a_50_node_field():
     assert pieces.attrs["mac"]["mac_drops_by_reason"]["frame_too_long"] == 0
     daos = pieces.attrs["control"].query("type == 'DAO'")
     assert daos.size_bytes.max() <= 116 and daos.size_bytes.min() >= 74
-    # root -> every node, leaves included, 20-38 s into the run: 42 of 49 (45, 40
-    # with seeds 2, 3) since OF0 breaks ties by the learnt link, 47-49 before
-    assert (~pieces.lost).mean() > 0.8
+    # root -> every node, leaves included, 20-38 s into the run: 48 of 49 (48, 48 with
+    # seeds 2, 3) since OF0 keeps its fixed step under a MAC (42, 45, 40 with the
+    # ETX-based step, 47-49 before the learnt ETX; docs/NOTES.md 2026-12-03)
+    assert (~pieces.lost).mean() > 0.9
     # one DAO per node's subtree, as before: those near the root are refused
     whole = down(max_dao_bytes=100_000)
     assert whole.attrs["mac"]["mac_drops_by_reason"]["frame_too_long"] > 0

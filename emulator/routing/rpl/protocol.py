@@ -37,10 +37,17 @@ What runs, by the RFC's sections:
   (:mod:`.link_stats`), and the parent is chosen again; a best candidate whose
   statistics are not fresh is probed with a unicast DIO before it is taken; a rank
   moved by a new ETX resets Trickle only past RPL_SIGNIFICANT_CHANGE_THRESHOLD (4 x
-  MinHopRankIncrease) from the rank last advertised; a node without a parent probes
-  its least lossy neighbour with each DIS; with ``probing_interval`` each node probes a
-  neighbour that often (Contiki-NG's periodic probing). On the ideal medium the ETX is
-  the link model's, exact.
+  MinHopRankIncrease) from the rank last advertised, and a parent no longer below
+  that rank has the node send one DIO at once; a node takes as a new parent only a
+  neighbour below both its rank and the rank it last advertised (its children's
+  ranks came from that one), and no neighbour above its lowest rank since joining
+  plus ``MAX_RANK_INCREASE`` x MinHopRankIncrease (DAGMaxRankIncrease; its parent
+  past it is lost); a neighbour that poisons, or advertises a rank below that lowest,
+  is no descendant (the routes to and through it go); a node without a parent probes
+  its least lossy neighbour with each DIS and after 1, 2, 4, 8, 8... s; with
+  ``probing_interval`` each node probes a neighbour that often (Contiki-NG's periodic
+  probing). On the ideal medium none of this runs, and the ETX is the link model's,
+  exact.
 - **Local repair** (§8.2.2.5): a frame the MAC could not deliver to a neighbour (the
   link-layer feedback, ``link_layer_feedback``) removes it and the routes through it
   (under a MAC only once its learnt ETX makes it no parent, or the link is gone);
@@ -55,8 +62,9 @@ What runs, by the RFC's sections:
 Left out: non-storing mode (source routes, §9.7), P2P-RPL (RFC 6997), several
 instances or DODAGs, grounded/floating DODAGs, DAO-ACK statuses other than
 "accepted", DTSN-triggered DAOs, the DODAG Configuration option (every node has the
-spec's parameters), MaxRankIncrease and the loop detection of the data path (the 'R'
-flag; a loop ends at ``ip_ttl``), lollipop counters (versions and path sequences do not
+spec's parameters), MaxRankIncrease on the ideal medium, the loop detection of the
+data path (the 'R' flag; a loop ends at ``ip_ttl``; tried under the MAC, docs/NOTES.md),
+lollipop counters (versions and path sequences do not
 wrap), multicast and security (§10).
 """
 from __future__ import annotations
@@ -75,7 +83,11 @@ _DIS, _DAO, _REFRESH, _VERSION = "dis", "dao", "refresh", "version"
 #: A probe with no outcome by then (its frame never got on air) is given up, and the
 #: next may leave (this testbed's; Contiki-NG's probing timer has no such case).
 PROBE_TIMEOUT = 1.0
-_PROBE = "probe"
+#: Contiki-NG's RPL_MAX_RANKINC in MinHopRankIncrease (rpl-lite's ``rpl-conf.h``).
+MAX_RANK_INCREASE = 8
+_PROBE, _REPROBE = "probe", "reprobe"
+#: A detached node's first probe after the one with its DIS (then doubling).
+REPROBE_FIRST, REPROBE_LAST = 1.0, 8.0
 
 
 class Rpl(Protocol):
@@ -102,6 +114,11 @@ class Rpl(Protocol):
         #: Contiki-NG's RPL_SIGNIFICANT_CHANGE_THRESHOLD: with a learnt ETX, a rank
         #: change resets Trickle only when it moves this far from the rank last advertised
         self.significant = 4 * params["min_hop_rank_increase"]
+        #: Contiki-NG's RPL_MAX_RANKINC (RFC 6550's DAGMaxRankIncrease): with a learnt
+        #: ETX a neighbour whose DAGRank is above that of the node's lowest rank plus
+        #: this is no candidate, its parent included
+        self.max_rank_increase = MAX_RANK_INCREASE * params["min_hop_rank_increase"]
+        self.min_hop = params["min_hop_rank_increase"]
         self.lifetime = params["route_lifetime"]
         self.max_dao = params["max_dao_bytes"]
         self._state = {u: RplNode(Trickle(params["dio_interval_min"],
@@ -154,6 +171,12 @@ class Rpl(Protocol):
         elif tag == _REFRESH:
             self._send_dao(t, u)
             self.host.set_timer(t + self.params["dao_interval"], u, _REFRESH)
+        elif tag == _REPROBE:
+            if node.parent is None and self._probe_detached(t, u, chain=False):
+                node.reprobe = min(2 * node.reprobe, REPROBE_LAST)
+                self.host.set_timer(t + node.reprobe, u, _REPROBE)
+            else:
+                node.reprobe = None
         elif tag == _PROBE:
             self._probe_periodic(t, u)
             self._probe_later(t, u)
@@ -220,8 +243,28 @@ class Rpl(Protocol):
         else:   # the ETX is the link statistics', read when a parent is chosen
             node.neighbours[v] = (dio.rank, self.stats[u].heard(v, self.host.link_rx_dbm(
                 t, v, u)))
+            if dio.rank >= INFINITE_RANK or dio.rank < node.lowest:
+                self._forget_routes_of(t, u, v)
         if not self._reselect(t, u) and dio.rank < INFINITE_RANK:
             node.trickle.heard_consistent()
+
+    def _forget_routes_of(self, t: float, u: int, v: int) -> None:
+        """With a learnt ETX, ``v`` is no descendant of ``u`` whatever ``u``'s routes
+        say: it poisons (it has no parent, and reaches no one), or its rank is below
+        the lowest ``u`` held since it joined (a descendant's rank is above it). The
+        routes to it and through it go (a DAO tells the parent), and ``v`` is no longer
+        barred as a parent. Without this a region whose No-Path DAOs were lost in
+        collisions saw only 'descendants' around it and stayed detached: the route to a
+        node of rank 512 that had left long before barred the one way out
+        (docs/NOTES.md, 2026-12-03)."""
+        node = self._state[u]
+        gone = node.routes_via(v)
+        if v in node.routes and v not in gone:
+            gone.append(v)
+        for target in gone:
+            del node.routes[target]
+        if gone:
+            self._schedule_dao(t, u)
 
     def _on_dao(self, t: float, u: int, v: int, dao: Dao) -> None:
         node = self._state[u]
@@ -273,6 +316,11 @@ class Rpl(Protocol):
             return False
         if self.stats is not None and had is not None and node.parent is not None \
                 and abs(node.rank - node.advertised) <= self.significant:
+            if node.neighbours[node.parent][0] >= node.advertised:
+                # the parent is no longer below the rank last advertised (RFC 6550
+                # §8.2.2.4: never advertise a rank not above a parent's): one DIO now
+                node.advertised = node.rank
+                self._send(t, u, BROADCAST, Dio(node.version, node.rank))
             return False
         node.advertised = node.rank
         self._reset_trickle(t, u)
@@ -286,9 +334,13 @@ class Rpl(Protocol):
         attached = old is not None
         candidates, order = {}, {}
         stats = self.stats[u] if self.stats is not None else None
+        ceiling = INFINITE_RANK if stats is None or not attached else \
+            (node.lowest + self.max_rank_increase) // self.min_hop
+        below = node.rank if stats is None else min(node.rank, node.advertised)
         for v, (rank, link_etx) in node.neighbours.items():
             if rank >= INFINITE_RANK or node.descendant(v) or \
-                    not (v == old or not attached or rank < node.rank):
+                    not (v == old or not attached or rank < below) or \
+                    rank // self.min_hop > ceiling:
                 continue
             if stats is not None:
                 link_etx = stats.etx(v)
@@ -311,6 +363,8 @@ class Rpl(Protocol):
             self._detach(t, u)
             return True
         rank, node.parent, node.rank = node.rank, best, candidates[best]
+        if old is None or node.rank < node.lowest:   # as Contiki-NG: a rejoin starts anew
+            node.lowest = node.rank
         if best == old:
             return rank != node.rank
         if node.joined_at is None:
@@ -377,22 +431,30 @@ class Rpl(Protocol):
             node.probing = (target, t)
             self._send(t, u, target, Dio(node.version, node.rank))
 
-    def _probe_detached(self, t: float, u: int) -> None:
+    def _probe_detached(self, t: float, u: int, chain: bool = True) -> bool:
         """With a learnt ETX, a node without a parent whose neighbours of a finite rank
-        all have links too lossy to take probes the least lossy of them with each DIS
-        it sends: one acknowledged probe can bring an ETX back under the objective's
-        bound (this testbed's rule: Contiki-NG probes such a link only once its
-        statistics are 10 minutes old, and a node cut off by lossy links waits so
-        long)."""
+        all have links too lossy to take probes the least lossy of them, with each DIS
+        it sends and ``REPROBE_FIRST`` after, the wait doubling to ``REPROBE_LAST``
+        while it stays out (``chain``: start that series unless one runs). Each
+        acknowledged probe moves the ETX a tenth of the way to 1, so a link that lost
+        three frames in a start-up's collisions (ETX 5 to 6) is usable again after five
+        (this testbed's rule: Contiki-NG probes such a link only once its statistics
+        are 10 minutes old, and a node cut off by such links waits so long); whether a
+        probe left."""
         if self.stats is None:
-            return
+            return False
         node, stats = self._state[u], self.stats[u]
         known = [v for v, (rank, _) in node.neighbours.items()
                  if rank < INFINITE_RANK and not node.descendant(v)]
-        if known:
-            v = min(known, key=lambda v: (stats.etx(v), v))
-            node.probing = (v, t)
-            self._send(t, u, v, Dio(node.version, node.rank))
+        if not known:
+            return False
+        v = min(known, key=lambda v: (stats.etx(v), v))
+        node.probing = (v, t)
+        self._send(t, u, v, Dio(node.version, node.rank))
+        if chain and node.reprobe is None:
+            node.reprobe = REPROBE_FIRST
+            self.host.set_timer(t + REPROBE_FIRST, u, _REPROBE)
+        return True
 
     def _dis_later(self, t: float, u: int) -> None:
         """Another DIS in ``dis_interval`` unless one is due already."""

@@ -25,7 +25,8 @@ class RplNode:
 
     __slots__ = ("version", "rank", "parent", "neighbours", "routes", "path_seq",
                  "trickle", "dao_pending", "dis_pending", "joined_at", "detached_from",
-                 "dao_sequence", "awaiting", "listed", "advertised", "probing")
+                 "dao_sequence", "awaiting", "listed", "advertised", "probing", "lowest",
+                 "reprobe")
 
     def __init__(self, trickle):
         self.version: int | None = None
@@ -55,6 +56,10 @@ class RplNode:
         self.advertised = INFINITE_RANK
         #: the neighbour a probe (unicast DIO) went to and when, until its outcome
         self.probing: tuple | None = None
+        #: the lowest rank it held since it last joined (MaxRankIncrease's base)
+        self.lowest = INFINITE_RANK
+        #: the wait before a detached node's next probe (None: no series runs)
+        self.reprobe: float | None = None
 
     def offer_route(self, target: int, via: int, seq: int, until: float) -> bool:
         """A DAO's target through the child ``via``: taken if no route is known, it
