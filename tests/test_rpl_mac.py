@@ -124,11 +124,19 @@ def test_rpl_settles_under_the_802154_mac_on_a_field_that_loses_frames():
         assert late <= 10 and late <= 0.05 * (changes[0] + changes[1]), (objective, changes)
         # Trickle: the routing frames a minute fall over the run
         assert frames[0] > 3 * frames[2] and frames[0] > 3 * frames[3], (objective, frames)
-        # not every node stays joined: links that lost frames to collisions in the
-        # first seconds' DIOs are dead (ETX above the bound) and are not probed again
-        # (docs/NOTES.md): under OF0 4 of 49 end detached here, under MRHOF 2
+        # every node ends joined: a node cut off by links that lost frames to the
+        # first seconds' collisions probes its way back (4 of 49 stayed out under OF0
+        # before, 2 under MRHOF)
         joined = [u for u, v in rpl.tree().items() if v is not None]
-        assert len(joined) >= 35, (objective, len(joined))
+        assert len(joined) == 49, (objective, len(joined))
+        # no loops, and at least what the exact ETX of the link model delivered (main
+        # before the learnt ETX: 1,251 under OF0, 1,189 under MRHOF; here 1,313 and
+        # 1,306; 985 and 1,019 while start-up loops counted to infinity: docs/NOTES.md
+        # "RPL under a MAC: loops")
+        drops = Counter(d[2] for d in tr.drops)
+        assert drops["ttl"] == 0, (objective, drops)
+        assert len(tr.arrivals) >= {"of0": 1251, "mrhof": 1189}[objective], \
+            (objective, len(tr.arrivals), drops)
         # the links lose frames (the MAC retried and gave up), and the learnt ETX says
         # so: the parents' links are dearer than a perfect one on average
         mac = tr.mac.counters()
