@@ -415,17 +415,20 @@ def test_daos_fit_an_802154_frame_and_routes_down_form_on_a_50_node_field():
     assert pieces.attrs["mac"]["mac_drops_by_reason"]["frame_too_long"] == 0
     daos = pieces.attrs["control"].query("type == 'DAO'")
     assert daos.size_bytes.max() <= 116 and daos.size_bytes.min() >= 74
-    assert (~pieces.lost).mean() > 0.9   # root -> every node, leaves included
+    # root -> every node, leaves included, 20-38 s into the run: 48 of 49 (48, 48 with
+    # seeds 2, 3) since OF0 keeps its fixed step under a MAC (42, 45, 40 with the
+    # ETX-based step, 47-49 before the learnt ETX; docs/NOTES.md 2026-12-03)
+    assert (~pieces.lost).mean() > 0.9
     # one DAO per node's subtree, as before: without 6LoWPAN's fragments those near
-    # the root are refused; in fragments they go, but one fragment lost loses a whole
-    # subtree's routes (seeds 1-3: 30 / 40 / 47 of 49 against the pieces' 45 / 46 / 47)
+    # the root are refused (seeds 1-3: 11 / 12 / 11 of 49 delivered); in fragments they
+    # arrive as the pieces do (48 / 49 / 48 against 48 / 48 / 48)
     whole = down(fragmentation=False, max_dao_bytes=100_000)
     assert whole.attrs["mac"]["mac_drops_by_reason"]["frame_too_long"] > 0
     assert (~whole.lost).mean() < 0.5
     fragmented = down(max_dao_bytes=100_000)
     assert fragmented.attrs["control"].query("type == 'DAO'").size_bytes.max() > 300
     assert fragmented.attrs["mac"]["mac_drops_by_reason"]["frame_too_long"] == 0
-    assert (~whole.lost).mean() < (~fragmented.lost).mean() <= (~pieces.lost).mean()
+    assert (~fragmented.lost).mean() > 0.9
 
 
 def test_a_dao_in_pieces_replaces_routes_only_when_every_piece_arrived():
@@ -452,6 +455,7 @@ def test_a_dao_in_pieces_replaces_routes_only_when_every_piece_arrived():
     ({"routing": {"rpl": {"version_interval": -5}}}, "routing.rpl.version_interval"),
     ({"routing": {"rpl": {"trickle": 1}}}, "routing.rpl.trickle"),
     ({"routing": {"rpl": {"max_dao_bytes": 73}}}, "routing.rpl.max_dao_bytes"),
+    ({"routing": {"rpl": {"probing_interval": 0}}}, "routing.rpl.probing_interval"),
 ])
 def test_bad_rpl_input_is_one_line_naming_the_field(raw, field):
     with pytest.raises(SpecError) as err:

@@ -244,6 +244,12 @@ class MacChannel:
         np.fill_diagonal(rx, -np.inf)
         return rx
 
+    def rx_dbm(self, u: int, v: int) -> float:
+        """The power (dBm) at ``v`` of ``u``'s transmissions in the engine's epoch
+        (-inf: unheard)."""
+        mw = float(self.engine._rx_mw[self.gpos[u], self.gpos[v]])
+        return 10.0 * math.log10(mw) if mw > 0 else -math.inf
+
     def _positions(self, t: float) -> np.ndarray | None:
         """Every node's position in the epoch at ``t`` (an ``n x 2`` array), None if a
         node has none."""

@@ -207,5 +207,11 @@ class Protocol:
         none; reads its tables only (nothing is sent, queued or refreshed)."""
         raise NotImplementedError
 
+    def on_link_outcome(self, t: float, node: int, neighbour: int, attempts: int,
+                        acked: bool) -> None:
+        """Under a MAC: a unicast frame of ``node`` to ``neighbour`` took ``attempts``
+        transmissions and was acknowledged or not (before :meth:`on_link_failure` for
+        one that was not). Nothing by default; RPL learns its links' ETX from it."""
+
     def on_link_failure(self, t: float, node: int, neighbour: int) -> None:
         """``node``'s MAC failed to deliver a frame to ``neighbour``."""

@@ -300,6 +300,11 @@ class RoutedTransport(Transport):
         lists = view.hop_lists()   # (head, cost, delay, jitter, bandwidth, loss, ber, ...)
         return (1.0 - lists[5][k]) * (1.0 - lists[6][k]) ** (8 * size_bytes)
 
+    def link_rx_dbm(self, t: float, u: int, v: int) -> float | None:
+        """The power (dBm) at which ``v`` receives ``u``'s frames under the MAC (what a
+        radio reports as RSSI; RPL's first ETX guess), None without a MAC."""
+        return None if self.mac is None else self.mac.rx_dbm(u, v)
+
     def set_timer(self, t: float, node: int, tag) -> None:
         """Fire ``on_timer(t, node, tag)`` at ``t``, unless the run is over by then."""
         if (self._unresolved > 0) if self.horizon is None else (t < self.horizon):
@@ -750,20 +755,36 @@ class RoutedTransport(Transport):
                     self.drop(fate.time, u, msg, reason)
             elif reason == "delivered":
                 self._mac_sent(fate, hop, False)
+                # the sender counts it acknowledged (an ACK lost too comes as a
+                # retry_limit fate after it, and counts once more, unacknowledged)
+                self._link_outcomes(fate, u, v, True)
                 self._after_hop(fate.time, msg, u, v, False, True)
             elif fate.repeated:
                 # delivered, only its ACKs were lost: the packet went on; a sender that
                 # gave up at the retry limit still takes the link as broken (ns-3's
                 # AODV does), one that found the channel busy on a retry learns nothing
                 if reason == "retry_limit":
+                    self.protocol.on_link_outcome(fate.time, u, v, fate.attempts, False)
                     self.protocol.on_link_failure(fate.time, u, v)
             else:
                 if reason == "retry_limit" or (fate.frames is not None and fate.attempts):
                     self._mac_sent(fate, hop, True)   # on air (a fragment at least)
+                    self._link_outcomes(fate, u, v, False)
                 if reason == "reassembly_full":   # the receiver had no room for it
                     self.drop(fate.time, v, msg, reason)
                 else:
                     self._timer(fate.time, u, _MacFailure(msg, v, reason))
+
+    def _link_outcomes(self, fate, u: int, v: int, acked: bool) -> None:
+        """Tell the protocol each frame's outcome on the link ``u`` -> ``v``: the hop's
+        one, or each 6LoWPAN fragment's that went on air (Contiki-NG's link-stats count
+        every frame the MAC sent)."""
+        if fate.frames is None:
+            self.protocol.on_link_outcome(fate.time, u, v, fate.attempts, acked)
+            return
+        for _, attempts, received in fate.frames:
+            if attempts:
+                self.protocol.on_link_outcome(fate.time, u, v, attempts, received)
 
     @property
     def energy(self):

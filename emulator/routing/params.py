@@ -107,13 +107,25 @@ BABEL = {
 
 #: RFC 6550 §17 (its defaults), RFC 6206 (Trickle), RFC 6552 (OF0), RFC 6719 (MRHOF);
 #: what the RFCs leave open as Contiki-NG sets it. Times in seconds.
+
+def _period(doc: str) -> Field:
+    """An optional period in time units (none: the timer never runs).
+
+    >>> f = _period("how often"); (f.default, f.none, f.low, f.low_open)
+    (None, True, 0, True)
+    """
+    return Field("number", None, low=0, low_open=True, none=True, doc=doc)
+
 RPL = {
     "root": Field("integer", None, none=True,
                   doc="the DODAG root's node id; none: the query node (emulator.deliver: "
                       "the lowest node id)"),
     "objective": Field("choice", "mrhof", choices=("mrhof", "of0"),
                        doc="the objective function: mrhof (RFC 6719, ETX) or of0 (RFC "
-                           "6552, hop count)"),
+                           "6552, hop count). A link's ETX is the link model's, exact, "
+                           "on the ideal medium; under a [mac] model it is learnt from "
+                           "the MAC's acknowledgements, and OF0's step of rank follows "
+                           "it as in Contiki-NG (3 x ETX - 2, from 1 to 9)"),
     "dio_interval_min": _time(0.008, "Imin of the DIOs' Trickle timer (DEFAULT_DIO_"
                                      "INTERVAL_MIN: 2^3 ms)"),
     "dio_interval_doublings": _count(20, "Trickle's doublings: Imax = Imin x 2^this "
@@ -159,12 +171,21 @@ RPL = {
                             "the start (RPL_DIS_START_DELAY)", "Contiki-NG"),
     "dis_interval": _time(30.0, "and another this often while it has none "
                                 "(RPL_DIS_INTERVAL)", "Contiki-NG"),
-    "version_interval": Field("number", None, low=0, low_open=True, none=True,
-                              doc="global repair: the root increments the DODAG version "
-                                  "this often (time units); none: never"),
+    "version_interval": _period("global repair: the root increments the DODAG version "
+                                "this often (time units); none: never"),
+    "probing_interval": _period("under a [mac]: each node probes one neighbour with a "
+                                "unicast DIO this often x U(0.5, 1.5) (time units; "
+                                "Contiki-NG's periodic probing, its RPL_PROBING_INTERVAL "
+                                "90 s in rpl-lite, 120 s in rpl-classic; off here by "
+                                "default, docs/NOTES.md), the parent if its link "
+                                "statistics are stale, "
+                                "else the one measured longest ago; none: only the "
+                                "urgent probes"),
     "link_layer_feedback": Field("bool", True, doc="a frame the MAC could not deliver "
-                                                   "drops the neighbour at once (local "
-                                                   "repair when it was the parent)"),
+                                                   "drops the neighbour (local repair "
+                                                   "when it was the parent): at once on "
+                                                   "the ideal medium; under a [mac] once "
+                                                   "its learnt ETX makes it no parent"),
     "ip_ttl": _count(64, "hops a data packet may take before it is dropped as ttl"),
 }
 

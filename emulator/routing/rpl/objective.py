@@ -12,21 +12,34 @@ leaves its parent for another.
   candidate; the parent is left only for a path cheaper by PARENT_SWITCH_THRESHOLD
   (hysteresis, §3.2.2).
 
-A link's ETX is :func:`etx` of the probability that a frame crosses it, which the MAC
-measures from its acknowledgements; until the MAC feeds it, the host's
-:meth:`~emulator.routing.host.RoutedTransport.link_delivery` gives the probability the
-transport's link model has (1 on a lossless link).
+A link's ETX comes from one of two sources. On the ideal medium (no MAC) it is
+:func:`etx` of the probability the transport's link model gives a frame
+(:meth:`~emulator.routing.host.RoutedTransport.link_delivery`; 1 on a lossless link),
+exact from the first DIO. Under a MAC it is learnt from the MAC's acknowledgements
+(:mod:`.link_stats`, ``learnt=True`` here), and OF0 keeps the RFC's fixed ``Sp`` (a
+fewest-hop tree, as Contiki-NG's ``RPL_OF0_FIXED_SR``) but takes from Contiki-NG's
+default ``RPL_OF0_ETX_BASED_SR`` which links may lead to a parent: one whose ETX-based
+step ``floor(3 x ETX x 128 / 128) - 2`` falls outside ``[MIN_STEP_OF_RANK,
+MAX_STEP_OF_RANK]`` = [1, 9] (an ETX of 4 or more) is none; of candidates of equal
+rank the one with the better link is taken (:meth:`ObjectiveFunction.order`). The
+ETX-based step itself (the rank moving with every third of an ETX) kept the tree
+churning and looping under the MAC (docs/NOTES.md, 2026-12-03).
 
 >>> of0 = ObjectiveFunction("of0", {"min_hop_rank_increase": 256, "step_of_rank": 3,
 ...                                 "rank_factor": 1, "rank_stretch": 0})
->>> of0.rank_via(256, delivery=0.2), of0.better(1024, 1280)
+>>> of0.rank_via(256, etx=5.0), of0.better(1024, 1280)
 (1024, True)
+>>> learnt = ObjectiveFunction("of0", of0.params, learnt=True)
+>>> learnt.rank_via(256, etx=1.0), learnt.rank_via(256, etx=3.9), learnt.rank_via(256, etx=4.0)
+(1024, 1024, None)
 >>> mrhof = ObjectiveFunction("mrhof", {"min_hop_rank_increase": 256, "max_link_metric": 512,
 ...                                     "max_path_cost": 32768, "parent_switch_threshold": 192})
->>> mrhof.rank_via(256, delivery=1.0), mrhof.rank_via(256, delivery=0.5)
+>>> mrhof.rank_via(256, etx=1.0), mrhof.rank_via(256, etx=2.0)
 (384, 512)
->>> mrhof.rank_via(256, delivery=0.2) is None     # ETX 5 > MAX_LINK_METRIC / 128
+>>> mrhof.rank_via(256, etx=5.0) is None     # ETX 5 > MAX_LINK_METRIC / 128
 True
+>>> mrhof.usable(4.0), mrhof.usable(4.1), learnt.usable(3.99), learnt.usable(4.0)
+(True, False, True, False)
 >>> mrhof.better(600, 700), mrhof.better(500, 700)
 (False, True)
 """
@@ -51,11 +64,18 @@ def etx(delivery: float) -> float:
     return 1.0 / delivery if delivery > 0 else math.inf
 
 
-class ObjectiveFunction:
-    """OF0 or MRHOF (``name``) with the parameters of ``[routing.rpl]``."""
+#: Contiki-NG's bounds of OF0's step of rank (``rpl-of0.c``).
+MIN_STEP_OF_RANK, MAX_STEP_OF_RANK = 1, 9
 
-    def __init__(self, name: str, params: dict):
+
+class ObjectiveFunction:
+    """OF0 or MRHOF (``name``) with the parameters of ``[routing.rpl]``; ``learnt``:
+    the ETX is learnt from a MAC (it decides which links OF0 may take, and its ties)."""
+
+    def __init__(self, name: str, params: dict, learnt: bool = False):
         self.name = name
+        self.params = params
+        self.learnt = learnt
         self.root_rank = params["min_hop_rank_increase"]
         if name == "of0":
             self.increase = ((params["rank_factor"] * params["step_of_rank"]
@@ -65,16 +85,47 @@ class ObjectiveFunction:
             self.max_path = params["max_path_cost"]
             self.threshold = params["parent_switch_threshold"]
 
-    def rank_via(self, rank: int, delivery: float) -> int | None:
-        """The rank through a neighbour of rank ``rank`` over a link that delivers with
-        probability ``delivery``; None if it is no candidate."""
+    def _step(self, link_etx: float) -> int:
+        """Contiki-NG's ETX-based step of rank (``STEP_OF_RANK``)."""
+        return (3 * round(link_etx * ETX_DIVISOR)) // ETX_DIVISOR - 2
+
+    def usable(self, link_etx: float) -> bool:
+        """Whether a link of ETX ``link_etx`` may lead to a parent at all (MRHOF: ETX x
+        128 within MAX_LINK_METRIC; OF0: a link that delivers, and with a learnt ETX a
+        step of rank within its bounds)."""
         if self.name == "of0":
-            return rank + self.increase if delivery > 0 else None
-        metric = etx(delivery) * ETX_DIVISOR
-        if metric > self.max_link:
+            if self.learnt:
+                return MIN_STEP_OF_RANK <= self._step(link_etx) <= MAX_STEP_OF_RANK
+            return link_etx < math.inf
+        return link_etx * ETX_DIVISOR <= self.max_link
+
+    def rank_via(self, rank: int, etx: float) -> int | None:
+        """The rank through a neighbour of rank ``rank`` over a link of ETX ``etx``;
+        None if it is no candidate."""
+        if not self.usable(etx):
             return None
-        cost = rank + round(metric)
+        if self.name == "of0":
+            return rank + self.increase
+        cost = rank + round(etx * ETX_DIVISOR)
         return cost if cost <= self.max_path else None
+
+    def order(self, rank: int, etx: float, via: int) -> tuple:
+        """The key by which candidates are ranked (least first; the caller adds the
+        node id as the last tie-break): the rank ``via`` through the neighbour, and for
+        OF0 with a learnt ETX then the link's ETX x 128, so that of equal ranks the
+        better link wins (as Contiki-NG's ``rpl-of0.c`` ``best_parent`` breaks a tie;
+        it compares the neighbour's rank plus ETX x 128 first, which churned here:
+        docs/NOTES.md).
+
+        >>> learnt = ObjectiveFunction("of0", {"min_hop_rank_increase": 256,
+        ...     "step_of_rank": 3, "rank_factor": 1, "rank_stretch": 0}, learnt=True)
+        >>> learnt.order(512, 1.5, 1280), learnt.order(256, 2.9, 1280)
+        ((1280, 192), (1280, 371))
+        """
+        if self.name == "of0" and self.learnt:
+            metric = round(etx * ETX_DIVISOR)
+            return (via, metric)
+        return (via,)
 
     def better(self, new: int, current: int) -> bool:
         """Whether a path of rank ``new`` replaces the parent's path of rank ``current``."""

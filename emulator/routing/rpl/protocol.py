@@ -12,7 +12,8 @@ What runs, by the RFC's sections:
   (:mod:`.trickle`, RFC 6206: Imin 8 ms, 20 doublings, k = 10); a DIO that changes
   neither the hearer's parent, rank nor version counts as consistent, and joining, a
   new parent or rank, a new version, losing the parent and a DIS heard reset the
-  timer. A node
+  timer (under a MAC, a new parent or rank only when the rank moved more than
+  RPL_SIGNIFICANT_CHANGE_THRESHOLD: see below). A node
   without a parent sends a DIS (first after ``dis_delay``, then every ``dis_interval``).
 - **Downward routes** (§9, storing mode): a node sends its parent a DAO ``dao_delay``
   after its parent or its routes changed, and every ``dao_interval``, listing itself
@@ -31,8 +32,25 @@ What runs, by the RFC's sections:
   until a node routes to the destination downwards, then down: a packet for a node in
   no subtree goes up to the root, which drops it (``no_route``), as does a node
   reached on the way down that has no route (the 'O' flag's rule, §11.2.2.2).
+- **Links under a MAC** (as Contiki-NG's rpl-lite over its link statistics): each
+  unicast's outcome (:meth:`Rpl.on_link_outcome`) teaches the link's ETX
+  (:mod:`.link_stats`), and the parent is chosen again; a best candidate whose
+  statistics are not fresh is probed with a unicast DIO before it is taken; a rank
+  moved by a new ETX resets Trickle only past RPL_SIGNIFICANT_CHANGE_THRESHOLD (4 x
+  MinHopRankIncrease) from the rank last advertised, and a parent no longer below
+  that rank has the node send one DIO at once; a node takes as a new parent only a
+  neighbour below both its rank and the rank it last advertised (its children's
+  ranks came from that one), and no neighbour above its lowest rank since joining
+  plus ``MAX_RANK_INCREASE`` x MinHopRankIncrease (DAGMaxRankIncrease; its parent
+  past it is lost); a neighbour that poisons, or advertises a rank below that lowest,
+  is no descendant (the routes to and through it go); a node without a parent probes
+  its least lossy neighbour with each DIS and after 1, 2, 4, 8, 8... s; with
+  ``probing_interval`` each node probes a neighbour that often (Contiki-NG's periodic
+  probing). On the ideal medium none of this runs, and the ETX is the link model's,
+  exact.
 - **Local repair** (§8.2.2.5): a frame the MAC could not deliver to a neighbour (the
-  link-layer feedback, ``link_layer_feedback``) removes it and the routes through it;
+  link-layer feedback, ``link_layer_feedback``) removes it and the routes through it
+  (under a MAC only once its learnt ETX makes it no parent, or the link is gone);
   losing the parent, a node takes the best remaining candidate, or detaches: it
   advertises the infinite rank (poisoning: its children leave it too) and asks for DIOs
   with a DIS. DAOs double as the probe that finds a dead parent.
@@ -44,15 +62,16 @@ What runs, by the RFC's sections:
 Left out: non-storing mode (source routes, §9.7), P2P-RPL (RFC 6997), several
 instances or DODAGs, grounded/floating DODAGs, DAO-ACK statuses other than
 "accepted", DTSN-triggered DAOs, the DODAG Configuration option (every node has the
-spec's parameters), MaxRankIncrease and the loop detection of the data path (the 'R'
-flag; a loop ends at ``ip_ttl``), lollipop counters (versions and path sequences do not
-wrap), multicast, security (§10), and ETX learnt from acknowledgements (until the MAC
-feeds it: the link's delivery probability, :mod:`.objective`).
+spec's parameters), MaxRankIncrease on the ideal medium, the loop detection of the
+data path (the 'R' flag; a loop ends at ``ip_ttl``; tried under the MAC, docs/NOTES.md),
+lollipop counters (versions and path sequences do not
+wrap), multicast and security (§10).
 """
 from __future__ import annotations
 
 from emulator.routing.base import BROADCAST, Control, Protocol
-from emulator.routing.rpl.objective import ETX_FRAME_BYTES, ObjectiveFunction
+from emulator.routing.rpl.link_stats import LinkStats
+from emulator.routing.rpl.objective import ETX_FRAME_BYTES, ObjectiveFunction, etx
 from emulator.routing.rpl.packets import INFINITE_RANK, Dao, DaoAck, Dio, Dis, dao_pieces
 from emulator.routing.rpl.tables import RplNode
 from emulator.routing.rpl.trickle import Trickle
@@ -61,6 +80,14 @@ from topologies.schema import FieldError
 _SEND, _END = "dio", "dio_end"        # a Trickle interval's transmission and its end
 _RESEND = "dao_resend"                # (_RESEND, DAOSequence): a DAO-ACK is overdue
 _DIS, _DAO, _REFRESH, _VERSION = "dis", "dao", "refresh", "version"
+#: A probe with no outcome by then (its frame never got on air) is given up, and the
+#: next may leave (this testbed's; Contiki-NG's probing timer has no such case).
+PROBE_TIMEOUT = 1.0
+#: Contiki-NG's RPL_MAX_RANKINC in MinHopRankIncrease (rpl-lite's ``rpl-conf.h``).
+MAX_RANK_INCREASE = 8
+_PROBE, _REPROBE = "probe", "reprobe"
+#: A detached node's first probe after the one with its DIS (then doubling).
+REPROBE_FIRST, REPROBE_LAST = 1.0, 8.0
 
 
 class Rpl(Protocol):
@@ -78,7 +105,20 @@ class Rpl(Protocol):
             raise FieldError("routing.rpl.root", f"expected a node of the network "
                                                  f"({self.nodes[0]}..{self.nodes[-1]}), "
                                                  f"got {root!r}")
-        self.objective = ObjectiveFunction(params["objective"], params)
+        # under a MAC the links' ETX is learnt from its acknowledgements (one
+        # LinkStats a node); on the ideal medium it is the link model's, exact
+        self.stats = {u: LinkStats() for u in self.nodes} \
+            if getattr(host, "mac", None) is not None else None
+        self.objective = ObjectiveFunction(params["objective"], params,
+                                           learnt=self.stats is not None)
+        #: Contiki-NG's RPL_SIGNIFICANT_CHANGE_THRESHOLD: with a learnt ETX, a rank
+        #: change resets Trickle only when it moves this far from the rank last advertised
+        self.significant = 4 * params["min_hop_rank_increase"]
+        #: Contiki-NG's RPL_MAX_RANKINC (RFC 6550's DAGMaxRankIncrease): with a learnt
+        #: ETX a neighbour whose DAGRank is above that of the node's lowest rank plus
+        #: this is no candidate, its parent included
+        self.max_rank_increase = MAX_RANK_INCREASE * params["min_hop_rank_increase"]
+        self.min_hop = params["min_hop_rank_increase"]
         self.lifetime = params["route_lifetime"]
         self.max_dao = params["max_dao_bytes"]
         self._state = {u: RplNode(Trickle(params["dio_interval_min"],
@@ -102,6 +142,8 @@ class Rpl(Protocol):
                 self.host.set_timer(t + self.params["dis_delay"], u, _DIS)
                 self.host.set_timer(t + self.uniform() * self.params["dao_interval"], u,
                                     _REFRESH)
+                if self.stats is not None and self.params["probing_interval"] is not None:
+                    self._probe_later(t, u)
 
     def on_timer(self, t: float, u: int, tag) -> None:
         node = self._state[u]
@@ -113,6 +155,7 @@ class Rpl(Protocol):
                 return
             if what == _SEND:
                 if node.trickle.may_send():
+                    node.advertised = node.rank
                     self._send(t, u, BROADCAST, Dio(node.version, node.rank))
             else:
                 self._trickle_timers(t, u, node.trickle.next_interval(t, self.uniform()))
@@ -120,6 +163,7 @@ class Rpl(Protocol):
             node.dis_pending = False
             if node.parent is None:
                 self._send(t, u, BROADCAST, Dis())
+                self._probe_detached(t, u)
                 self._dis_later(t, u)
         elif tag == _DAO:
             node.dao_pending = False
@@ -127,6 +171,15 @@ class Rpl(Protocol):
         elif tag == _REFRESH:
             self._send_dao(t, u)
             self.host.set_timer(t + self.params["dao_interval"], u, _REFRESH)
+        elif tag == _REPROBE:
+            if node.parent is None and self._probe_detached(t, u, chain=False):
+                node.reprobe = min(2 * node.reprobe, REPROBE_LAST)
+                self.host.set_timer(t + node.reprobe, u, _REPROBE)
+            else:
+                node.reprobe = None
+        elif tag == _PROBE:
+            self._probe_periodic(t, u)
+            self._probe_later(t, u)
         elif tag == _VERSION:
             node.version += 1
             self._reset_trickle(t, u)
@@ -184,11 +237,34 @@ class Rpl(Protocol):
             self._reset_trickle(t, u)
             return
         # a poisoned neighbour stays known (it can still hear a No-Path DAO)
-        node.neighbours[v] = (dio.rank, self.host.link_delivery(t, u, v, ETX_FRAME_BYTES))
-        if self._choose_parent(t, u):
-            self._reset_trickle(t, u)
-        elif dio.rank < INFINITE_RANK:
+        if self.stats is None:
+            node.neighbours[v] = (dio.rank, etx(self.host.link_delivery(t, u, v,
+                                                                        ETX_FRAME_BYTES)))
+        else:   # the ETX is the link statistics', read when a parent is chosen
+            node.neighbours[v] = (dio.rank, self.stats[u].heard(v, self.host.link_rx_dbm(
+                t, v, u)))
+            if dio.rank >= INFINITE_RANK or dio.rank < node.lowest:
+                self._forget_routes_of(t, u, v)
+        if not self._reselect(t, u) and dio.rank < INFINITE_RANK:
             node.trickle.heard_consistent()
+
+    def _forget_routes_of(self, t: float, u: int, v: int) -> None:
+        """With a learnt ETX, ``v`` is no descendant of ``u`` whatever ``u``'s routes
+        say: it poisons (it has no parent, and reaches no one), or its rank is below
+        the lowest ``u`` held since it joined (a descendant's rank is above it). The
+        routes to it and through it go (a DAO tells the parent), and ``v`` is no longer
+        barred as a parent. Without this a region whose No-Path DAOs were lost in
+        collisions saw only 'descendants' around it and stayed detached: the route to a
+        node of rank 512 that had left long before barred the one way out
+        (docs/NOTES.md, 2026-12-03)."""
+        node = self._state[u]
+        gone = node.routes_via(v)
+        if v in node.routes and v not in gone:
+            gone.append(v)
+        for target in gone:
+            del node.routes[target]
+        if gone:
+            self._schedule_dao(t, u)
 
     def _on_dao(self, t: float, u: int, v: int, dao: Dao) -> None:
         node = self._state[u]
@@ -227,23 +303,58 @@ class Rpl(Protocol):
             self._send(t, u, v, DaoAck(dao.sequence))
 
     # -- parent selection ---------------------------------------------------------------
+    def _reselect(self, t: float, u: int) -> bool:
+        """Choose the parent again; reset Trickle if that is news for the neighbours;
+        whether it was. On the ideal medium any new parent or rank is news. With a
+        learnt ETX (every unicast moves it, and with it the rank) only what Contiki-NG's
+        rpl-lite resets on: joining, detaching, or a rank moved more than
+        RPL_SIGNIFICANT_CHANGE_THRESHOLD from the rank last advertised; a new parent
+        at about the same rank is told in the next DIO, and by the DAO it is sent."""
+        node = self._state[u]
+        had = node.parent
+        if not self._choose_parent(t, u):
+            return False
+        if self.stats is not None and had is not None and node.parent is not None \
+                and abs(node.rank - node.advertised) <= self.significant:
+            if node.neighbours[node.parent][0] >= node.advertised:
+                # the parent is no longer below the rank last advertised (RFC 6550
+                # §8.2.2.4: never advertise a rank not above a parent's): one DIO now
+                node.advertised = node.rank
+                self._send(t, u, BROADCAST, Dio(node.version, node.rank))
+            return False
+        node.advertised = node.rank
+        self._reset_trickle(t, u)
+        return True
+
     def _choose_parent(self, t: float, u: int) -> bool:
         """Select the preferred parent (and rank) by the objective function; whether
         the parent or the rank changed (news for the neighbours: a Trickle reset)."""
         node, objective = self._state[u], self.objective
         old = node.parent
         attached = old is not None
-        candidates = {}
-        for v, (rank, delivery) in node.neighbours.items():
+        candidates, order = {}, {}
+        stats = self.stats[u] if self.stats is not None else None
+        ceiling = INFINITE_RANK if stats is None or not attached else \
+            (node.lowest + self.max_rank_increase) // self.min_hop
+        below = node.rank if stats is None else min(node.rank, node.advertised)
+        for v, (rank, link_etx) in node.neighbours.items():
             if rank >= INFINITE_RANK or node.descendant(v) or \
-                    not (v == old or not attached or rank < node.rank):
+                    not (v == old or not attached or rank < below) or \
+                    rank // self.min_hop > ceiling:
                 continue
-            via = objective.rank_via(rank, delivery)
+            if stats is not None:
+                link_etx = stats.etx(v)
+            via = objective.rank_via(rank, link_etx)
             if via is not None:
                 candidates[v] = via
-        best = min(candidates, key=lambda v: (candidates[v], v)) if candidates else None
-        if old in candidates and best != old and not objective.better(candidates[best],
-                                                                      candidates[old]):
+                order[v] = objective.order(rank, link_etx, via) + (v,)
+        best = min(candidates, key=order.__getitem__) if candidates else None
+        if stats is not None and best is not None and not stats.fresh(t, best):
+            best = self._probe_first(t, u, order, best)
+        # the parent is kept unless the best is better by the objective's own measure
+        # (OF0 with a learnt ETX: a lower path cost, so ties keep the parent)
+        if old in candidates and best is not None and best != old and \
+                not objective.better(order[best][0], order[old][0]):
             best = old
         if best is None:
             if old is None and node.rank >= INFINITE_RANK:   # still out: keep asking
@@ -252,6 +363,8 @@ class Rpl(Protocol):
             self._detach(t, u)
             return True
         rank, node.parent, node.rank = node.rank, best, candidates[best]
+        if old is None or node.rank < node.lowest:   # as Contiki-NG: a rejoin starts anew
+            node.lowest = node.rank
         if best == old:
             return rank != node.rank
         if node.joined_at is None:
@@ -267,6 +380,23 @@ class Rpl(Protocol):
         self._schedule_dao(t, u)
         return True
 
+    def _probe_first(self, t: float, u: int, order: dict, best: int) -> int | None:
+        """With a learnt ETX the best candidate ``best`` has no fresh statistics (a
+        guess, or old): probe it with a unicast DIO (its MAC's outcome is news of the
+        link, and the parent is chosen again then), and meanwhile choose as Contiki-NG's
+        ``rpl_neighbor_select_best`` does: the parent kept if it is ``best``, else the
+        best fresh candidate, else ``best`` if the node has a parent, else none yet."""
+        node, stats = self._state[u], self.stats[u]
+        if node.probing is None or node.probing[1] + PROBE_TIMEOUT <= t:
+            node.probing = (best, t)
+            self._send(t, u, best, Dio(node.version, node.rank))
+        if best == node.parent:
+            return best
+        fresh = [v for v in order if stats.fresh(t, v)]
+        if fresh:
+            return min(fresh, key=order.__getitem__)
+        return best if node.parent is not None else None
+
     def _detach(self, t: float, u: int) -> None:
         """No parent left: advertise the infinite rank (poisoning its subtree) and ask
         for DIOs."""
@@ -276,7 +406,55 @@ class Rpl(Protocol):
         node.parent, node.rank = None, INFINITE_RANK
         self.parent_log.append((t, u, None))
         self._send(t, u, BROADCAST, Dis())
+        self._probe_detached(t, u)
         self._dis_later(t, u)
+
+    def _probe_later(self, t: float, u: int) -> None:
+        """The next periodic probe, ``probing_interval`` x U(0.5, 1.5) from ``t``."""
+        self.host.set_timer(t + self.params["probing_interval"] * (0.5 + self.uniform()), u,
+                            _PROBE)
+
+    def _probe_periodic(self, t: float, u: int) -> None:
+        """Contiki-NG's periodic probe (``RPL_WITH_PROBING``, ``get_probing_target``
+        simplified), under a MAC with ``probing_interval``: the parent if its statistics
+        are not fresh, else the neighbour of a finite rank (not a descendant) whose
+        statistics are the oldest, so that a link counted dead is measured again."""
+        node, stats = self._state[u], self.stats[u]
+        target = node.parent if node.parent is not None and \
+            not stats.fresh(t, node.parent) else None
+        if target is None:
+            known = [v for v, (rank, _) in node.neighbours.items()
+                     if rank < INFINITE_RANK and not node.descendant(v) and v != node.parent]
+            if known:
+                target = min(known, key=lambda v: (stats.last(v), v))
+        if target is not None:
+            node.probing = (target, t)
+            self._send(t, u, target, Dio(node.version, node.rank))
+
+    def _probe_detached(self, t: float, u: int, chain: bool = True) -> bool:
+        """With a learnt ETX, a node without a parent whose neighbours of a finite rank
+        all have links too lossy to take probes the least lossy of them, with each DIS
+        it sends and ``REPROBE_FIRST`` after, the wait doubling to ``REPROBE_LAST``
+        while it stays out (``chain``: start that series unless one runs). Each
+        acknowledged probe moves the ETX a tenth of the way to 1, so a link that lost
+        three frames in a start-up's collisions (ETX 5 to 6) is usable again after five
+        (this testbed's rule: Contiki-NG probes such a link only once its statistics
+        are 10 minutes old, and a node cut off by such links waits so long); whether a
+        probe left."""
+        if self.stats is None:
+            return False
+        node, stats = self._state[u], self.stats[u]
+        known = [v for v, (rank, _) in node.neighbours.items()
+                 if rank < INFINITE_RANK and not node.descendant(v)]
+        if not known:
+            return False
+        v = min(known, key=lambda v: (stats.etx(v), v))
+        node.probing = (v, t)
+        self._send(t, u, v, Dio(node.version, node.rank))
+        if chain and node.reprobe is None:
+            node.reprobe = REPROBE_FIRST
+            self.host.set_timer(t + REPROBE_FIRST, u, _REPROBE)
+        return True
 
     def _dis_later(self, t: float, u: int) -> None:
         """Another DIS in ``dis_interval`` unless one is due already."""
@@ -285,8 +463,30 @@ class Rpl(Protocol):
             node.dis_pending = True
             self.host.set_timer(t + self.params["dis_interval"], u, _DIS)
 
+    def on_link_outcome(self, t: float, u: int, v: int, attempts: int, acked: bool) -> None:
+        """A unicast of ``u`` to ``v`` took ``attempts`` transmissions of its MAC and was
+        acknowledged or not: the link's ETX learns it, and the parent is chosen again
+        (Contiki-NG's ``rpl_link_callback`` schedules the same state update)."""
+        if self.stats is None:
+            return
+        self.stats[u].sent(t, v, attempts, acked)
+        node = self._state[u]
+        if node.probing is not None and node.probing[0] == v:
+            node.probing = None
+        if u != self.root and v in self._state[u].neighbours:
+            self._reselect(t, u)
+
     def on_link_failure(self, t: float, u: int, v: int) -> None:
-        if self.params["link_layer_feedback"]:
+        """Link-layer feedback (``link_layer_feedback``): on the ideal medium the
+        neighbour is lost at the first frame that fails. With a learnt ETX the failure
+        has raised the link's ETX (:meth:`on_link_outcome`), and the neighbour is lost
+        only once its link is dead: its ETX makes it no parent by the objective
+        function (MRHOF: above MAX_LINK_METRIC; OF0: a step of rank above 9), or the
+        link is gone from the network (out of range, a dead node)."""
+        if not self.params["link_layer_feedback"]:
+            return
+        if self.stats is None or not self.objective.usable(self.stats[u].etx(v)) or \
+                self.host.link_delivery(t, u, v, ETX_FRAME_BYTES) == 0.0:
             self._lose_neighbour(t, u, v)
 
     def _lose_neighbour(self, t: float, u: int, v: int) -> None:
@@ -297,8 +497,8 @@ class Rpl(Protocol):
         gone = node.routes_via(v)
         for target in gone:
             del node.routes[target]
-        if v == node.parent and self._choose_parent(t, u):
-            self._reset_trickle(t, u)
+        if v == node.parent and self._reselect(t, u):
+            pass
         elif gone:
             self._schedule_dao(t, u)
 

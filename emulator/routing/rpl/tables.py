@@ -1,8 +1,7 @@
 """What an RPL node knows (RFC 6550): the DODAG version it is in, its rank and
-preferred parent, its neighbours' advertised ranks with the delivery probability of the
-link to each (its ETX's source), the downward routes its children's DAOs gave it
-(storing mode: target -> next hop, path sequence, expiry), its own path sequence and
-its DIO Trickle timer.
+preferred parent, its neighbours' advertised ranks with the ETX of the link to each,
+the downward routes its children's DAOs gave it (storing mode: target -> next hop, path
+sequence, expiry), its own path sequence and its DIO Trickle timer.
 
 A node never takes as parent a node it routes to downwards (a descendant: that would
 close a loop); :meth:`RplNode.descendant` says which. The routes are the current DODAG
@@ -26,13 +25,15 @@ class RplNode:
 
     __slots__ = ("version", "rank", "parent", "neighbours", "routes", "path_seq",
                  "trickle", "dao_pending", "dis_pending", "joined_at", "detached_from",
-                 "dao_sequence", "awaiting", "listed")
+                 "dao_sequence", "awaiting", "listed", "advertised", "probing", "lowest",
+                 "reprobe")
 
     def __init__(self, trickle):
         self.version: int | None = None
         self.rank = INFINITE_RANK
         self.parent: int | None = None
-        #: neighbour -> (advertised rank, delivery probability of the link to it)
+        #: neighbour -> (advertised rank, the link's ETX from the link model; under a MAC
+        #: the ETX guessed when first heard, the learnt one being the node's LinkStats')
         self.neighbours: dict[int, tuple[int, float]] = {}
         #: target -> [next hop, path sequence, until]
         self.routes: dict[int, list] = {}
@@ -51,6 +52,14 @@ class RplNode:
         #: child -> (its part 0's DAOSequence, parts heard, targets, parts in all or
         #: None until the last is heard) of a DAO whose pieces are still arriving
         self.listed: dict[int, tuple] = {}
+        #: the rank of its last DIO (a learnt ETX's Trickle rule, Rpl._reselect)
+        self.advertised = INFINITE_RANK
+        #: the neighbour a probe (unicast DIO) went to and when, until its outcome
+        self.probing: tuple | None = None
+        #: the lowest rank it held since it last joined (MaxRankIncrease's base)
+        self.lowest = INFINITE_RANK
+        #: the wait before a detached node's next probe (None: no series runs)
+        self.reprobe: float | None = None
 
     def offer_route(self, target: int, via: int, seq: int, until: float) -> bool:
         """A DAO's target through the child ``via``: taken if no route is known, it
