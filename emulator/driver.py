@@ -146,13 +146,19 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
             state.replay()
         state.sample_memory_until(t0)
         while (events := backend.collect(t1)):
-            events = state.alive_only(state.wanted(events), backend)
+            if getattr(backend, "notices", True) or not state.memory.keys() >= events.keys():
+                events = state.wanted(events)   # (most windows: no notice, all programs)
+            events = state.alive_only(events, backend)
             if not events:
                 continue
             if mortal:   # the operators' work, charged
                 backend.charge_work(events)
+            if lookahead is None:   # nothing is ever deferred: booked at once
+                state.absorb(None, runtime.run_step(t0, t1, events, backend.view(t0)),
+                             backend, plan.duration, t1)
+                continue
             entry = state.open_step(t0, t1)
-            outputs = {} if lookahead is None else lookahead.take(t0, t1, events, state, entry)
+            outputs = lookahead.take(t0, t1, events, state, entry)
             if events:
                 outputs.update(runtime.run_step(t0, t1, events, backend.view(t0)))
             state.absorb(entry, outputs, backend, plan.duration)
@@ -298,9 +304,12 @@ class _RunState:
         self.last_t1 = max(self.last_t1, t1)
         return entry
 
-    def absorb(self, entry: "_Entry", outputs: dict, backend, duration: float) -> None:
+    def absorb(self, entry: "_Entry | None", outputs: dict, backend, duration: float,
+               t1: float = 0.0) -> None:
         """File the step's timers and inject its messages now (the network needs them);
-        keep the rest for the books, which :meth:`replay` writes in step order."""
+        keep the rest for the books, which :meth:`replay` writes in step order. With no
+        ``entry`` (a run with no deferred node: nothing can wait before the step), the
+        step ``[.., t1)`` is booked at once, without a journal entry."""
         outgoing = []
         for node in sorted(outputs):
             out = outputs[node]
@@ -308,9 +317,13 @@ class _RunState:
                 if at <= duration:
                     backend.schedule(at, node, TIMER, tag)
             outgoing.extend(out.messages)
-            entry.outputs[node] = out
         outgoing.sort(key=_SENDING_ORDER)
         backend.inject(outgoing)
+        if entry is None:
+            self.last_t1 = max(self.last_t1, t1)
+            self._book(outputs)
+            return
+        entry.outputs.update(outputs)
         self.replay()
 
     def reserve(self, entry: "_Entry", node: int) -> tuple:
@@ -344,9 +357,14 @@ class _RunState:
         booked in step order."""
         # no entry when no instant is due by ``t``: samples only grow, so none will be
         # when the entry is booked either (one window in a hundred has one at 0.01)
-        if self.samples * self.interval <= t:
+        if self.samples * self.interval > t:
+            if self._replayed < len(self.journal):
+                self.replay()
+        elif self._replayed == len(self.journal) and t < self.replay_before:
+            self._sample_until(t)     # nothing waits before it: booked at once
+        else:
             self.journal.append(_Entry(t, None, {}))
-        self.replay()
+            self.replay()
 
     def replay(self) -> None:
         """Book the journal's entries in order, up to the first whose deferred steps
@@ -374,14 +392,18 @@ class _RunState:
                                                self.total)
         for node in sorted(outputs):
             out = outputs[node]
-            results.extend(out.results)
-            metric_rows.extend(out.metrics)
+            # most steps report nothing and keep their memory (often the very tuple:
+            # NodeProgram.memory's constant): tests before calls
+            if out.results:
+                results.extend(out.results)
+            if out.metrics:
+                metric_rows.extend(out.metrics)
             for table, row in out.traces:
                 self.traces.setdefault(table, []).append(row)
-            before = memory[node]
-            total[0] += out.memory[0] - before[0]
-            total[1] += out.memory[1] - before[1]
-            memory[node] = out.memory
+            if (now := out.memory) is not (before := memory[node]):
+                total[0] += now[0] - before[0]
+                total[1] += now[1] - before[1]
+                memory[node] = now
         peak = self.peak_total
         if total[0] > peak[0] or total[1] > peak[1]:   # (max keeps the peak on a tie)
             self.peak_total = (max(peak[0], total[0]), max(peak[1], total[1]))

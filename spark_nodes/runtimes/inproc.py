@@ -30,11 +30,11 @@ class InprocRuntime:
         programs, rngs, next_ids = self.programs, self._rng, self._next_local_id
         algorithm = self.algorithm
         for node in sorted(events_by_node):
-            out = run_node_step(programs[node], node, events_by_node[node], t0, t1, net,
-                                algorithm=algorithm, rng=rngs[node],
-                                next_local_id=next_ids.get(node, 0))
+            # positional: a call with keywords costs more, and there is one per node step
+            out = outputs[node] = run_node_step(
+                programs[node], node, events_by_node[node], t0, t1, net, None, None,
+                algorithm, next_ids.get(node, 0), rngs[node])
             next_ids[node] = out.next_local_id
-            outputs[node] = out
         return outputs
 
     def run_calls(self, work: dict, nets, step: float, limit: float) -> dict:
