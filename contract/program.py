@@ -101,6 +101,11 @@ class Outgoing(NamedTuple):
     free: bool = False
 
 
+#: An :class:`Outgoing` made from all its fields in one tuple (0.2 us less than
+#: ``Outgoing(...)``; a run makes one per message).
+_new_outgoing = tuple.__new__
+
+
 @dataclass
 class StepOutput:
     """Everything one node produced in one step."""
@@ -146,9 +151,9 @@ class NodeContext:
         if dst == self.node:
             msg = Message(-1, kind, self.node, dst, self.now, float(size_units), 0, payload)
             self._push(Event(self.now, self._next_order(), DELIVER, msg))
-        else:
-            self._out.messages.append(Outgoing(local_id, kind, self.node, dst, self.now,
-                                               float(size_units), payload))
+        else:   # made as Outgoing(...) makes it, without the named tuple's Python __new__
+            self._out.messages.append(_new_outgoing(Outgoing, (
+                local_id, kind, self.node, dst, self.now, float(size_units), payload, False)))
         return local_id
 
     def signal(self, dst: int, kind: str, payload, size_units: float, free: bool) -> int:

@@ -349,7 +349,7 @@ class SimpyBackend:
         given order; returns their message ids."""
         first = self._next_msg_id
         per_unit, header, send = self.bytes_per_unit, self.header_bytes, self.transport.send
-        measured = self.measured
+        measured, capture = self.measured, self.capture
         wire = self._wire     # bytes by size in units: most messages share a few sizes
         for msg_id, out in enumerate(outgoing, first):
             units = out.size_units
@@ -359,8 +359,8 @@ class SimpyBackend:
                                          units, size, out.payload))
             if measured is not None:
                 measured.injected(msg, out.free)
-            if self.capture is not None:
-                self.capture.data_sent(msg_id, out.payload)
+            if capture is not None:
+                capture.data_sent(msg_id, out.payload)
             if out.free:        # a free signal: at once, outside the network
                 self.schedule(out.sent_at, out.dst, DELIVER, msg)
             else:
