@@ -253,8 +253,9 @@ class SimpyBackend:
             self._notices = 0
         if not self._inbox:     # a window's second call, most often: nothing due
             return {}
-        inbox, self._inbox = self._inbox, defaultdict(list)
-        return inbox            # (a key only for a node with an event)
+        inbox = dict(self._inbox)   # a plain dict: a wrong lookup fails, adds no node
+        self._inbox.clear()         # (a key only for a node with an event)
+        return inbox
 
     def _check_batteries(self, t: float) -> None:
         """Kill the nodes whose battery is empty at ``t`` (the transport has decided
