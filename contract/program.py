@@ -101,6 +101,11 @@ class Outgoing(NamedTuple):
     free: bool = False
 
 
+#: An :class:`Outgoing` made from all its fields in one tuple (0.2 us less than
+#: ``Outgoing(...)``; a run makes one per message).
+_new_outgoing = tuple.__new__
+
+
 @dataclass
 class StepOutput:
     """Everything one node produced in one step."""
@@ -146,9 +151,9 @@ class NodeContext:
         if dst == self.node:
             msg = Message(-1, kind, self.node, dst, self.now, float(size_units), 0, payload)
             self._push(Event(self.now, self._next_order(), DELIVER, msg))
-        else:
-            self._out.messages.append(Outgoing(local_id, kind, self.node, dst, self.now,
-                                               float(size_units), payload))
+        else:   # made as Outgoing(...) makes it, without the named tuple's Python __new__
+            self._out.messages.append(_new_outgoing(Outgoing, (
+                local_id, kind, self.node, dst, self.now, float(size_units), payload, False)))
         return local_id
 
     def signal(self, dst: int, kind: str, payload, size_units: float, free: bool) -> int:
@@ -245,11 +250,26 @@ def run_node_step(program: NodeProgram, node: int, events, t0: float, t1: float,
     if rng is None:
         rng = _generator(seed, node, rng_state)
     out = StepOutput([], [], [], [], [])   # the lists given: 0.79 -> 0.51 us
+    out.next_local_id = _run_events(program, node, events, t0, t1, net, rng, out,
+                                    algorithm, next_local_id)
+    out.memory = program.memory()
+    out.rng_state = rng.bit_generator.state if keep_state else None
+    return out
+
+
+def _run_events(program: NodeProgram, node: int, events, t0: float, t1: float, net,
+                rng: np.random.Generator, out, algorithm: str, next_local_id: int) -> int:
+    """The heart of a node step: ``events`` and what the program files inside the step,
+    handed to the program in ``(time, kind, order)`` order, what it produces added to
+    ``out`` (a :class:`StepOutput` or a :class:`WindowOutput`); returns the node's next
+    message number."""
     # the events' sort keys (Event.sort_key) built inline: a method call per event
     # cost a tenth of a typical step, which has one or a few events
-    rank = KIND_RANK
-    agenda: list = [((e.time, rank[e.kind], e.order), e) for e in events]
-    if len(agenda) > 1:
+    if len(events) == 1:    # most steps: no order to find, so no key (it is popped
+        agenda: list = [(None, events[0])]   # before anything else can be pushed)
+    else:
+        rank = KIND_RANK
+        agenda = [((e.time, rank[e.kind], e.order), e) for e in events]
         heapq.heapify(agenda)
     ctx = NodeContext(node, net, rng, t1, out, agenda, algorithm, next_local_id)
     pop = heapq.heappop
@@ -271,9 +291,51 @@ def run_node_step(program: NodeProgram, node: int, events, t0: float, t1: float,
             program.start(ctx)
         else:
             program.finish(ctx)
-    out.memory = program.memory()
-    out.rng_state = rng.bit_generator.state if keep_state else None
-    out.next_local_id = ctx._next_local_id
+    return ctx._next_local_id
+
+
+@dataclass
+class WindowOutput:
+    """What every node stepped in one driver window produced, in one set of lists: the
+    node steps' outputs, node after node in node order, each in the order made (what the
+    driver books from the nodes' :class:`StepOutput` in turn). ``timer_nodes`` names the
+    node of each timer, ``memory`` holds ``(node, (tuples, bytes))`` per node stepped."""
+
+    messages: list[Outgoing] = field(default_factory=list)
+    results: list[dict] = field(default_factory=list)
+    metrics: list[tuple[float, int, str, str, float]] = field(default_factory=list)
+    timers: list[tuple[float, Any]] = field(default_factory=list)
+    traces: list[tuple[str, dict]] = field(default_factory=list)
+    timer_nodes: list[int] = field(default_factory=list)
+    memory: list[tuple[int, tuple[int, int]]] = field(default_factory=list)
+
+
+def run_window(programs: dict, events_by_node: dict, t0: float, t1: float, net,
+               rngs: dict, next_ids: dict, algorithm: str = "") -> WindowOutput:
+    """Step every node of ``events_by_node`` through ``[t0, t1)``, in node order, as
+    :func:`run_node_step` would one by one, into one :class:`WindowOutput` (no output
+    per node: a runtime that keeps the programs and their generators alive between
+    steps, as the in-process one does, saves a step's objects and the driver its pass
+    over them). ``rngs`` are the nodes' generators; ``next_ids`` their next message
+    numbers, updated.
+
+    >>> class Echo(NodeProgram):
+    ...     def on_message(self, ctx, msg): ctx.send(msg.src, "data", msg.payload, 1.0)
+    >>> m = Message(1, "data", 0, 1, 0.0, 1.0, 56, "hi")
+    >>> out = run_window({1: Echo(), 2: Echo()}, {2: [Event(0.5, 0, DELIVER, m)],
+    ...     1: [Event(0.7, 1, DELIVER, m)]}, 0.0, 1.0, None, {1: None, 2: None}, {})
+    >>> [(o.src, o.sent_at) for o in out.messages], out.memory
+    ([(1, 0.7), (2, 0.5)], [(1, (0, 0)), (2, (0, 0))])
+    """
+    out = WindowOutput([], [], [], [], [], [], [])
+    timers, timer_nodes, memory = out.timers, out.timer_nodes, out.memory
+    for node in sorted(events_by_node):
+        program, filed = programs[node], len(timers)
+        next_ids[node] = _run_events(program, node, events_by_node[node], t0, t1, net,
+                                     rngs[node], out, algorithm, next_ids.get(node, 0))
+        if len(timers) > filed:
+            timer_nodes.extend([node] * (len(timers) - filed))
+        memory.append((node, program.memory()))
     return out
 
 

@@ -132,6 +132,8 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
     t0 = 0.0
     timed = False
     mortal = getattr(backend, "mortal", False)
+    # a runtime that steps a window's nodes into one output (the in-process one)
+    run_window = getattr(runtime, "run_window", None)
     while True:
         nxt = backend.next_time()
         if lookahead is not None:
@@ -146,13 +148,23 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
             state.replay()
         state.sample_memory_until(t0)
         while (events := backend.collect(t1)):
-            events = state.alive_only(state.wanted(events), backend)
+            if getattr(backend, "notices", True) or not state.memory.keys() >= events.keys():
+                events = state.wanted(events)   # (most windows: no notice, all programs)
+            events = state.alive_only(events, backend)
             if not events:
                 continue
             if mortal:   # the operators' work, charged
                 backend.charge_work(events)
+            if lookahead is None:   # nothing is ever deferred: booked at once
+                if run_window is not None:   # the window's outputs in one
+                    state.absorb_window(run_window(t0, t1, events, backend.view(t0)),
+                                        backend, plan.duration, t1)
+                else:
+                    state.absorb(None, runtime.run_step(t0, t1, events, backend.view(t0)),
+                                 backend, plan.duration, t1)
+                continue
             entry = state.open_step(t0, t1)
-            outputs = {} if lookahead is None else lookahead.take(t0, t1, events, state, entry)
+            outputs = lookahead.take(t0, t1, events, state, entry)
             if events:
                 outputs.update(runtime.run_step(t0, t1, events, backend.view(t0)))
             state.absorb(entry, outputs, backend, plan.duration)
@@ -298,9 +310,12 @@ class _RunState:
         self.last_t1 = max(self.last_t1, t1)
         return entry
 
-    def absorb(self, entry: "_Entry", outputs: dict, backend, duration: float) -> None:
+    def absorb(self, entry: "_Entry | None", outputs: dict, backend, duration: float,
+               t1: float = 0.0) -> None:
         """File the step's timers and inject its messages now (the network needs them);
-        keep the rest for the books, which :meth:`replay` writes in step order."""
+        keep the rest for the books, which :meth:`replay` writes in step order. With no
+        ``entry`` (a run with no deferred node: nothing can wait before the step), the
+        step ``[.., t1)`` is booked at once, without a journal entry."""
         outgoing = []
         for node in sorted(outputs):
             out = outputs[node]
@@ -308,10 +323,28 @@ class _RunState:
                 if at <= duration:
                     backend.schedule(at, node, TIMER, tag)
             outgoing.extend(out.messages)
-            entry.outputs[node] = out
         outgoing.sort(key=_SENDING_ORDER)
         backend.inject(outgoing)
+        if entry is None:
+            self.last_t1 = max(self.last_t1, t1)
+            self._book(outputs)
+            return
+        entry.outputs.update(outputs)
         self.replay()
+
+    def absorb_window(self, out, backend, duration: float, t1: float) -> None:
+        """:meth:`absorb` of a step ``[.., t1)`` whose nodes' outputs come in one
+        :class:`~contract.program.WindowOutput`, booked at once (no node is deferred)."""
+        for (at, tag), node in zip(out.timers, out.timer_nodes):
+            if at <= duration:
+                backend.schedule(at, node, TIMER, tag)
+        out.messages.sort(key=_SENDING_ORDER)
+        backend.inject(out.messages)
+        self.last_t1 = max(self.last_t1, t1)
+        self._book_rows(out)
+        for node, now in out.memory:
+            self._note_memory(node, now)
+        self._note_peak()
 
     def reserve(self, entry: "_Entry", node: int) -> tuple:
         """A slot in ``entry`` for the output of a deferred step of ``node``."""
@@ -344,9 +377,14 @@ class _RunState:
         booked in step order."""
         # no entry when no instant is due by ``t``: samples only grow, so none will be
         # when the entry is booked either (one window in a hundred has one at 0.01)
-        if self.samples * self.interval <= t:
+        if self.samples * self.interval > t:
+            if self._replayed < len(self.journal):
+                self.replay()
+        elif self._replayed == len(self.journal) and t < self.replay_before:
+            self._sample_until(t)     # nothing waits before it: booked at once
+        else:
             self.journal.append(_Entry(t, None, {}))
-        self.replay()
+            self.replay()
 
     def replay(self) -> None:
         """Book the journal's entries in order, up to the first whose deferred steps
@@ -370,20 +408,36 @@ class _RunState:
             self._replayed = 0
 
     def _book(self, outputs: dict) -> None:
-        results, metric_rows, memory, total = (self.results, self.metric_rows, self.memory,
-                                               self.total)
         for node in sorted(outputs):
             out = outputs[node]
-            results.extend(out.results)
-            metric_rows.extend(out.metrics)
-            for table, row in out.traces:
-                self.traces.setdefault(table, []).append(row)
-            before = memory[node]
-            total[0] += out.memory[0] - before[0]
-            total[1] += out.memory[1] - before[1]
-            memory[node] = out.memory
-        peak = self.peak_total
-        if total[0] > peak[0] or total[1] > peak[1]:   # (max keeps the peak on a tie)
+            self._book_rows(out)
+            self._note_memory(node, out.memory)
+        self._note_peak()
+
+    def _book_rows(self, out) -> None:
+        """The results, metric rows and trace rows of a step's output."""
+        # most steps report nothing: tests before calls
+        if out.results:
+            self.results.extend(out.results)
+        if out.metrics:
+            self.metric_rows.extend(out.metrics)
+        for table, row in out.traces:
+            self.traces.setdefault(table, []).append(row)
+
+    def _note_memory(self, node: int, now: tuple) -> None:
+        """``node`` buffers ``now`` (tuples, bytes): the total follows."""
+        # most steps keep their memory, often as the very tuple (NodeProgram.memory's
+        # constant)
+        if now is not (before := self.memory[node]):
+            total = self.total
+            total[0] += now[0] - before[0]
+            total[1] += now[1] - before[1]
+            self.memory[node] = now
+
+    def _note_peak(self) -> None:
+        """The peak of the total, after a step (max keeps the peak on a tie)."""
+        peak, total = self.peak_total, self.total
+        if total[0] > peak[0] or total[1] > peak[1]:
             self.peak_total = (max(peak[0], total[0]), max(peak[1], total[1]))
 
     def _sample_until(self, t: float) -> None:

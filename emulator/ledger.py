@@ -227,7 +227,11 @@ def _time_order(time: np.ndarray, msg_id: np.ndarray) -> np.ndarray:
     if len(tie):
         # the rows of each run of equal times, sorted among themselves (a run's rows
         # stay in its places: the times around them differ)
-        at = np.union1d(tie, tie + 1)
+        # (a mask, not np.union1d: both are sorted already, and union1d sorts again;
+        # 40 ms of a 458,000-hop ledger's frame)
+        tied = np.zeros(len(time), np.bool_)
+        tied[tie] = tied[tie + 1] = True
+        at = np.flatnonzero(tied)
         rows = order[at]
         order[at] = rows[np.lexsort((rows, msg_id[rows], time[rows]))]
     return order

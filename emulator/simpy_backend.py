@@ -39,12 +39,13 @@ from __future__ import annotations
 import heapq
 import logging
 import math
-from collections import defaultdict, deque
+from collections import defaultdict
 
 from contract.events import DELIVER, LOST, TUPLE, Event, window_of
 from contract.messages import Message, wire_bytes
 from contract.plan import Plan
 from emulator.energy import Energy, EnergyBook
+from emulator.filed_events import FiledEvents
 from emulator.ledger import Ledger
 from emulator.measured import MeasuredTraffic
 from emulator.network import Network
@@ -56,6 +57,8 @@ log = logging.getLogger(__name__)
 #: without the named tuple's Python ``__new__`` (0.39 -> 0.23 us; a run makes one per
 #: tuple and per delivery).
 _new_event = tuple.__new__
+#: The same for a :class:`Message` (one per message injected).
+_new_message = tuple.__new__
 
 class SimpyBackend:
     """Network, transport, ledger and the calendar of node events, in virtual time."""
@@ -110,9 +113,14 @@ class SimpyBackend:
         self._pending: list[float] = []   # times of filed-but-not-fired timeouts (a heap)
         # Events filed all at once (schedule_all: the run's own tuples), sorted by the
         # calendar's key beside the heap, with their times beside the pending heap.
-        self._sorted: deque = deque()
-        self._sorted_times: deque = deque()
+        self._filed = FiledEvents()
         self._next_msg_id = 0
+        self._wire: dict[float, int] = {}   # wire bytes by size_units (inject)
+        #: How many loss notices (``LOST`` events) the last :meth:`collect` returned: the
+        #: driver looks for them only then (inf: not counted).
+        self.notices = 0
+        self._notices = 0            # those taken since the last collect returned
+        self._notice_keys: list = []   # the calendar keys of the notices filed (a heap)
         #: The traffic after the warm-up (``[run] warmup``), counted only when there is
         #: one: a run without keeps its books and its ``info`` as they were.
         self.measured = MeasuredTraffic(measured_from) if measured_from > 0 else None
@@ -165,12 +173,16 @@ class SimpyBackend:
         event = Event(float(time), self._order, kind, payload)
         if time < self._now:
             self._late.append((node, event))
+            self._notices += kind == LOST
         else:
             # The key SimPy's env.timeout(time - now) would get (now + delay, which can
             # differ from ``time`` in the last bit), and the filing order as its event id.
             now = self._now
-            heapq.heappush(self._calendar, (now + (time - now), self._order, node, event))
+            key = now + (time - now)
+            heapq.heappush(self._calendar, (key, self._order, node, event))
             heapq.heappush(self._pending, float(time))
+            if kind == LOST:
+                heapq.heappush(self._notice_keys, key)
 
     def _schedule_deliveries(self, arrivals) -> None:
         """File a delivery at each ``(arrival time, message)`` at its receiver, as
@@ -196,6 +208,8 @@ class SimpyBackend:
         heap pay for a heap of 10^5 entries."""
         now, entries, times = self._now, [], []
         for time, node, kind, payload in events:
+            if kind == LOST:    # not counted here (nothing files them so): never sure
+                self._notices = math.inf
             self._order += 1
             event = _new_event(Event, (float(time), self._order, kind, payload))
             if time < now:
@@ -203,13 +217,7 @@ class SimpyBackend:
             else:
                 entries.append((now + (time - now), self._order, node, event))
                 times.append(float(time))
-        entries.sort()      # (key, filing order) is unique: nodes and events never compared
-        times.sort()
-        if self._sorted or self._sorted_times:
-            self._sorted = deque(heapq.merge(self._sorted, entries))
-            self._sorted_times = deque(heapq.merge(self._sorted_times, times))
-        else:   # nothing to merge with (the seeding): a merge's Python costs 0.05 s
-            self._sorted, self._sorted_times = deque(entries), deque(times)
+        self._filed.add(entries, times)
 
     def collect(self, until: float) -> dict[int, list]:
         """Run the clock to ``until`` and return the events due before it, by node.
@@ -235,11 +243,19 @@ class SimpyBackend:
             self.schedule(t, msg.src, LOST, (msg, reason))   # the sender learns of it
         if until > self._now:
             self._run(until)
-        for node, event in self._late:
-            self._inbox[node].append(event)
-        self._late.clear()
-        inbox, self._inbox = self._inbox, defaultdict(list)
-        return {node: events for node, events in inbox.items() if events}
+        if self._late:
+            for node, event in self._late:
+                self._inbox[node].append(event)
+            self._late.clear()
+        # the loss notices among the events returned (:attr:`notices`)
+        self.notices = self._notices
+        if self._notices != math.inf:
+            self._notices = 0
+        if not self._inbox:     # a window's second call, most often: nothing due
+            return {}
+        inbox = dict(self._inbox)   # a plain dict: a wrong lookup fails, adds no node
+        self._inbox.clear()         # (a key only for a node with an event)
+        return inbox
 
     def _check_batteries(self, t: float) -> None:
         """Kill the nodes whose battery is empty at ``t`` (the transport has decided
@@ -268,24 +284,23 @@ class SimpyBackend:
         move the clock to the stop."""
         now = self._now
         stop = now + (until - now)
-        calendar, pending, inbox = self._calendar, self._pending, self._inbox
-        ordered, ordered_times = self._sorted, self._sorted_times
-        pop = heapq.heappop
-        while True:
-            if ordered and (not calendar or ordered[0] < calendar[0]):
-                if ordered[0][0] >= stop:
-                    break
-                _, _, node, event = ordered.popleft()
-            elif calendar and calendar[0][0] < stop:
-                _, _, node, event = pop(calendar)
-            else:
-                break
-            # events fire in time order, so the earliest pending time is this one's
-            if ordered_times and (not pending or ordered_times[0] <= pending[0]):
-                ordered_times.popleft()
-            else:
-                pop(pending)
-            inbox[node].append(event)
+        calendar, inbox = self._calendar, self._inbox
+        fired = self._filed.take_before(stop)
+        if calendar and calendar[0][0] < stop:
+            pop, heaped = heapq.heappop, []
+            while calendar and calendar[0][0] < stop:
+                heaped.append(pop(calendar))
+            # both runs sorted: one merge by (key, filing order), which is unique
+            fired = sorted(fired + heaped) if fired else heaped
+        if fired:
+            # events fire in time order: as many of the earliest pending times go
+            self._filed.drop_times(len(fired), self._pending)
+            for _, _, node, event in fired:
+                inbox[node].append(event)
+        notices = self._notice_keys
+        while notices and notices[0] < stop:   # the loss notices just taken
+            heapq.heappop(notices)
+            self._notices += 1
         self._now = stop
 
     def window(self, t_prev: float, t_next: float, step: float) -> tuple[float, float]:
@@ -293,7 +308,8 @@ class SimpyBackend:
         (:func:`~contract.events.window_of`) that holds ``t_next``, never one before the
         end of the previous step, ``t_prev``. Windows are cells of one fixed grid, so a
         node run ahead (``emulator.lookahead``) can tell its windows in advance."""
-        t0, t1 = max(window_of(t_next, step), window_of(t_prev, step))
+        # the grid's cells are in time order: the later time's cell is the later cell
+        t0, t1 = window_of(t_next if t_next >= t_prev else t_prev, step)
         self._window_start, self._first_collect = t0, True
         return t0, t1
 
@@ -321,10 +337,10 @@ class SimpyBackend:
 
     def next_time(self) -> float:
         """Time of the next pending event (inf when nothing is pending)."""
-        if self._late or any(self._inbox.values()):
-            return self._now
+        if self._late or self._inbox:   # (collect leaves the inbox empty: no key
+            return self._now            # without an event)
         return min(self._pending[0] if self._pending else math.inf,
-                   self._sorted_times[0] if self._sorted_times else math.inf,
+                   self._filed.first_time(),
                    self.transport.next_time(),
                    self.energy.next_empty() if self.energy is not None else math.inf)
 
@@ -334,14 +350,18 @@ class SimpyBackend:
         given order; returns their message ids."""
         first = self._next_msg_id
         per_unit, header, send = self.bytes_per_unit, self.header_bytes, self.transport.send
-        measured = self.measured
+        measured, capture = self.measured, self.capture
+        wire = self._wire     # bytes by size in units: most messages share a few sizes
         for msg_id, out in enumerate(outgoing, first):
-            msg = Message(msg_id, out.kind, out.src, out.dst, out.sent_at, out.size_units,
-                          wire_bytes(out.size_units, per_unit, header), out.payload)
+            units = out.size_units
+            if (size := wire.get(units)) is None:
+                size = wire[units] = wire_bytes(units, per_unit, header)
+            msg = _new_message(Message, (msg_id, out.kind, out.src, out.dst, out.sent_at,
+                                         units, size, out.payload))
             if measured is not None:
                 measured.injected(msg, out.free)
-            if self.capture is not None:
-                self.capture.data_sent(msg_id, out.payload)
+            if capture is not None:
+                capture.data_sent(msg_id, out.payload)
             if out.free:        # a free signal: at once, outside the network
                 self.schedule(out.sent_at, out.dst, DELIVER, msg)
             else:

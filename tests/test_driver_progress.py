@@ -19,11 +19,18 @@ class PhasedRuntime(InprocRuntime):
             self.on_phase("starting")
         super().open(plan, programs)
 
-    def run_step(self, t0, t1, events_by_node, net):
+    def _phase(self, t0):
         self.hooked.append(self.on_phase is not None)
         if self.on_phase is not None:
             self.on_phase(f"step at {t0:g}")
+
+    def run_step(self, t0, t1, events_by_node, net):
+        self._phase(t0)
         return super().run_step(t0, t1, events_by_node, net)
+
+    def run_window(self, t0, t1, events_by_node, net):   # what the driver calls here
+        self._phase(t0)
+        return super().run_window(t0, t1, events_by_node, net)
 
 
 def run(progress):

@@ -69,3 +69,50 @@ def test_calendar_equals_a_simpy_environment(rounds):
         got = {node: [(e.time, e.order) for e in evs] for node, evs in ours.collect(until).items()}
         assert list(got.items()) == list(theirs.collect(until).items())
         assert ours._now == theirs.env.now
+
+
+@settings(max_examples=300, deadline=None)
+@given(rounds=st.lists(st.tuples(st.lists(st.tuples(times, st.integers(0, 3), st.booleans()),
+                                          max_size=8),
+                                 st.integers(1, 4)), min_size=1, max_size=12))
+def test_events_filed_in_bulk_fire_as_if_filed_one_by_one(rounds):
+    """Events filed with ``schedule_all`` (kept sorted beside the heap, taken a window's
+    share at once) fire in the order, and leave the same next event time, as the same
+    events filed one by one in a SimPy environment."""
+    ours, theirs = SimpyBackend(Static(), seed=1, bytes_per_unit=32, header_bytes=24), \
+        SimpyCalendar()
+    until, pending = 0.0, []
+    for events, steps in rounds:
+        bulk = [(time, node, TIMER, None) for time, node, in_bulk in events if in_bulk]
+        ours.schedule_all(bulk)
+        for time, node, _, _ in bulk:
+            theirs.schedule(time, node)
+        for time, node, in_bulk in events:
+            if not in_bulk:
+                ours.schedule(time, node, TIMER, None)
+                theirs.schedule(time, node)
+        pending += [time for time, _, _ in events]
+        until += steps * 0.1
+        got = {node: [(e.time, e.order) for e in evs] for node, evs in ours.collect(until).items()}
+        want = theirs.collect(until)
+        assert list(got.items()) == list(want.items())
+        fired = sorted(t for evs in want.values() for t, _ in evs)
+        for t in fired:
+            pending.remove(t)
+        assert ours.next_time() == (min(pending) if pending else float("inf"))
+
+
+def test_the_backend_counts_the_loss_notices_it_hands_over():
+    from contract.events import LOST
+
+    backend = SimpyBackend(Static(), seed=1, bytes_per_unit=32, header_bytes=24)
+    backend.schedule(0.2, 0, TIMER, "tick")
+    backend.schedule(0.3, 0, LOST, ("msg", "no_route"))
+    backend.schedule(0.35, 1, LOST, ("msg", "no_route"))
+    assert [e.kind for e in backend.collect(0.25)[0]] == [TIMER]
+    assert backend.notices == 0
+    got = backend.collect(0.5)
+    assert sorted(got) == [0, 1] and backend.notices == 2
+    backend.schedule(0.1, 1, LOST, ("msg", "link_loss"))   # late: before now
+    assert backend.collect(0.5)[1][0].kind == LOST and backend.notices == 1
+    assert backend.collect(0.6) == {} and backend.notices == 0

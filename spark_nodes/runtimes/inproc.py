@@ -5,7 +5,8 @@ It is the reference for results and speed; the Spark runtime must give the same
 """
 from __future__ import annotations
 
-from contract.program import StepOutput, node_rng, run_node_calls, run_node_step
+from contract.program import (StepOutput, WindowOutput, node_rng, run_node_calls,
+                              run_node_step, run_window)
 
 
 class InprocRuntime:
@@ -30,12 +31,19 @@ class InprocRuntime:
         programs, rngs, next_ids = self.programs, self._rng, self._next_local_id
         algorithm = self.algorithm
         for node in sorted(events_by_node):
-            out = run_node_step(programs[node], node, events_by_node[node], t0, t1, net,
-                                algorithm=algorithm, rng=rngs[node],
-                                next_local_id=next_ids.get(node, 0))
+            # positional: a call with keywords costs more, and there is one per node step
+            out = outputs[node] = run_node_step(
+                programs[node], node, events_by_node[node], t0, t1, net, None, None,
+                algorithm, next_ids.get(node, 0), rngs[node])
             next_ids[node] = out.next_local_id
-            outputs[node] = out
         return outputs
+
+    def run_window(self, t0: float, t1: float, events_by_node: dict, net) -> WindowOutput:
+        """One step for every node that has events in ``[t0, t1)``, their outputs in one
+        :class:`~contract.program.WindowOutput` (what the driver asks for when no node
+        is deferred)."""
+        return run_window(self.programs, events_by_node, t0, t1, net, self._rng,
+                          self._next_local_id, self.algorithm)
 
     def run_calls(self, work: dict, nets, step: float, limit: float) -> dict:
         """Many steps of some nodes at once (``emulator.lookahead``): ``work`` is
