@@ -176,7 +176,12 @@ def save(fig: Figure, out_dir: Path, stem: str) -> Path:
     png = out_dir / f"{stem}.png"
     with matplotlib.rc_context(STYLE):
         fig.savefig(png, dpi=DPI)
+        # the constrained layout is solved: the PDF keeps it (its axes stay where the
+        # PNG's are) instead of solving it again
+        engine = fig.get_layout_engine()
+        fig.set_layout_engine("none")
         fig.savefig(out_dir / f"{stem}.pdf")
+        fig.set_layout_engine(engine)
     return png
 
 
