@@ -190,19 +190,20 @@ class MacChannel:
         (:class:`~emulator.mac.sixlowpan.Datagram`)."""
         fragment, scale = entry[0], self.scale
         datagram = fragment.datagram
+        def feedback(where, when, what):   # the sender's giving up, told as such alone
+            return Fate(datagram.item, where, when, attempts, what, when, True)
         if entry[3] and reason not in ("delivered", "collision"):
-            # the fragment was delivered, only its ACKs were lost: the sender's giving
-            # up is the link-layer feedback alone (a retry limit's)
-            return [Fate(datagram.item, node, t / scale, attempts, reason, t / scale, True)]
+            # the fragment was delivered, only its ACKs were lost
+            return [feedback(node, t / scale, reason)]
         fates = []
         for where, when, what, start in datagram.tell(
                 fragment.index, node, t / scale, attempts, reason,
                 (t - entry[2]) / scale, self._reassembly):
             if datagram.told_any and datagram.unicast:
-                # the packet's fate is told (its receiver had no room): a later
-                # fragment's retry limit is the link-layer feedback alone
+                # the packet's fate is told (its receiver had no room): only a later
+                # fragment's retry limit still counts, as link-layer feedback
                 if what == "retry_limit":
-                    fates.append(Fate(datagram.item, where, when, attempts, what, when, True))
+                    fates.append(feedback(where, when, what))
                 continue
             fates.append(Fate(datagram.item, where, when, sum(datagram.attempts), what,
                               start, datagram.told_any, datagram.frames()))

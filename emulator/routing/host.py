@@ -779,11 +779,8 @@ class RoutedTransport(Transport):
         """Tell the protocol each frame's outcome on the link ``u`` -> ``v``: the hop's
         one, or each 6LoWPAN fragment's that went on air (Contiki-NG's link-stats count
         every frame the MAC sent)."""
-        if fate.frames is None:
-            self.protocol.on_link_outcome(fate.time, u, v, fate.attempts, acked)
-            return
-        for _, attempts, received in fate.frames:
-            if attempts:
+        for _, attempts, received in fate.frames or ((None, fate.attempts, acked),):
+            if attempts:   # (a fragment never sent tells nothing; a hop is always sent)
                 self.protocol.on_link_outcome(fate.time, u, v, attempts, received)
 
     @property
