@@ -41,8 +41,8 @@ def spec_for(name: str, runtime: str) -> dict:
     return spec
 
 
-# Both in the full suite (make test-full, CI): make test keeps the enrichment model's
-# lookups on Spark below, state held in the node programs as here, at a quarter of the time.
+# In the full suite (make test-full, CI), as the enrichment model's lookups below: make
+# test keeps the enrichment model on Spark in the contract suite.
 @pytest.mark.full_suite
 @pytest.mark.parametrize("name", ["smj-h", "ctr"])
 def test_lookup_runs_on_spark_equal_inproc(name, spark, tmp_path):
@@ -64,8 +64,10 @@ def test_lookup_runs_on_spark_equal_inproc(name, spark, tmp_path):
 ENRICH = {"table": {"service_time": 0.3, "update_rate": 1.0, "invalidate": True}}
 
 
-@pytest.mark.parametrize("name", ["enrich-on-demand",
-                                  pytest.param("enrich-oracle", marks=pytest.mark.full_suite)])
+# In the full suite too: make test keeps the enrichment model on Spark in the contract
+# suite (tests/spark/test_spark_equivalence.py, enrich-predicted).
+@pytest.mark.full_suite
+@pytest.mark.parametrize("name", ["enrich-on-demand", "enrich-oracle"])
 def test_the_enrichment_model_on_spark_equals_inproc(name, spark, tmp_path):
     def spec(runtime: str) -> dict:
         s = copy.deepcopy(BASE)

@@ -64,7 +64,8 @@ def test_meta_records_the_shaping_mechanism(smoke):
     assert info["time_scale"] == SMOKE_TIME_SCALE and info["hosts"] == 5 and info["links"] == 6
 
 
-@pytest.mark.parametrize("algorithm, streams", [("smj-e", 3), ("qjoin", 2)])
+@pytest.mark.parametrize("algorithm, streams", [   # QJoin on Mininet: the full suite
+    ("smj-e", 3), pytest.param("qjoin", 2, marks=pytest.mark.full_suite)])
 def test_smj_and_qjoin_complete_with_the_simpy_results(tmp_path, algorithm, streams):
     nodes = [2, 3, 4][-streams:]
     raw = smoke_spec(**{"algorithm.name": algorithm, "streams.count": streams,

@@ -16,7 +16,10 @@ from .mininet_specs import smoke_spec
 #: The JVM option that marks an emulated run's Java processes (``Names.java_marker``).
 JAVA_MARK = "-Dadhoc.testbed.run="
 
-pytestmark = [pytest.mark.mininet, pytest.mark.spark, pytest.mark.slow]
+# In the full suite (an emulated cluster of three JVMs, 90 s): make test keeps the spark
+# runtime on a standalone cluster and the Mininet runs of every family.
+pytestmark = [pytest.mark.mininet, pytest.mark.spark, pytest.mark.slow,
+              pytest.mark.full_suite]
 
 
 def test_spark_runtime_on_an_emulated_cluster_equals_inproc(tmp_path, monkeypatch):

@@ -36,6 +36,7 @@ def _pairs(later, earlier, side):
             for a, b in zip(later.tolist(), earlier.tolist())}
 
 
+@pytest.mark.full_suite   # make test keeps the tight watermark below
 def test_generous_watermark_equals_unbounded_join(spark):
     from spark_nodes.algorithms.qjoin.spark_join import spark_stream_join
 

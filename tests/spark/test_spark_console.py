@@ -13,6 +13,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.cluster, pytest.mark.slow]
 SPEC = Path(__file__).resolve().parents[2] / "experiments" / "specs" / "quickstart.toml"
 
 
+# In the full suite (a driver and its JVM in a fresh process, 50 s): make test keeps the
+# spark runtime on a standalone cluster and in local mode.
+@pytest.mark.full_suite
 def test_the_jvm_writes_to_spark_log_not_to_the_console(tmp_path):
     text = SPEC.read_text()
     assert "duration = 20.0" in text

@@ -95,6 +95,7 @@ def complete_runs(out):
 # minute or more on a slow machine), so drivers run in this process wherever a test does
 # not need to kill one: the first test before any worker exists, then two workers.
 
+@pytest.mark.full_suite   # make test keeps the runtime on the cluster below
 def test_master_without_workers_fails_within_the_timeout(standalone):
     from spark_nodes.runtimes.session import SparkSetupError, build_session
 

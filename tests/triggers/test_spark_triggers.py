@@ -45,6 +45,7 @@ def test_triggered_runs_equal_on_spark(tmp_path, algorithm, use):
     same(inproc, run(s, out=tmp_path))
 
 
+@pytest.mark.full_suite   # 50 s; make test keeps the triggered QJoin run on Spark above
 def test_a_gated_run_joining_on_windows_is_equal_on_spark(tmp_path):
     from .test_gate import GATE
     from .test_gate import spec as gated
@@ -57,7 +58,7 @@ def test_a_gated_run_joining_on_windows_is_equal_on_spark(tmp_path):
     same(inproc, run(s, out=tmp_path))
 
 
-@pytest.mark.full_suite   # the gated run on windows above is one of its kind in make test
+@pytest.mark.full_suite   # as the gated run on windows above
 def test_atr_on_windows_with_host_windows_and_a_gate_is_equal_on_spark(tmp_path):
     s = spec("rate")
     s["algorithm"]["name"] = "atr"
