@@ -55,13 +55,20 @@ from spark_nodes.workload.tuples import StreamTuple
 
 
 class Source(NodeProgram):
-    """Sends every tuple it produces to the sink."""
+    """Sends every tuple it produces to the sink: a pure source, handed its tuples a
+    span at a time (``emulator.tuple_spans``), one call sending them all."""
 
     def __init__(self, sink):
         self.sink = sink
 
     def on_tuple(self, ctx, tup):
         ctx.send(self.sink, "data", tup, 1.0)
+
+    def on_tuples(self, ctx, tuples):
+        ctx.send_many(self.sink, "data", tuples, 1.0, [t.entered_at for t in tuples])
+
+    def receives_messages(self):
+        return False
 
 
 class Sink(NodeProgram):
