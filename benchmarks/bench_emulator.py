@@ -9,7 +9,8 @@ second of a bare SimPy loop, and their ratio.
 It first loads the compiled kernels and says how long that took and whether they were
 compiled (numba's cache on disk missing or stale) or loaded. It also times the transport alone (the hop-by-hop walk, ledger and loss/jitter draws, on
 routing views already built) over the same messages, to show where the rest goes: node
-program calls, SimPy events (two per message: the tuple entering and the delivery),
+program calls, calendar events (one per message, its delivery: the sources are pure
+sources handed their tuples a span at a time, ``emulator.tuple_spans``),
 building the mobility epochs and routing trees, and the ledger's DataFrame.
 
 ``--reference`` also times the links medium against the model a researcher would write in
