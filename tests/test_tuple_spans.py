@@ -216,3 +216,23 @@ def test_held_tuples_split_any_stream():
     assert [t.entered_at for t in rest] == [0.0, 0.05]
     assert [t.entered_at for t in spans._held[0]] == [0.1, 0.1, 0.3, 0.7, 1.0, 1.25, 2.0,
                                                       2.999, 3.3, 4.0, 4.95, 4.999]
+
+
+def test_send_many_is_send_at_each_time():
+    """To another node: one Outgoing each, numbered on; to itself: local deliveries at
+    their times, as ``send`` makes them; times and payloads must pair up."""
+    from contract.events import DELIVER
+    from contract.program import NodeContext, WindowOutput
+
+    out, agenda = WindowOutput(), []
+    ctx = NodeContext(4, None, None, 9.0, out, agenda, "a", 2)
+    ctx.now = 0.5
+    ctx.send_many(7, "data", ["x", "y"], 2, [0.5, 0.75])
+    ctx.send_many(4, "note", ["z"], [0.25], [0.8])
+    assert [(m.local_id, m.src, m.dst, m.sent_at, m.size_units) for m in out.messages] == [
+        (2, 4, 7, 0.5, 2.0), (3, 4, 7, 0.75, 2.0)]
+    (_, event), = agenda
+    assert (event.kind, event.time, event.payload.payload, ctx._next_local_id) == (
+        DELIVER, 0.8, "z", 5)
+    with pytest.raises(ValueError, match="node 4: send_many got 2 payloads but 1 times"):
+        ctx.send_many(7, "data", ["x", "y"], 1.0, [0.9])
