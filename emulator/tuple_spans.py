@@ -47,6 +47,8 @@ from contract.events import window_of
 from emulator import collector
 
 _SENT_AT = attrgetter("sent_at")
+_ENTERED_AT = attrgetter("entered_at")
+_ORIGIN = attrgetter("origin")
 
 
 class TupleSpans:
@@ -192,8 +194,3 @@ class TupleSpans:
     def _earliest_tuple(self) -> float:
         return float(min((times[self._taken[n]] for n, times in self._entered.items()
                           if self._taken[n] < len(times)), default=math.inf))
-
-
-_ENTERED_AT = attrgetter("entered_at")
-_ORIGIN = attrgetter("origin")
-
