@@ -9,7 +9,8 @@ second of a bare SimPy loop, and their ratio.
 It first loads the compiled kernels and says how long that took and whether they were
 compiled (numba's cache on disk missing or stale) or loaded. It also times the transport alone (the hop-by-hop walk, ledger and loss/jitter draws, on
 routing views already built) over the same messages, to show where the rest goes: node
-program calls, SimPy events (two per message: the tuple entering and the delivery),
+program calls, calendar events (one per message, its delivery: the sources are pure
+sources handed their tuples a span at a time, ``emulator.tuple_spans``),
 building the mobility epochs and routing trees, and the ledger's DataFrame.
 
 ``--reference`` also times the links medium against the model a researcher would write in
@@ -55,13 +56,20 @@ from spark_nodes.workload.tuples import StreamTuple
 
 
 class Source(NodeProgram):
-    """Sends every tuple it produces to the sink."""
+    """Sends every tuple it produces to the sink: a pure source, handed its tuples a
+    span at a time (``emulator.tuple_spans``), one call sending them all."""
 
     def __init__(self, sink):
         self.sink = sink
 
     def on_tuple(self, ctx, tup):
         ctx.send(self.sink, "data", tup, 1.0)
+
+    def on_tuples(self, ctx, tuples):
+        ctx.send_many(self.sink, "data", tuples, 1.0, [t.entered_at for t in tuples])
+
+    def receives_messages(self):
+        return False
 
 
 class Sink(NodeProgram):

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import math
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -42,6 +44,41 @@ class NodeProgram:
 
     def on_tuple(self, ctx: "NodeContext", tup) -> None:
         """A tuple produced by a source at this node entered the system."""
+
+    def on_tuples(self, ctx: "NodeContext", tuples: list) -> None:
+        """Many tuples produced at this node, in time order (``entered_at``, then the
+        order they were filed in), handed over in one call: how the driver feeds a
+        program that :meth:`takes_tuple_spans`. It must do what :meth:`on_tuple` on
+        each in turn does. By default it is that loop, ``ctx.now`` at each tuple's time;
+        an override sends the same messages, stamped with the same times, in fewer
+        calls (``ctx.send_many``).
+
+        >>> class Ship(NodeProgram):
+        ...     def on_tuple(self, ctx, tup): ctx.send(9, "data", tup, 1.0)
+        >>> from collections import namedtuple
+        >>> Tup = namedtuple("Tup", "entered_at")
+        >>> out = WindowOutput()
+        >>> ctx = NodeContext(1, None, None, float("-inf"), out, [], "", 0)
+        >>> Ship().on_tuples(ctx, [Tup(0.25), Tup(0.5)])
+        >>> [(m.local_id, m.sent_at) for m in out.messages]
+        [(0, 0.25), (1, 0.5)]
+        """
+        for tup in tuples:
+            ctx.now = float(tup.entered_at)
+            self.on_tuple(ctx, tup)
+
+    def takes_tuple_spans(self) -> bool:
+        """Whether the driver may hand this node its tuples a span at a time, through
+        :meth:`on_tuples` (default: whether a subclass overrides it).
+
+        Heeded only for a pure source (:meth:`receives_messages` False, not listening to
+        losses) run in process on the simpy backend with ``[run] run_ahead``; see
+        :mod:`emulator.tuple_spans`. Such a program handles its tuples without setting a
+        timer, emitting a result, recording a metric or a trace, or sending to itself,
+        and sets no timer at all (its timers would fire among tuples already handled):
+        each is an error naming the node. Its ``memory()`` is read once per span.
+        """
+        return type(self).on_tuples is not NodeProgram.on_tuples
 
     def on_message(self, ctx: "NodeContext", msg: Message) -> None:
         """A message was delivered to this node."""
@@ -155,6 +192,37 @@ class NodeContext:
             self._out.messages.append(_new_outgoing(Outgoing, (
                 local_id, kind, self.node, dst, self.now, float(size_units), payload, False)))
         return local_id
+
+    def send_many(self, dst: int, kind: str, payloads: list, size_units, at: list) -> None:
+        """Send one message per payload to ``dst``, the i-th stamped ``at[i]`` (times in
+        order, none before now), as :meth:`send` at each of those times would, with
+        consecutive message numbers. ``size_units``: one number for all, or a list of
+        one per payload. One call for many messages: what a program fed its tuples by
+        the span (``NodeProgram.on_tuples``) sends with.
+
+        >>> out = WindowOutput()
+        >>> ctx = NodeContext(1, None, None, float("-inf"), out, [], "", 5)
+        >>> ctx.send_many(9, "data", ["a", "b"], [1, 2.5], [0.25, 0.5])
+        >>> [(m.local_id, m.dst, m.sent_at, m.size_units, m.payload) for m in out.messages]
+        [(5, 9, 0.25, 1.0, 'a'), (6, 9, 0.5, 2.5, 'b')]
+        """
+        n = len(payloads)
+        if len(at) != n:
+            raise ValueError(f"node {self.node}: send_many got {n} payloads but {len(at)} "
+                             f"times")
+        sizes = (repeat(float(size_units), n) if not isinstance(size_units, list)
+                 else map(float, size_units))
+        if dst == self.node:   # local deliveries: one by one, each at its time
+            for payload, size, when in zip(payloads, sizes, at):
+                self.now = float(when)
+                self.send(dst, kind, payload, size)
+            return
+        first = self._next_local_id
+        self._next_local_id = first + n
+        # the Outgoings made in C (map over zip): no Python code per message
+        self._out.messages.extend(map(_new_outgoing, repeat(Outgoing, n), zip(
+            range(first, first + n), repeat(kind, n), repeat(self.node, n),
+            repeat(dst, n), map(float, at), sizes, payloads, repeat(False, n))))
 
     def signal(self, dst: int, kind: str, payload, size_units: float, free: bool) -> int:
         """Send a control signal: over the network like :meth:`send`, or with ``free``
@@ -335,6 +403,52 @@ def run_window(programs: dict, events_by_node: dict, t0: float, t1: float, net,
                                      rngs[node], out, algorithm, next_ids.get(node, 0))
         if len(timers) > filed:
             timer_nodes.extend([node] * (len(timers) - filed))
+        memory.append((node, program.memory()))
+    return out
+
+
+def run_tuple_spans(programs: dict, tuples_by_node: dict, net, rngs: dict, next_ids: dict,
+                    algorithm: str = "") -> WindowOutput:
+    """Hand every node of ``tuples_by_node`` its tuples (in time order) in one
+    :meth:`NodeProgram.on_tuples` call, node after node in node order, into one
+    :class:`WindowOutput`: the messages, and each node's ``memory()`` after its call.
+    ``net`` is the view every one of those tuples' windows sees (the driver never lets
+    a span cross a network epoch); ``rngs`` and ``next_ids`` as for :func:`run_window`.
+
+    A program fed so (``takes_tuple_spans``) may only send to other nodes while it
+    handles tuples: a timer, a result, a metric or trace row, or a message to itself
+    would have to take its place among tuples already handled, so each is an error
+    naming the node.
+
+    >>> class Ship(NodeProgram):
+    ...     def on_tuple(self, ctx, tup): ctx.send(9, "data", tup.seq, 1.0)
+    >>> from collections import namedtuple
+    >>> Tup = namedtuple("Tup", "seq entered_at")
+    >>> ids = {2: 4}
+    >>> out = run_tuple_spans({1: Ship(), 2: Ship()}, {2: [Tup(0, 0.5)],
+    ...     1: [Tup(0, 0.25), Tup(1, 0.75)]}, None, {1: None, 2: None}, ids)
+    >>> [(m.src, m.local_id, m.sent_at) for m in out.messages], out.memory, ids
+    ([(1, 0, 0.25), (1, 1, 0.75), (2, 4, 0.5)], [(1, (0, 0)), (2, (0, 0))], {2: 5, 1: 2})
+    """
+    out = WindowOutput([], [], [], [], [], [], [])
+    memory = out.memory
+    for node in sorted(tuples_by_node):
+        program, tuples, agenda = programs[node], tuples_by_node[node], []
+        # no window end: every timer set lands in out.timers, where it is caught
+        ctx = NodeContext(node, net, rngs[node], -math.inf, out, agenda, algorithm,
+                          next_ids.get(node, 0))
+        ctx.now = float(tuples[0].entered_at)
+        program.on_tuples(ctx, tuples)
+        if agenda or out.timers or out.results or out.metrics or out.traces:
+            what = ("sent a message to itself" if agenda else "set a timer" if out.timers
+                    else "emitted a result" if out.results
+                    else "recorded a metric" if out.metrics else "traced a row")
+            raise RuntimeError(
+                f"node {node}: its program takes its tuples by the span "
+                f"(takes_tuple_spans() is True), but it {what} while handling them; such "
+                f"a program only sends to other nodes from on_tuples (or let "
+                f"takes_tuple_spans() answer False)")
+        next_ids[node] = ctx._next_local_id
         memory.append((node, program.memory()))
     return out
 

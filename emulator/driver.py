@@ -65,11 +65,12 @@ log = logging.getLogger(__name__)
 
 
 def seed_calendar(backend, plan: Plan, programs: dict, tuples_by_stream: dict,
-                  lookahead=None) -> None:
+                  lookahead=None, spans=None) -> None:
     """File the run's own events: ``start`` at 0, every tuple at its origin when it
     enters the system, ``finish`` at the duration. A tuple whose origin has no program is
-    an error. The events of nodes that run ahead go to ``lookahead`` instead; the others
-    are filed with the backend in one call, in this order."""
+    an error. The tuples of nodes fed by the span are kept by ``spans`` (those it
+    holds) and the events of nodes that run ahead go to ``lookahead``; the others are
+    filed with the backend in one call, in this order."""
     filed = []
 
     def file(time, node, kind, payload):
@@ -84,6 +85,8 @@ def seed_calendar(backend, plan: Plan, programs: dict, tuples_by_stream: dict,
             if tup.origin not in programs:
                 raise ValueError(f"stream {name}: tuple {tup.seq} comes from node {tup.origin}, "
                                  f"which runs no program of {plan.algorithm!r}")
+        if spans is not None:
+            stream = spans.hold(stream)
         if lookahead is None:   # every tuple to the backend: no call per tuple
             filed.extend([(tup.entered_at, tup.origin, TUPLE, tup) for tup in stream])
         else:
@@ -96,24 +99,26 @@ def seed_calendar(backend, plan: Plan, programs: dict, tuples_by_stream: dict,
 
 def execute(plan: Plan, programs: dict, tuples_by_stream: dict, runtime,
             drain: float | None = None, progress: bool = False, backend=None,
-            run_ahead: bool = True) -> RunOutput:
+            run_ahead: bool = True, tuple_spans: bool = True) -> RunOutput:
     """Run ``programs`` under ``runtime`` on ``backend`` (default: the simpy backend built
     from ``plan``); return the raw tables.
 
     ``tuples_by_stream`` holds every tuple the sources produce at the nodes this backend
     serves; each enters the system at its origin node at ``entered_at``. With
     ``run_ahead`` (and a backend on a grid of virtual time), nodes that receive nothing
-    run ahead and nodes that send nothing are deferred (:mod:`emulator.lookahead`); the
-    outputs are the same either way.
+    run ahead and nodes that send nothing are deferred (:mod:`emulator.lookahead`); with
+    ``tuple_spans`` too, a runtime that offers ``run_spans`` (the in-process one) hands
+    the pure sources that take them their tuples a span at a time
+    (:mod:`emulator.tuple_spans`). The outputs are the same either way.
     """
     # the objects of the set-up stay out of the collector's scans (emulator.collector)
     with collector.earlier_objects_frozen():
         return _execute(plan, programs, tuples_by_stream, runtime, drain, progress, backend,
-                        run_ahead)
+                        run_ahead, tuple_spans)
 
 
 def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, backend,
-             run_ahead) -> RunOutput:
+             run_ahead, tuple_spans) -> RunOutput:
     if backend is None:
         from emulator.simpy_backend import SimpyBackend
 
@@ -127,7 +132,9 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
     if phases:
         runtime.on_phase = bar.set_postfix_str
     runtime.open(plan, programs)
-    state, lookahead = _books(plan, programs, tuples_by_stream, backend, run_ahead)
+    spans_ok = tuple_spans and hasattr(runtime, "run_spans")
+    state, lookahead, spans = _books(plan, programs, tuples_by_stream, backend, run_ahead,
+                                     spans_ok)
     end = plan.run_end(drain)
     t0 = 0.0
     timed = False
@@ -138,6 +145,8 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
         nxt = backend.next_time()
         if lookahead is not None:
             nxt = min(nxt, lookahead.next_time())
+        if spans is not None:
+            nxt = min(nxt, spans.next_time())
         if math.isinf(nxt) or nxt >= end:
             break
         t0, t1 = backend.window(t0, nxt, plan.step)
@@ -147,34 +156,48 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
             state.replay_before = t0 if lookahead.deferred else math.inf
             state.replay()
         state.sample_memory_until(t0)
-        while (events := backend.collect(t1)):
-            if getattr(backend, "notices", True) or not state.memory.keys() >= events.keys():
-                events = state.wanted(events)   # (most windows: no notice, all programs)
-            events = state.alive_only(events, backend)
-            if not events:
+        if spans is not None and spans.span_due(t0):
+            spans.run_span(t0, runtime, state)
+        released = None     # the spans' messages of this window: with its first inject
+        while True:
+            events = backend.collect(t1)
+            if released is None:
+                released = [] if spans is None else spans.release(backend.now)
+                sent = released
+            else:
+                sent = ()
+            if not events and not sent:
+                break
+            if events:
+                if getattr(backend, "notices", True) or not state.memory.keys() >= events.keys():
+                    events = state.wanted(events)   # (most windows: no notice, all programs)
+                events = state.alive_only(events, backend)
+            if not events and not sent:
                 continue
             if mortal:   # the operators' work, charged
                 backend.charge_work(events)
             if lookahead is None:   # nothing is ever deferred: booked at once
                 if run_window is not None:   # the window's outputs in one
-                    state.absorb_window(run_window(t0, t1, events, backend.view(t0)),
-                                        backend, plan.duration, t1)
+                    state.absorb_window(run_window(t0, t1, events, backend.view(t0))
+                                        if events else None, backend, plan.duration, t1,
+                                        sent)
                 else:
-                    state.absorb(None, runtime.run_step(t0, t1, events, backend.view(t0)),
-                                 backend, plan.duration, t1)
+                    state.absorb(None, runtime.run_step(t0, t1, events, backend.view(t0))
+                                 if events else {}, backend, plan.duration, t1, sent)
                 continue
             entry = state.open_step(t0, t1)
-            outputs = lookahead.take(t0, t1, events, state, entry)
+            outputs = lookahead.take(t0, t1, events, state, entry) if events else {}
             if events:
                 outputs.update(runtime.run_step(t0, t1, events, backend.view(t0)))
-            state.absorb(entry, outputs, backend, plan.duration)
-        if not timed:
-            # the first step pays for warm-up (Spark plans its query, starts its Python
-            # worker): time the estimate from the steps after it
-            bar.reset()
-            timed = True
-        if (done := int(1000 * min(t1, plan.duration) / plan.duration) - bar.n):
-            bar.update(done)   # a thousandth is a hundred windows of 0.01 in 100 units
+            state.absorb(entry, outputs, backend, plan.duration, released=sent)
+        if progress:   # (not asked: not a bar's arithmetic per window either)
+            if not timed:
+                # the first step pays for warm-up (Spark plans its query, starts its
+                # Python worker): time the estimate from the steps after it
+                bar.reset()
+                timed = True
+            if (done := int(1000 * min(t1, plan.duration) / plan.duration) - bar.n):
+                bar.update(done)   # a thousandth is a hundred windows of 0.01 in 100 units
         t0 = t1
     if lookahead is not None:
         lookahead.finish(runtime, state)
@@ -189,9 +212,10 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
     info = backend.info()
     info["runtime"] = runtime.name
     info.update(runtime.facts)
-    if lookahead is not None:
-        info["run_ahead_nodes"] = sorted(lookahead.ahead)
-        info["deferred_nodes"] = sorted(lookahead.deferred)
+    if lookahead is not None or spans is not None:   # nodes fed by the span run ahead
+        info["run_ahead_nodes"] = sorted((set() if lookahead is None else lookahead.ahead)
+                                         | (set() if spans is None else spans.nodes))
+        info["deferred_nodes"] = sorted(() if lookahead is None else lookahead.deferred)
     info["dropped"] = dict(state.dropped)
     info["memory_peak_total_tuples"] = state.peak_total[0]
     info["memory_peak_total_bytes"] = state.peak_total[1]
@@ -203,25 +227,32 @@ def _execute(plan: Plan, programs, tuples_by_stream, runtime, drain, progress, b
                      None if capture is None else capture())
 
 
-def _books(plan: Plan, programs, tuples_by_stream, backend, run_ahead) -> tuple:
+def _books(plan: Plan, programs, tuples_by_stream, backend, run_ahead, spans_ok) -> tuple:
     """A run's books (:class:`_RunState`, with the nodes up in every epoch when the
-    backend can tell and none may die), its lookahead (None: every node stepped), and
-    the calendar seeded with the run's own events."""
+    backend can tell and none may die), its lookahead (None: every node stepped), its
+    tuple spans (None: no node fed by the span; ``spans_ok``: the runtime can) and the
+    calendar seeded with the run's own events."""
     state = _RunState(programs, plan.memory_interval)
     if hasattr(backend, "always_up") and not getattr(backend, "mortal", False):
         state.up_always = backend.always_up(sorted(programs))
-    lookahead = None
+    lookahead = spans = None
     if run_ahead and getattr(backend, "runs_ahead", False):
         from emulator.lookahead import Lookahead
+        from emulator.tuple_spans import TupleSpans
 
-        lookahead = Lookahead(plan, programs, backend, state.up_always) or None
+        if spans_ok:
+            spans = TupleSpans.of(plan, programs, backend, state.up_always)
+        if spans is not None:
+            state.span_nodes = spans.nodes
+        lookahead = Lookahead(plan, programs, backend,
+                              state.up_always - state.span_nodes) or None
     # every tuple's event, made and kept until it is due: made with the collector
     # paused, then frozen out of its view, since the first young collection after the
     # pause would scan them all (bench_emulator: one pass of 0.16-0.32 s in a 1.9 s run)
     with collector.paused():
-        seed_calendar(backend, plan, programs, tuples_by_stream, lookahead)
+        seed_calendar(backend, plan, programs, tuples_by_stream, lookahead, spans)
         collector.freeze_kept()
-    return state, lookahead
+    return state, lookahead, spans
 
 
 #: The order the network takes a step's messages in.
@@ -251,6 +282,8 @@ class _RunState:
         self.last_t1 = 0.0
         #: Nodes up in every epoch of the run (their events need no liveness check).
         self.up_always: set = set()
+        #: Nodes fed their tuples by the span (``emulator.tuple_spans``): they set no timer.
+        self.span_nodes: set = set()
 
     def wanted(self, events_by_node: dict) -> dict:
         """The events a program will see: a loss notice only where one listens."""
@@ -311,14 +344,17 @@ class _RunState:
         return entry
 
     def absorb(self, entry: "_Entry | None", outputs: dict, backend, duration: float,
-               t1: float = 0.0) -> None:
-        """File the step's timers and inject its messages now (the network needs them);
+               t1: float = 0.0, released=()) -> None:
+        """File the step's timers and inject its messages now (the network needs them),
+        with ``released``, the messages of nodes fed by the span that this window sends;
         keep the rest for the books, which :meth:`replay` writes in step order. With no
         ``entry`` (a run with no deferred node: nothing can wait before the step), the
         step ``[.., t1)`` is booked at once, without a journal entry."""
-        outgoing = []
+        outgoing = list(released)
         for node in sorted(outputs):
             out = outputs[node]
+            if out.timers and node in self.span_nodes:
+                self._timer_refused(node, out.timers[0][0])
             for at, tag in out.timers:
                 if at <= duration:
                     backend.schedule(at, node, TIMER, tag)
@@ -332,17 +368,51 @@ class _RunState:
         entry.outputs.update(outputs)
         self.replay()
 
-    def absorb_window(self, out, backend, duration: float, t1: float) -> None:
+    def absorb_window(self, out, backend, duration: float, t1: float, released=()) -> None:
         """:meth:`absorb` of a step ``[.., t1)`` whose nodes' outputs come in one
-        :class:`~contract.program.WindowOutput`, booked at once (no node is deferred)."""
+        :class:`~contract.program.WindowOutput` (None: no node stepped), booked at once
+        (no node is deferred)."""
+        self.last_t1 = max(self.last_t1, t1)
+        if out is None:     # only the messages of nodes fed by the span
+            backend.inject(released)
+            return
+        if self.span_nodes and not self.span_nodes.isdisjoint(out.timer_nodes):
+            node = next(n for n in out.timer_nodes if n in self.span_nodes)
+            self._timer_refused(node, out.timers[out.timer_nodes.index(node)][0])
         for (at, tag), node in zip(out.timers, out.timer_nodes):
             if at <= duration:
                 backend.schedule(at, node, TIMER, tag)
-        out.messages.sort(key=_SENDING_ORDER)
-        backend.inject(out.messages)
-        self.last_t1 = max(self.last_t1, t1)
+        messages = out.messages
+        if not released:
+            messages.sort(key=_SENDING_ORDER)
+        elif messages:     # merged with the others' (released ones come sorted)
+            messages.extend(released)
+            messages.sort(key=_SENDING_ORDER)
+        else:
+            messages = released
+        backend.inject(messages)
         self._book_rows(out)
-        for node, now in out.memory:
+        self._note_memories(out.memory)
+
+    @staticmethod
+    def _timer_refused(node: int, at: float):
+        raise RuntimeError(f"node {node}: its program takes its tuples by the span "
+                           f"(takes_tuple_spans() is True), but it set a timer for {at:g}; "
+                           f"such a program sets none (its timers would fire among tuples "
+                           f"already handled): let takes_tuple_spans() answer False")
+
+    def note_span(self, t0: float, memory: list) -> None:
+        """The memory ``(node, (tuples, bytes))`` of nodes fed by the span, read after
+        the span's call: booked as of the window ``t0`` the span starts in, after the
+        samples up to ``t0`` (in step order, through the journal, when steps wait)."""
+        if self._replayed == len(self.journal) and t0 < self.replay_before:
+            self._note_memories(memory)
+        else:
+            self.journal.append(_Entry(t0, None, dict(memory)))
+            self.replay()
+
+    def _note_memories(self, memory) -> None:
+        for node, now in memory:
             self._note_memory(node, now)
         self._note_peak()
 
@@ -396,6 +466,8 @@ class _RunState:
                 break
             if entry.t1 is None:
                 self._sample_until(entry.t0)
+                if entry.outputs:   # the memory of nodes fed by the span (note_span)
+                    self._note_memories(entry.outputs.items())
             else:
                 self._book(entry.outputs)
                 # booked: let the step's outputs go now rather than with the entry, so
@@ -450,8 +522,9 @@ class _RunState:
 
 @dataclass
 class _Entry:
-    """One line of the driver's journal: a memory sample up to ``t0`` (``t1`` None) or
-    a step ``[t0, t1)`` with its outputs by node (None until a deferred step has run)."""
+    """One line of the driver's journal: a memory sample up to ``t0`` (``t1`` None; its
+    ``outputs`` then the memory of nodes fed by the span, by node, if any) or a step
+    ``[t0, t1)`` with its outputs by node (None until a deferred step has run)."""
 
     t0: float
     t1: float | None

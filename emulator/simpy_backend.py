@@ -184,6 +184,12 @@ class SimpyBackend:
             if kind == LOST:
                 heapq.heappush(self._notice_keys, key)
 
+    @property
+    def now(self) -> float:
+        """The calendar's clock: the stop of the last :meth:`collect` (an event filed
+        at a time before it has been handed out)."""
+        return self._now
+
     def _schedule_deliveries(self, arrivals) -> None:
         """File a delivery at each ``(arrival time, message)`` at its receiver, as
         :meth:`schedule` would one by one (inlined: a run files one per message)."""

@@ -91,6 +91,12 @@ class CentralizedNode(NodeProgram):
         """Only sources send (the query node joins what reaches it)."""
         return self.join is None
 
+    def takes_tuple_spans(self) -> bool:
+        """A source that ships each tuple as it comes (``batch = 1``) takes its tuples
+        by the span (``emulator.tuple_spans``), through the default ``on_tuples`` loop;
+        one that fills batches keeps them in memory, whose samples need its steps."""
+        return self.join is None and self.batch == 1
+
     def memory(self) -> tuple[int, int]:
         units = sum(t.size for t in self.pending)
         n, nbytes = self.join.buffered() if self.join is not None else (0, 0)

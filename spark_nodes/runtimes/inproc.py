@@ -6,7 +6,7 @@ It is the reference for results and speed; the Spark runtime must give the same
 from __future__ import annotations
 
 from contract.program import (StepOutput, WindowOutput, node_rng, run_node_calls,
-                              run_node_step, run_window)
+                              run_node_step, run_tuple_spans, run_window)
 
 
 class InprocRuntime:
@@ -44,6 +44,13 @@ class InprocRuntime:
         is deferred)."""
         return run_window(self.programs, events_by_node, t0, t1, net, self._rng,
                           self._next_local_id, self.algorithm)
+
+    def run_spans(self, tuples_by_node: dict, net) -> WindowOutput:
+        """Hand some pure sources their tuples of a span, one ``on_tuples`` call each
+        (``emulator.tuple_spans``), their messages and memory in one
+        :class:`~contract.program.WindowOutput`."""
+        return run_tuple_spans(self.programs, tuples_by_node, net, self._rng,
+                               self._next_local_id, self.algorithm)
 
     def run_calls(self, work: dict, nets, step: float, limit: float) -> dict:
         """Many steps of some nodes at once (``emulator.lookahead``): ``work`` is

@@ -71,11 +71,25 @@ class SourceNode(NodeProgram):
         if self.initiator is not None:
             self._signal(ctx, self.initiator.tuple(tup.stream, None, ctx.now))
 
+    def on_tuples(self, ctx, tuples) -> None:
+        """Many tuples at once (``emulator.tuple_spans``): a plain source ships them in
+        one call, each at its time; one that watches faults takes them one by one."""
+        if self.listens_to_losses():
+            super().on_tuples(ctx, tuples)
+            return
+        ctx.send_many(self.join_node, "data", tuples, [t.size for t in tuples],
+                      [t.entered_at for t in tuples])
+
     def on_lost(self, ctx, msg, reason) -> None:
         self._fault(ctx, reason, msg.dst)
 
     def listens_to_losses(self) -> bool:
         return self.initiator is not None or self.reports
+
+    def takes_tuple_spans(self) -> bool:
+        """A plain source takes its tuples by the span; one that watches its losses and
+        routes cannot (it hears of the network, so it is stepped)."""
+        return not self.listens_to_losses()
 
     def receives_messages(self) -> bool:
         """A source is never sent to (it may hear of its losses: see above)."""
