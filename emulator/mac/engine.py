@@ -40,6 +40,13 @@ from emulator.mac.airtime import ack_80211, ack_802154, control_80211, data_8021
 from emulator.mac.error_rate import DSSS_CODES, R_OQPSK, cck_curve
 from emulator.mac.standards import CsmaCa802154, Dcf80211
 
+#: Duty cycling's train outcomes (:data:`emulator.mac.kernel.TR_UNICAST` on): counts
+#: for diagnosis, in :meth:`MacEngine.counters` under ``trains``.
+TRAIN_OUTCOMES = ("unicast", "receiver_out_of_range", "receiver_sending",
+                  "receiver_on_broadcast", "receiver_on_train", "receiver_on_other",
+                  "no_check", "found", "receiver_left", "corrupted", "taken", "acked",
+                  "sender_heard_other", "sender_heard_other_failed", "ack_wait_abandoned",
+                  "broadcast")
 #: Outcome reasons by code (``Outcomes.reason``).
 REASONS = ("delivered", "retry_limit", "channel_access_failure", "collision", "queue_full",
            "queue_expired")
@@ -226,7 +233,7 @@ class MacEngine:
         self._pending: list[int] = []
         self._next: float | None = None   # next_time(), until the state changes
         self._last_ready = np.full(n, -np.inf)
-        self._drops = np.zeros(k.N_REASONS, np.int64)
+        self._drops = np.zeros(k.N_DROPS, np.int64)
         self._scratch = np.zeros(n, np.int64)
         self._out = _outputs(max(4096, 4 * (n * n + 4 * n)))
 
@@ -418,7 +425,9 @@ class MacEngine:
                 "retries": self._ni[:, k.RETRIES].copy(),
                 "drops_by_reason": {r: int(self._drops[i]) for i, r in enumerate(REASONS)
                                     if r != "delivered"},
-                "busy_time": busy}
+                "busy_time": busy,
+                **({} if self.duty is None else {"trains": dict(zip(
+                    TRAIN_OUTCOMES, self._drops[k.N_REASONS:].tolist()))})}
 
 
 def _outputs(size: int):

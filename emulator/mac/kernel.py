@@ -87,7 +87,10 @@ TX_MISS = 20   # duty cycling: the receiver's checks missed this unicast train
 # csma.c's counters for the current frame: access failures since the last counted
 # transmission (n->collisions), and transmissions counted (n->transmissions).
 CS_COLL, CS_TX = 21, 22
-N_NI = 23
+# duty cycling: the sender of this unicast train could hear another frame begin during
+# it (Contiki's "collisions while sending", MAC_TX_COLLISION)
+TX_HEARD = 23
+N_NI = 24
 # Under the phase lock, node j's columns N_NF + d hold when it last sent the copy
 # neighbour d acknowledged (Contiki's encounter time; NaN: d's phase unknown).
 
@@ -101,6 +104,18 @@ K_DATA, K_BCAST, K_RTS, K_CTS, K_ACK = range(5)
 DELIVERED, RETRY_LIMIT_R, CHANNEL_ACCESS_FAILURE, COLLISION, QUEUE_FULL, QUEUE_EXPIRED = \
     range(6)
 N_REASONS = 6
+# Duty cycling's train outcomes, counted in ``drops`` after the reasons (diagnostics:
+# :meth:`emulator.mac.engine.MacEngine.counters`' ``trains``). A unicast train starts;
+# its receiver cannot take it at its start (out of range or dead, sending, locked onto
+# a broadcast, a unicast train or another frame), or no check of it falls in the
+# train; or a check finds it and at the train's end the receiver has left it (it began
+# sending), lost it (interference), or took it; the sender gets the ACK. A train whose
+# sender could hear another frame begin during it, and those of them not acknowledged;
+# a wait for an ACK given up to acknowledge another frame; broadcast trains.
+TR_UNICAST, TR_OUT, TR_DST_TX, TR_DST_BCAST, TR_DST_TRAIN, TR_DST_OTHER, TR_NO_CHECK, \
+    TR_FOUND, TR_LEFT, TR_CORRUPT, TR_TAKEN, TR_ACKED, TR_HEARD, TR_HEARD_FAILED, \
+    TR_ABANDONED, TR_BCAST = range(N_REASONS, N_REASONS + 16)
+N_DROPS = N_REASONS + 16
 
 # Global cells (g): the next arrival to take, the outcome rows written, and whether to
 # stop after the first instant that writes one (a transport that must act on an outcome
@@ -284,6 +299,8 @@ def _fail(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_at
           g, drops):
     """No CTS or ACK came for ``j``'s frame: retry it, or drop it at the retry limit."""
     f = ni[j, CUR]
+    if ip[DUTY] == 1 and ni[j, TX_HEARD] == 1:
+        drops[TR_HEARD_FAILED] += 1
     if fr_i[f, F_ATT] >= ip[RETRY_LIMIT]:
         drops[RETRY_LIMIT_R] += 1
         _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j, now,
@@ -345,6 +362,8 @@ def _receive(now, i, j, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, 
                 return
         elif kind == K_ACK:
             if ni[j, STATE] == S_WAIT_ACK and fr_i[ni[j, CUR], F_DST] == i:
+                if ip[DUTY] == 1:
+                    drops[TR_ACKED] += 1
                 if ip[PHASE_LOCK] == 1:   # the acknowledged copy's start: i's phase
                     nf[j, N_NF + i] = nf[j, TX_END] - fr_f[ni[j, CUR], F_AIR]
                 _finish(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t,
@@ -366,6 +385,8 @@ def _answer_first(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t
     afresh (NB 0, BE macMinBE) once the ACK has been sent."""
     st = ni[j, STATE]
     if st == S_WAIT_ACK:
+        if ip[DUTY] == 1:
+            drops[TR_ABANDONED] += 1
         _fail(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
               out_r, g, drops)
         st = ni[j, STATE]
@@ -432,6 +453,19 @@ def _ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node,
                         ok = _oqpsk_ok(rng, nf[j, MIN_SINR], nf[i, TX_AIR])
                     if not ok:
                         ni[j, LOCK_OK] = 0
+    if ip[DUTY] == 1:
+        for k in range(m):
+            i = ending[k]
+            if ni[i, TX_KIND] == K_DATA and ni[i, TX_HEARD] == 1:
+                drops[TR_HEARD] += 1
+            if ni[i, TX_KIND] == K_DATA and ni[i, TX_MISS] == 0:
+                d = ni[i, TX_DST]
+                if ni[d, LOCK] != i:
+                    drops[TR_LEFT] += 1
+                elif ni[d, LOCK_OK] == 0:
+                    drops[TR_CORRUPT] += 1
+                else:
+                    drops[TR_TAKEN] += 1
     for k in range(m):
         i = ending[k]
         if ni[i, TX_KIND] == K_BCAST:   # every node in range: received, or lost to the channel
@@ -512,7 +546,29 @@ def _overhear(now, j, dst, air, end, nf, ni, p, ip, rx_mw):
 
 
 @njit(cache=True)
-def _train(now, j, dst, air, nf, ni, p, ip, rx_mw):
+def _count_start(j, dst, nf, ni, p, ip, rx_mw, drops):
+    """Count a train's start (diagnostics, ``TR_*``): a broadcast, or a unicast and
+    why its receiver cannot take it, if it cannot."""
+    if dst < 0:
+        drops[TR_BCAST] += 1
+        return
+    drops[TR_UNICAST] += 1
+    if rx_mw[j, dst] < p[DETECT]:
+        drops[TR_OUT] += 1
+    elif ni[dst, TX_KIND] >= 0:
+        drops[TR_DST_TX] += 1
+    elif ni[dst, LOCK] >= 0:
+        k = ni[dst, LOCK]
+        if ni[k, TX_KIND] == K_BCAST:
+            drops[TR_DST_BCAST] += 1
+        elif ni[k, TX_KIND] == K_DATA:
+            drops[TR_DST_TRAIN] += 1
+        else:
+            drops[TR_DST_OTHER] += 1
+
+
+@njit(cache=True)
+def _train(now, j, dst, air, nf, ni, p, ip, rx_mw, drops):
     """ContikiMAC: when ``j``'s train of copies of an ``air``-second frame begun at
     ``now`` ends, and the radio time it costs. To ``dst``: at the end of the copy
     ``dst``'s channel check takes (:func:`~emulator.mac.contikimac.first_copy`), its
@@ -533,6 +589,8 @@ def _train(now, j, dst, air, nf, ni, p, ip, rx_mw):
         # train's start at the latest): a train whose CSMA-CA outlasted the guard misses
         limit = min(expected, p[GUARD]) + p[LOCK_MISS]
     ni[j, TX_MISS] = 1 if dst >= 0 else 0
+    ni[j, TX_HEARD] = 0
+    _count_start(j, dst, nf, ni, p, ip, rx_mw, drops)
     end = -1.0
     if dst >= 0 and rx_mw[j, dst] >= p[DETECT] and ni[dst, TX_KIND] < 0 and \
             ni[dst, LOCK] < 0:
@@ -544,7 +602,10 @@ def _train(now, j, dst, air, nf, ni, p, ip, rx_mw):
             nf[dst, R_RX] += air
             nf[dst, R_LISTEN] += now + copy * step - found
             ni[j, TX_MISS] = 0
+            drops[TR_FOUND] += 1
             end = now + copy * step + air
+        else:
+            drops[TR_NO_CHECK] += 1
     if end < 0.0:
         copies = np.ceil(limit / step - 1e-12)
         nf[j, R_TX] += copies * air
@@ -566,7 +627,7 @@ def _book_ack(j, dst, nf, p):
 
 
 @njit(cache=True)
-def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw):
+def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw, drops):
     """Node ``j`` puts its current frame (or its RTS) on air (with duty cycling, its
     train of copies; ``TX_AIR`` stays one copy's airtime, which the error curve judges)."""
     f = ni[j, CUR]
@@ -574,7 +635,7 @@ def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw):
     air, ack = fr_f[f, F_AIR], fr_f[f, F_ACK]
     if ip[DUTY] == 1:
         fr_i[f, F_ATT] += 1
-        end = _train(now, j, dst, air, nf, ni, p, ip, rx_mw)
+        end = _train(now, j, dst, air, nf, ni, p, ip, rx_mw, drops)
         _put_on_air(now, j, K_DATA if dst >= 0 else K_BCAST, dst, f, end, 0.0, nf, ni)
         nf[j, TX_AIR] = air
     elif dst < 0:
@@ -591,6 +652,20 @@ def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw):
         fr_i[f, F_ATT] += 1
         _put_on_air(now, j, K_DATA, dst, f, now + air, now + air + p[SIFS] + ack, nf, ni)
     ni[j, SLOTS] = -1
+
+
+@njit(cache=True)
+def _trains_hear(nf, ni, p, rx_mw, started, m):
+    """Duty cycling: a unicast train's sender listens between its copies; mark the
+    trains on air during which one of the ``m`` frames just started could be heard
+    (``TX_HEARD``)."""
+    for j in range(nf.shape[0]):
+        if ni[j, TX_KIND] != K_DATA:
+            continue
+        for q in range(m):
+            i = started[q]
+            if i != j and rx_mw[i, j] >= p[DETECT]:
+                ni[j, TX_HEARD] = 1
 
 
 @njit(cache=True)
@@ -879,7 +954,7 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
             elif nf[j, T_MAC] <= now + EPS:
                 if _timer(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t,
                           out_att, out_r, g, drops):
-                    _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw)
+                    _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw, drops)
                     scratch[m] = j
                     m += 1
         if m > 0:
@@ -891,6 +966,8 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
                     nf[scratch[q], T_MAC] = np.inf
                 _add_power(nf, rx_mw, scratch[q], 1.0)
             _locks(nf, ni, p, ip, rx_mw, scratch, m)
+            if ip[DUTY] == 1:
+                _trains_hear(nf, ni, p, rx_mw, scratch, m)
         _transitions(now, nf, ni, p, ip)
         if ip[STD] == DCF:
             _contend_times(now, nf, ni, p, ip)
