@@ -40,6 +40,13 @@ from emulator.mac.airtime import ack_80211, ack_802154, control_80211, data_8021
 from emulator.mac.error_rate import DSSS_CODES, R_OQPSK, cck_curve
 from emulator.mac.standards import CsmaCa802154, Dcf80211
 
+#: Duty cycling's train outcomes (:data:`emulator.mac.kernel.TR_UNICAST` on): counts
+#: for diagnosis, in :meth:`MacEngine.counters` under ``trains``.
+TRAIN_OUTCOMES = ("unicast", "receiver_out_of_range", "receiver_sending",
+                  "receiver_on_broadcast", "receiver_on_train", "receiver_on_other",
+                  "no_check", "found", "receiver_busy_at_check", "corrupted", "taken", "acked",
+                  "sender_heard_other", "sender_heard_other_failed", "ack_wait_abandoned",
+                  "broadcast", "receiver_took_another", "sender_stopped")
 #: Outcome reasons by code (``Outcomes.reason``).
 REASONS = ("delivered", "retry_limit", "channel_access_failure", "collision", "queue_full",
            "queue_expired")
@@ -202,11 +209,14 @@ class MacEngine:
         locks = n if self.duty is not None and self.duty.phase_lock else 0
         self._nf = np.zeros((n, k.N_NF + locks))
         self._nf[:, k.N_NF:] = np.nan
-        self._ni = np.zeros((n, k.N_NI), np.int64)
+        # duty cycling: a column per sender (k.N_NI + i), its broadcast's fate had
+        self._ni = np.zeros((n, k.N_NI + (n if self.duty is not None else 0)), np.int64)
         self._nf[:, [k.T_MAC, k.RESP_T]] = np.inf
         self._nf[:, [k.NAV, k.BLOCK, k.EIFS_UNTIL]] = -np.inf   # the channel idle since 0
         self._ni[:, [k.CUR, k.SLOTS, k.RESP_KIND, k.TX_KIND, k.TX_FRAME, k.LOCK,
-                     k.Q_HEAD, k.Q_TAIL]] = -1
+                     k.Q_HEAD, k.Q_TAIL, k.W_SRC]] = -1
+        self._nf[:, [k.NEXT_CHECK]] = -np.inf
+        self._nf[:, [k.W_END]] = np.inf
         self._ni[:, k.CW] = self._ip[k.CW_MIN]
         self._last_seq = np.full((n, n), -1, np.int64)
         self._g = np.zeros(3, np.int64)
@@ -226,7 +236,7 @@ class MacEngine:
         self._pending: list[int] = []
         self._next: float | None = None   # next_time(), until the state changes
         self._last_ready = np.full(n, -np.inf)
-        self._drops = np.zeros(k.N_REASONS, np.int64)
+        self._drops = np.zeros(k.N_DROPS, np.int64)
         self._scratch = np.zeros(n, np.int64)
         self._out = _outputs(max(4096, 4 * (n * n + 4 * n)))
 
@@ -418,7 +428,9 @@ class MacEngine:
                 "retries": self._ni[:, k.RETRIES].copy(),
                 "drops_by_reason": {r: int(self._drops[i]) for i, r in enumerate(REASONS)
                                     if r != "delivered"},
-                "busy_time": busy}
+                "busy_time": busy,
+                **({} if self.duty is None else {"trains": dict(zip(
+                    TRAIN_OUTCOMES, self._drops[k.N_REASONS:].tolist()))})}
 
 
 def _outputs(size: int):

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from emulator.mac.contikimac import first_copy
+from emulator.mac.contikimac import caught, first_copy
 from emulator.mac.error_rate import R_DBPSK, log_ok_per_bit, oqpsk_ber
 
 # Standards (ip[STD]).
@@ -79,7 +79,11 @@ PHASE, R_TX, R_RX, R_LISTEN = range(16, 20)
 # The error-rate reception: where the receiver's current chunk of constant interference
 # began, and the log of the success rate of the chunks before it.
 CHUNK_T, LOG_OK = range(20, 22)
-N_NF = 22
+# Duty cycling: the start of the node's current train and when its strobing ends (the
+# full strobe, or the phase lock's miss); the node's next channel check; and, while it
+# takes a copy of another node's train, when that copy ends and when its CCA found it.
+T0, STROBE_END, NEXT_CHECK, W_END, W_FOUND = range(22, 27)
+N_NF = 27
 # Node ints (ni columns).
 STATE, CUR, SLOTS, CW, NB, BE, RESP_KIND, RESP_DST, TX_KIND, TX_DST, TX_FRAME, LOCK, \
     LOCK_OK, BUSY, CCA_BUSY, COLLISIONS, RETRIES, Q_HEAD, Q_TAIL, Q_LEN = range(20)
@@ -87,7 +91,14 @@ TX_MISS = 20   # duty cycling: the receiver's checks missed this unicast train
 # csma.c's counters for the current frame: access failures since the last counted
 # transmission (n->collisions), and transmissions counted (n->transmissions).
 CS_COLL, CS_TX = 21, 22
-N_NI = 23
+# duty cycling: the sender of this unicast train heard another frame begin during it
+# (1), and stopped the train on it (ABORTED: Contiki's "collisions while sending")
+TX_HEARD = 23
+ABORTED = 2
+W_SRC = 24     # duty cycling: whose train the node is taking a copy of (-1: none)
+N_NI = 25
+# Under duty cycling, node d's columns N_NI + i hold 1 once d has had its fate of i's
+# current broadcast train (received, or lost).
 # Under the phase lock, node j's columns N_NF + d hold when it last sent the copy
 # neighbour d acknowledged (Contiki's encounter time; NaN: d's phase unknown).
 
@@ -101,6 +112,21 @@ K_DATA, K_BCAST, K_RTS, K_CTS, K_ACK = range(5)
 DELIVERED, RETRY_LIMIT_R, CHANNEL_ACCESS_FAILURE, COLLISION, QUEUE_FULL, QUEUE_EXPIRED = \
     range(6)
 N_REASONS = 6
+# Duty cycling's train outcomes, counted in ``drops`` after the reasons (diagnostics:
+# :meth:`emulator.mac.engine.MacEngine.counters`' ``trains``). Unicast trains; those
+# whose receiver, as the train starts, is out of range or dead, sending, or busy with
+# a broadcast, a unicast train or another frame (what the receiver's state is then,
+# not a loss: it takes a copy at a later check); trains ended with no copy taken by
+# their receiver; copies it took; its checks skipped because it was busy; its copies
+# lost (interference, or it began sending), taken whole; ACKs received; trains whose
+# sender heard another frame, and those of them not acknowledged; a wait for an ACK
+# given up to acknowledge another frame; broadcast trains; checks of a receiver that
+# took another train's copy while one for it was on air; trains stopped by their
+# sender on hearing another frame (Contiki's MAC_TX_COLLISION).
+TR_UNICAST, TR_OUT, TR_DST_TX, TR_DST_BCAST, TR_DST_TRAIN, TR_DST_OTHER, TR_NO_CHECK, \
+    TR_FOUND, TR_BUSY_AT_CHECK, TR_CORRUPT, TR_TAKEN, TR_ACKED, TR_HEARD, TR_HEARD_FAILED, \
+    TR_ABANDONED, TR_BCAST, TR_TOOK_OTHER, TR_STOPPED = range(N_REASONS, N_REASONS + 18)
+N_DROPS = N_REASONS + 18
 
 # Global cells (g): the next arrival to take, the outcome rows written, and whether to
 # stop after the first instant that writes one (a transport that must act on an outcome
@@ -284,6 +310,8 @@ def _fail(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_at
           g, drops):
     """No CTS or ACK came for ``j``'s frame: retry it, or drop it at the retry limit."""
     f = ni[j, CUR]
+    if ip[DUTY] == 1 and ni[j, TX_HEARD] == 1:
+        drops[TR_HEARD_FAILED] += 1
     if fr_i[f, F_ATT] >= ip[RETRY_LIMIT]:
         drops[RETRY_LIMIT_R] += 1
         _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j, now,
@@ -345,6 +373,8 @@ def _receive(now, i, j, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, 
                 return
         elif kind == K_ACK:
             if ni[j, STATE] == S_WAIT_ACK and fr_i[ni[j, CUR], F_DST] == i:
+                if ip[DUTY] == 1:
+                    drops[TR_ACKED] += 1
                 if ip[PHASE_LOCK] == 1:   # the acknowledged copy's start: i's phase
                     nf[j, N_NF + i] = nf[j, TX_END] - fr_f[ni[j, CUR], F_AIR]
                 _finish(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t,
@@ -366,6 +396,8 @@ def _answer_first(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t
     afresh (NB 0, BE macMinBE) once the ACK has been sent."""
     st = ni[j, STATE]
     if st == S_WAIT_ACK:
+        if ip[DUTY] == 1:
+            drops[TR_ABANDONED] += 1
         _fail(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
               out_r, g, drops)
         st = ni[j, STATE]
@@ -375,26 +407,17 @@ def _answer_first(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t
 
 
 @njit(cache=True)
-def _book_broadcast(now, i, j, nf, p):
-    """ContikiMAC: ``j``'s check finds ``i``'s broadcast train (ending ``now``, begun
-    ``strobe_time`` before): its radio on from that CCA to the end of the copy it takes.
-    False if no check of ``j`` fell in the train."""
-    air = nf[i, TX_AIR]
-    start = now - p[STROBE]
-    copy, found = first_copy(p[CM_TIMING:STROBE], start, air, nf[j, PHASE], now)
-    if copy < 0:
-        return False
-    nf[j, R_RX] += air
-    nf[j, R_LISTEN] += start + copy * (air + p[CM_TIMING + 5]) - found
-    return True
-
-
-@njit(cache=True)
 def _end_of_own(now, i, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
                 out_r, g, drops):
     """Sender ``i``'s frame has left the antenna: wait for the answer, or be done."""
     kind = ni[i, TX_KIND]
-    if kind == K_DATA:
+    if kind == K_DATA and ip[DUTY] == 1 and ni[i, TX_HEARD] == ABORTED:
+        # Contiki's "collisions while sending": no ACK is awaited, and the train is not
+        # a transmission for the link's statistics (csma.c counts it as its collisions)
+        fr_i[ni[i, CUR], F_ATT] -= 1
+        _collision(now, i, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+                   out_r, g, drops)
+    elif kind == K_DATA:
         ni[i, STATE] = S_WAIT_ACK
         nf[i, DEADLINE] = now + (p[ACK_TIMEOUT] if ip[STD] == DCF else p[ACK_WAIT])
         nf[i, T_MAC] = nf[i, DEADLINE]
@@ -432,15 +455,18 @@ def _ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node,
                         ok = _oqpsk_ok(rng, nf[j, MIN_SINR], nf[i, TX_AIR])
                     if not ok:
                         ni[j, LOCK_OK] = 0
+    if ip[DUTY] == 1:
+        for k in range(m):
+            _train_over(now, ending[k], nf, ni, p, ip, rx_mw, fr_i, out_h, out_node, out_t,
+                        out_att, out_r, g, drops)
     for k in range(m):
         i = ending[k]
-        if ni[i, TX_KIND] == K_BCAST:   # every node in range: received, or lost to the channel
+        if ni[i, TX_KIND] == K_BCAST and ip[DUTY] == 0:   # every node in range: received,
+            # or lost to the channel (duty cycling: each at its copy, :func:`_copy_ends`)
             f = ni[i, TX_FRAME]
             for j in range(n):
                 if j != i and rx_mw[i, j] >= p[DETECT] and rx_mw[i, j] >= p[SINR] * p[NOISE]:
                     got = ni[j, LOCK] == i and ni[j, LOCK_OK] == 1
-                    if got and ip[DUTY] == 1:
-                        got = _book_broadcast(now, i, j, nf, p)
                     if not got:
                         drops[COLLISION] += 1
                     _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j,
@@ -512,19 +538,37 @@ def _overhear(now, j, dst, air, end, nf, ni, p, ip, rx_mw):
 
 
 @njit(cache=True)
-def _train(now, j, dst, air, nf, ni, p, ip, rx_mw):
-    """ContikiMAC: when ``j``'s train of copies of an ``air``-second frame begun at
-    ``now`` ends, and the radio time it costs. To ``dst``: at the end of the copy
-    ``dst``'s channel check takes (:func:`~emulator.mac.contikimac.first_copy`), its
-    radio on from the CCA that found the train; if no check finds it, or ``dst`` cannot
-    take it (out of range or dead, sending, or locked onto another frame as the train
-    starts), after ``strobe_time`` (``ni[TX_MISS]``: the receiver never takes it; the
-    sender strobes a full period, as ContikiMAC does without an ACK). A broadcast
-    (``dst`` -1) lasts ``strobe_time``; its receivers are booked at its end. Under the
-    phase lock a train to a neighbour whose phase is known gives up ``p[LOCK_MISS]``
-    after its expected wake-up (Contiki's "miss"). With overhearing, the other radios it
-    wakes are booked too (:func:`_overhear`)."""
-    step = air + p[CM_TIMING + 5]   # a copy and the gap after it
+def _count_start(j, dst, nf, ni, p, ip, rx_mw, drops):
+    """Count a train's start (diagnostics, ``TR_*``): a broadcast, or a unicast and
+    why its receiver cannot take it, if it cannot."""
+    if dst < 0:
+        drops[TR_BCAST] += 1
+        return
+    drops[TR_UNICAST] += 1
+    if rx_mw[j, dst] < p[DETECT]:
+        drops[TR_OUT] += 1
+    elif ni[dst, TX_KIND] >= 0:
+        drops[TR_DST_TX] += 1
+    elif ni[dst, LOCK] >= 0:
+        k = ni[dst, LOCK]
+        if ni[k, TX_KIND] == K_BCAST:
+            drops[TR_DST_BCAST] += 1
+        elif ni[k, TX_KIND] == K_DATA:
+            drops[TR_DST_TRAIN] += 1
+        else:
+            drops[TR_DST_OTHER] += 1
+
+
+@njit(cache=True)
+def _train(now, j, dst, air, nf, ni, p, ip, rx_mw, drops):
+    """ContikiMAC: ``j`` starts a train of copies of an ``air``-second frame at ``now``;
+    return when its strobing ends at the latest: ``strobe_time`` (a broadcast always
+    lasts that long), or under the phase lock, for a neighbour whose phase is known,
+    ``p[LOCK_MISS]`` after its expected wake-up (Contiki's "miss"). A unicast train ends
+    sooner, at the end of the copy its receiver takes whole (:func:`_checks`,
+    :func:`_copy_ends`); ``ni[TX_MISS]`` stays 1 until the receiver takes one. The
+    radios' time is booked as the copies are taken and as the train ends
+    (:func:`_train_over`)."""
     limit = p[STROBE]
     if ip[PHASE_LOCK] == 1 and dst >= 0 and nf[j, N_NF + dst] == nf[j, N_NF + dst]:
         e = nf[j, N_NF + dst]
@@ -533,26 +577,190 @@ def _train(now, j, dst, air, nf, ni, p, ip, rx_mw):
         # train's start at the latest): a train whose CSMA-CA outlasted the guard misses
         limit = min(expected, p[GUARD]) + p[LOCK_MISS]
     ni[j, TX_MISS] = 1 if dst >= 0 else 0
-    end = -1.0
-    if dst >= 0 and rx_mw[j, dst] >= p[DETECT] and ni[dst, TX_KIND] < 0 and \
-            ni[dst, LOCK] < 0:
-        copy, found = first_copy(p[CM_TIMING:STROBE], now, air, nf[dst, PHASE],
-                                 now + limit)
-        if copy >= 0:
-            nf[j, R_TX] += (copy + 1) * air
-            nf[j, R_LISTEN] += copy * p[CM_TIMING + 5]
-            nf[dst, R_RX] += air
-            nf[dst, R_LISTEN] += now + copy * step - found
-            ni[j, TX_MISS] = 0
-            end = now + copy * step + air
-    if end < 0.0:
-        copies = np.ceil(limit / step - 1e-12)
-        nf[j, R_TX] += copies * air
-        nf[j, R_LISTEN] += (copies - 1) * p[CM_TIMING + 5]
-        end = now + limit
+    ni[j, TX_HEARD] = 0
+    _count_start(j, dst, nf, ni, p, ip, rx_mw, drops)
+    nf[j, T0], nf[j, STROBE_END] = now, now + limit
+    if dst < 0:
+        for d in range(nf.shape[0]):
+            ni[d, N_NI + j] = 0
+    # the checks that can find it: from the first whose CCAs can still overlap it
+    check_len = p[CM_TIMING + 1] * (p[CM_TIMING + 2] + p[CM_TIMING + 3])
+    for d in range(nf.shape[0]):
+        if nf[d, NEXT_CHECK] < now - check_len:
+            nf[d, NEXT_CHECK] = nf[d, PHASE] + np.ceil(
+                (now - check_len - nf[d, PHASE]) / p[PERIOD] - 1e-12) * p[PERIOD]
+    return _strobe_over(now, limit, air, p)
+
+
+@njit(cache=True)
+def _strobe_over(t0, limit, air, p):
+    """When a train of ``air``-second copies begun at ``t0`` that strobes for ``limit``
+    ends: with the last copy begun within it, sent whole (Contiki's loop tests the
+    time before each copy)."""
+    step = air + p[CM_TIMING + 5]
+    return t0 + np.ceil(limit / step - 1e-12) * step - p[CM_TIMING + 5]
+
+
+@njit(cache=True)
+def _train_over(now, i, nf, ni, p, ip, rx_mw, fr_i, out_h, out_node, out_t, out_att,
+                out_r, g, drops):
+    """ContikiMAC: ``i``'s train leaves the air at ``now``: the sender's radio time (its
+    copies, listening in the gaps), the overheard radios' (:func:`_overhear`), a copy
+    still being taken of it abandoned, and every node in range of a broadcast that took
+    no copy of it lost it."""
+    kind = ni[i, TX_KIND]
+    if kind != K_DATA and kind != K_BCAST:
+        return
+    air, t0 = nf[i, TX_AIR], nf[i, T0]
+    step = air + p[CM_TIMING + 5]
+    copies = np.ceil((now - t0) / step - 1e-12)
+    nf[i, R_TX] += copies * air
+    nf[i, R_LISTEN] += (copies - 1) * p[CM_TIMING + 5]
+    if kind == K_DATA:
+        if ni[i, TX_HEARD] >= 1:
+            drops[TR_HEARD] += 1
+        if ni[i, TX_HEARD] == ABORTED:
+            drops[TR_STOPPED] += 1
+        if ni[i, TX_MISS] == 1:
+            drops[TR_NO_CHECK] += 1
     if ip[OVERHEAR] == 1:
-        _overhear(now, j, dst, air, end, nf, ni, p, ip, rx_mw)
-    return end
+        _overhear(t0, i, ni[i, TX_DST] if kind == K_DATA else -1, air, now, nf, ni, p, ip,
+                  rx_mw)
+    f = ni[i, TX_FRAME]
+    for d in range(nf.shape[0]):
+        if ni[d, W_SRC] == i:   # a bystander's copy of a train that ended before it
+            ni[d, W_SRC] = -1
+            nf[d, W_END] = np.inf
+            if ni[d, LOCK] == i:
+                ni[d, LOCK] = -1
+        elif kind == K_BCAST and d != i and ni[d, N_NI + i] == 0 and \
+                rx_mw[i, d] >= p[DETECT] and rx_mw[i, d] >= p[SINR] * p[NOISE]:
+            drops[COLLISION] += 1
+            _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], d, now,
+                  fr_i[f, F_ATT], COLLISION)
+
+
+@njit(cache=True)
+def _copy_of(now, d, i, tc, nf, ni, p):
+    """The copy of ``i``'s train that ``d``'s channel check begun at ``tc`` takes whole:
+    its start and when the check's CCA found the train, or (inf, -inf) if the check
+    finds no copy that can still be taken (after its strobing or its last copy)."""
+    air, t0 = nf[i, TX_AIR], nf[i, T0]
+    found = caught(p[CM_TIMING:STROBE], t0, air, tc)
+    if found == -np.inf:
+        return np.inf, -np.inf
+    step = air + p[CM_TIMING + 5]
+    cs = t0 + np.ceil((found - t0) / step - 1e-12) * step
+    if cs >= nf[i, STROBE_END] - EPS:
+        return np.inf, -np.inf
+    return cs, found
+
+
+@njit(cache=True)
+def _take_copy(now, d, i, cs, found, nf, ni, p, rx_mw, drops):
+    """``d`` starts taking ``i``'s copy that begins at ``cs`` (its radio on from
+    ``found``): locked onto ``i`` until the copy's end, its radio time booked if the copy
+    is for it (a unicast to it, a broadcast); a unicast to it ends there."""
+    air = nf[i, TX_AIR]
+    s = rx_mw[i, d]
+    ni[d, LOCK], ni[d, LOCK_OK], ni[d, W_SRC] = i, 1, i
+    nf[d, MIN_SINR] = s / (p[NOISE] + max(nf[d, TOT_MW] - s, 0.0))
+    nf[d, W_END], nf[d, W_FOUND] = cs + air, found
+    addressed = ni[i, TX_KIND] == K_BCAST or ni[i, TX_DST] == d
+    if addressed:
+        nf[d, R_RX] += air
+        nf[d, R_LISTEN] += max(cs - found, 0.0)
+    if ni[i, TX_KIND] == K_DATA and ni[i, TX_DST] == d:
+        ni[i, TX_MISS] = 0
+        nf[i, TX_END] = cs + air
+        drops[TR_FOUND] += 1
+
+
+@njit(cache=True)
+def _checks(now, nf, ni, p, ip, rx_mw, drops):
+    """ContikiMAC: every node whose channel check is due at ``now`` while trains are on
+    air looks for one: a node sending, receiving, or waiting for its ACK makes no
+    check; else its CCAs find the trains it can decode, and it takes the first whole
+    copy after the CCA that found one (the earliest to begin; a tie to the strongest)."""
+    n = nf.shape[0]
+    for d in range(n):
+        tc = nf[d, NEXT_CHECK]
+        if tc > now + EPS:
+            continue
+        nf[d, NEXT_CHECK] = tc + p[PERIOD]
+        busy = ni[d, TX_KIND] >= 0 or ni[d, LOCK] >= 0 or ni[d, STATE] == S_WAIT_ACK \
+            or ni[d, STATE] == S_TURN
+        best, best_cs, best_found, mine = -1, np.inf, -np.inf, False
+        for i in range(n):
+            kind = ni[i, TX_KIND]
+            if i == d or (kind != K_DATA and kind != K_BCAST) or rx_mw[i, d] < p[DETECT]:
+                continue
+            if kind == K_BCAST and ni[d, N_NI + i] == 1:
+                continue
+            if busy:
+                if kind == K_DATA and ni[i, TX_DST] == d:
+                    drops[TR_BUSY_AT_CHECK] += 1
+                continue
+            cs, found = _copy_of(now, d, i, tc, nf, ni, p)
+            mine = mine or (kind == K_DATA and ni[i, TX_DST] == d and cs < np.inf)
+            if cs < best_cs - EPS or (cs <= best_cs + EPS and best >= 0 and
+                                      rx_mw[i, d] > rx_mw[best, d]):
+                best, best_cs, best_found = i, cs, found
+        if best >= 0:
+            _take_copy(now, d, best, best_cs, best_found, nf, ni, p, rx_mw, drops)
+            if mine and not (ni[best, TX_KIND] == K_DATA and ni[best, TX_DST] == d):
+                drops[TR_TOOK_OTHER] += 1
+
+
+@njit(cache=True)
+def _copy_ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node,
+               out_t, out_att, out_r, g, drops):
+    """ContikiMAC: every copy being taken that ends at ``now`` is judged (the O-QPSK
+    curve at the least SINR it met; lost if its taker began sending). A copy for its
+    taker that is lost keeps the radio on for the train's next copy while
+    LISTEN_TIME_AFTER_PACKET_DETECTED since the CCA lasts (a CRC error is no frame);
+    else a broadcast's fate is the taker's, and a unicast is received as any frame
+    (:func:`_receive`: delivered and acknowledged)."""
+    for d in range(nf.shape[0]):
+        i = ni[d, W_SRC]
+        if i < 0 or nf[d, W_END] > now + EPS:
+            continue
+        ni[d, W_SRC] = -1
+        nf[d, W_END] = np.inf
+        air = nf[i, TX_AIR]
+        ok = ni[d, LOCK] == i and ni[d, LOCK_OK] == 1 and \
+            _oqpsk_ok(rng, nf[d, MIN_SINR], air)
+        kind = ni[i, TX_KIND]
+        mine = kind == K_BCAST or ni[i, TX_DST] == d
+        if not ok and mine and ni[d, TX_KIND] < 0:
+            nxt = now + p[CM_TIMING + 5]
+            if nxt < nf[d, W_FOUND] + p[LISTEN_AFTER] and nxt < nf[i, STROBE_END] - EPS:
+                if kind == K_DATA:
+                    drops[TR_CORRUPT] += 1
+                found = nf[d, W_FOUND]
+                _take_copy(now, d, i, nxt, found, nf, ni, p, rx_mw, drops)
+                nf[d, R_LISTEN] -= max(nxt - found, 0.0) - (nxt - now)   # on since found
+                continue
+        if ni[d, LOCK] == i:
+            ni[d, LOCK_OK] = 1 if ok else 0
+        if kind == K_BCAST:
+            ni[d, N_NI + i] = 1
+            if not ok:
+                drops[COLLISION] += 1
+            f = ni[i, TX_FRAME]
+            _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], d, now,
+                  fr_i[f, F_ATT], DELIVERED if ok else COLLISION)
+        elif mine:
+            if ok:
+                drops[TR_TAKEN] += 1
+            else:
+                drops[TR_CORRUPT] += 1
+                # no ACK: it strobes on, to the last copy begun in time
+                nf[i, TX_END] = max(_strobe_over(nf[i, T0], nf[i, STROBE_END] - nf[i, T0],
+                                                 air, p), now)
+        if ni[d, LOCK] == i:
+            _receive(now, i, d, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h,
+                     out_node, out_t, out_att, out_r, g, drops)
 
 
 @njit(cache=True)
@@ -566,7 +774,7 @@ def _book_ack(j, dst, nf, p):
 
 
 @njit(cache=True)
-def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw):
+def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw, drops):
     """Node ``j`` puts its current frame (or its RTS) on air (with duty cycling, its
     train of copies; ``TX_AIR`` stays one copy's airtime, which the error curve judges)."""
     f = ni[j, CUR]
@@ -574,7 +782,7 @@ def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw):
     air, ack = fr_f[f, F_AIR], fr_f[f, F_ACK]
     if ip[DUTY] == 1:
         fr_i[f, F_ATT] += 1
-        end = _train(now, j, dst, air, nf, ni, p, ip, rx_mw)
+        end = _train(now, j, dst, air, nf, ni, p, ip, rx_mw, drops)
         _put_on_air(now, j, K_DATA if dst >= 0 else K_BCAST, dst, f, end, 0.0, nf, ni)
         nf[j, TX_AIR] = air
     elif dst < 0:
@@ -591,6 +799,31 @@ def _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw):
         fr_i[f, F_ATT] += 1
         _put_on_air(now, j, K_DATA, dst, f, now + air, now + air + p[SIFS] + ack, nf, ni)
     ni[j, SLOTS] = -1
+
+
+@njit(cache=True)
+def _trains_hear(now, nf, ni, p, rx_mw, started, m):
+    """Duty cycling: a unicast train's sender listens between its copies for its ACK;
+    one of the ``m`` frames just started that it senses (CCA: power >= ``cs``) is heard
+    at the gap's check, and Contiki's sender stops the train there ("collisions while
+    sending", MAC_TX_COLLISION: ``TX_HEARD`` = ABORTED, the train ending at the next
+    copy's start), unless its receiver is taking the copy on air (that copy and its ACK
+    decide). A train that heard one is marked (``TX_HEARD``) either way."""
+    gap = p[CM_TIMING + 5]
+    for j in range(nf.shape[0]):
+        if ni[j, TX_KIND] != K_DATA or ni[j, TX_HEARD] != 0:
+            continue
+        for q in range(m):
+            i = started[q]
+            if i != j and rx_mw[i, j] >= p[CS]:
+                ni[j, TX_HEARD] = 1
+                if ni[ni[j, TX_DST], W_SRC] != j:
+                    ni[j, TX_HEARD] = ABORTED
+                    step = nf[j, TX_AIR] + gap
+                    t0 = nf[j, T0]
+                    stop = t0 + np.ceil((now - t0) / step - 1e-12) * step
+                    nf[j, TX_END] = min(nf[j, TX_END], max(stop, now))
+                break
 
 
 @njit(cache=True)
@@ -624,6 +857,8 @@ def _locks(nf, ni, p, ip, rx_mw, started, m):
         best, best_s = -1, 0.0
         for q in range(m):
             i = started[q]
+            if ip[DUTY] == 1 and ni[i, TX_KIND] != K_ACK:
+                continue   # a train is taken a copy at a time, at a check (_checks)
             if rx_mw[i, j] > best_s:
                 best, best_s = i, rx_mw[i, j]
         if best < 0 or best_s < p[DETECT]:
@@ -716,17 +951,9 @@ def _timer(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_a
     elif st == S_CCA:
         if ni[j, CCA_BUSY] == 1 or _busy(nf, ni, p, j):
             ni[j, NB] += 1
-            if ni[j, NB] > ip[MAX_NB] and ip[CSMA_TX] > 0 and _requeue(now, j, nf, ni, p,
-                                                                        ip, rng):
-                pass
-            elif ni[j, NB] > ip[MAX_NB]:
-                f = ni[j, CUR]
-                drops[CHANNEL_ACCESS_FAILURE] += 1
-                _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j, now,
-                      fr_i[f, F_ATT], CHANNEL_ACCESS_FAILURE)
-                ni[j, CUR] = -1
-                _begin(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t,
-                       out_att, out_r, g, drops)
+            if ni[j, NB] > ip[MAX_NB]:
+                _collision(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t,
+                           out_att, out_r, g, drops)
             else:
                 ni[j, BE] = min(ni[j, BE] + 1, ip[MAX_BE])
                 ni[j, STATE] = S_BACKOFF
@@ -740,6 +967,23 @@ def _timer(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_a
     elif st == S_RESTART:
         _start_csma(j, ni, nf, p, ip, rng, now, fr_i)
     return False
+
+
+@njit(cache=True)
+def _collision(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att,
+               out_r, g, drops):
+    """``j``'s frame found the channel busy (CSMA-CA's last CCA; under ContikiMAC also
+    another frame heard during its train: MAC_TX_COLLISION): csma.c's requeue
+    (:func:`_requeue`), or dropped as a channel access failure."""
+    if ip[CSMA_TX] > 0 and _requeue(now, j, nf, ni, p, ip, rng):
+        return
+    f = ni[j, CUR]
+    drops[CHANNEL_ACCESS_FAILURE] += 1
+    _emit(out_h, out_node, out_t, out_att, out_r, g, fr_i[f, F_HANDLE], j, now,
+          fr_i[f, F_ATT], CHANNEL_ACCESS_FAILURE)
+    ni[j, CUR] = -1
+    _begin(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t, out_att, out_r,
+           g, drops)
 
 
 @njit(cache=True)
@@ -810,16 +1054,24 @@ def _contend_times(now, nf, ni, p, ip):
 
 
 @njit(cache=True)
-def _next_event(nf, ni, fr_f, arrivals, g):
-    """When the next event is due: a frame's arrival, a timer, an answer, an end."""
+def _next_event(nf, ni, ip, fr_f, arrivals, g):
+    """When the next event is due: a frame's arrival, a timer, an answer, an end; under
+    duty cycling also a copy's end and, while a train is on air, a channel check."""
     t = np.inf
     a = g[G_ARRIVAL]
     if a < arrivals.shape[0]:
         t = fr_f[arrivals[a], F_READY]
+    trains = False
     for j in range(nf.shape[0]):
         t = min(t, nf[j, T_MAC], nf[j, RESP_T])
         if ni[j, TX_KIND] >= 0:
             t = min(t, nf[j, TX_END])
+            trains = trains or ni[j, TX_KIND] == K_DATA or ni[j, TX_KIND] == K_BCAST
+    if ip[DUTY] == 1:
+        for j in range(nf.shape[0]):
+            t = min(t, nf[j, W_END])
+            if trains:
+                t = min(t, nf[j, NEXT_CHECK])
     return t
 
 
@@ -839,14 +1091,18 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
     while True:
         if g[G_OUT] > room:
             return False
-        t = _next_event(nf, ni, fr_f, arrivals, g)
+        t = _next_event(nf, ni, ip, fr_f, arrivals, g)
         if t > until or t == np.inf:
             gf[0] = max(gf[0], until) if until < np.inf else gf[0]
             gf[1] = t
             return True
         now = max(t, gf[0])
         gf[0] = now
-        # 1. Ends of transmissions, and what they leave received.
+        # 0. Copies of trains taken (duty cycling); 1. ends of transmissions, and what
+        # they leave received.
+        if ip[DUTY] == 1:
+            _copy_ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h,
+                       out_node, out_t, out_att, out_r, g, drops)
         if _ends(now, nf, ni, p, ip, rng, rx_mw, last_seq, fr_i, fr_f, out_h, out_node,
                  out_t, out_att, out_r, g, drops, scratch) > 0:
             _transitions(now, nf, ni, p, ip)
@@ -879,7 +1135,7 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
             elif nf[j, T_MAC] <= now + EPS:
                 if _timer(now, j, nf, ni, p, ip, rng, fr_i, fr_f, out_h, out_node, out_t,
                           out_att, out_r, g, drops):
-                    _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw)
+                    _start_data(now, j, nf, ni, p, ip, fr_i, fr_f, rx_mw, drops)
                     scratch[m] = j
                     m += 1
         if m > 0:
@@ -891,9 +1147,13 @@ def advance(until, p, ip, rx_mw, nf, ni, last_seq, g, gf, rng, fr_i, fr_f, arriv
                     nf[scratch[q], T_MAC] = np.inf
                 _add_power(nf, rx_mw, scratch[q], 1.0)
             _locks(nf, ni, p, ip, rx_mw, scratch, m)
+            if ip[DUTY] == 1:
+                _trains_hear(now, nf, ni, p, rx_mw, scratch, m)
+        if ip[DUTY] == 1:   # 4. channel checks (they find the trains begun now too)
+            _checks(now, nf, ni, p, ip, rx_mw, drops)
         _transitions(now, nf, ni, p, ip)
         if ip[STD] == DCF:
             _contend_times(now, nf, ni, p, ip)
         if g[G_STOP] == 1 and g[G_OUT] > 0:
-            gf[1] = _next_event(nf, ni, fr_f, arrivals, g)
+            gf[1] = _next_event(nf, ni, ip, fr_f, arrivals, g)
             return True

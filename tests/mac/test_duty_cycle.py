@@ -12,6 +12,7 @@ import pytest
 from emulator import deliver
 from emulator.mac.config import mac_from_table, spec_table
 from emulator.mac.contikimac import ContikiMac, first_copy
+from emulator.mac import kernel as k
 from emulator.mac.engine import REASONS, MacEngine, unit_disk_rx_dbm
 from emulator.mac.standards import CsmaCa802154
 from emulator.radio_energy import PROFILES
@@ -102,13 +103,23 @@ def test_a_hop_waits_for_the_receivers_wake_up():
 
 
 def test_a_broadcast_lasts_a_strobe_and_reaches_every_neighbour():
+    """Each neighbour has the broadcast at the end of the copy its check takes (not at
+    the train's end), and the sender strobes a whole strobe_time."""
     engine = MacEngine(unit_disk_rx_dbm(np.array([[0.0, 0], [1, 0], [-1, 0]]), 1.5), STD,
                        seed=2, duty=CM)
     engine.enqueue(0.0, 0, -1, 40, handle=9)
+    out = engine.advance(0.01)
+    t0 = engine._nf[0, k.T0]   # the train's start, after CSMA-CA
     out = engine.advance(1.0)
     assert sorted(out.node.tolist()) == [1, 2]
     assert [REASONS[r] for r in out.reason] == ["delivered"] * 2
-    assert out.time[0] == out.time[1] and CM.strobe_time < out.time[0] < CM.strobe_time + 0.01
+    step = AIR + CM.inter_packet
+    for node, t in zip(out.node.tolist(), out.time.tolist()):
+        copy, _ = first_copy(CM.timing(), t0, AIR, engine._nf[node, k.PHASE],
+                             t0 + CM.strobe_time)
+        assert t == pytest.approx(t0 + copy * step + AIR, abs=1e-9)
+    assert out.time[0] != out.time[1]   # seed 2 draws the two phases apart
+    assert engine.now > t0 + CM.strobe_time   # the sender strobed on to its end
     got = engine.radio_seconds()
     copies = math.ceil(CM.strobe_time / (AIR + CM.inter_packet))
     assert got["tx"][0] == pytest.approx(copies * AIR)

@@ -17,28 +17,29 @@ A link's ETX comes from one of two sources. On the ideal medium (no MAC) it is
 (:meth:`~emulator.routing.host.RoutedTransport.link_delivery`; 1 on a lossless link),
 exact from the first DIO. Under a MAC it is learnt from the MAC's acknowledgements
 (:mod:`.link_stats`, ``learnt=True`` here), and OF0 keeps the RFC's fixed ``Sp`` (a
-fewest-hop tree, as Contiki-NG's ``RPL_OF0_FIXED_SR``) but takes from Contiki-NG's
-default ``RPL_OF0_ETX_BASED_SR`` which links may lead to a parent: one whose ETX-based
-step ``floor(3 x ETX x 128 / 128) - 2`` falls outside ``[MIN_STEP_OF_RANK,
-MAX_STEP_OF_RANK]`` = [1, 9] (an ETX of 4 or more) is none; of candidates of equal
-rank the one with the better link is taken (:meth:`ObjectiveFunction.order`). The
-ETX-based step itself (the rank moving with every third of an ETX) kept the tree
-churning and looping under the MAC (docs/NOTES.md, 2026-12-03).
+fewest-hop tree) as Contiki-NG's ``RPL_OF0_FIXED_SR`` does, whole: its step of rank is
+3 whatever the link, so every link may lead to a parent (``nbr_is_acceptable_parent``
+and ``nbr_has_usable_link`` are true for any ETX); of candidates of equal rank the one
+with the better link is taken (:meth:`ObjectiveFunction.order`). The ETX-based step
+(``RPL_OF0_ETX_BASED_SR``: the rank moving with every third of an ETX) kept the tree
+churning and looping under the MAC, and its bound on links (none of ETX 4 or more),
+kept with the fixed step until 2026-12-03, made whole neighbourhoods detach over
+ContikiMAC whenever a few trains failed (docs/NOTES.md, "RPL over ContikiMAC").
 
 >>> of0 = ObjectiveFunction("of0", {"min_hop_rank_increase": 256, "step_of_rank": 3,
 ...                                 "rank_factor": 1, "rank_stretch": 0})
 >>> of0.rank_via(256, etx=5.0), of0.better(1024, 1280)
 (1024, True)
 >>> learnt = ObjectiveFunction("of0", of0.params, learnt=True)
->>> learnt.rank_via(256, etx=1.0), learnt.rank_via(256, etx=3.9), learnt.rank_via(256, etx=4.0)
-(1024, 1024, None)
+>>> learnt.rank_via(256, etx=1.0), learnt.rank_via(256, etx=3.9), learnt.rank_via(256, etx=16.0)
+(1024, 1024, 1024)
 >>> mrhof = ObjectiveFunction("mrhof", {"min_hop_rank_increase": 256, "max_link_metric": 512,
 ...                                     "max_path_cost": 32768, "parent_switch_threshold": 192})
 >>> mrhof.rank_via(256, etx=1.0), mrhof.rank_via(256, etx=2.0)
 (384, 512)
 >>> mrhof.rank_via(256, etx=5.0) is None     # ETX 5 > MAX_LINK_METRIC / 128
 True
->>> mrhof.usable(4.0), mrhof.usable(4.1), learnt.usable(3.99), learnt.usable(4.0)
+>>> mrhof.usable(4.0), mrhof.usable(4.1), learnt.usable(16.0), of0.usable(math.inf)
 (True, False, True, False)
 >>> mrhof.better(600, 700), mrhof.better(500, 700)
 (False, True)
@@ -64,13 +65,9 @@ def etx(delivery: float) -> float:
     return 1.0 / delivery if delivery > 0 else math.inf
 
 
-#: Contiki-NG's bounds of OF0's step of rank (``rpl-of0.c``).
-MIN_STEP_OF_RANK, MAX_STEP_OF_RANK = 1, 9
-
-
 class ObjectiveFunction:
     """OF0 or MRHOF (``name``) with the parameters of ``[routing.rpl]``; ``learnt``:
-    the ETX is learnt from a MAC (it decides which links OF0 may take, and its ties)."""
+    the ETX is learnt from a MAC (it breaks OF0's ties; MRHOF's metric either way)."""
 
     def __init__(self, name: str, params: dict, learnt: bool = False):
         self.name = name
@@ -85,18 +82,12 @@ class ObjectiveFunction:
             self.max_path = params["max_path_cost"]
             self.threshold = params["parent_switch_threshold"]
 
-    def _step(self, link_etx: float) -> int:
-        """Contiki-NG's ETX-based step of rank (``STEP_OF_RANK``)."""
-        return (3 * round(link_etx * ETX_DIVISOR)) // ETX_DIVISOR - 2
-
     def usable(self, link_etx: float) -> bool:
         """Whether a link of ETX ``link_etx`` may lead to a parent at all (MRHOF: ETX x
-        128 within MAX_LINK_METRIC; OF0: a link that delivers, and with a learnt ETX a
-        step of rank within its bounds)."""
+        128 within MAX_LINK_METRIC; OF0: a link that delivers, or any learnt link, as
+        Contiki-NG's OF0 with its fixed step takes them)."""
         if self.name == "of0":
-            if self.learnt:
-                return MIN_STEP_OF_RANK <= self._step(link_etx) <= MAX_STEP_OF_RANK
-            return link_etx < math.inf
+            return self.learnt or link_etx < math.inf
         return link_etx * ETX_DIVISOR <= self.max_link
 
     def rank_via(self, rank: int, etx: float) -> int | None:

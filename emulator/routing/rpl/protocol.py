@@ -481,8 +481,9 @@ class Rpl(Protocol):
         neighbour is lost at the first frame that fails. With a learnt ETX the failure
         has raised the link's ETX (:meth:`on_link_outcome`), and the neighbour is lost
         only once its link is dead: its ETX makes it no parent by the objective
-        function (MRHOF: above MAX_LINK_METRIC; OF0: a step of rank above 9), or the
-        link is gone from the network (out of range, a dead node)."""
+        function (MRHOF: above MAX_LINK_METRIC; OF0, as Contiki-NG's with its fixed
+        step: never), or the link is gone from the network (out of range, a dead
+        node)."""
         if not self.params["link_layer_feedback"]:
             return
         if self.stats is None or not self.objective.usable(self.stats[u].etx(v)) or \
