@@ -27,7 +27,8 @@ True
 
 Memory: an entry lives until the packet is sent back up to the node that turned it down;
 a packet delivered on its way down keeps its list (the protocol is not told of
-deliveries): tens of bytes a packet that went down, as the set of ids it replaced.
+deliveries): about 150 bytes a packet that went down (a dict entry and a short list),
+where the set of ids it replaced took about 60.
 """
 from __future__ import annotations
 
