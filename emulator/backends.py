@@ -23,12 +23,19 @@ def run_simpy(plan: Plan, programs: dict, tuples_by_stream: dict, runtime,
                    run_ahead=plan.spec.get("run", {}).get("run_ahead", True))
 
 
+#: A routing protocol's own counts (``Protocol.counters``) the summary carries when the
+#: run has them: RPL's packets sent back with the Forwarding-Error flag (RFC 6550
+#: §11.2.2.3), over the whole run.
+PROTOCOL_COUNTS = ("rpl_forwarding_errors",)
+
+
 def network_summary(plan: Plan, output) -> dict:
     """The simpy backend's keys of a run's summary (its entry's ``summary_keys``): the
     routing protocol's control traffic (ledger rows of ``kind = "routing"``: packets,
     bytes, cost), the first data packet's wait for a route per flow, the share of data
-    messages delivered and their mean delay from sending to arrival, and the drops by
-    reason (JSON text: a table cell).
+    messages delivered and their mean delay from sending to arrival, the drops by
+    reason (JSON text: a table cell) and the protocol's own counts
+    (:data:`PROTOCOL_COUNTS`).
 
     >>> import pandas as pd
     >>> from types import SimpleNamespace
@@ -53,6 +60,7 @@ def network_summary(plan: Plan, output) -> dict:
             "delivery_ratio": net.get("delivered", 0) / sent if sent else math.nan,
             "message_delay_mean": float(net.get("message_delay_mean", math.nan)),
             "drops_by_reason": json.dumps(net.get("drops_by_reason", {}), sort_keys=True),
+            **{key: net[key] for key in PROTOCOL_COUNTS if key in net},
             **mac_summary(net),
             **energy_summary(output)}
 

@@ -360,6 +360,50 @@ def test_point_to_point_goes_up_to_the_common_ancestor_and_down():
     assert took[5:].tolist() == pytest.approx([6 * hop] * 5)      # 7 -> 3 -> 1 -> 0 -> 2 -> 6 -> 14
 
 
+def stale_routes_to_a_leaf(**rpl) -> RoutedTransport:
+    """The binary tree of depth 3 (leaf 14 under 6 - 2 - 0) settled at 20 s, where
+    nodes 1 and 3 still hold routes down to 14 from an earlier tree (their No-Path
+    DAOs lost, as sensor_lifetime's always_on_mac seed 3 left them: docs/NOTES.md), 1
+    through 3 and 3 through leaf 7, which has none; leaf 8 then sends 14 a packet at
+    20 s and one at 21 s."""
+    g = linked(nx.balanced_tree(2, 3))
+    tr = RoutedTransport(Network(Epochs([0.0], [g])), None, seed=1, routing="rpl",
+                         routing_params=resolve("rpl", {"rpl": {
+                             "objective": "of0", "dao_interval": 1000.0, **rpl}}),
+                         horizon=40.0)
+    tr.advance(20.0)
+    state = tr.protocol._state
+    assert state[0].routes[14][0] == 2 and 14 not in state[1].routes
+    state[1].routes[14] = [3, 1, 1000.0]
+    state[3].routes[14] = [7, 1, 1000.0]
+    for k in range(2):
+        tr.send(Message(k, "data", 8, 14, 20.0 + k, 1.0, 50, None))
+    tr.advance(40.0)
+    return tr
+
+
+def test_a_stale_route_down_is_repaired_by_the_forwarding_error():
+    hop = 0.01 + 50 / 1e5
+    tr = stale_routes_to_a_leaf()
+    state = tr.protocol._state
+    # RFC 6550 §11.2.2.3: 7 has no route down, so the packet goes back to 3 with 'F';
+    # 3 drops its route through 7 and sends the packet up, 1 turns it down to 3 again,
+    # 3 (no route, reached going down) sends it back to 1, which drops its route and
+    # sends it up to the root: 8-3-7-3-1-3-1-0-2-6-14, ten hops, two forwarding errors
+    assert [(m.msg_id, round(t, 6)) for t, m in tr.arrivals] == \
+        [(0, round(20.0 + 10 * hop, 6)), (1, round(21.0 + 6 * hop, 6))]
+    assert tr.drops == [] and tr.protocol.forwarding_errors == 2
+    assert tr.stats()["rpl_forwarding_errors"] == 2
+    # the stale routes are gone; the next packet takes the tree: 8-3-1-0-2-6-14
+    assert 14 not in state[1].routes and 14 not in state[3].routes
+    # without the recovery both packets end at 7 (no_route) and the routes stay
+    off = stale_routes_to_a_leaf(forwarding_error=False)
+    assert off.arrivals == [] and off.protocol.forwarding_errors == 0
+    assert [(m.msg_id, reason, node) for _, m, reason, node in off.drops] == \
+        [(0, "no_route", 7), (1, "no_route", 7)]
+    assert off.protocol._state[1].routes[14][0] == 3
+
+
 # -- runs ---------------------------------------------------------------------------------
 def test_same_seed_same_run_another_seed_other_trickle_draws():
     g = grid(4)
@@ -394,6 +438,7 @@ def test_a_spec_run_roots_the_dodag_at_the_query_node_with_control_in_the_ledger
     dao = control[control.hop_v != -1]
     assert len(dao) > 0 and 5 not in set(dao.hop_u) and 5 in set(dao.hop_v)
     assert out.summary["recall"] > 0
+    assert out.summary["rpl_forwarding_errors"] == 0   # a settled tree: no stale route
 
 
 # -- DAOs that fit an 802.15.4 frame ----------------------------------------------------
@@ -456,6 +501,7 @@ def test_a_dao_in_pieces_replaces_routes_only_when_every_piece_arrived():
     ({"routing": {"rpl": {"trickle": 1}}}, "routing.rpl.trickle"),
     ({"routing": {"rpl": {"max_dao_bytes": 73}}}, "routing.rpl.max_dao_bytes"),
     ({"routing": {"rpl": {"probing_interval": 0}}}, "routing.rpl.probing_interval"),
+    ({"routing": {"rpl": {"forwarding_error": "yes"}}}, "routing.rpl.forwarding_error"),
 ])
 def test_bad_rpl_input_is_one_line_naming_the_field(raw, field):
     with pytest.raises(SpecError) as err:

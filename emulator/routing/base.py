@@ -207,6 +207,11 @@ class Protocol:
         none; reads its tables only (nothing is sent, queued or refreshed)."""
         raise NotImplementedError
 
+    def counters(self) -> dict:
+        """The protocol's own counts for the run's figures (flat, named after the
+        protocol: RPL's ``rpl_forwarding_errors``); none by default."""
+        return {}
+
     def on_link_outcome(self, t: float, node: int, neighbour: int, attempts: int,
                         acked: bool) -> None:
         """Under a MAC: a unicast frame of ``node`` to ``neighbour`` took ``attempts``

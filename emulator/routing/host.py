@@ -969,6 +969,7 @@ class RoutedTransport(Transport):
                 "route_discovery_latency_mean": (sum(waits) / len(waits) if waits
                                                  else math.nan),
                 **self._delivery(),
+                **self.protocol.counters(),
                 **({} if self.mac is None else {"mac": self.mac.counters()})}
 
 

@@ -186,6 +186,14 @@ RPL = {
                                                    "when it was the parent): at once on "
                                                    "the ideal medium; under a [mac] once "
                                                    "its learnt ETX makes it no parent"),
+    "forwarding_error": Field("bool", True,
+                              doc="RFC 6550 §11.2.2.3's DAO inconsistency recovery: a "
+                                  "packet going down that meets a node with no route "
+                                  "down goes back with the 'F' flag to the node that "
+                                  "sent it down, which drops that stale route and "
+                                  "forwards the packet again (summary "
+                                  "rpl_forwarding_errors); false: such a packet is "
+                                  "dropped as no_route"),
     "ip_ttl": _count(64, "hops a data packet may take before it is dropped as ttl"),
 }
 

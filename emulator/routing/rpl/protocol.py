@@ -30,8 +30,22 @@ What runs, by the RFC's sections:
   and is sent again after ``dao_ack_timeout``, up to ``dao_max_retransmissions`` times,
   after which the parent counts as lost. Traffic goes up the default route (the parent)
   until a node routes to the destination downwards, then down: a packet for a node in
-  no subtree goes up to the root, which drops it (``no_route``), as does a node
-  reached on the way down that has no route (the 'O' flag's rule, §11.2.2.2).
+  no subtree goes up to the root, which drops it (``no_route``).
+- **Stale routes down** (§11.2.2.3, DAO inconsistency detection and recovery, with
+  ``forwarding_error``): a packet going down (the 'O' flag) that reaches a node with no
+  route down is sent back, with the Forwarding-Error 'F' flag, to the node that sent it
+  down (:mod:`.forwarding`); that node removes its route to the destination through the
+  sender (its next DAO tells its parent), clears 'F' and forwards the packet again: down
+  another route if it has one, back with 'F' to its own sender if it too was reached
+  going down, else up to its parent as any packet without a route down (the root drops
+  it, ``no_route``). One packet so clears a chain of stale routes and is delivered the
+  right way (counted in :attr:`Rpl.forwarding_errors`). Contiki-NG's storing mode
+  (rpl-classic's ``update_hbh_header``) instead drops the packet and sends the sender
+  a No-Path DAO for the destination ("We should send back the packet to the
+  originating parent, but it is not feasible yet"), and its receiver of an 'F' packet
+  (``rpl_ext_header_hbh_update``) would drop the route and the packet; the RFC has the
+  packet sent again, as here. Without ``forwarding_error`` such a packet is dropped
+  (``no_route``), as the RFC has a node that does no recovery do.
 - **Links under a MAC** (as Contiki-NG's rpl-lite over its link statistics): each
   unicast's outcome (:meth:`Rpl.on_link_outcome`) teaches the link's ETX
   (:mod:`.link_stats`), and the parent is chosen again; a best candidate whose
@@ -64,12 +78,15 @@ instances or DODAGs, grounded/floating DODAGs, DAO-ACK statuses other than
 "accepted", DTSN-triggered DAOs, the DODAG Configuration option (every node has the
 spec's parameters), MaxRankIncrease on the ideal medium, the loop detection of the
 data path (the 'R' flag; a loop ends at ``ip_ttl``; tried under the MAC, docs/NOTES.md),
+the wait the RFC allows before a packet sent back with 'F' goes to another neighbour
+(it leaves at once: a node holds one route a target),
 lollipop counters (versions and path sequences do not
 wrap), multicast and security (§10).
 """
 from __future__ import annotations
 
 from emulator.routing.base import BROADCAST, Control, Protocol
+from emulator.routing.rpl.forwarding import DownwardPaths
 from emulator.routing.rpl.link_stats import LinkStats
 from emulator.routing.rpl.objective import ETX_FRAME_BYTES, ObjectiveFunction, etx
 from emulator.routing.rpl.packets import INFINITE_RANK, Dao, DaoAck, Dio, Dis, dao_pieces
@@ -125,7 +142,10 @@ class Rpl(Protocol):
                                           params["dio_interval_doublings"],
                                           params["dio_redundancy_constant"]))
                        for u in self.nodes}
-        self._down: set[int] = set()   # data packets that took a downward hop
+        self._paths = DownwardPaths()   # the data packets' 'O' and 'F' flags
+        #: Packets sent back with the Forwarding-Error flag (§11.2.2.3): each found a
+        #: stale route down.
+        self.forwarding_errors = 0
         #: ``(time, node, parent)`` of every parent a node took (None: detached).
         self.parent_log: list[tuple] = []
 
@@ -557,15 +577,35 @@ class Rpl(Protocol):
 
     # -- forwarding ---------------------------------------------------------------------
     def next_hop(self, t: float, u: int, msg) -> int | None:
-        node = self._state[u]
+        node, paths = self._state[u], self._paths
+        stale = paths.returned(msg.msg_id)
+        if stale is not None:   # sent back with 'F': its route through that child is stale
+            self._drop_route(t, u, msg.dst, stale)
         down = node.next_hop_down(msg.dst, t)
         if down is not None:
-            self._down.add(msg.msg_id)
+            paths.went_down(msg.msg_id, u)
             return down
-        if u == self.root or node.parent is None or msg.msg_id in self._down:
+        if paths.going_down(msg.msg_id):   # 'O' set and no route down: inconsistent
+            if self.params["forwarding_error"]:
+                self.forwarding_errors += 1
+                return paths.send_back(msg.msg_id, u)
+            self.host.drop(t, u, msg, "no_route")
+            return None
+        if u == self.root or node.parent is None:
             self.host.drop(t, u, msg, "no_route")
             return None
         return node.parent
+
+    def _drop_route(self, t: float, u: int, target: int, via: int) -> None:
+        """A packet for ``target`` came back from ``via`` with the Forwarding-Error
+        flag: ``u``'s route to ``target`` through ``via`` is stale (RFC 6550 §11.2.2.3:
+        removed), and ``u``'s parent is told by a DAO (storing mode's DAOs list all a
+        node reaches, so the parent drops it too)."""
+        node = self._state[u]
+        route = node.routes.get(target)
+        if route is not None and route[0] == via:
+            del node.routes[target]
+            self._schedule_dao(t, u)
 
     def route(self, t: float, u: int, dst: int) -> int | None:
         node = self._state[u]
@@ -579,6 +619,9 @@ class Rpl(Protocol):
 
     def ranks(self) -> dict[int, int]:
         return {u: self._state[u].rank for u in self.nodes}
+
+    def counters(self) -> dict:
+        return {"rpl_forwarding_errors": self.forwarding_errors}
 
     # -- sending ------------------------------------------------------------------------
     def _send(self, t: float, u: int, dst: int, packet) -> None:
