@@ -3,7 +3,6 @@ VENV   := .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NS3    := $(VENV)/.installed-test-extras
-HOP    := $(VENV)/.compiled-hop-kernel
 export PYSPARK_PYTHON        := $(PY)
 export PYSPARK_DRIVER_PYTHON := $(PY)
 
@@ -23,7 +22,7 @@ QUIET_PIP := awk '/is ignored: it is neither a file nor a directory/ { next } \
 
 .PHONY: run test test-full setup bench clean
 
-setup: $(STAMP) $(HOP)
+setup: $(STAMP)
 
 # Mininet comes from Debian and lives in the system Python, hence --system-site-packages;
 # babeld (Debian's too) routes the emulated hosts under [network] routing = "babel".
@@ -38,12 +37,6 @@ $(STAMP): setup.cfg pyproject.toml
 	@echo "installing into $(VENV): pip, then this project with its test extra (editable)"
 	@$(PY) -m pip install -q --upgrade pip 2>&1 | $(QUIET_PIP)
 	@$(PY) -m pip install -q -e '.[test]' 2>&1 | $(QUIET_PIP)
-	@touch $@
-
-# The hop kernel (the oracle's routes and both media) into numba's cache, so that a run
-# does not pause on its first use. `make test` compiles it beside the other kernels
-# instead (below), not before them on one core.
-$(HOP): $(STAMP)
 	@echo "compiling the hop kernel into numba's cache"
 	@$(PY) -c 'from emulator.transport import warm_up; warm_up()'
 	@touch $@
@@ -53,15 +46,13 @@ $(HOP): $(STAMP)
 # Debian's tshark (Wireshark's dissectors) for the packet captures of tests/test_pcap.py,
 # installed without the setuid dumpcap question (debconf answered first). Their own
 # stamp, so that an existing venv gets them too. While they download, two processes
-# compile the kernels into numba's cache: the hop kernel (the oracle's) then AODV's, and
-# OLSR's, Babel's, RPL's and the MAC's (which uses the hop kernel, compiled by then), in
-# about equal times; else the first tests to run AODV compile it, in both workers at
-# once. (The hop kernel is compiled here, not before, so that both cores compile.)
+# compile the routing protocols' and the MAC's kernels into numba's cache (AODV's alone
+# takes about as long as all the others): else the first tests to run AODV compile it,
+# in both workers at once.
 $(NS3): $(STAMP)
-	@echo "compiling the hop, routing and MAC kernels into numba's cache, beside the downloads"
-	@{ $(PY) -m emulator.kernels oracle && $(PY) -m emulator.kernels aodv; } \
-	    > $(VENV)/kernels-aodv.log 2>&1 & aodv=$$!; \
-	$(PY) -m emulator.kernels olsr babel rpl --mac > $(VENV)/kernels-others.log 2>&1 & others=$$!; \
+	@echo "compiling the routing and MAC kernels into numba's cache, beside the downloads"
+	@$(PY) -m emulator.kernels aodv > $(VENV)/kernels-aodv.log 2>&1 & aodv=$$!; \
+	$(PY) -m emulator.kernels olsr oracle babel rpl --mac > $(VENV)/kernels-others.log 2>&1 & others=$$!; \
 	if [ "$$(id -u)" = 0 ] && ! command -v tshark >/dev/null; then \
 	    echo "installing Debian's tshark"; \
 	    echo "wireshark-common wireshark-common/install-setuid boolean false" \
@@ -83,10 +74,10 @@ run: setup
 # `make test` leaves out the tests marked full_suite (the longest repetitions of what
 # other tests already cover on Spark: the remaining operators of a contract suite, ...);
 # `make test-full` runs those, and CI runs both.
-test: $(STAMP) $(NS3)
+test: setup $(NS3)
 	$(PY) -m pytest -n auto --dist loadgroup -m "not full_suite" --durations=20
 
-test-full: $(STAMP) $(NS3)
+test-full: setup $(NS3)
 	$(PY) -m pytest -n auto --dist loadgroup -m full_suite --durations=20
 
 bench: setup
