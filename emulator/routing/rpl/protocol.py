@@ -585,13 +585,11 @@ class Rpl(Protocol):
         if down is not None:
             paths.went_down(msg.msg_id, u)
             return down
-        if paths.going_down(msg.msg_id):   # 'O' set and no route down: inconsistent
-            if self.params["forwarding_error"]:
-                self.forwarding_errors += 1
-                return paths.send_back(msg.msg_id, u)
-            self.host.drop(t, u, msg, "no_route")
-            return None
-        if u == self.root or node.parent is None:
+        going_down = paths.going_down(msg.msg_id)   # 'O' set, no route down: inconsistent
+        if going_down and self.params["forwarding_error"]:
+            self.forwarding_errors += 1
+            return paths.send_back(msg.msg_id, u)
+        if going_down or u == self.root or node.parent is None:
             self.host.drop(t, u, msg, "no_route")
             return None
         return node.parent
