@@ -75,14 +75,19 @@ run: setup
 # the cluster and the Mininet tests in one each, a worker per group (tests/conftest.py);
 # the other tests fill the workers.
 WORKERS := $(shell echo $$(( 2 * $$(nproc) )))
+# The suite starts hundreds of Python processes (its workers, Spark's Python workers,
+# Mininet's hosts, CLI and sweep runs): with PYTHONDONTWRITEBYTECODE set (as on some CI
+# machines) each would compile the project's sources again, and pytest rewrite every
+# test module's asserts in every worker. Bytecode is written for the tests' sake.
+TEST_ENV := PYTHONDONTWRITEBYTECODE=
 # `make test` leaves out the tests marked full_suite (the longest repetitions of what
 # other tests already cover on Spark: the remaining operators of a contract suite, ...);
 # `make test-full` runs those, and CI runs both.
 test: setup $(NS3)
-	$(PY) -m pytest -n $(WORKERS) --dist loadgroup -m "not full_suite" --durations=20
+	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadgroup -m "not full_suite" --durations=20
 
 test-full: setup $(NS3)
-	$(PY) -m pytest -n $(WORKERS) --dist loadgroup -m full_suite --durations=20
+	$(TEST_ENV) $(PY) -m pytest -n $(WORKERS) --dist loadgroup -m full_suite --durations=20
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
