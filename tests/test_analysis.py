@@ -302,6 +302,9 @@ def test_report_of_single_run(tmp_path):
 
 
 @pytest.mark.slow
+# In the full suite (make test-full, CI): make test keeps complete sweep reports checked
+# against numbers computed by hand (tests/test_report_any_study.py).
+@pytest.mark.full_suite
 def test_report_of_sweep(sweep):
     report = write_report(sweep)
     pngs = _linked_pngs(report)

@@ -222,6 +222,9 @@ seeds = [3, 4]
 """
 
 
+# In the full suite (make test-full, CI): make test keeps a report of variants swept
+# with every family (tests/test_report_any_study.py) and this module's other tests.
+@pytest.mark.full_suite
 def test_a_sweep_with_two_variants_reports_both_sections(tmp_path, capsys):
     spec = tmp_path / "two.toml"
     spec.write_text(SPEC)
