@@ -60,6 +60,9 @@ def test_bad_input_is_one_line(moving_run, tmp_path, capsys, args, said):
     assert err.startswith("error: ") and said in err and err.count("\n") == 1
 
 
+# In the full suite (make test-full, CI): make test keeps the animations themselves
+# (the tests above) and the report's other sections.
+@pytest.mark.full_suite
 def test_the_report_shows_the_runs_animated_when_asked(moving_run, capsys):
     assert main(["report", str(moving_run.path), "--animate"]) == 0
     report = moving_run.path / "report" / "report.html"

@@ -234,7 +234,10 @@ def sweep_folders(root: Path) -> Path:
     return root
 
 
+# In the full suite (make test-full, CI): make test keeps the section drawn from a slice
+# of manet_routing.toml (test_a_ci_slice_of_manet_routing_runs_and_reads_as_the_...).
 @pytest.mark.slow
+@pytest.mark.full_suite
 def test_the_report_has_a_network_section_when_routing_is_swept(tmp_path):
     report = write_report(sweep_folders(tmp_path / "net"))
     text = report.read_text()
