@@ -70,8 +70,9 @@ run: setup
 	$(VENV)/bin/testbed run experiments/specs/quickstart.toml --out runs --report
 
 # Two workers per core: a third of the suite's time is spent waiting on JVMs and on
-# Mininet's real time, which the second worker fills (on 2 cores: 8 min 42 s with one
-# worker per core and one Spark group, 6 min 49 s so). The Spark tests run in two groups,
+# Mininet's real time, which the second worker fills (on 2 cores, caches warm: 8 min 42 s
+# with one worker per core and one Spark group, 6 min 49 s to 8 min 53 s over three
+# sittings so; docs/NOTES.md "Two workers per core"). The Spark tests run in two groups,
 # the cluster and the Mininet tests in one each, a worker per group (tests/conftest.py);
 # the other tests fill the workers.
 WORKERS := $(shell echo $$(( 2 * $$(nproc) )))
